@@ -1,0 +1,79 @@
+package abstractions
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Sentinel errors. Every error the library returns for one of these conditions matches the
+// sentinel with errors.Is, whichever backend produced it.
+var (
+	// ErrNotFound reports that the addressed row, blob or table does not exist.
+	ErrNotFound = errors.New("unified tables: not found")
+	// ErrDuplicateKey reports that a create found a row with the same keys already stored.
+	ErrDuplicateKey = errors.New("unified tables: duplicate key")
+	// ErrConcurrencyConflict reports that a conditional write lost a race: the stored row
+	// changed (or vanished) since the ETag the write carried was read.
+	ErrConcurrencyConflict = errors.New("unified tables: concurrency conflict")
+	// ErrNotSupported reports a request the library refuses by design, before anything is sent.
+	ErrNotSupported = errors.New("unified tables: not supported")
+	// ErrOversizedCell reports a value too large for one table cell under the configured policy.
+	ErrOversizedCell = errors.New("unified tables: oversized cell")
+	// ErrOversizedValue reports a value too large for every storage form the type allows.
+	ErrOversizedValue = errors.New("unified tables: oversized value")
+	// ErrIntegrity reports stored data that fails its own consistency checks (a torn split
+	// value, a checksum mismatch, a discriminator naming an unregistered type).
+	ErrIntegrity = errors.New("unified tables: integrity check failed")
+	// ErrBlobOffloadNotConfigured reports a value that needs blob offload on an account that
+	// has no blob container configured.
+	ErrBlobOffloadNotConfigured = errors.New("unified tables: blob offload not configured")
+	// ErrProtectedProperty reports a change to a role-gated property the caller may not make.
+	ErrProtectedProperty = errors.New("unified tables: protected property")
+)
+
+// StatusError is a failure reported by the table or blob service, with the HTTP status and
+// the service's error code. Both backends return it: the Azure backend keeps the SDK's
+// *azcore.ResponseError in Err, the in-memory service leaves Err nil.
+type StatusError struct {
+	// StatusCode is the HTTP status the service answered with (for a failed entity-group
+	// transaction, the status of the failing action, not the 202 of the batch).
+	StatusCode int
+	// ErrorCode is the service's error code, such as "EntityAlreadyExists". It may be empty
+	// when the service sent none.
+	ErrorCode string
+	// Message is the service's human-readable message, without any "N:" action prefix.
+	Message string
+	// Err is the underlying transport error, if any.
+	Err error
+}
+
+// Error implements error.
+func (e *StatusError) Error() string {
+	msg := "table service answered " + strconv.Itoa(e.StatusCode)
+	if e.ErrorCode != "" {
+		msg += " " + e.ErrorCode
+	}
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	return msg
+}
+
+// Unwrap returns the underlying transport error.
+func (e *StatusError) Unwrap() error { return e.Err }
+
+// HasStatus reports whether err is, or wraps, a *StatusError with the given HTTP status and,
+// when code is not empty, the given error code.
+func HasStatus(err error, status int, code string) bool {
+	var se *StatusError
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.StatusCode == status && (code == "" || se.ErrorCode == code)
+}
+
+// NewStatusError returns a *StatusError with a formatted message.
+func NewStatusError(status int, code, format string, args ...any) *StatusError {
+	return &StatusError{StatusCode: status, ErrorCode: code, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,15 @@
+module github.com/unified-data/gotables/inmemory
+
+go 1.25.0
+
+require (
+	github.com/unified-data/gotables/abstractions v0.0.0
+	github.com/unified-data/gotables/tables v0.0.0
+)
+
+require go.uber.org/goleak v1.3.0 // indirect
+
+replace (
+	github.com/unified-data/gotables/abstractions => ../abstractions
+	github.com/unified-data/gotables/tables => ../tables
+)

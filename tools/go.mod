@@ -1,0 +1,24 @@
+module github.com/unified-data/gotables/tools
+
+go 1.25.0
+
+require (
+	github.com/unified-data/gotables/abstractions v0.0.0
+	github.com/unified-data/gotables/inmemory v0.0.0
+	github.com/unified-data/gotables/tables v0.0.0
+)
+
+require (
+	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3 // indirect
+	github.com/Azure/azure-sdk-for-go/sdk/data/aztables v1.4.1 // indirect
+	github.com/Azure/azure-sdk-for-go/sdk/internal v1.13.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/net v0.58.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
+
+replace (
+	github.com/unified-data/gotables/abstractions => ../abstractions
+	github.com/unified-data/gotables/inmemory => ../inmemory
+	github.com/unified-data/gotables/tables => ../tables
+)
