@@ -1,0 +1,35 @@
+package abstractions
+
+import "time"
+
+// Entity is the base every stored type embeds. ID is the composite "PartitionKey|RowKey" id
+// (see SplitID) and is also stored as the column "Id"; CreatedAt and UpdatedAt are kept by
+// the store; ETag and Timestamp are filled from the service on every read and write and are
+// never stored as columns.
+//
+//	type Customer struct {
+//		abstractions.Entity
+//		Name    string
+//		Balance float64
+//	}
+type Entity struct {
+	// ID is "PartitionKey|RowKey", or a lone key that addresses (key, key).
+	ID string
+	// CreatedAt is set on the first write (a caller-supplied value is kept).
+	CreatedAt time.Time
+	// UpdatedAt is set on every write.
+	UpdatedAt time.Time
+	// ETag is the version of the row this value was read as or written as.
+	ETag string
+	// Timestamp is the service's time of the row's last write.
+	Timestamp time.Time
+}
+
+// Base returns the entity base itself. Through embedding, every stored type gets this method,
+// which is how generic code reaches the base of a *T.
+func (e *Entity) Base() *Entity { return e }
+
+// EntityBase is implemented by a pointer to every type that embeds Entity.
+type EntityBase interface {
+	Base() *Entity
+}
