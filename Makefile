@@ -1,0 +1,54 @@
+# Unified Data Tables for Go: build, test and lint tasks. "make" alone lists them.
+#
+# The tests run against the Azurite emulator, which "make test" and "make bench" install into
+# .cache/azurite (from npm, once; Node.js 20 needed) and start on 127.0.0.1, then stop again.
+# An emulator already answering on the ports is reused and left running.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.ONESHELL:
+
+# Extra flags for go test, e.g. make test GOTESTFLAGS='-run TestRows -v'.
+GOTESTFLAGS ?=
+# Fuzzing time per target.
+FUZZTIME ?= 10s
+# A connection string for "make demo"; without it the demo runs in memory.
+CONN ?=
+
+export FUZZTIME
+
+.PHONY: help test demo bench lint fuzz azurite-start azurite-stop
+
+help: ## List the targets.
+	@echo "Targets:"
+	grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
+
+test: ## Run every module's tests with -race, Azurite started and stopped around them.
+	@pkgs=$$(bash scripts/packages.sh)
+	if [[ -z $$pkgs ]]; then echo "no packages to test"; exit 0; fi
+	bash scripts/with-azurite.sh go test -race -count=1 $(GOTESTFLAGS) $$pkgs
+
+demo: ## Run the udtables demo (in memory, or on CONN=<connection string>).
+	@go run ./tools/cmd/udtables demo $(if $(CONN),--connection-string '$(CONN)')
+
+bench: ## Run every benchmark against Azurite; output in tools/bench-results/latest.txt.
+	@pkgs=$$(bash scripts/packages.sh)
+	mkdir -p tools/bench-results
+	bash scripts/with-azurite.sh go test -run '^$$' -bench . -benchmem $(GOTESTFLAGS) $$pkgs \
+		| tee tools/bench-results/latest.txt.tmp
+	mv tools/bench-results/latest.txt.tmp tools/bench-results/latest.txt
+	echo "written to tools/bench-results/latest.txt"
+
+lint: ## Check gofmt, go vet and staticcheck over every module.
+	@bash scripts/lint.sh
+
+fuzz: ## Run each fuzz target for FUZZTIME (10s).
+	@bash scripts/fuzz.sh
+
+azurite-start: ## Start Azurite (or reuse a running one) and leave it running.
+	@bash scripts/azurite.sh start
+	echo "for the tests in this shell: eval \"\$$(bash scripts/azurite.sh env)\""
+
+azurite-stop: ## Stop the Azurite that azurite-start started.
+	@bash scripts/azurite.sh stop

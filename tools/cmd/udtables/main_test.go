@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"go.uber.org/goleak"
+
+	"github.com/unified-data/gotables/tables/azservice"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestDemoInMemory(t *testing.T) {
+	var out bytes.Buffer
+	if err := demoInMemory(context.Background(), &out); err != nil {
+		t.Fatalf("demo: %v\noutput so far:\n%s", err, out.String())
+	}
+	checkDemoOutput(t, out.String())
+}
+
+// TestDemoOnAzurite runs the same walkthrough on the emulator "make test" starts, which
+// also proves the command cleans up after itself there.
+func TestDemoOnAzurite(t *testing.T) {
+	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
+	if conn == "" {
+		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
+			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
+		}
+		t.Skip("no emulator: UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
+	}
+	// A transport of the test's own, so that its idle connections can be closed before
+	// goleak looks for leftover goroutines.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+	opts := &azservice.Options{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}}}
+	var out bytes.Buffer
+	if err := demoOnAccount(context.Background(), &out, conn, opts); err != nil {
+		t.Fatalf("demo: %v\noutput so far:\n%s", err, out.String())
+	}
+	s := out.String()
+	checkDemoOutput(t, s)
+	if !strings.Contains(s, "Cleaned up: deleted table udtdemo") || !strings.Contains(s, "Cleaned up: deleted container udtdemo-") {
+		t.Errorf("no clean-up line in the output:\n%s", s)
+	}
+}
+
+func checkDemoOutput(t *testing.T, s string) {
+	t.Helper()
+	for _, want := range []string{
+		"1. Create table ",
+		`2. Insert row (demo, ada) Name="Ada Lovelace" Visits=1`,
+		`   (demo, ada) Name="Ada Lovelace" Visits=1`,
+		"   refused: 412 UpdateConditionNotSatisfied",
+		"   committed, all three or none",
+		`   (demo, ada) Language="Analytical Engine" Name="Ada Lovelace" Visits=2`,
+		`   (demo, grace) Name="Grace Hopper" Visits=1`,
+		`   (demo, linus) Name="Linus Torvalds" Visits=3`,
+		"   3 rows",
+		`   "Hello from Unified Data Tables for Go!" (38 bytes, text/plain; charset=utf-8)`,
+		"Done.",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the output lacks %q; it is:\n%s", want, s)
+		}
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string // a substring; "" means stdout must be empty
+		wantStderr string // a substring; "" means stderr must be empty
+	}{
+		{name: "no arguments", args: nil, wantCode: 1, wantStderr: "Usage:"},
+		{name: "help", args: []string{"help"}, wantStdout: "udtables demo"},
+		{name: "--help", args: []string{"--help"}, wantStdout: "udtables help"},
+		{name: "help demo", args: []string{"help", "demo"}, wantStdout: "--connection-string"},
+		{name: "demo --help", args: []string{"demo", "--help"}, wantStdout: "Usage: udtables demo [--connection-string S]"},
+		{name: "help --help", args: []string{"help", "--help"}, wantStdout: "Usage: udtables help [command]"},
+		{name: "unknown command", args: []string{"frobnicate"}, wantCode: 1, wantStderr: `udtables: unknown command "frobnicate"`},
+		{name: "help unknown", args: []string{"help", "frobnicate"}, wantCode: 1, wantStderr: `unknown command "frobnicate"`},
+		{name: "bad flag", args: []string{"demo", "--frobnicate"}, wantCode: 1, wantStderr: "flag provided but not defined: -frobnicate"},
+		{name: "stray argument", args: []string{"demo", "extra"}, wantCode: 1, wantStderr: `unexpected argument "extra"`},
+		{name: "demo in memory", args: []string{"demo", "--connection-string="}, wantStdout: "Done."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// The demo falls back to this variable; the test must not depend on the caller's.
+			t.Setenv(connectionEnv, "")
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tc.args, &stdout, &stderr)
+			if code != tc.wantCode {
+				t.Errorf("exit status %d, want %d (stderr %q)", code, tc.wantCode, stderr.String())
+			}
+			check(t, "stdout", stdout.String(), tc.wantStdout)
+			check(t, "stderr", stderr.String(), tc.wantStderr)
+			if tc.wantCode != 0 && tc.name != "no arguments" && strings.Count(stderr.String(), "\n") != 1 {
+				t.Errorf("an error must print exactly one line; stderr is %q", stderr.String())
+			}
+		})
+	}
+}
+
+func check(t *testing.T, stream, got, want string) {
+	t.Helper()
+	if want == "" {
+		if got != "" {
+			t.Errorf("%s = %q, want nothing", stream, got)
+		}
+		return
+	}
+	if !strings.Contains(got, want) {
+		t.Errorf("%s lacks %q; it is:\n%s", stream, want, got)
+	}
+}
