@@ -7,7 +7,7 @@ require (
 	github.com/unified-data/gotables/tables v0.0.0
 )
 
-require go.uber.org/goleak v1.3.0 // indirect
+require go.uber.org/goleak v1.3.0
 
 replace (
 	github.com/unified-data/gotables/abstractions => ../abstractions

@@ -1,0 +1,51 @@
+// Package odata parses the OData $filter expressions the table service accepts and
+// evaluates them against rows, for the in-memory table service. It follows the real
+// service, not Azurite: what Parse accepts, the service accepts, and Match selects the rows
+// the service would select. Anything outside the subset below is refused with a
+// *SyntaxError, which the in-memory service reports as 400 InvalidInput.
+//
+// # Grammar
+//
+// Keywords and operators are case-sensitive, as the service documents: eq ne gt ge lt le,
+// and or not, true false. "EQ" or "And" are refused. Tokens are separated by spaces or tabs;
+// the filter arrives URL-decoded and must be valid UTF-8.
+//
+//   - A comparison is a property and a literal joined by an operator, in either order
+//     ('a' lt S means S gt 'a'). Two properties, or two literals (5 eq 5), are refused.
+//   - Property names match [A-Za-z_][A-Za-z0-9_]*. PartitionKey and RowKey are strings and
+//     Timestamp is a datetime, read from the row's fields.
+//   - and binds tighter than or; not binds tightest, so "not X eq 1" is refused and
+//     "not (X eq 1)" is meant. Parentheses group. A bare property is a Boolean test.
+//   - Literals: 'text' (a quote inside is written twice); 123 (Edm.Int32; a value
+//     outside the Int32 range is refused); 123L (Edm.Int64); 1.5, -2.0, 1e10, 1.5E-3
+//     (Edm.Double, no d suffix); true and false; datetime'2024-01-02T03:04:05.1234567Z' (at
+//     most seven fractional digits, Z or an offset required, converted to UTC); guid'…' (hex
+//     in either case); X'0a0B' and binary'0a0b' (an even number of hex digits). Numbers take
+//     a leading '-'.
+//   - The null literal, functions such as startswith(…), arithmetic, and more than
+//     MaxComparisons comparisons are refused.
+//
+// # Semantics
+//
+// A comparison on a property the row lacks is false for every operator, ne included, so
+// not (Missing eq 'x') is true. A bare property is true only when it exists, is an
+// Edm.Boolean and is true.
+//
+// Values compare within their type: strings ordinally by UTF-16 code units and with case,
+// Booleans with false before true, datetimes to the full 100 ns precision (Azurite
+// truncates to milliseconds), GUIDs by value whatever the case of the literal, binary
+// bytewise and then by length.
+//
+// Numbers compare by value across Edm.Int32, Edm.Int64 and Edm.Double, in both directions
+// and exactly (an Int64 is never rounded through a float). The service is documented to
+// compare an Int64 column with an Int32 literal and a Double column with any integer
+// literal; this package also compares an Int32 column with an Int64 or Double literal,
+// to keep the rule symmetric and simple. A NaN is unequal to everything: only ne holds.
+//
+// Any other pairing of column type and literal type (a string column and a number, a
+// string column and a guid or datetime literal, a Guid column and a string, …) makes the
+// comparison false for every operator, ne included. This is the package's reading of the
+// documented rule that "the constant must be of the same type as the property": such a
+// filter returns no valid results, so the data layer must never send one, and the fake
+// selects nothing rather than guessing.
+package odata

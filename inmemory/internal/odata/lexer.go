@@ -1,0 +1,334 @@
+package odata
+
+import (
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// tokenKind is the class of a lexical token.
+type tokenKind uint8
+
+const (
+	tokEOF tokenKind = iota
+	tokLParen
+	tokRParen
+	tokName    // a property name
+	tokLiteral // a constant; token.lit holds it
+	tokAnd
+	tokOr
+	tokNot
+	tokEq
+	tokNe
+	tokGt
+	tokGe
+	tokLt
+	tokLe
+)
+
+// keywords are the reserved words. They are matched case-sensitively, as the service
+// documents ("all parts of the filter string are case-sensitive"), so "EQ" or "And" are
+// property names, which then fail to parse where an operator is needed.
+var keywords = map[string]tokenKind{
+	"and": tokAnd,
+	"or":  tokOr,
+	"not": tokNot,
+	"eq":  tokEq,
+	"ne":  tokNe,
+	"gt":  tokGt,
+	"ge":  tokGe,
+	"lt":  tokLt,
+	"le":  tokLe,
+}
+
+// A token is one lexical element of a filter. pos and end are byte offsets into the filter.
+type token struct {
+	kind tokenKind
+	pos  int
+	end  int
+	name string  // tokName
+	lit  literal // tokLiteral
+}
+
+// lexer splits a filter into tokens on demand.
+type lexer struct {
+	src string
+	pos int
+}
+
+func (l *lexer) errorf(pos int, msg string) error {
+	return &SyntaxError{Offset: pos, Msg: msg}
+}
+
+// next returns the token that starts at or after l.pos.
+func (l *lexer) next() (token, error) {
+	for l.pos < len(l.src) && (l.src[l.pos] == ' ' || l.src[l.pos] == '\t') {
+		l.pos++
+	}
+	start := l.pos
+	if start == len(l.src) {
+		return token{kind: tokEOF, pos: start, end: start}, nil
+	}
+	c := l.src[start]
+	switch {
+	case c == '(':
+		l.pos++
+		return token{kind: tokLParen, pos: start, end: l.pos}, nil
+	case c == ')':
+		l.pos++
+		return token{kind: tokRParen, pos: start, end: l.pos}, nil
+	case c == '\'':
+		s, err := l.quoted(start)
+		if err != nil {
+			return token{}, err
+		}
+		return token{kind: tokLiteral, pos: start, end: l.pos, lit: literal{kind: service.KindString, s: s}}, nil
+	case c == '-' || isDigit(c):
+		return l.number(start)
+	case isNameStart(c):
+		return l.word(start)
+	}
+	r, _ := utf8.DecodeRuneInString(l.src[start:])
+	return token{}, l.errorf(start, "unexpected character "+strconv.QuoteRune(r))
+}
+
+// word lexes a name, a keyword, true/false, or a typed literal such as guid'…'.
+func (l *lexer) word(start int) (token, error) {
+	l.pos++
+	for l.pos < len(l.src) && isNameChar(l.src[l.pos]) {
+		l.pos++
+	}
+	w := l.src[start:l.pos]
+	if l.pos < len(l.src) && l.src[l.pos] == '\'' {
+		return l.typed(start, w)
+	}
+	if k, ok := keywords[w]; ok {
+		return token{kind: k, pos: start, end: l.pos}, nil
+	}
+	switch w {
+	case "true", "false":
+		return token{kind: tokLiteral, pos: start, end: l.pos, lit: literal{kind: service.KindBool, b: w == "true"}}, nil
+	case "null":
+		// The service answers 400 for a null literal; Azurite reads it as a property name.
+		return token{}, l.errorf(start, "the null literal is not supported")
+	}
+	return token{kind: tokName, pos: start, end: l.pos, name: w}, nil
+}
+
+// typed lexes a literal written as prefix'text': datetime, guid, X or binary.
+func (l *lexer) typed(start int, prefix string) (token, error) {
+	quote := l.pos
+	end := strings.IndexByte(l.src[quote+1:], '\'')
+	if end < 0 {
+		return token{}, l.errorf(start, prefix+" literal has no closing quote")
+	}
+	text := l.src[quote+1 : quote+1+end]
+	l.pos = quote + end + 2
+	tok := token{kind: tokLiteral, pos: start, end: l.pos}
+	switch prefix {
+	case "datetime":
+		t, ok := parseDateTime(text)
+		if !ok {
+			return token{}, l.errorf(start, "malformed datetime literal: want yyyy-mm-ddThh:mm:ss with at most 7 fractional digits and Z or an offset")
+		}
+		tok.lit = literal{kind: service.KindDateTime, t: t}
+	case "guid":
+		g, err := service.ParseGuid(text)
+		if err != nil {
+			return token{}, l.errorf(start, "malformed guid literal: want 32 hex digits in groups 8-4-4-4-12")
+		}
+		tok.lit = literal{kind: service.KindGuid, s: g.Str()}
+	case "X", "binary":
+		if len(text)%2 != 0 {
+			return token{}, l.errorf(start, "malformed binary literal: odd number of hex digits")
+		}
+		bs, err := hex.DecodeString(text)
+		if err != nil {
+			return token{}, l.errorf(start, "malformed binary literal: not hex")
+		}
+		tok.lit = literal{kind: service.KindBinary, bytes: bs}
+	default:
+		return token{}, l.errorf(start, "unknown literal prefix "+strconv.Quote(prefix))
+	}
+	return tok, nil
+}
+
+// quoted lexes a string literal starting at the quote at start; two quotes stand for one.
+func (l *lexer) quoted(start int) (string, error) {
+	var b strings.Builder
+	i := start + 1
+	from := i
+	for {
+		j := strings.IndexByte(l.src[i:], '\'')
+		if j < 0 {
+			return "", l.errorf(start, "string literal has no closing quote")
+		}
+		i += j
+		if i+1 < len(l.src) && l.src[i+1] == '\'' {
+			b.WriteString(l.src[from : i+1])
+			i += 2
+			from = i
+			continue
+		}
+		l.pos = i + 1
+		if b.Len() == 0 {
+			return l.src[from:i], nil
+		}
+		b.WriteString(l.src[from:i])
+		return b.String(), nil
+	}
+}
+
+// number lexes an integer (Edm.Int32), an integer with the L suffix (Edm.Int64) or a
+// number with a fraction or an exponent (Edm.Double), each with an optional leading '-'.
+func (l *lexer) number(start int) (token, error) {
+	i := start
+	if l.src[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		from := i
+		for i < len(l.src) && isDigit(l.src[i]) {
+			i++
+		}
+		return i > from
+	}
+	if !digits() {
+		return token{}, l.errorf(start, "malformed number: '-' must be followed by digits")
+	}
+	double := false
+	if i < len(l.src) && l.src[i] == '.' {
+		i++
+		if !digits() {
+			return token{}, l.errorf(start, "malformed number: digits must follow the decimal point")
+		}
+		double = true
+	}
+	if i < len(l.src) && (l.src[i] == 'e' || l.src[i] == 'E') {
+		i++
+		if i < len(l.src) && (l.src[i] == '+' || l.src[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return token{}, l.errorf(start, "malformed number: digits must follow the exponent")
+		}
+		double = true
+	}
+	text := l.src[start:i]
+	long := !double && i < len(l.src) && l.src[i] == 'L'
+	if long {
+		i++
+	}
+	if i < len(l.src) && (isNameChar(l.src[i]) || l.src[i] == '.' || l.src[i] == '\'') {
+		return token{}, l.errorf(start, "malformed number "+strconv.Quote(l.src[start:i+1]))
+	}
+	l.pos = i
+	tok := token{kind: tokLiteral, pos: start, end: i}
+	switch {
+	case double:
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return token{}, l.errorf(start, "double literal out of range")
+		}
+		tok.lit = literal{kind: service.KindDouble, f: f}
+	case long:
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return token{}, l.errorf(start, "Int64 literal out of range")
+		}
+		tok.lit = literal{kind: service.KindInt64, i: n}
+	default:
+		n, err := strconv.ParseInt(text, 10, 32)
+		if err != nil {
+			return token{}, l.errorf(start, "integer literal out of the Int32 range; an Int64 literal needs the L suffix")
+		}
+		tok.lit = literal{kind: service.KindInt32, i: n}
+	}
+	return tok, nil
+}
+
+// parseDateTime parses yyyy-mm-ddThh:mm:ss[.fffffff](Z|±hh:mm) and returns it in UTC. It is
+// stricter than time.Parse: at most seven fractional digits (the service's 100 ns ticks), an
+// explicit zone, and a result inside the years 1 to 9999 that the service can store.
+func parseDateTime(s string) (time.Time, bool) {
+	num := func(i, n int) (int, bool) {
+		if i+n > len(s) {
+			return 0, false
+		}
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			if !isDigit(c) {
+				return 0, false
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v, true
+	}
+	sep := func(i int, c byte) bool { return i < len(s) && s[i] == c }
+	year, ok1 := num(0, 4)
+	month, ok2 := num(5, 2)
+	day, ok3 := num(8, 2)
+	hour, ok4 := num(11, 2)
+	minute, ok5 := num(14, 2)
+	sec, ok6 := num(17, 2)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) ||
+		!sep(4, '-') || !sep(7, '-') || !sep(10, 'T') || !sep(13, ':') || !sep(16, ':') {
+		return time.Time{}, false
+	}
+	i := 19
+	nsec := 0
+	if sep(i, '.') {
+		i++
+		n := 0
+		for i < len(s) && isDigit(s[i]) {
+			if n == 7 {
+				return time.Time{}, false
+			}
+			nsec = nsec*10 + int(s[i]-'0')
+			n++
+			i++
+		}
+		if n == 0 {
+			return time.Time{}, false
+		}
+		for ; n < 9; n++ {
+			nsec *= 10
+		}
+	}
+	offset := 0
+	switch {
+	case sep(i, 'Z') && i+1 == len(s):
+	case (sep(i, '+') || sep(i, '-')) && i+6 == len(s) && sep(i+3, ':'):
+		oh, ok1 := num(i+1, 2)
+		om, ok2 := num(i+4, 2)
+		if !ok1 || !ok2 || om > 59 || oh*60+om > 14*60 {
+			return time.Time{}, false
+		}
+		offset = (oh*60 + om) * 60
+		if s[i] == '-' {
+			offset = -offset
+		}
+	default:
+		return time.Time{}, false
+	}
+	if year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.FixedZone("", offset))
+	if t.Day() != day { // time.Date normalised an impossible day such as February 30
+		return time.Time{}, false
+	}
+	t = t.UTC()
+	if t.Year() < 1 || t.Year() > 9999 {
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+func isDigit(c byte) bool     { return '0' <= c && c <= '9' }
+func isNameStart(c byte) bool { return c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' }
+func isNameChar(c byte) bool  { return isNameStart(c) || isDigit(c) }

@@ -1,0 +1,277 @@
+package memservice
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/unified-data/gotables/tables/service"
+)
+
+type container struct {
+	blobs map[string]*blob
+}
+
+// A blob's data is never changed after it is stored: an upload stores a new blob.
+type blob struct {
+	data  []byte
+	props service.BlobProperties
+}
+
+// etagBase makes blob ETags look like the service's ("0x8DC…"); a counter above it keeps
+// them unique.
+const etagBase = 0x8DC000000000000
+
+// checkContainerName applies the service's container-name rules: 3–63 characters, lower-case
+// letters, digits and hyphens, starting and ending with a letter or digit, no two hyphens in
+// a row.
+func checkContainerName(name string) error {
+	if len(name) < 3 || len(name) > 63 || name[0] == '-' || name[len(name)-1] == '-' ||
+		strings.Contains(name, "--") {
+		return errContainerName()
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return errContainerName()
+		}
+	}
+	return nil
+}
+
+// container returns the named container. The caller holds s.blobMu.
+func (s *Service) container(name string) (*container, error) {
+	if err := checkContainerName(name); err != nil {
+		return nil, err
+	}
+	c := s.containers[name]
+	if c == nil {
+		return nil, errContainerNotFound()
+	}
+	return c, nil
+}
+
+// secondOf returns t in UTC at the one-second resolution the blob service reports.
+func secondOf(t time.Time) time.Time { return t.UTC().Truncate(time.Second).Round(0) }
+
+// sameETag compares two blob ETags, ignoring the quotes a caller may have dropped.
+func sameETag(a, b string) bool { return strings.Trim(a, `"`) == strings.Trim(b, `"`) }
+
+// check applies read or delete conditions to an existing blob.
+func (b *blob) check(cond service.Conditions) error {
+	if cond.IfMatch != "" && cond.IfMatch != service.ETagAny && !sameETag(cond.IfMatch, b.props.ETag) {
+		return errConditionNotMet()
+	}
+	if !cond.IfUnmodifiedSince.IsZero() && b.props.LastModified.After(secondOf(cond.IfUnmodifiedSince)) {
+		return errConditionNotMet()
+	}
+	return nil
+}
+
+// CreateContainer creates a container. A bad name fails with 400 InvalidResourceName, an
+// existing container with 409 ContainerAlreadyExists.
+func (s *Service) CreateContainer(ctx context.Context, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkContainerName(name); err != nil {
+		return err
+	}
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	if s.containers[name] != nil {
+		return errContainerExists()
+	}
+	s.containers[name] = &container{blobs: make(map[string]*blob)}
+	return nil
+}
+
+// DeleteContainer deletes a container and its blobs. A bad name fails with 400
+// InvalidResourceName, a missing container with 404 ContainerNotFound.
+func (s *Service) DeleteContainer(ctx context.Context, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	if _, err := s.container(name); err != nil {
+		return err
+	}
+	delete(s.containers, name)
+	return nil
+}
+
+// Upload stores a copy of data as the named blob under opts' condition. UploadCreate fails
+// with 409 BlobAlreadyExists when the blob exists; UploadIfMatch fails with 412
+// ConditionNotMet when the blob is missing (even for "*", as on the real service) or carries
+// another ETag. An empty IfMatch with UploadIfMatch means "*". The content type defaults to
+// application/octet-stream, as on the service.
+func (s *Service) Upload(ctx context.Context, containerName, name string, data []byte, opts service.UploadOptions) (service.BlobProperties, error) {
+	if err := ctx.Err(); err != nil {
+		return service.BlobProperties{}, err
+	}
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	c, err := s.container(containerName)
+	if err != nil {
+		return service.BlobProperties{}, err
+	}
+	old := c.blobs[name]
+	switch opts.Mode {
+	case service.UploadOverwrite:
+	case service.UploadCreate:
+		if old != nil {
+			return service.BlobProperties{}, errBlobExists()
+		}
+	case service.UploadIfMatch:
+		if old == nil || opts.IfMatch != "" && opts.IfMatch != service.ETagAny && !sameETag(opts.IfMatch, old.props.ETag) {
+			return service.BlobProperties{}, errConditionNotMet()
+		}
+	default:
+		return service.BlobProperties{}, statusError(http.StatusBadRequest, "InvalidInput",
+			fmt.Sprintf("The upload mode %d is not supported.", opts.Mode))
+	}
+	s.blobSeq++
+	contentType := opts.ContentType
+	if contentType == "" {
+		contentType = "application/octet-stream"
+	}
+	b := &blob{
+		data: bytes.Clone(data),
+		props: service.BlobProperties{
+			ETag:            fmt.Sprintf(`"0x%X"`, etagBase+s.blobSeq),
+			LastModified:    secondOf(s.now()),
+			ContentLength:   int64(len(data)),
+			ContentType:     contentType,
+			ContentEncoding: opts.ContentEncoding,
+		},
+	}
+	if b.data == nil {
+		b.data = []byte{}
+	}
+	c.blobs[name] = b
+	return b.props, nil
+}
+
+// Download opens the named blob for reading, over a copy of its data. A missing blob fails
+// with 404 BlobNotFound whatever cond says (the real service; Azurite answers 412 when
+// If-Match is set); an existing one that fails cond with 412 ConditionNotMet.
+func (s *Service) Download(ctx context.Context, containerName, name string, cond service.Conditions) (*service.Blob, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.blobMu.RLock()
+	defer s.blobMu.RUnlock()
+	c, err := s.container(containerName)
+	if err != nil {
+		return nil, err
+	}
+	b := c.blobs[name]
+	if b == nil {
+		return nil, errBlobNotFound()
+	}
+	if err := b.check(cond); err != nil {
+		return nil, err
+	}
+	return &service.Blob{
+		Properties: b.props,
+		Body:       io.NopCloser(bytes.NewReader(bytes.Clone(b.data))),
+	}, nil
+}
+
+// DeleteBlob deletes the named blob under cond, with the errors of Download.
+func (s *Service) DeleteBlob(ctx context.Context, containerName, name string, cond service.Conditions) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	c, err := s.container(containerName)
+	if err != nil {
+		return err
+	}
+	b := c.blobs[name]
+	if b == nil {
+		return errBlobNotFound()
+	}
+	if err := b.check(cond); err != nil {
+		return err
+	}
+	delete(c.blobs, name)
+	return nil
+}
+
+// List returns one page of the container's blobs whose names start with opts.Prefix, in
+// name order (by UTF-16 code units, as Azurite sorts). With a Delimiter, names that continue
+// past the prefix with it are folded into one entry of Prefixes; blobs and prefixes share
+// the page's MaxResults (0 or above 5000 means 5000; negative fails with 400
+// OutOfRangeInput). NextMarker names the first entry of the next page.
+func (s *Service) List(ctx context.Context, containerName string, opts service.ListOptions) (service.BlobPage, error) {
+	if err := ctx.Err(); err != nil {
+		return service.BlobPage{}, err
+	}
+	limit := opts.MaxResults
+	switch {
+	case limit < 0:
+		return service.BlobPage{}, statusError(http.StatusBadRequest, "OutOfRangeInput",
+			"One of the query parameters specified in the request URI is outside the permissible range.")
+	case limit == 0 || limit > maxListResults:
+		limit = maxListResults
+	}
+	s.blobMu.RLock()
+	defer s.blobMu.RUnlock()
+	c, err := s.container(containerName)
+	if err != nil {
+		return service.BlobPage{}, err
+	}
+	names := make([]string, 0, len(c.blobs))
+	for name := range c.blobs {
+		if strings.HasPrefix(name, opts.Prefix) && service.CompareUTF16(name, opts.Marker) >= 0 {
+			names = append(names, name)
+		}
+	}
+	slices.SortFunc(names, service.CompareUTF16)
+
+	var page service.BlobPage
+	entries := 0
+	for i := 0; i < len(names); i++ {
+		name := names[i]
+		entry := name
+		folded := false
+		if opts.Delimiter != "" {
+			if j := strings.Index(name[len(opts.Prefix):], opts.Delimiter); j >= 0 {
+				entry = name[:len(opts.Prefix)+j+len(opts.Delimiter)]
+				folded = true
+			}
+		}
+		if entries == limit {
+			page.NextMarker = entry
+			break
+		}
+		entries++
+		if !folded {
+			page.Blobs = append(page.Blobs, service.BlobItem{Name: name, Properties: c.blobs[name].props})
+			continue
+		}
+		page.Prefixes = append(page.Prefixes, entry)
+		// Skip the other names under the same prefix; they sort right after this one.
+		for i+1 < len(names) && strings.HasPrefix(names[i+1], entry) {
+			i++
+		}
+	}
+	return page, nil
+}
+
+// Now returns the service's clock at one-second resolution, as a response's Date header
+// reports it.
+func (s *Service) Now(ctx context.Context) (time.Time, error) {
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, err
+	}
+	return secondOf(s.now()), nil
+}

@@ -1,0 +1,141 @@
+package memservice
+
+import (
+	"bytes"
+	"encoding/base64"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// bodySize estimates the bytes of the request body the Azure adapter sends for a, as
+// described in the package documentation. A delete sends no body.
+func bodySize(a *service.Action) int {
+	if a.Op == service.OpDelete {
+		return 0
+	}
+	n := len(`{"PartitionKey":,"RowKey":}`) + jsonStringLen(a.Row.PartitionKey) + jsonStringLen(a.Row.RowKey)
+	for _, p := range a.Row.Properties {
+		if !p.Value.IsValid() {
+			continue
+		}
+		n += len(`,:`) + jsonStringLen(p.Name) + jsonValueLen(p.Value)
+		if annotated(p.Value.Kind()) {
+			// ,"Name@odata.type":"Edm.Int64"
+			n += len(`,:`) + jsonStringLen(p.Name+"@odata.type") + jsonStringLen(p.Value.Kind().String())
+		}
+	}
+	return n
+}
+
+// txBodySize estimates the body of a transaction: each action's entity, its multipart
+// headers and request line (with the keys in the URL unless it is an insert), and the batch
+// envelope.
+func txBodySize(actions []service.Action) int {
+	n := txEnvelope
+	for i := range actions {
+		a := &actions[i]
+		n += txActionOverhead + bodySize(a)
+		if a.Op != service.OpInsert {
+			n += len(a.Row.PartitionKey) + len(a.Row.RowKey)
+		}
+	}
+	return n
+}
+
+// annotated reports whether the adapter sends an @odata.type annotation for the kind; JSON
+// strings, booleans and numbers that fit an Int32 carry their type themselves.
+func annotated(k service.Kind) bool {
+	switch k {
+	case service.KindBinary, service.KindInt64, service.KindDouble, service.KindDateTime, service.KindGuid:
+		return true
+	}
+	return false
+}
+
+// jsonValueLen is the length of v as the adapter writes it.
+func jsonValueLen(v service.Value) int {
+	switch v.Kind() {
+	case service.KindString:
+		return jsonStringLen(v.Str())
+	case service.KindBinary:
+		return 2 + base64.StdEncoding.EncodedLen(len(v.Bytes()))
+	case service.KindBool:
+		if v.Bool() {
+			return len("true")
+		}
+		return len("false")
+	case service.KindInt32:
+		return len(strconv.FormatInt(int64(v.Int32()), 10))
+	case service.KindInt64:
+		return 2 + len(strconv.FormatInt(v.Int64(), 10))
+	case service.KindDouble:
+		f := v.Float()
+		switch {
+		case math.IsNaN(f):
+			return len(`"NaN"`)
+		case math.IsInf(f, 1):
+			return len(`"Infinity"`)
+		case math.IsInf(f, -1):
+			return len(`"-Infinity"`)
+		}
+		return len(jsonFloat(f))
+	case service.KindDateTime:
+		return 2 + len(service.FormatDateTime(v.Time()))
+	case service.KindGuid:
+		return 2 + len(v.Str())
+	}
+	return len("null")
+}
+
+// jsonStringLen is the length of s as the adapter writes it, quotes included: the escapes
+// of encoding/json without its HTML escapes, so quote, backslash, \n, \r and \t take two
+// bytes, other control characters, U+2028, U+2029 and each invalid byte six.
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20:
+				n += 6 // \u00XX
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
+// jsonFloat formats f as the adapter does: as encoding/json does (plain digits for ordinary
+// magnitudes, an exponent without a leading zero for very small or large ones), with ".0"
+// after a whole number so that the token itself says "double".
+func jsonFloat(f float64) []byte {
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b := strconv.AppendFloat(nil, f, format, -1, 64)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1]
+		b = b[:n-1]
+	}
+	if format == 'f' && !bytes.ContainsRune(b, '.') {
+		b = append(b, ".0"...)
+	}
+	return b
+}

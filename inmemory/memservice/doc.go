@@ -1,0 +1,76 @@
+// Package memservice is an in-memory table service and blob service: it implements
+// service.Tables and service.Blobs with maps and a lock, and applies the real Azure
+// service's rules so that the engine above it plans, retries and fails exactly as it does on
+// Azure. Where Azurite and the real service disagree, this package follows the real service.
+//
+// # Tables
+//
+// Table names are 3–63 letters and digits starting with a letter; "tables" is reserved.
+// A name of the wrong length fails with 400 OutOfRangeInput, one with other characters with
+// 400 InvalidResourceName. Names keep the case they were created with and are compared
+// without regard to case. A row operation or query on a missing table fails with 404
+// TableNotFound; deleting a missing table with 404 ResourceNotFound.
+//
+// # Rows
+//
+// Keys may be empty, may not hold / \ # ? or the control characters U+0000–U+001F and
+// U+007F–U+009F, and may be at most 1024 UTF-16 code units long. A bad key in an insert (where
+// the service reads it from the body) fails with 400 OutOfRangeInput; in an operation that
+// addresses the row by URL with 400 InvalidInput; a long key with 400 PropertyValueTooLarge.
+//
+// Custom property names follow C# identifier rules (PropertyNameInvalid), are at most 255
+// characters (PropertyNameTooLong) and may not be PartitionKey, RowKey or Timestamp. A row
+// holds at most 252 custom properties (TooManyProperties), strings of at most 32,768 UTF-16
+// code units, binaries of at most 65,536 bytes (PropertyValueTooLarge), date-times from
+// 1601-01-01 (OutOfRangeInput), and at most 1 MiB in all (EntityTooLarge), measured with the
+// service's documented formula. A property holding the invalid zero Value is dropped, as the
+// service drops a null. A merge is checked on the row it would produce.
+//
+// Every write assigns a Timestamp that is strictly later than the previous one and an ETag
+// that names it, W/"datetime'2026-11-29T18%3A30%3A11.1234567Z'"; each row of a transaction
+// gets its own. A conditional write with an
+// ETag of another shape fails with 400 InvalidInput, with a stale one with 412
+// UpdateConditionNotSatisfied, and on a missing row with 404 ResourceNotFound.
+//
+// # Request bodies
+//
+// The service refuses a request body larger than 4 MiB with 413 RequestBodyTooLarge before it
+// looks at the entity. This package estimates the body the Azure adapter would send: the
+// entity as compact UTF-8 JSON with its keys, strings escaped by encoding/json's rules
+// without the HTML escapes, whole doubles with a ".0", binaries in base64 and an @odata.type
+// annotation for Edm.Binary, Edm.Int64, Edm.Double, Edm.DateTime and Edm.Guid values. A transaction adds 512 bytes per action for its multipart
+// headers and request line, plus the keys of actions that address their row by URL, and 256
+// bytes for the batch envelope. The estimate is exact enough near the limit for the engine's
+// own checks to be tested; it is not a byte-for-byte model of the wire.
+//
+// # Transactions
+//
+// Transact checks, in this order: the body size (413, a plain error), the number of actions
+// (none: 400 InvalidInput, a plain error; more than 100: a *service.TransactionError at index
+// 0 with 400 InvalidInput), one PartitionKey (the first action in another partition, 400
+// CommandsInBatchActOnDifferentPartitions), one action per row (the second occurrence, 400
+// InvalidDuplicateRow). It then validates and runs each action in order against the stored
+// rows and commits every change or none; the first failing action is reported as a
+// *service.TransactionError holding that action's *abstractions.StatusError.
+//
+// # Queries
+//
+// Rows come back in (PartitionKey, RowKey) order by UTF-16 code units, at most 1000 a page.
+// Filters are OData expressions (at most 15 comparisons); a filter that does not parse, a
+// negative Top, or a continuation this service did not issue fails with 400 InvalidInput.
+// WithEmptyPages makes the service answer some pages with no rows and a continuation, as the
+// real service may.
+//
+// # Blobs
+//
+// Container names are 3–63 lower-case letters, digits and single hyphens, starting and ending
+// with a letter or digit (400 InvalidResourceName). Conditions follow the real service: an
+// upload with If-Match on a missing blob fails with 412 ConditionNotMet even for "*", and a
+// read or delete of a missing blob fails with 404 BlobNotFound whatever its conditions.
+// Last-modified times and If-Unmodified-Since compare at one-second resolution.
+//
+// # Concurrency
+//
+// A Service is safe for concurrent use. Each method returns the context's error, without
+// doing anything, when the context has ended before the call.
+package memservice

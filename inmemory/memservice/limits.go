@@ -1,0 +1,150 @@
+package memservice
+
+import (
+	"time"
+
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// The service's documented limits.
+const (
+	maxKeyUnits      = 1024    // UTF-16 code units per PartitionKey or RowKey
+	maxProperties    = 252     // custom properties per row
+	maxNameLen       = 255     // characters per property name
+	maxStringUnits   = 32768   // UTF-16 code units per string value
+	maxBinaryLen     = 65536   // bytes per binary value
+	maxEntitySize    = 1 << 20 // bytes per row, by the documented formula
+	maxBodySize      = 4 << 20 // bytes per request body
+	maxActions       = 100     // actions per transaction
+	maxPageRows      = 1000    // rows per query page
+	maxListResults   = 5000    // blobs per listing page
+	txActionOverhead = 512     // estimated multipart headers and request line per action
+	txEnvelope       = 256     // estimated batch and changeset boundaries
+)
+
+// minDateTime and maxDateTime bound the Edm.DateTime values the service can store (the range
+// of a .NET DateTime from the Windows epoch on).
+var (
+	minDateTime = time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxDateTime = time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC)
+)
+
+// checkKey applies the key rules to one key. inBody says where the service reads the key
+// from: an insert sends it in the body, where a bad character is 400 OutOfRangeInput; every
+// other operation puts it in the URL, where it is 400 InvalidInput.
+func checkKey(param, key string, inBody bool) error {
+	for _, r := range key {
+		if r == '/' || r == '\\' || r == '#' || r == '?' || r <= 0x1f || 0x7f <= r && r <= 0x9f {
+			if inBody {
+				return errOutOfRange(param, key)
+			}
+			return errInvalidInput("Bad Request - Error in query syntax.")
+		}
+	}
+	if service.UTF16Len(key) > maxKeyUnits {
+		return errKeyTooLarge(param)
+	}
+	return nil
+}
+
+// checkKeys applies checkKey to both keys of a row.
+func checkKeys(pk, rk string, inBody bool) error {
+	if err := checkKey("PartitionKey", pk, inBody); err != nil {
+		return err
+	}
+	return checkKey("RowKey", rk, inBody)
+}
+
+// validName reports whether name is a C# identifier made of ASCII letters, digits and
+// underscores, the names the service accepts.
+func validName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// checkProperties validates the custom properties of a write and returns a copy of them
+// without the invalid (null) values, which the service drops. Count is checked first, then
+// each property in order: name length, name syntax, reserved names, duplicates, value.
+func checkProperties(props []service.Property) ([]service.Property, error) {
+	out := make([]service.Property, 0, len(props))
+	for _, p := range props {
+		if p.Value.IsValid() {
+			out = append(out, p)
+		}
+	}
+	if len(out) > maxProperties {
+		return nil, errTooManyProperties()
+	}
+	seen := make(map[string]struct{}, len(out))
+	for _, p := range out {
+		switch {
+		case len(p.Name) > maxNameLen:
+			return nil, errNameTooLong()
+		case !validName(p.Name), p.Name == "PartitionKey", p.Name == "RowKey", p.Name == "Timestamp":
+			return nil, errNameInvalid(p.Name)
+		}
+		if _, dup := seen[p.Name]; dup {
+			return nil, errDuplicateProperty(p.Name)
+		}
+		seen[p.Name] = struct{}{}
+		if err := checkValue(p.Name, p.Value); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// checkValue applies the per-value limits.
+func checkValue(name string, v service.Value) error {
+	switch v.Kind() {
+	case service.KindString:
+		if service.UTF16Len(v.Str()) > maxStringUnits {
+			return errValueTooLarge()
+		}
+	case service.KindBinary:
+		if len(v.Bytes()) > maxBinaryLen {
+			return errValueTooLarge()
+		}
+	case service.KindDateTime:
+		if t := v.Time(); t.Before(minDateTime) || t.After(maxDateTime) {
+			return errOutOfRange(name, service.FormatDateTime(t))
+		}
+	}
+	return nil
+}
+
+// entitySize is the documented size of a row: 4 bytes, the keys in UTF-16, and per custom
+// property 8 bytes, its name in UTF-16 and its value (strings in UTF-16 and binaries with a
+// 4-byte length).
+func entitySize(pk, rk string, props []service.Property) int {
+	n := 4 + 2*service.UTF16Len(pk) + 2*service.UTF16Len(rk)
+	for _, p := range props {
+		n += 8 + 2*service.UTF16Len(p.Name) + p.Value.Size()
+		if k := p.Value.Kind(); k == service.KindString || k == service.KindBinary {
+			n += 4
+		}
+	}
+	return n
+}
+
+// checkRow applies the whole-row limits to the row a write would store.
+func checkRow(pk, rk string, props []service.Property) error {
+	if len(props) > maxProperties {
+		return errTooManyProperties()
+	}
+	if entitySize(pk, rk, props) > maxEntitySize {
+		return errEntityTooLarge()
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package memservice
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+
+	"github.com/unified-data/gotables/inmemory/internal/odata"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// tokenPrefix marks the continuation tokens this service issues. It also keeps the token of
+// an empty key non-empty, so an adapter that drops empty headers cannot lose it.
+const tokenPrefix = "1!"
+
+func encodeToken(key string) string {
+	return tokenPrefix + base64.RawURLEncoding.EncodeToString([]byte(key))
+}
+
+func decodeToken(tok string) (string, bool) {
+	rest, ok := strings.CutPrefix(tok, tokenPrefix)
+	if !ok {
+		return "", false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(rest)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+func continuationAt(k rowKey) *service.Continuation {
+	return &service.Continuation{NextPartitionKey: encodeToken(k.pk), NextRowKey: encodeToken(k.rk)}
+}
+
+// Query returns one page of the rows matching q, in (PartitionKey, RowKey) order by UTF-16
+// code units. Top 0 or above 1000 asks for 1000 rows. Next is set only when another matching
+// row follows the page, or on a page WithEmptyPages empties. A negative Top, a filter that
+// does not parse (or has more than 15 comparisons) and a continuation this service did not
+// issue fail with 400 InvalidInput; a missing table with 404 TableNotFound.
+func (s *Service) Query(ctx context.Context, table string, q service.Query) (service.Page, error) {
+	if err := ctx.Err(); err != nil {
+		return service.Page{}, err
+	}
+	top := q.Top
+	switch {
+	case top < 0:
+		return service.Page{}, errInvalidInput("One of the request inputs is not valid.")
+	case top == 0 || top > maxPageRows:
+		top = maxPageRows
+	}
+	var f *odata.Filter
+	if q.Filter != "" {
+		var err error
+		if f, err = odata.Parse(q.Filter); err != nil {
+			return service.Page{}, errInvalidInput(err.Error())
+		}
+	}
+	var start rowKey
+	if c := q.Continuation; c != nil {
+		pk, ok1 := decodeToken(c.NextPartitionKey)
+		rk, ok2 := decodeToken(c.NextRowKey)
+		if !ok1 || !ok2 {
+			return service.Page{}, errInvalidInput("The continuation token is not valid.")
+		}
+		start = rowKey{pk, rk}
+	}
+
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t := s.lookup(table)
+	if t == nil {
+		return service.Page{}, errTableNotFound()
+	}
+	if s.emptyEvery > 0 && s.queries.Add(1)%s.emptyEvery == 0 {
+		return service.Page{Rows: []service.Row{}, Next: continuationAt(start)}, nil
+	}
+	i, _ := t.search(start)
+	page := service.Page{Rows: make([]service.Row, 0, min(top, len(t.sorted)-i))}
+	for ; i < len(t.sorted); i++ {
+		r := t.sorted[i]
+		if f != nil && !f.Match(r) {
+			continue
+		}
+		if len(page.Rows) == top {
+			page.Next = continuationAt(keyOf(r))
+			break
+		}
+		page.Rows = append(page.Rows, project(r, q.Select))
+	}
+	return page, nil
+}

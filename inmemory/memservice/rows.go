@@ -1,0 +1,200 @@
+package memservice
+
+import (
+	"context"
+	"time"
+
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// A request is a validated row write: its keys, the properties it carries (copied, without
+// nulls) and its condition.
+type request struct {
+	op    service.Op
+	key   rowKey
+	props []service.Property
+	cond  condition
+}
+
+// prepare validates a write the way the service validates a request before it touches the
+// table: keys, then properties and the size of the row, then the If-Match header.
+func prepare(a *service.Action) (request, error) {
+	if a.Op < service.OpInsert || a.Op > service.OpDelete {
+		return request{}, errInvalidInput("The requested operation is not supported.")
+	}
+	req := request{op: a.Op, key: rowKey{a.Row.PartitionKey, a.Row.RowKey}}
+	if err := checkKeys(a.Row.PartitionKey, a.Row.RowKey, a.Op == service.OpInsert); err != nil {
+		return request{}, err
+	}
+	if a.Op != service.OpDelete {
+		props, err := checkProperties(a.Row.Properties)
+		if err != nil {
+			return request{}, err
+		}
+		if err := checkRow(a.Row.PartitionKey, a.Row.RowKey, props); err != nil {
+			return request{}, err
+		}
+		req.props = props
+	}
+	switch a.Op {
+	case service.OpReplace, service.OpMerge, service.OpDelete:
+		c, err := parseCondition(a.IfMatch)
+		if err != nil {
+			return request{}, err
+		}
+		req.cond = c
+	}
+	return req, nil
+}
+
+// A change is the effect of one successful write: the row to store under key, or nil to
+// delete it.
+type change struct {
+	key rowKey
+	row *service.Row
+}
+
+// apply works out the effect of req on t without changing t, so that a transaction can
+// drop every change when a later action fails. The row it returns has no ETag and Timestamp
+// yet: commit stamps it. The caller holds s.mu for writing.
+func (s *Service) apply(t *table, req request) (change, error) {
+	old := t.rows[req.key]
+	props := req.props
+	switch req.op {
+	case service.OpInsert:
+		if old != nil {
+			return change{}, errEntityExists()
+		}
+	case service.OpReplace, service.OpMerge, service.OpDelete:
+		if old == nil {
+			return change{}, errResourceNotFound()
+		}
+		if !req.cond.matches(old) {
+			return change{}, errConditionNotSatisfied()
+		}
+	}
+	switch req.op {
+	case service.OpDelete:
+		return change{key: req.key}, nil
+	case service.OpMerge, service.OpUpsertMerge:
+		if old != nil {
+			props = merge(old.Properties, props)
+			// The merged row must fit the limits too, whatever the request alone measured.
+			if err := checkRow(req.key.pk, req.key.rk, props); err != nil {
+				return change{}, err
+			}
+		}
+	}
+	return change{key: req.key, row: &service.Row{
+		PartitionKey: req.key.pk,
+		RowKey:       req.key.rk,
+		Properties:   props,
+	}}, nil
+}
+
+// merge returns a new slice: old's properties with those in upd written over them (a
+// property may change its type) and upd's new properties after them.
+func merge(old, upd []service.Property) []service.Property {
+	out := make([]service.Property, len(old), len(old)+len(upd))
+	copy(out, old)
+	index := make(map[string]int, len(old))
+	for i, p := range old {
+		index[p.Name] = i
+	}
+	for _, p := range upd {
+		if i, ok := index[p.Name]; ok {
+			out[i] = p
+		} else {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// commit stores a change computed by apply, written at ts.
+func (t *table) commit(c change, ts time.Time) {
+	if c.row == nil {
+		t.remove(c.key)
+		return
+	}
+	c.row.Timestamp = ts
+	c.row.ETag = formatETag(ts)
+	t.put(c.row)
+}
+
+// project returns a copy of r with only the selected custom properties when sel is not nil.
+// Stored rows are never handed out, so callers cannot change them.
+func project(r *service.Row, sel []string) service.Row {
+	if sel == nil {
+		return r.Clone()
+	}
+	out := *r
+	out.Properties = nil
+	for _, p := range r.Properties {
+		for _, name := range sel {
+			if p.Name == name {
+				out.Properties = append(out.Properties, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// GetRow reads one row, with only the custom properties named in sel when sel is not nil
+// (names compare with case). A bad key fails with 400 InvalidInput or 400
+// PropertyValueTooLarge, a missing table with 404 TableNotFound, a missing row with 404
+// ResourceNotFound.
+func (s *Service) GetRow(ctx context.Context, table, pk, rk string, sel []string) (service.Row, error) {
+	if err := ctx.Err(); err != nil {
+		return service.Row{}, err
+	}
+	if err := checkKeys(pk, rk, false); err != nil {
+		return service.Row{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t := s.lookup(table)
+	if t == nil {
+		return service.Row{}, errTableNotFound()
+	}
+	r := t.rows[rowKey{pk, rk}]
+	if r == nil {
+		return service.Row{}, errResourceNotFound()
+	}
+	return project(r, sel), nil
+}
+
+// Write performs one row write and returns the row's new ETag and Timestamp (the zero
+// Written for a delete). It fails with 413 RequestBodyTooLarge for a body over 4 MiB, with
+// the 400 errors of the package documentation for a bad key, property or row, with 404
+// TableNotFound for a missing table, and then as the operation's rules say: 409
+// EntityAlreadyExists, 404 ResourceNotFound, 412 UpdateConditionNotSatisfied. A failed write
+// changes nothing.
+func (s *Service) Write(ctx context.Context, table string, a service.Action) (service.Written, error) {
+	if err := ctx.Err(); err != nil {
+		return service.Written{}, err
+	}
+	if bodySize(&a) > maxBodySize {
+		return service.Written{}, errBodyTooLarge()
+	}
+	req, err := prepare(&a)
+	if err != nil {
+		return service.Written{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.lookup(table)
+	if t == nil {
+		return service.Written{}, errTableNotFound()
+	}
+	c, err := s.apply(t, req)
+	if err != nil {
+		return service.Written{}, err
+	}
+	t.commit(c, s.stamp())
+	if c.row == nil {
+		return service.Written{}, nil
+	}
+	return service.Written{ETag: c.row.ETag, Timestamp: c.row.Timestamp}, nil
+}

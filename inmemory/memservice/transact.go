@@ -1,0 +1,81 @@
+package memservice
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// Transact performs an entity-group transaction: every action or none. It fails with a plain
+// 413 RequestBodyTooLarge when the estimated body exceeds 4 MiB and a plain 400 InvalidInput
+// when there are no actions. Every other failure is a *service.TransactionError naming the
+// action the service blames:
+//   - more than 100 actions: index 0, 400 InvalidInput (the service's message starts "0:"
+//     on Azurite; the real service's index is not documented);
+//   - an action in another partition than the first: that action, 400
+//     CommandsInBatchActOnDifferentPartitions;
+//   - a row addressed twice: the second occurrence, 400 InvalidDuplicateRow;
+//   - then, running the actions in order, the first one whose validation or operation fails,
+//     with the error Write would return (a missing table fails at index 0).
+
+func (s *Service) Transact(ctx context.Context, tableName string, actions []service.Action) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if txBodySize(actions) > maxBodySize {
+		return errBodyTooLarge()
+	}
+	if len(actions) == 0 {
+		return errInvalidInput("The batch request body is empty: a change set needs at least one operation.")
+	}
+	if len(actions) > maxActions {
+		return txError(0, errInvalidInput("The batch request operation exceeds the maximum 100 changes per change set."))
+	}
+	pk := actions[0].Row.PartitionKey
+	for i := range actions {
+		if actions[i].Row.PartitionKey != pk {
+			return txError(i, statusError(http.StatusBadRequest, "CommandsInBatchActOnDifferentPartitions",
+				"All commands in a batch must operate on same entity group."))
+		}
+	}
+	seen := make(map[string]struct{}, len(actions))
+	for i := range actions {
+		rk := actions[i].Row.RowKey
+		if _, dup := seen[rk]; dup {
+			return txError(i, statusError(http.StatusBadRequest, "InvalidDuplicateRow",
+				"The batch request contains multiple changes with same row key. "+
+					"An entity can appear only once in a batch request."))
+		}
+		seen[rk] = struct{}{}
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var t *table
+	// Every action addresses a different row, so each one sees the rows as they were before
+	// the transaction, and the changes can be committed after the last action succeeds.
+	changes := make([]change, 0, len(actions))
+	for i := range actions {
+		req, err := prepare(&actions[i])
+		if err != nil {
+			return txError(i, err)
+		}
+		if t == nil {
+			if t = s.lookup(tableName); t == nil {
+				return txError(i, errTableNotFound())
+			}
+		}
+		c, err := s.apply(t, req)
+		if err != nil {
+			return txError(i, err)
+		}
+		changes = append(changes, c)
+	}
+	// Each row gets its own Timestamp, as on Azurite; whether the real service gives the
+	// rows of one transaction a common one is not documented.
+	for _, c := range changes {
+		t.commit(c, s.stamp())
+	}
+	return nil
+}
