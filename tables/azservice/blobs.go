@@ -1,0 +1,304 @@
+package azservice
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// defaultContentType is what the service stores for a blob uploaded without a content type.
+const defaultContentType = "application/octet-stream"
+
+func (s *Service) container(name string) (*container.Client, error) {
+	if s.blobs == nil {
+		return nil, errNoBlobs
+	}
+	return s.blobs.ServiceClient().NewContainerClient(name), nil
+}
+
+// CreateContainer creates a container; an existing one fails with 409
+// ContainerAlreadyExists.
+func (s *Service) CreateContainer(ctx context.Context, name string) error {
+	c, err := s.container(name)
+	if err != nil {
+		return err
+	}
+	_, err = c.Create(ctx, nil)
+	return mapError(ctx, "create container", err)
+}
+
+// DeleteContainer deletes a container and its blobs; a missing one fails with 404
+// ContainerNotFound.
+func (s *Service) DeleteContainer(ctx context.Context, name string) error {
+	c, err := s.container(name)
+	if err != nil {
+		return err
+	}
+	_, err = c.Delete(ctx, nil)
+	return mapError(ctx, "delete container", err)
+}
+
+// Upload stores data as the named blob with one Put Blob request, so the condition is
+// checked before anything is stored: UploadCreate sends If-None-Match: * (an existing blob
+// fails with 409 BlobAlreadyExists), UploadIfMatch sends If-Match with opts.IfMatch, or *
+// when it is empty, as for row actions (a changed blob fails with 412 ConditionNotMet).
+// The returned properties are those the service reports on a later read; a blob stored
+// without a content type reads back as application/octet-stream. Upload refuses an
+// unknown mode without sending anything.
+func (s *Service) Upload(ctx context.Context, containerName, name string, data []byte, opts service.UploadOptions) (service.BlobProperties, error) {
+	c, err := s.container(containerName)
+	if err != nil {
+		return service.BlobProperties{}, err
+	}
+	uo := &blockblob.UploadOptions{HTTPHeaders: &blob.HTTPHeaders{}}
+	if opts.ContentType != "" {
+		uo.HTTPHeaders.BlobContentType = &opts.ContentType
+	}
+	if opts.ContentEncoding != "" {
+		uo.HTTPHeaders.BlobContentEncoding = &opts.ContentEncoding
+	}
+	switch opts.Mode {
+	case service.UploadOverwrite:
+	case service.UploadCreate:
+		star := azcore.ETagAny
+		uo.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: &star}}
+	case service.UploadIfMatch:
+		etag := azcore.ETag(opts.IfMatch)
+		if etag == "" {
+			etag = azcore.ETagAny
+		}
+		uo.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &etag}}
+	default:
+		return service.BlobProperties{}, fmt.Errorf("azservice: upload: unknown mode %d", opts.Mode)
+	}
+	resp, err := c.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), uo)
+	if err != nil {
+		return service.BlobProperties{}, mapError(ctx, "upload", err)
+	}
+	props := service.BlobProperties{
+		ETag:            etagString(resp.ETag),
+		LastModified:    timeOf(resp.LastModified),
+		ContentLength:   int64(len(data)),
+		ContentType:     opts.ContentType,
+		ContentEncoding: opts.ContentEncoding,
+	}
+	if props.ContentType == "" {
+		props.ContentType = defaultContentType
+	}
+	return props, nil
+}
+
+// Download opens the named blob for reading under cond. The body is the SDK's retry
+// reader: a broken connection is resumed with If-Match on the first response's ETag, so a
+// blob overwritten mid-read fails the read instead of mixing two versions. The caller must
+// close the body.
+func (s *Service) Download(ctx context.Context, containerName, name string, cond service.Conditions) (*service.Blob, error) {
+	c, err := s.container(containerName)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.NewBlobClient(name).DownloadStream(ctx, &blob.DownloadStreamOptions{AccessConditions: accessConditions(cond)})
+	if err != nil {
+		return nil, mapError(ctx, "download", err)
+	}
+	if resp.Body == nil {
+		// azblob turns a 304 into a success without a body. The conditions this contract
+		// offers cannot produce one, but report it rather than hand out a nil body.
+		code := ""
+		if resp.ErrorCode != nil {
+			code = *resp.ErrorCode
+		}
+		return nil, &abstractions.StatusError{StatusCode: http.StatusNotModified, ErrorCode: code, Message: "the blob was not modified"}
+	}
+	props := service.BlobProperties{
+		ETag:            etagString(resp.ETag),
+		LastModified:    timeOf(resp.LastModified),
+		ContentLength:   deref64(resp.ContentLength),
+		ContentType:     deref(resp.ContentType),
+		ContentEncoding: deref(resp.ContentEncoding),
+	}
+	return &service.Blob{Properties: props, Body: &blobBody{ctx: ctx, r: resp.NewRetryReader(ctx, nil)}}, nil
+}
+
+// blobBody maps the errors of a download's later requests (the retry reader's resumptions)
+// as the other calls map theirs.
+type blobBody struct {
+	ctx context.Context
+	r   io.ReadCloser
+}
+
+func (b *blobBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = mapError(b.ctx, "read blob", err)
+	}
+	return n, err
+}
+
+func (b *blobBody) Close() error { return b.r.Close() }
+
+// DeleteBlob deletes the named blob under cond; a missing blob fails with 404 BlobNotFound,
+// a failed condition with 412 ConditionNotMet.
+func (s *Service) DeleteBlob(ctx context.Context, containerName, name string, cond service.Conditions) error {
+	c, err := s.container(containerName)
+	if err != nil {
+		return err
+	}
+	_, err = c.NewBlobClient(name).Delete(ctx, &blob.DeleteOptions{AccessConditions: accessConditions(cond)})
+	return mapError(ctx, "delete blob", err)
+}
+
+func accessConditions(cond service.Conditions) *blob.AccessConditions {
+	if cond.IfMatch == "" && cond.IfUnmodifiedSince.IsZero() {
+		return nil
+	}
+	m := &blob.ModifiedAccessConditions{}
+	if cond.IfMatch != "" {
+		etag := azcore.ETag(cond.IfMatch)
+		m.IfMatch = &etag
+	}
+	if !cond.IfUnmodifiedSince.IsZero() {
+		t := cond.IfUnmodifiedSince
+		m.IfUnmodifiedSince = &t
+	}
+	return &blob.AccessConditions{ModifiedAccessConditions: m}
+}
+
+// List returns one page of the container's blobs: one List Blobs call, hierarchical when
+// opts.Delimiter is set, flat otherwise. Listed ETags are quoted like those of the other
+// calls (the listing itself sends them bare).
+func (s *Service) List(ctx context.Context, containerName string, opts service.ListOptions) (service.BlobPage, error) {
+	c, err := s.container(containerName)
+	if err != nil {
+		return service.BlobPage{}, err
+	}
+	var prefix, marker *string
+	if opts.Prefix != "" {
+		prefix = &opts.Prefix
+	}
+	if opts.Marker != "" {
+		marker = &opts.Marker
+	}
+	var maxResults *int32
+	if opts.MaxResults > 0 {
+		m := int32(min(opts.MaxResults, 5000))
+		maxResults = &m
+	}
+	var page service.BlobPage
+	if opts.Delimiter != "" {
+		resp, err := c.NewListBlobsHierarchyPager(opts.Delimiter, &container.ListBlobsHierarchyOptions{
+			Prefix: prefix, Marker: marker, MaxResults: maxResults,
+		}).NextPage(ctx)
+		if err != nil {
+			return service.BlobPage{}, mapError(ctx, "list blobs", err)
+		}
+		if seg := resp.Segment; seg != nil {
+			page.Blobs = blobItems(seg.BlobItems)
+			for _, p := range seg.BlobPrefixes {
+				if p != nil && p.Name != nil {
+					page.Prefixes = append(page.Prefixes, *p.Name)
+				}
+			}
+		}
+		page.NextMarker = deref(resp.NextMarker)
+		return page, nil
+	}
+	resp, err := c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{
+		Prefix: prefix, Marker: marker, MaxResults: maxResults,
+	}).NextPage(ctx)
+	if err != nil {
+		return service.BlobPage{}, mapError(ctx, "list blobs", err)
+	}
+	if resp.Segment != nil {
+		page.Blobs = blobItems(resp.Segment.BlobItems)
+	}
+	page.NextMarker = deref(resp.NextMarker)
+	return page, nil
+}
+
+func blobItems(items []*container.BlobItem) []service.BlobItem {
+	out := make([]service.BlobItem, 0, len(items))
+	for _, it := range items {
+		if it == nil || it.Name == nil {
+			continue
+		}
+		bi := service.BlobItem{Name: *it.Name}
+		if p := it.Properties; p != nil {
+			bi.Properties = service.BlobProperties{
+				ETag:            quoteETag(etagString(p.ETag)),
+				LastModified:    timeOf(p.LastModified),
+				ContentLength:   deref64(p.ContentLength),
+				ContentType:     deref(p.ContentType),
+				ContentEncoding: deref(p.ContentEncoding),
+			}
+		}
+		out = append(out, bi)
+	}
+	return out
+}
+
+// Now returns the blob service's clock: the Date header of a Get Blob Service Properties
+// response. Every response carries one, so Now reads it even from a refusal (a SAS without
+// service-level permission answers 403 with a Date); only a failure to reach the service
+// fails.
+func (s *Service) Now(ctx context.Context) (time.Time, error) {
+	if s.blobs == nil {
+		return time.Time{}, errNoBlobs
+	}
+	var raw *http.Response
+	_, err := s.blobs.ServiceClient().GetProperties(policy.WithCaptureResponse(ctx, &raw), nil)
+	if raw != nil {
+		if t, perr := http.ParseTime(raw.Header.Get("Date")); perr == nil {
+			return t.UTC(), nil
+		}
+	}
+	if err == nil {
+		return time.Time{}, fmt.Errorf("azservice: now: the service's response has no valid Date header")
+	}
+	return time.Time{}, mapError(ctx, "now", err)
+}
+
+func etagString(e *azcore.ETag) string {
+	if e == nil {
+		return ""
+	}
+	return string(*e)
+}
+
+// quoteETag returns a listed ETag in the form the headers use. The listing's XML writes a
+// blob's ETag without quotes (0x8D…) where every response header quotes it ("0x8D…");
+// one blob version should have one ETag string, whichever call reported it.
+func quoteETag(e string) string {
+	if e == "" || strings.HasPrefix(e, `"`) || strings.HasPrefix(e, `W/"`) {
+		return e
+	}
+	return `"` + e + `"`
+}
+
+func timeOf(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+func deref64(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

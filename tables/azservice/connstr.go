@@ -1,0 +1,162 @@
+package azservice
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// The Azure SDK's connection-string parsers do not understand UseDevelopmentStorage=true,
+// and the table one ignores TableEndpoint when a SharedAccessSignature is given. This
+// parser handles both, builds both services' endpoints, and never puts a setting's value
+// in an error (the key and the signature are secrets).
+
+// Storage emulator (Azurite) defaults: the well-known development account, published in
+// the emulator's documentation.
+const (
+	devAccountName = "devstoreaccount1"
+	devAccountKey  = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+	devBlobURL     = "http://127.0.0.1:10000/devstoreaccount1"
+	devTableURL    = "http://127.0.0.1:10002/devstoreaccount1"
+)
+
+// devConnectionString is what UseDevelopmentStorage=true stands for.
+const devConnectionString = "DefaultEndpointsProtocol=http;AccountName=" + devAccountName +
+	";AccountKey=" + devAccountKey + ";BlobEndpoint=" + devBlobURL + ";TableEndpoint=" + devTableURL + ";"
+
+// connSettings is a parsed connection string.
+type connSettings struct {
+	accountName string
+	accountKey  string // base64, as given; empty with a SAS
+	sas         string // without the leading '?'
+	tableURL    string // empty: no table service
+	blobURL     string // empty: no blob service
+}
+
+// errConnString prefixes every connection-string error.
+var errConnString = errors.New("azservice: invalid connection string")
+
+// parseConnectionString reads the settings of an Azure Storage connection string
+// ("Name=value;Name=value"). Setting names are matched without regard to case, as the
+// .NET parser does.
+//
+// Endpoints: an explicit TableEndpoint or BlobEndpoint is used as given. A service without
+// one gets the default endpoint <protocol>://<account>.<service>.<suffix> when the string
+// names no explicit endpoint at all or names DefaultEndpointsProtocol; otherwise that
+// service is not configured. So "AccountName=…;AccountKey=…;TableEndpoint=…" has no blob
+// service.
+func parseConnectionString(conn string) (connSettings, error) {
+	var cs connSettings
+	settings := map[string]string{}
+	for n, part := range strings.Split(conn, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(part, "=")
+		if !ok {
+			return cs, fmt.Errorf("%w: setting %d has no '='", errConnString, n+1)
+		}
+		name = strings.ToLower(strings.TrimSpace(name))
+		if _, dup := settings[name]; dup {
+			return cs, fmt.Errorf("%w: setting %q appears twice", errConnString, name)
+		}
+		settings[name] = strings.TrimSpace(value)
+	}
+	if len(settings) == 0 {
+		return cs, fmt.Errorf("%w: it is empty", errConnString)
+	}
+	if dev, ok := settings["usedevelopmentstorage"]; ok {
+		if !strings.EqualFold(dev, "true") {
+			return cs, fmt.Errorf("%w: UseDevelopmentStorage only accepts the value true", errConnString)
+		}
+		for name := range settings {
+			if name != "usedevelopmentstorage" && name != "developmentstorageproxyuri" {
+				return cs, fmt.Errorf("%w: UseDevelopmentStorage=true cannot be combined with other settings (found %q)", errConnString, name)
+			}
+		}
+		if _, ok := settings["developmentstorageproxyuri"]; ok {
+			return cs, fmt.Errorf("%w: DevelopmentStorageProxyUri is not supported", errConnString)
+		}
+		return parseConnectionString(devConnectionString)
+	}
+	for name := range settings {
+		switch name {
+		case "defaultendpointsprotocol", "accountname", "accountkey", "sharedaccesssignature",
+			"endpointsuffix", "tableendpoint", "blobendpoint", "queueendpoint", "fileendpoint":
+		default:
+			return cs, fmt.Errorf("%w: unknown setting %q", errConnString, name)
+		}
+	}
+
+	cs.accountName = settings["accountname"]
+	key, hasKey := settings["accountkey"]
+	sas, hasSAS := settings["sharedaccesssignature"]
+	switch {
+	case hasKey && hasSAS:
+		return cs, fmt.Errorf("%w: AccountKey and SharedAccessSignature exclude each other", errConnString)
+	case hasKey:
+		if cs.accountName == "" {
+			return cs, fmt.Errorf("%w: AccountKey needs AccountName", errConnString)
+		}
+		if k, err := base64.StdEncoding.DecodeString(key); err != nil || len(k) == 0 {
+			return cs, fmt.Errorf("%w: AccountKey is not valid base64", errConnString)
+		}
+		cs.accountKey = key
+	case hasSAS:
+		cs.sas = strings.TrimPrefix(sas, "?")
+		if cs.sas == "" {
+			return cs, fmt.Errorf("%w: SharedAccessSignature is empty", errConnString)
+		}
+	default:
+		return cs, fmt.Errorf("%w: it needs AccountKey (with AccountName) or SharedAccessSignature", errConnString)
+	}
+
+	protocol, hasProtocol := settings["defaultendpointsprotocol"]
+	if !hasProtocol {
+		protocol = "https"
+	}
+	protocol = strings.ToLower(protocol)
+	if protocol != "https" && protocol != "http" {
+		return cs, fmt.Errorf("%w: DefaultEndpointsProtocol must be http or https", errConnString)
+	}
+	suffix, ok := settings["endpointsuffix"]
+	if !ok || suffix == "" {
+		suffix = "core.windows.net"
+	}
+	_, hasTable := settings["tableendpoint"]
+	_, hasBlob := settings["blobendpoint"]
+	derive := hasProtocol || !hasTable && !hasBlob
+	endpoint := func(setting, service string) (string, error) {
+		if v, ok := settings[strings.ToLower(setting)]; ok {
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return "", fmt.Errorf("%w: %s is not an http or https URL", errConnString, setting)
+			}
+			if u.RawQuery != "" || u.Fragment != "" {
+				return "", fmt.Errorf("%w: %s must not carry a query or fragment (put a SAS in SharedAccessSignature)", errConnString, setting)
+			}
+			return strings.TrimRight(v, "/"), nil
+		}
+		if !derive {
+			return "", nil
+		}
+		if cs.accountName == "" {
+			return "", fmt.Errorf("%w: AccountName or %s is required", errConnString, setting)
+		}
+		return protocol + "://" + cs.accountName + "." + service + "." + suffix, nil
+	}
+	var err error
+	if cs.tableURL, err = endpoint("TableEndpoint", "table"); err != nil {
+		return cs, err
+	}
+	if cs.blobURL, err = endpoint("BlobEndpoint", "blob"); err != nil {
+		return cs, err
+	}
+	if cs.tableURL == "" {
+		return cs, fmt.Errorf("%w: it names no table endpoint (give TableEndpoint, or AccountName for the default one)", errConnString)
+	}
+	return cs, nil
+}

@@ -1,0 +1,36 @@
+// Package azservice implements the table and blob service interfaces of package service
+// over the Azure SDK for Go (aztables and azblob), for Azure Storage and for Azurite.
+//
+// A Service is built from SDK clients the caller configured (New) or from a connection
+// string (NewFromConnectionString), which also understands "UseDevelopmentStorage=true".
+//
+// # Entities on the wire
+//
+// Rows are written as JSON the package builds itself, never through aztables.EDMEntity:
+// Edm.Double, Edm.Int64, Edm.DateTime (UTC, seven fractional digits), Edm.Guid and
+// Edm.Binary carry an "@odata.type" annotation, so a whole-valued double stays a double and
+// a 64-bit integer keeps every digit; Edm.Int32, Edm.Boolean and Edm.String are written
+// plain. NaN and the infinities are the strings "NaN", "Infinity" and "-Infinity".
+//
+// Responses are decoded from the bytes the service sent (the SDK's own decoded values turn
+// 5.0 into 5). An annotated value takes its annotation's type; an unannotated number is
+// Edm.Int32 when it is an integer literal that fits, Edm.Double otherwise; a null is no
+// value, which is how the service answers a $select of a property the row lacks. A value
+// that does not parse as its type fails with an error matching abstractions.ErrIntegrity.
+//
+// # Errors
+//
+// Every failure the service reports becomes an *abstractions.StatusError with the HTTP
+// status, the service's error code and message (without the RequestId and Time lines), and
+// the SDK's *azcore.ResponseError in Err. A failed transaction is a
+// *service.TransactionError naming the failing action, read from the multipart response.
+// When ctx ends first, the error matches ctx's error.
+//
+// # What the SDK cannot do
+//
+// The generated request builders refuse an empty PartitionKey in a URL, so Replace, Merge,
+// the upserts and Delete of such a row fail with an error matching
+// abstractions.ErrNotSupported (Insert, GetRow and queries work). In a transaction the SDK
+// puts keys into the URL without doubling single quotes, so a batched Replace, Merge or
+// upsert of a key containing ' is refused the same way.
+package azservice

@@ -1,0 +1,68 @@
+package azservice
+
+import (
+	"testing"
+	"time"
+)
+
+func TestETagTime(t *testing.T) {
+	tests := []struct {
+		name  string
+		etag  string
+		want  time.Time
+		valid bool
+	}{
+		{"service shape", `W/"datetime'2021-04-06T21%3A03%3A31.9231271Z'"`, time.Date(2021, 4, 6, 21, 3, 31, 923127100, time.UTC), true},
+		{"unescaped colons", `W/"datetime'2021-04-06T21:03:31.9231271Z'"`, time.Date(2021, 4, 6, 21, 3, 31, 923127100, time.UTC), true},
+		{"no fraction", `W/"datetime'2026-11-29T18%3A30%3A11Z'"`, time.Date(2026, 11, 29, 18, 30, 11, 0, time.UTC), true},
+		{"three digits", `W/"datetime'2026-11-29T18%3A30%3A11.5Z'"`, time.Date(2026, 11, 29, 18, 30, 11, 500000000, time.UTC), true},
+		{"blob etag", `"0x8DC1234567890AB"`, time.Time{}, false},
+		{"empty", ``, time.Time{}, false},
+		{"unterminated", `W/"datetime'2021-04-06T21%3A03%3A31.9231271Z`, time.Time{}, false},
+		{"bad escape", `W/"datetime'2021-04-06T21%3G03%3A31Z'"`, time.Time{}, false},
+		{"not a time", `W/"datetime'yesterday'"`, time.Time{}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := etagTime(tc.etag)
+			if ok != tc.valid || !got.Equal(tc.want) {
+				t.Fatalf("etagTime(%q) = %v, %v; want %v, %v", tc.etag, got, ok, tc.want, tc.valid)
+			}
+			if ok && got.Location() != time.UTC {
+				t.Fatalf("etagTime(%q) is in %v, want UTC", tc.etag, got.Location())
+			}
+		})
+	}
+}
+
+func TestParseDateTime(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Time
+		ok   bool
+	}{
+		{"2021-04-06T21:03:31.9231271Z", time.Date(2021, 4, 6, 21, 3, 31, 923127100, time.UTC), true},
+		{"2021-04-06T21:03:31Z", time.Date(2021, 4, 6, 21, 3, 31, 0, time.UTC), true},
+		{"2021-04-06T21:03:31.123456789Z", time.Date(2021, 4, 6, 21, 3, 31, 123456789, time.UTC), true},
+		{"1601-01-01T00:00:00.0000000Z", time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC), true},
+		{"9999-12-31T23:59:59.9999999Z", time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC), true},
+		{"2024-02-29T00:00:00Z", time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC), true},
+		{"2021-04-06T23:03:31+02:00", time.Date(2021, 4, 6, 21, 3, 31, 0, time.UTC), true},
+		{"2023-02-29T00:00:00Z", time.Time{}, false},
+		{"2021-13-06T21:03:31Z", time.Time{}, false},
+		{"2021-04-06T24:03:31Z", time.Time{}, false},
+		{"2021-04-06T21:03:31.Z", time.Time{}, false},
+		{"2021-04-06T21:03:31.1234567890Z", time.Date(2021, 4, 6, 21, 3, 31, 123456789, time.UTC), true}, // RFC 3339 fallback
+		{"2021-04-06 21:03:31Z", time.Time{}, false},
+		{"", time.Time{}, false},
+	}
+	for _, tc := range tests {
+		got, err := parseDateTime(tc.in)
+		if (err == nil) != tc.ok || !got.Equal(tc.want) {
+			t.Errorf("parseDateTime(%q) = %v, %v; want %v (ok %v)", tc.in, got, err, tc.want, tc.ok)
+		}
+		if err == nil && got.Location() != time.UTC {
+			t.Errorf("parseDateTime(%q) is in %v, want UTC", tc.in, got.Location())
+		}
+	}
+}
