@@ -1,0 +1,13 @@
+// Package fidelity is the differential suite: every scenario runs on Azurite and on the
+// in-memory service, records what it observed (results, errors as status and code, rows and
+// blobs left behind, with ETags and service times normalised), checks its own expectations on
+// each backend, and requires the two observation logs to be equal.
+//
+// Where Azurite 3.35 is known to answer differently from the real Azure service, the memory
+// service follows Azure; the scenario names the entry of Deviations and asserts each
+// backend's own answer. The engine never sends those requests.
+//
+// Run it with `make test`, which starts Azurite and exports
+// UNIFIED_TABLES_TEST_CONNECTION_STRING. Without that variable only the memory half runs,
+// unless UNIFIED_TABLES_REQUIRE_AZURITE=1, which turns the missing emulator into a failure.
+package fidelity

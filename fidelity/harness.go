@@ -1,0 +1,414 @@
+package fidelity
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// Backend names.
+const (
+	Azurite = "azurite"
+	Memory  = "memory"
+)
+
+// A Backend is one pair of services a scenario runs on.
+type Backend struct {
+	// Name is Azurite or Memory.
+	Name   string
+	Tables service.Tables
+	Blobs  service.Blobs
+}
+
+// A Scenario is one behaviour exercised on both backends. Run drives the services through
+// the Env, recording what it observes and checking its own expectations; the suite then
+// compares the two observation logs.
+type Scenario struct {
+	Name string
+	// Deviation names an entry of Deviations when Azurite is known to answer differently
+	// from the real service; the two logs are then not compared, and Run asserts each
+	// backend's own answer (Env.OnAzurite tells them apart).
+	Deviation string
+	// NoTable skips creating the scenario's table (scenarios about tables themselves).
+	NoTable bool
+	// Container asks for a blob container of the scenario's own.
+	Container bool
+	Run       func(ctx context.Context, e *Env)
+}
+
+// Env is what a scenario sees of one backend run.
+type Env struct {
+	t       testing.TB
+	Backend string
+	Tables  service.Tables
+	Blobs   service.Blobs
+	// Table and Container are names of the scenario's own (unique per run), created before
+	// Run unless the scenario asked otherwise.
+	Table     string
+	Container string
+	// Suffix is the run's random suffix, for scenarios that make more names.
+	Suffix string
+
+	log   []Observation
+	norm  normalizer
+	extra []string // extra tables to dump and delete
+}
+
+// An Observation is one thing a scenario saw, rendered as text so that the two backends'
+// logs compare with cmp.Diff.
+type Observation struct {
+	Step string
+	What string
+}
+
+// OnAzurite reports whether this run is on Azurite.
+func (e *Env) OnAzurite() bool { return e.Backend == Azurite }
+
+// Name returns a table or container name of the run's own, built from base (letters and
+// digits) and the run's suffix, and registers it for the dump and the clean-up.
+func (e *Env) Name(base string) string {
+	n := base + e.Suffix
+	e.extra = append(e.extra, n)
+	return n
+}
+
+// Observe records a value under a step name.
+func (e *Env) Observe(step string, v any) {
+	e.log = append(e.log, Observation{Step: step, What: e.render(v)})
+}
+
+// ObserveErr records an error (or "ok") under a step name and returns it.
+func (e *Env) ObserveErr(step string, err error) error {
+	e.log = append(e.log, Observation{Step: step, What: DescribeError(err)})
+	return err
+}
+
+// Fatalf reports a failure and stops the scenario on this backend. Scenarios run on a
+// goroutine of their own, so it ends that goroutine rather than calling t.FailNow.
+func (e *Env) Fatalf(format string, args ...any) {
+	e.t.Helper()
+	e.t.Errorf("[%s] "+format, append([]any{e.Backend}, args...)...)
+	runtime.Goexit()
+}
+
+// Errorf reports a failed expectation on this backend.
+func (e *Env) Errorf(format string, args ...any) {
+	e.t.Helper()
+	e.t.Errorf("[%s] "+format, append([]any{e.Backend}, args...)...)
+}
+
+// OK records err under step and fails the scenario on this backend unless err is nil.
+func (e *Env) OK(step string, err error) {
+	e.t.Helper()
+	e.ObserveErr(step, err)
+	if err != nil {
+		e.Fatalf("%s: unexpected error: %v", step, err)
+	}
+}
+
+// Status records err under step and checks that it is a *StatusError with the status and
+// code (code "" accepts any code, including none).
+func (e *Env) Status(step string, err error, status int, code string) {
+	e.t.Helper()
+	e.ObserveErr(step, err)
+	if !abstractions.HasStatus(err, status, code) {
+		e.Errorf("%s: got %s, want status=%d code=%s", step, DescribeError(err), status, code)
+	}
+}
+
+// TxStatus records err under step and checks that it is a *service.TransactionError
+// blaming action index with the status and code.
+func (e *Env) TxStatus(step string, err error, index, status int, code string) {
+	e.t.Helper()
+	e.ObserveErr(step, err)
+	var te *service.TransactionError
+	if !errors.As(err, &te) || te.Index != index || !abstractions.HasStatus(err, status, code) {
+		e.Errorf("%s: got %s, want action %d status=%d code=%s", step, DescribeError(err), index, status, code)
+	}
+}
+
+// Equal records got under step and checks it equals want (compared as rendered text).
+func (e *Env) Equal(step string, got, want any) {
+	e.t.Helper()
+	e.Observe(step, got)
+	if g, w := e.renderRaw(got), e.renderRaw(want); g != w {
+		e.Errorf("%s: got %s, want %s", step, g, w)
+	}
+}
+
+// DescribeError renders an error the way observations compare it: "ok", or the status,
+// code and (for transactions) the failing action, or the sentinel it matches.
+func DescribeError(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var parts []string
+	var te *service.TransactionError
+	if errors.As(err, &te) {
+		parts = append(parts, fmt.Sprintf("action=%d", te.Index))
+	}
+	var se *abstractions.StatusError
+	if errors.As(err, &se) {
+		parts = append(parts, fmt.Sprintf("status=%d code=%s", se.StatusCode, se.ErrorCode))
+	}
+	for _, s := range []error{abstractions.ErrNotFound, abstractions.ErrDuplicateKey, abstractions.ErrConcurrencyConflict,
+		abstractions.ErrNotSupported, abstractions.ErrOversizedCell, abstractions.ErrOversizedValue, abstractions.ErrIntegrity,
+		abstractions.ErrBlobOffloadNotConfigured, abstractions.ErrProtectedProperty, context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, s) {
+			parts = append(parts, "is="+s.Error())
+		}
+	}
+	if len(parts) == 0 {
+		return "error: " + err.Error()
+	}
+	return strings.Join(parts, " ")
+}
+
+// normalizer renders service-assigned ETags and times by presence only. Their values are
+// opaque, and backends legitimately differ in which rows share one (Azurite gives the rows of
+// one transaction the same time, or not, at random), so a scenario that depends on how two
+// versions relate checks it explicitly (Env.Equal on a comparison) instead.
+type normalizer struct{}
+
+func (normalizer) etag(s string) string {
+	if s == "" {
+		return "no-etag"
+	}
+	return "etag"
+}
+
+func (normalizer) time(t time.Time) string {
+	if t.IsZero() {
+		return "no-time"
+	}
+	return "time"
+}
+
+// render turns an observed value into text, normalising service-assigned ETags and times.
+func (e *Env) render(v any) string {
+	switch x := v.(type) {
+	case service.Row:
+		return e.renderRow(&x)
+	case *service.Row:
+		return e.renderRow(x)
+	case []service.Row:
+		parts := make([]string, len(x))
+		for i := range x {
+			parts[i] = e.renderRow(&x[i])
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case service.Written:
+		return "written{" + e.norm.etag(x.ETag) + " " + e.norm.time(x.Timestamp) + "}"
+	case service.BlobProperties:
+		return e.renderBlobProps(x)
+	case service.BlobPage:
+		var b strings.Builder
+		b.WriteString("blobs[")
+		for i, it := range x.Blobs {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(it.Name + " " + e.renderBlobProps(it.Properties))
+		}
+		b.WriteString("] prefixes" + fmt.Sprint(x.Prefixes))
+		if x.NextMarker != "" {
+			b.WriteString(" more")
+		}
+		return b.String()
+	case error:
+		return DescribeError(x)
+	}
+	return e.renderRaw(v)
+}
+
+func (e *Env) renderRaw(v any) string {
+	switch x := v.(type) {
+	case service.Value:
+		return x.String()
+	case []byte:
+		return fmt.Sprintf("bytes(%d)%x", len(x), x)
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+func (e *Env) renderBlobProps(p service.BlobProperties) string {
+	return fmt.Sprintf("{%s %s len=%d type=%q enc=%q}", e.norm.etag(p.ETag), e.norm.time(p.LastModified),
+		p.ContentLength, p.ContentType, p.ContentEncoding)
+}
+
+func (e *Env) renderRow(r *service.Row) string {
+	props := append([]service.Property(nil), r.Properties...)
+	sort.Slice(props, func(i, j int) bool { return props[i].Name < props[j].Name })
+	var b strings.Builder
+	fmt.Fprintf(&b, "row{%q|%q", r.PartitionKey, r.RowKey)
+	b.WriteString(" " + e.norm.etag(r.ETag) + " " + e.norm.time(r.Timestamp))
+	for _, p := range props {
+		b.WriteString(" " + p.Name + "=" + p.Value.String())
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// Run runs every scenario on each available backend and compares the observation logs.
+// newBackends is called once per scenario run and returns the backends to use; the memory
+// backend must always be there.
+func Run(t *testing.T, scenarios []Scenario, backends func(t *testing.T) []Backend) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, sc := range scenarios {
+		if seen[sc.Name] {
+			t.Fatalf("two scenarios are named %q", sc.Name)
+		}
+		seen[sc.Name] = true
+		if sc.Deviation != "" {
+			if _, ok := Deviations[sc.Deviation]; !ok {
+				t.Fatalf("scenario %q names unknown deviation %q", sc.Name, sc.Deviation)
+			}
+		}
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel()
+			logs := map[string][]Observation{}
+			for _, b := range backends(t) {
+				logs[b.Name] = runOne(t, sc, b)
+			}
+			az, okA := logs[Azurite]
+			mem, okM := logs[Memory]
+			if !okA || !okM || sc.Deviation != "" {
+				return
+			}
+			if d := cmp.Diff(az, mem); d != "" {
+				t.Errorf("azurite and memory observed different things (-azurite +memory):\n%s", d)
+			}
+		})
+	}
+}
+
+func runOne(t *testing.T, sc Scenario, b Backend) []Observation {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e := &Env{t: t, Backend: b.Name, Tables: b.Tables, Blobs: b.Blobs, Suffix: randomSuffix()}
+	e.Table = "fid" + e.Suffix
+	e.Container = "fid-" + e.Suffix
+	if !sc.NoTable {
+		if err := b.Tables.CreateTable(ctx, e.Table); err != nil {
+			t.Fatalf("[%s] create table %s: %v", b.Name, e.Table, err)
+		}
+	}
+	if sc.Container {
+		if err := b.Blobs.CreateContainer(ctx, e.Container); err != nil {
+			t.Fatalf("[%s] create container: %v", b.Name, err)
+		}
+	}
+	defer func() {
+		// Clean-up runs on a fresh context: the scenario's may have ended.
+		cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
+		defer ccancel()
+		if !sc.NoTable {
+			_ = b.Tables.DeleteTable(cctx, e.Table)
+		}
+		for _, n := range e.extra {
+			_ = b.Tables.DeleteTable(cctx, n)
+			_ = b.Blobs.DeleteContainer(cctx, n)
+		}
+		if sc.Container {
+			_ = b.Blobs.DeleteContainer(cctx, e.Container)
+		}
+	}()
+	done := make(chan struct{})
+	go func() {
+		// Run on a goroutine so Env.Fatalf (runtime.Goexit) ends only the scenario body.
+		defer close(done)
+		sc.Run(ctx, e)
+	}()
+	<-done
+	if t.Failed() {
+		return e.log
+	}
+	// What the scenario left behind is part of what it did.
+	if !sc.NoTable {
+		e.dumpTable(ctx, e.Table)
+	}
+	if sc.Container {
+		e.dumpContainer(ctx, e.Container)
+	}
+	return e.log
+}
+
+// dumpTable records every row of a table, following continuations.
+func (e *Env) dumpTable(ctx context.Context, table string) {
+	rows, err := AllRows(ctx, e.Tables, table, service.Query{})
+	if err != nil {
+		e.ObserveErr("left behind in "+table, err)
+		return
+	}
+	e.Observe("rows left behind", rows)
+}
+
+// dumpContainer records every blob of a container with its content.
+func (e *Env) dumpContainer(ctx context.Context, container string) {
+	marker := ""
+	for {
+		page, err := e.Blobs.List(ctx, container, service.ListOptions{Marker: marker})
+		if err != nil {
+			e.ObserveErr("blobs left behind", err)
+			return
+		}
+		for _, it := range page.Blobs {
+			b, err := e.Blobs.Download(ctx, container, it.Name, service.Conditions{})
+			if err != nil {
+				e.ObserveErr("blob left behind "+it.Name, err)
+				continue
+			}
+			data, err := io.ReadAll(b.Body)
+			b.Body.Close()
+			if err != nil {
+				e.ObserveErr("blob left behind "+it.Name, err)
+				continue
+			}
+			e.Observe("blob left behind "+it.Name, fmt.Sprintf("%s %q", e.renderBlobProps(b.Properties), data))
+		}
+		if page.NextMarker == "" {
+			return
+		}
+		marker = page.NextMarker
+	}
+}
+
+// AllRows runs q page by page to the end and returns every row.
+func AllRows(ctx context.Context, t service.Tables, table string, q service.Query) ([]service.Row, error) {
+	var rows []service.Row
+	for {
+		page, err := t.Query(ctx, table, q)
+		if err != nil {
+			return rows, err
+		}
+		rows = append(rows, page.Rows...)
+		if page.Next == nil {
+			return rows, nil
+		}
+		q.Continuation = page.Next
+	}
+}
+
+func randomSuffix() string {
+	var b [5]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,34 @@
+package fidelity
+
+import (
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// ServiceScenarios returns every scenario of the service layer: raw table and blob
+// operations run on both services.
+func ServiceScenarios() []Scenario {
+	var all []Scenario
+	for _, group := range [][]Scenario{tableScenarios, rowScenarios, limitScenarios, transactionScenarios, queryScenarios, blobScenarios} {
+		all = append(all, group...)
+	}
+	return all
+}
+
+// row builds a row from its keys and name/value pairs.
+func row(pk, rk string, nameValues ...any) service.Row {
+	r := service.Row{PartitionKey: pk, RowKey: rk}
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		r.Properties = append(r.Properties, service.Property{Name: nameValues[i].(string), Value: nameValues[i+1].(service.Value)})
+	}
+	return r
+}
+
+func insert(r service.Row) service.Action { return service.Action{Op: service.OpInsert, Row: r} }
+
+func keysOf(rows []service.Row) []string {
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = r.PartitionKey + "|" + r.RowKey
+	}
+	return keys
+}
