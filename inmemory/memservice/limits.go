@@ -8,18 +8,16 @@ import (
 
 // The service's documented limits.
 const (
-	maxKeyUnits      = 1024    // UTF-16 code units per PartitionKey or RowKey
-	maxProperties    = 252     // custom properties per row
-	maxNameLen       = 255     // characters per property name
-	maxStringUnits   = 32768   // UTF-16 code units per string value
-	maxBinaryLen     = 65536   // bytes per binary value
-	maxEntitySize    = 1 << 20 // bytes per row, by the documented formula
-	maxBodySize      = 4 << 20 // bytes per request body
-	maxActions       = 100     // actions per transaction
-	maxPageRows      = 1000    // rows per query page
-	maxListResults   = 5000    // blobs per listing page
-	txActionOverhead = 512     // estimated multipart headers and request line per action
-	txEnvelope       = 256     // estimated batch and changeset boundaries
+	maxKeyUnits    = 1024    // UTF-16 code units per PartitionKey or RowKey
+	maxProperties  = 252     // custom properties per row
+	maxNameLen     = 255     // characters per property name
+	maxStringUnits = 32768   // UTF-16 code units per string value
+	maxBinaryLen   = 65536   // bytes per binary value
+	maxEntitySize  = 1 << 20 // bytes per row, by the documented formula
+	maxBodySize    = service.MaxBodySize
+	maxActions     = 100  // actions per transaction
+	maxPageRows    = 1000 // rows per query page
+	maxListResults = 5000 // blobs per listing page
 )
 
 // minDateTime and maxDateTime bound the Edm.DateTime values the service can store (the range

@@ -175,7 +175,7 @@ func (s *Service) Write(ctx context.Context, table string, a service.Action) (se
 	if err := ctx.Err(); err != nil {
 		return service.Written{}, err
 	}
-	if bodySize(&a) > maxBodySize {
+	if service.BodySize(&a) > maxBodySize {
 		return service.Written{}, errBodyTooLarge()
 	}
 	req, err := prepare(&a)

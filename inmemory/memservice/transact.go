@@ -23,7 +23,7 @@ func (s *Service) Transact(ctx context.Context, tableName string, actions []serv
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if txBodySize(actions) > maxBodySize {
+	if service.TransactionBodySize(actions) > maxBodySize {
 		return errBodyTooLarge()
 	}
 	if len(actions) == 0 {

@@ -1,4 +1,4 @@
-package memservice
+package service
 
 import (
 	"bytes"
@@ -6,14 +6,25 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
-
-	"github.com/unified-data/gotables/tables/service"
 )
 
-// bodySize estimates the bytes of the request body the Azure adapter sends for a, as
-// described in the package documentation. A delete sends no body.
-func bodySize(a *service.Action) int {
-	if a.Op == service.OpDelete {
+// Request-size limits of the table service.
+const (
+	// MaxBodySize is the largest request body the service accepts (4 MiB); a larger one
+	// fails with 413 RequestBodyTooLarge.
+	MaxBodySize = 4 << 20
+	// MaxTransactionActions is the most actions one entity-group transaction may hold.
+	MaxTransactionActions = 100
+
+	txActionOverhead = 512 // estimated multipart headers and request line per action
+	txEnvelope       = 256 // estimated batch and changeset boundaries
+)
+
+// BodySize returns the bytes of the JSON request body the Azure adapter sends for a (the
+// entity with its @odata.type annotations). A delete sends no body. The in-memory service
+// applies the 4 MiB limit to it, and the engine sizes its transactions with it.
+func BodySize(a *Action) int {
+	if a.Op == OpDelete {
 		return 0
 	}
 	n := len(`{"PartitionKey":,"RowKey":}`) + jsonStringLen(a.Row.PartitionKey) + jsonStringLen(a.Row.RowKey)
@@ -30,48 +41,53 @@ func bodySize(a *service.Action) int {
 	return n
 }
 
-// txBodySize estimates the body of a transaction: each action's entity, its multipart
-// headers and request line (with the keys in the URL unless it is an insert), and the batch
-// envelope.
-func txBodySize(actions []service.Action) int {
+// TransactionBodySize estimates the body of a transaction: each action's entity, its
+// multipart headers and request line (with the keys in the URL unless it is an insert), and
+// the batch envelope.
+func TransactionBodySize(actions []Action) int {
 	n := txEnvelope
 	for i := range actions {
-		a := &actions[i]
-		n += txActionOverhead + bodySize(a)
-		if a.Op != service.OpInsert {
-			n += len(a.Row.PartitionKey) + len(a.Row.RowKey)
-		}
+		n += ActionBodySize(&actions[i])
+	}
+	return n
+}
+
+// ActionBodySize is the share of one action in TransactionBodySize.
+func ActionBodySize(a *Action) int {
+	n := txActionOverhead + BodySize(a)
+	if a.Op != OpInsert {
+		n += len(a.Row.PartitionKey) + len(a.Row.RowKey)
 	}
 	return n
 }
 
 // annotated reports whether the adapter sends an @odata.type annotation for the kind; JSON
 // strings, booleans and numbers that fit an Int32 carry their type themselves.
-func annotated(k service.Kind) bool {
+func annotated(k Kind) bool {
 	switch k {
-	case service.KindBinary, service.KindInt64, service.KindDouble, service.KindDateTime, service.KindGuid:
+	case KindBinary, KindInt64, KindDouble, KindDateTime, KindGuid:
 		return true
 	}
 	return false
 }
 
 // jsonValueLen is the length of v as the adapter writes it.
-func jsonValueLen(v service.Value) int {
+func jsonValueLen(v Value) int {
 	switch v.Kind() {
-	case service.KindString:
+	case KindString:
 		return jsonStringLen(v.Str())
-	case service.KindBinary:
+	case KindBinary:
 		return 2 + base64.StdEncoding.EncodedLen(len(v.Bytes()))
-	case service.KindBool:
+	case KindBool:
 		if v.Bool() {
 			return len("true")
 		}
 		return len("false")
-	case service.KindInt32:
+	case KindInt32:
 		return len(strconv.FormatInt(int64(v.Int32()), 10))
-	case service.KindInt64:
+	case KindInt64:
 		return 2 + len(strconv.FormatInt(v.Int64(), 10))
-	case service.KindDouble:
+	case KindDouble:
 		f := v.Float()
 		switch {
 		case math.IsNaN(f):
@@ -82,9 +98,9 @@ func jsonValueLen(v service.Value) int {
 			return len(`"-Infinity"`)
 		}
 		return len(jsonFloat(f))
-	case service.KindDateTime:
-		return 2 + len(service.FormatDateTime(v.Time()))
-	case service.KindGuid:
+	case KindDateTime:
+		return 2 + len(FormatDateTime(v.Time()))
+	case KindGuid:
 		return 2 + len(v.Str())
 	}
 	return len("null")
