@@ -1,0 +1,211 @@
+package codec
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"reflect"
+	"sync"
+	"unsafe"
+
+	"github.com/unified-data/gotables/tables/service"
+)
+
+const (
+	// maxStringUnits is the most UTF-16 code units one Edm.String cell holds (64 KiB).
+	maxStringUnits = 32768
+	// maxBinaryBytes is the most bytes one Edm.Binary cell holds.
+	maxBinaryBytes = 65536
+)
+
+// Encode returns the cells of v, a struct or a pointer to one, in the order of its plan's
+// fields (a pointer avoids copying the struct). It refuses a type the codec cannot map with a
+// *PlanError, a value the service cannot store with a *ValueError, and a value too large for
+// a cell under opts' policy with an *OversizedCellError. A nil opts means the defaults.
+func Encode(v any, opts *Options) ([]service.Property, error) {
+	p, t, err := structPointer(v)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := planFor(t)
+	if err != nil {
+		return nil, err
+	}
+	return pl.encode(p, opts.orDefault())
+}
+
+// EncodeRow is Encode returning a row with the given keys.
+func EncodeRow(v any, partitionKey, rowKey string, opts *Options) (service.Row, error) {
+	props, err := Encode(v, opts)
+	if err != nil {
+		return service.Row{}, err
+	}
+	return service.Row{PartitionKey: partitionKey, RowKey: rowKey, Properties: props}, nil
+}
+
+// structPointer returns the address of the struct v holds or points to, copying a struct
+// passed by value.
+func structPointer(v any) (unsafe.Pointer, reflect.Type, error) {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer:
+		if rv.Type().Elem().Kind() != reflect.Struct {
+			break
+		}
+		if rv.IsNil() {
+			return nil, nil, &PlanError{Type: rv.Type().Elem(), Reason: "the value is a nil pointer"}
+		}
+		return rv.UnsafePointer(), rv.Type().Elem(), nil
+	case reflect.Struct:
+		c := reflect.New(rv.Type())
+		c.Elem().Set(rv)
+		return c.UnsafePointer(), rv.Type(), nil
+	}
+	var t reflect.Type
+	if v != nil {
+		t = rv.Type()
+	}
+	return nil, nil, &PlanError{Type: t, Reason: "the codec stores structs (or pointers to them); wrap the value in a struct"}
+}
+
+func (pl *Plan) encode(p unsafe.Pointer, o *Options) ([]service.Property, error) {
+	n := len(pl.cols)
+	if o.WriteTypeName {
+		n++
+	}
+	props := make([]service.Property, 0, n)
+	for i := range pl.cols {
+		c := &pl.cols[i]
+		fp := c.locate(p)
+		if fp == nil {
+			continue
+		}
+		v, ok, err := c.leaf.enc(fp)
+		if err != nil {
+			return nil, &ValueError{Column: c.cellName, Field: c.field.Path, Type: c.leaf.typ, Err: err}
+		}
+		if !ok {
+			continue
+		}
+		if c.leaf.class == classScalar {
+			props = append(props, service.Property{Name: c.name, Value: v})
+			continue
+		}
+		if props, err = c.appendText(props, fp, v.Str(), o); err != nil {
+			return nil, err
+		}
+	}
+	if o.WriteTypeName {
+		props = append(props, service.Property{Name: TypeNameColumn, Value: service.String(o.Types.nameOf(pl.typ))})
+	}
+	return props, nil
+}
+
+// appendText appends the cell of a string or JSON text s, applying the oversized policy when
+// it does not fit one cell.
+func (c *column) appendText(props []service.Property, fp unsafe.Pointer, s string, o *Options) ([]service.Property, error) {
+	// A string of at most maxStringUnits bytes has at most that many UTF-16 units.
+	if len(s) <= maxStringUnits || service.UTF16Len(s) <= maxStringUnits {
+		return append(props, service.Property{Name: c.cellName, Value: service.String(s)}), nil
+	}
+	size := 2 * service.UTF16Len(s)
+	isJSON := c.leaf.class == classJSON
+	if !isJSON && o.Oversized == OversizedRefuse {
+		return nil, &OversizedCellError{Column: c.name, Size: size, Limit: maxBinaryBytes}
+	}
+	gz := gzipText(s)
+	if len(gz) <= maxBinaryBytes {
+		return append(props, service.Property{Name: c.gzipName, Value: service.BinaryNoCopy(gz)}), nil
+	}
+	if o.Oversized < OversizedTrim {
+		return nil, &OversizedCellError{Column: c.name, Size: size, Compressed: len(gz), Limit: maxBinaryBytes}
+	}
+	if !isJSON {
+		return append(props, service.Property{Name: c.name, Value: service.String(trimText(s, o.trimMarker()))}), nil
+	}
+	return c.appendTrimmedJSON(props, fp)
+}
+
+// appendTrimmedJSON stores the longest prefix of a JSON-stored slice or array that fits one
+// cell, compressed if need be; any other JSON-stored value is dropped.
+func (c *column) appendTrimmedJSON(props []service.Property, fp unsafe.Pointer) ([]service.Property, error) {
+	rv := reflect.NewAt(c.leaf.typ, fp).Elem()
+	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
+		if rv.IsNil() {
+			return props, nil
+		}
+		rv = rv.Elem()
+	}
+	if rv.Kind() == reflect.Array && !rv.CanAddr() {
+		a := reflect.New(rv.Type()).Elem()
+		a.Set(rv)
+		rv = a
+	}
+	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
+		return props, nil
+	}
+	// fit returns the cell for the first n elements, if they fit.
+	fit := func(n int) (service.Property, bool) {
+		b, err := json.Marshal(rv.Slice(0, n).Interface())
+		if err != nil {
+			return service.Property{}, false
+		}
+		s := string(b)
+		if service.UTF16Len(s) <= maxStringUnits {
+			return service.Property{Name: c.cellName, Value: service.String(s)}, true
+		}
+		if gz := gzipText(s); len(gz) <= maxBinaryBytes {
+			return service.Property{Name: c.gzipName, Value: service.BinaryNoCopy(gz)}, true
+		}
+		return service.Property{}, false
+	}
+	best, ok := fit(0)
+	if !ok {
+		return props, nil
+	}
+	lo, hi := 0, rv.Len() // fit(lo) holds; fit(hi) does not
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if p, ok := fit(mid); ok {
+			lo, best = mid, p
+		} else {
+			hi = mid
+		}
+	}
+	return append(props, best), nil
+}
+
+// trimText returns the longest prefix of s that, followed by marker, fits one cell.
+func trimText(s, marker string) string {
+	room := maxStringUnits - service.UTF16Len(marker)
+	if room < 0 {
+		room, marker = maxStringUnits, ""
+	}
+	units := 0
+	for i, r := range s {
+		u := 1
+		if r >= 0x10000 {
+			u = 2
+		}
+		if units+u > room {
+			return s[:i] + marker
+		}
+		units += u
+	}
+	return s + marker
+}
+
+var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
+
+// gzipText returns the gzip form of s.
+func gzipText(s string) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(s) / 4)
+	w := gzipWriters.Get().(*gzip.Writer)
+	w.Reset(&buf)
+	// Writes to a bytes.Buffer cannot fail.
+	_, _ = w.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
+	_ = w.Close()
+	gzipWriters.Put(w)
+	return buf.Bytes()
+}

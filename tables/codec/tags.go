@@ -1,0 +1,122 @@
+package codec
+
+import (
+	"strings"
+)
+
+// tagKey is the struct tag key the codec reads.
+const tagKey = "table"
+
+// tagInfo is a parsed `table` tag.
+type tagInfo struct {
+	ignore    bool
+	aliases   []string
+	split     string
+	offload   string
+	protected []string
+	// typeAliases are the "Target:Old" pairs of a blank marker field's alias option.
+	typeAliases []typeAlias
+}
+
+type typeAlias struct{ target, old string }
+
+func (ti *tagInfo) hasOptions() bool {
+	return len(ti.aliases) > 0 || ti.split != "" || ti.offload != "" || len(ti.protected) > 0 ||
+		len(ti.typeAliases) > 0
+}
+
+// parseTag parses a field's `table` tag. marker says the field is a blank `_` field, whose
+// alias option takes "Target:Old" items. The returned string is a reason for a PlanError.
+func parseTag(tag string, marker bool) (tagInfo, string) {
+	var ti tagInfo
+	name, opts, _ := strings.Cut(tag, ",")
+	if name == "-" && opts == "" && !strings.Contains(tag, ",") {
+		ti.ignore = true
+		return ti, ""
+	}
+	if name != "" {
+		return ti, "the `table` tag names no column (" + quote(name) + "): a column is named after its field; " +
+			"rename the field and declare the old name with `table:\",alias=Old\"`, or use `table:\"-\"` to skip it"
+	}
+	if opts == "" {
+		return ti, ""
+	}
+	seen := map[string]bool{}
+	for _, opt := range strings.Split(opts, ",") {
+		key, val, hasVal := strings.Cut(opt, "=")
+		if seen[key] {
+			return ti, "the `table` tag repeats the option " + quote(key) + "; give it once"
+		}
+		seen[key] = true
+		switch key {
+		case "alias", "split", "offload", "protected":
+		default:
+			return ti, "the `table` tag has an unknown option " + quote(opt) +
+				"; the options are alias=, split=, offload= and protected="
+		}
+		if !hasVal || val == "" {
+			return ti, "the `table` tag option " + quote(key) + " needs a value, such as " + key + "=..."
+		}
+		switch key {
+		case "alias":
+			if marker {
+				target := ""
+				for _, item := range strings.Split(val, "|") {
+					t, old, ok := strings.Cut(item, ":")
+					if ok {
+						target = t
+					} else {
+						old = item
+					}
+					if target == "" {
+						return ti, "a type-level alias names its target column first, as alias=Target:Old"
+					}
+					if reason := checkAlias(old); reason != "" {
+						return ti, reason
+					}
+					ti.typeAliases = append(ti.typeAliases, typeAlias{target, old})
+				}
+			} else {
+				for _, old := range strings.Split(val, "|") {
+					if strings.Contains(old, ":") {
+						return ti, "alias " + quote(old) + " holds ':'; the Target:Old form belongs on a blank marker field (_ struct{})"
+					}
+					if reason := checkAlias(old); reason != "" {
+						return ti, reason
+					}
+					ti.aliases = append(ti.aliases, old)
+				}
+			}
+		case "split":
+			ti.split = val
+		case "offload":
+			ti.offload = val
+		case "protected":
+			if marker {
+				return ti, "protected= applies to a field, not to a type; tag the fields to protect"
+			}
+			for _, role := range strings.Split(val, "|") {
+				if role = strings.TrimSpace(role); role == "" {
+					return ti, "protected= lists roles separated by '|', with no empty role"
+				}
+				ti.protected = append(ti.protected, role)
+			}
+		}
+	}
+	return ti, ""
+}
+
+// checkAlias returns why an old column name cannot be an alias, or "".
+func checkAlias(old string) string {
+	switch {
+	case old == "":
+		return "an alias is empty; list old column names separated by '|'"
+	case strings.HasPrefix(old, "_"):
+		return "alias " + quote(old) + " starts with '_', which is reserved for the storage layer's own columns"
+	case strings.Contains(old, "__"):
+		return "alias " + quote(old) + " holds \"__\"; name the old column itself, its __Json and __GZip forms are read too"
+	}
+	return ""
+}
+
+func quote(s string) string { return "\"" + s + "\"" }
