@@ -77,3 +77,43 @@ func HasStatus(err error, status int, code string) bool {
 func NewStatusError(status int, code, format string, args ...any) *StatusError {
 	return &StatusError{StatusCode: status, ErrorCode: code, Message: fmt.Sprintf(format, args...)}
 }
+
+// Errors about the caller's input, returned before anything is sent.
+var (
+	// ErrInvalidKey reports an id or key the service would refuse (a forbidden character,
+	// an empty key, a key longer than 512 UTF-16 code units).
+	ErrInvalidKey = errors.New("unified tables: invalid key")
+	// ErrInvalidArgument reports an argument the call cannot use (a nil entity, a missing
+	// ETag in Strict mode, …).
+	ErrInvalidArgument = errors.New("unified tables: invalid argument")
+)
+
+// StoreError is an error of a store call about one row. It matches its Kind sentinel with
+// errors.Is and unwraps to the service's error, if any.
+type StoreError struct {
+	// Kind is the sentinel the error matches (ErrNotFound, ErrDuplicateKey, …).
+	Kind error
+	// Op is the store operation, such as "create".
+	Op string
+	// Table, PartitionKey and RowKey name the row.
+	Table, PartitionKey, RowKey string
+	// Message says what happened and what to do.
+	Message string
+	// Err is the underlying error, typically a *StatusError.
+	Err error
+}
+
+// Error implements error.
+func (e *StoreError) Error() string {
+	msg := e.Op + " " + e.Table + " (" + strconv.Quote(e.PartitionKey) + ", " + strconv.Quote(e.RowKey) + "): " + e.Message
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is reports whether target is the error's Kind.
+func (e *StoreError) Is(target error) bool { return target != nil && target == e.Kind }
+
+// Unwrap returns the underlying error.
+func (e *StoreError) Unwrap() error { return e.Err }

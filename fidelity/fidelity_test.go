@@ -53,6 +53,10 @@ func TestServiceScenarios(t *testing.T) {
 	Run(t, ServiceScenarios(), backends)
 }
 
+func TestStoreScenarios(t *testing.T) {
+	Run(t, StoreScenarios(), backends)
+}
+
 func TestScenarioCount(t *testing.T) {
 	if n := len(ServiceScenarios()); n < 40 {
 		t.Fatalf("%d service scenarios; the suite promises at least 40", n)
@@ -61,7 +65,7 @@ func TestScenarioCount(t *testing.T) {
 
 func TestDeviationsAreUsed(t *testing.T) {
 	used := map[string]bool{}
-	for _, sc := range ServiceScenarios() {
+	for _, sc := range append(ServiceScenarios(), StoreScenarios()...) {
 		used[sc.Deviation] = true
 	}
 	for name := range Deviations {

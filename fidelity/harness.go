@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime"
 	"sort"
 	"strings"
@@ -165,7 +166,8 @@ func DescribeError(err error) string {
 	}
 	for _, s := range []error{abstractions.ErrNotFound, abstractions.ErrDuplicateKey, abstractions.ErrConcurrencyConflict,
 		abstractions.ErrNotSupported, abstractions.ErrOversizedCell, abstractions.ErrOversizedValue, abstractions.ErrIntegrity,
-		abstractions.ErrBlobOffloadNotConfigured, abstractions.ErrProtectedProperty, context.Canceled, context.DeadlineExceeded} {
+		abstractions.ErrBlobOffloadNotConfigured, abstractions.ErrProtectedProperty, abstractions.ErrInvalidKey, abstractions.ErrInvalidArgument,
+		context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, s) {
 			parts = append(parts, "is="+s.Error())
 		}
@@ -412,3 +414,5 @@ func randomSuffix() string {
 	}
 	return hex.EncodeToString(b[:])
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

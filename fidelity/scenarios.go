@@ -14,6 +14,12 @@ func ServiceScenarios() []Scenario {
 	return all
 }
 
+// StoreScenarios returns every scenario of the store layer: Storage[T] behaviour run by the
+// engine over each service.
+func StoreScenarios() []Scenario {
+	return append([]Scenario(nil), storeScenarios...)
+}
+
 // row builds a row from its keys and name/value pairs.
 func row(pk, rk string, nameValues ...any) service.Row {
 	r := service.Row{PartitionKey: pk, RowKey: rk}

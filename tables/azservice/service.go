@@ -16,8 +16,9 @@ import (
 // through the Azure SDK. It implements service.Tables and service.Blobs and is safe for
 // concurrent use.
 type Service struct {
-	tables *aztables.ServiceClient
-	blobs  *azblob.Client
+	tables   *aztables.ServiceClient
+	blobs    *azblob.Client
+	endpoint string
 }
 
 var (
@@ -39,7 +40,8 @@ func New(tables *aztables.ServiceClient, blobs *azblob.Client) *Service {
 	if tables == nil {
 		panic("azservice: New needs a table service client")
 	}
-	return &Service{tables: tables, blobs: blobs}
+	// The SDK client does not tell its URL; the client's identity names the account.
+	return &Service{tables: tables, blobs: blobs, endpoint: fmt.Sprintf("aztables-client-%p", tables)}
 }
 
 // NewFromConnectionString returns a Service for an Azure Storage connection string with an
@@ -62,7 +64,7 @@ func NewFromConnectionStringWithOptions(conn string, opts *Options) (*Service, e
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &Service{}
+	s := &Service{endpoint: cs.tableURL}
 	topts := &aztables.ClientOptions{ClientOptions: opts.ClientOptions}
 	bopts := &azblob.ClientOptions{ClientOptions: opts.ClientOptions}
 	bopts.PerCallPolicies = append(append([]policy.Policy(nil), bopts.PerCallPolicies...), identityEncoding{})
@@ -106,3 +108,7 @@ func (identityEncoding) Do(req *policy.Request) (*http.Response, error) {
 	req.Raw().Header.Set("Accept-Encoding", "identity")
 	return req.Next()
 }
+
+// Endpoint names the account: the table endpoint URL (never with a signature) for a service
+// made from a connection string, an identifier of the client for one made by New.
+func (s *Service) Endpoint() string { return s.endpoint }

@@ -1,0 +1,89 @@
+package abstractions
+
+import "context"
+
+// ConcurrencyMode says how a whole-entity update treats the version the caller holds.
+type ConcurrencyMode uint8
+
+const (
+	// Auto is Strict when the entity carries an ETag. Without one the update is refused,
+	// unless the account opts into implicit last-writer-wins (then it is LastWriterWins and
+	// a warning is logged).
+	Auto ConcurrencyMode = iota
+	// Strict writes only over the version the entity's ETag names; a lost race fails with
+	// an error matching ErrConcurrencyConflict.
+	Strict
+	// LastWriterWins overwrites whatever version is stored (the row must exist).
+	LastWriterWins
+)
+
+// String returns the mode's name.
+func (m ConcurrencyMode) String() string {
+	switch m {
+	case Auto:
+		return "Auto"
+	case Strict:
+		return "Strict"
+	case LastWriterWins:
+		return "LastWriterWins"
+	}
+	return "ConcurrencyMode(?)"
+}
+
+// Storage is the repository of one entity type T, stored in one table. T is a struct that
+// embeds Entity. Both backends implement it with the same engine, so they succeed and fail
+// alike.
+//
+// Ids are composite "PartitionKey|RowKey" strings (see SplitID); by default they are
+// normalised before use (see NormalizeID). Keys are checked before anything is sent: an id
+// the service would refuse fails with an error matching ErrInvalidKey and sends nothing.
+//
+// Writes update the entity passed in only when they succeed: its ID (normalised), CreatedAt,
+// UpdatedAt, ETag and Timestamp. Every method honours ctx.
+type Storage[T any] interface {
+	// Table returns the name of the table the store uses.
+	Table() string
+	// EnsureCreated creates the table if it does not exist yet. Stores create their table
+	// on first use anyway; call it at start-up to fail fast.
+	EnsureCreated(ctx context.Context) error
+
+	// Create inserts a new row. A row with the same keys fails with an error matching
+	// ErrDuplicateKey that names the table and the key.
+	Create(ctx context.Context, v *T) error
+	// Upsert inserts the row or replaces a stored one, unconditionally, in one round trip.
+	// A CreatedAt the caller set is kept; a zero one is set to now.
+	Upsert(ctx context.Context, v *T) error
+	// Update replaces a stored row under the given concurrency mode. A missing row fails
+	// with an error matching ErrNotFound, a lost race with ErrConcurrencyConflict.
+	Update(ctx context.Context, v *T, mode ConcurrencyMode) error
+	// Delete deletes the row if it exists; deleting a missing row is not an error.
+	Delete(ctx context.Context, id string) error
+
+	// One returns the row with the id, or nil and no error when there is none.
+	One(ctx context.Context, id string) (*T, error)
+	// Exists reports whether a row with the id exists.
+	Exists(ctx context.Context, id string) (bool, error)
+	// List returns every row of one partition, in row-key order.
+	List(ctx context.Context, partition string) ([]*T, error)
+	// ListAll returns every row of the table, in key order.
+	ListAll(ctx context.Context) ([]*T, error)
+	// Count counts the rows of one partition, reading keys only.
+	Count(ctx context.Context, partition string) (int, error)
+	// CountAll counts the rows of the table, reading keys only.
+	CountAll(ctx context.Context) (int, error)
+
+	// CreateBatch inserts the entities in transactions grouped by partition, up to 100 rows
+	// each. Each transaction is atomic; when one fails, those before it stay committed and
+	// none after it is sent. A key named twice fails with ErrDuplicateKey before anything
+	// is sent. Batch writes do not report ETags: the entities' ETag fields are cleared.
+	CreateBatch(ctx context.Context, vs []*T) error
+	// UpsertBatch inserts or replaces the entities in transactions grouped by partition, up
+	// to 100 rows each, and returns how many it wrote. The transaction rules of CreateBatch
+	// apply; a key named twice in one transaction fails it with the service's 400
+	// InvalidDuplicateRow.
+	UpsertBatch(ctx context.Context, vs []*T) (int, error)
+	// DeletePartition deletes every row of a partition in transactions of up to 100 rows
+	// and returns how many it deleted. It is atomic per transaction only: after a failure,
+	// call it again to finish.
+	DeletePartition(ctx context.Context, partition string) (int, error)
+}

@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// IDMode says whether stores normalise ids.
+type IDMode uint8
+
+const (
+	// NormalizeIDs trims ids, replaces inner spaces by "-" and lower-cases them before use
+	// (abstractions.NormalizeID). The default.
+	NormalizeIDs IDMode = iota
+	// IDsAsWritten uses ids exactly as given.
+	IDsAsWritten
+)
+
+// Options configure every store of an account. The zero value is ready to use.
+type Options struct {
+	// IDs says whether ids are normalised (the default) or used as written.
+	IDs IDMode
+	// ImplicitLastWriterWins lets Update in Auto mode overwrite a row when the entity
+	// carries no ETag, logging a warning each time. Off by default: such an update is
+	// refused, because it could silently overwrite a change the caller never saw.
+	ImplicitLastWriterWins bool
+	// Oversized is the policy for string and JSON values too large for one cell; the
+	// default refuses them (see codec.OversizedPolicy).
+	Oversized codec.OversizedPolicy
+	// Logger receives warnings; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock for CreatedAt and UpdatedAt; nil means time.Now.
+	Now func() time.Time
+}
+
+// Account is one storage account: its services and the options every store of it shares.
+// It is safe for concurrent use.
+type Account struct {
+	tables service.Tables
+	blobs  service.Blobs
+	name   string
+	opts   Options
+	codec  codec.Options
+
+	mu      sync.Mutex
+	created map[string]bool // tables known to exist, by lower-case name
+}
+
+// NewAccount returns an account over the given services. name identifies the account in
+// messages and cache keys (an endpoint URL, say). blobs may be nil when no blob feature is
+// used. A nil opts means the defaults.
+func NewAccount(name string, tables service.Tables, blobs service.Blobs, opts *Options) *Account {
+	a := &Account{tables: tables, blobs: blobs, name: name, created: map[string]bool{}}
+	if opts != nil {
+		a.opts = *opts
+	}
+	a.codec = codec.Options{Oversized: a.opts.Oversized}
+	return a
+}
+
+// Name returns the name the account was created with.
+func (a *Account) Name() string { return a.name }
+
+// Tables returns the account's table service.
+func (a *Account) Tables() service.Tables { return a.tables }
+
+// Blobs returns the account's blob service, or nil.
+func (a *Account) Blobs() service.Blobs { return a.blobs }
+
+func (a *Account) logger() *slog.Logger {
+	if a.opts.Logger != nil {
+		return a.opts.Logger
+	}
+	return slog.Default()
+}
+
+// now is the time a write stamps, in UTC and at the service's 100 ns precision, so the entity
+// a write returns holds the same times a read of the row gives.
+func (a *Account) now() time.Time {
+	t := time.Now()
+	if a.opts.Now != nil {
+		t = a.opts.Now()
+	}
+	return t.UTC().Round(0).Truncate(100 * time.Nanosecond)
+}
+
+// ensureTable creates the table unless this account already knows it exists. Concurrent
+// first uses of one table may both send the create; the loser's 409 TableAlreadyExists is
+// success. A failure is not remembered, so the next call tries again.
+func (a *Account) ensureTable(ctx context.Context, table string) error {
+	key := strings.ToLower(table)
+	a.mu.Lock()
+	known := a.created[key]
+	a.mu.Unlock()
+	if known {
+		return nil
+	}
+	err := a.tables.CreateTable(ctx, table)
+	if err != nil && !abstractions.HasStatus(err, http.StatusConflict, "TableAlreadyExists") {
+		return err
+	}
+	a.mu.Lock()
+	a.created[key] = true
+	a.mu.Unlock()
+	return nil
+}
+
+// forgetTable drops what the account knows of a table, after the service said it is gone.
+func (a *Account) forgetTable(table string) {
+	a.mu.Lock()
+	delete(a.created, strings.ToLower(table))
+	a.mu.Unlock()
+}
+
+// isTableNotFound reports a 404 TableNotFound.
+func isTableNotFound(err error) bool {
+	return abstractions.HasStatus(err, http.StatusNotFound, "TableNotFound")
+}

@@ -1,0 +1,165 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// A plan is the row actions that carry out one store call, in the order they must run. The
+// engine sends a plan of one action as a single write and a longer one as entity-group
+// transactions (chunks); large values will add their blob actions here.
+type plan struct {
+	actions []service.Action
+}
+
+// chunks cuts the plan into transactions the service accepts: actions of one partition,
+// consecutive in the plan, at most 100 of them and at most 4 MiB of request body. Actions
+// are grouped by partition in the order the partitions first appear, keeping their order
+// within a partition.
+func (p *plan) chunks() [][]service.Action {
+	order := []string{}
+	byPK := map[string][]service.Action{}
+	for _, a := range p.actions {
+		pk := a.Row.PartitionKey
+		if _, ok := byPK[pk]; !ok {
+			order = append(order, pk)
+		}
+		byPK[pk] = append(byPK[pk], a)
+	}
+	var out [][]service.Action
+	for _, pk := range order {
+		acts := byPK[pk]
+		for len(acts) > 0 {
+			n, size := 0, service.TransactionBodySize(nil)
+			for n < len(acts) && n < service.MaxTransactionActions {
+				add := service.ActionBodySize(&acts[n])
+				if n > 0 && size+add > service.MaxBodySize {
+					break
+				}
+				size += add
+				n++
+			}
+			out = append(out, acts[:n:n])
+			acts = acts[n:]
+		}
+	}
+	return out
+}
+
+// runBatch sends the plan's transactions in order and returns how many actions committed.
+// It stops at the first failure; the transactions before it stay committed.
+func (s *Store[T]) runBatch(ctx context.Context, op string, p *plan, committed func(chunk []service.Action)) (int, error) {
+	done := 0
+	for _, chunk := range p.chunks() {
+		if err := ctx.Err(); err != nil {
+			return done, err
+		}
+		err := s.do(ctx, func() error { return s.acct.tables.Transact(ctx, s.table, chunk) })
+		if err != nil {
+			return done, s.translateTx(op, chunk, err)
+		}
+		done += len(chunk)
+		if committed != nil {
+			committed(chunk)
+		}
+	}
+	return done, nil
+}
+
+// translateTx names the row a failed transaction blamed.
+func (s *Store[T]) translateTx(op string, chunk []service.Action, err error) error {
+	var te *service.TransactionError
+	if errors.As(err, &te) && te.Index >= 0 && te.Index < len(chunk) {
+		r := chunk[te.Index].Row
+		return s.translate(op, r.PartitionKey, r.RowKey, err)
+	}
+	pk := ""
+	if len(chunk) > 0 {
+		pk = chunk[0].Row.PartitionKey
+	}
+	return s.translate(op, pk, "", err)
+}
+
+// prepareAll prepares every entity before anything is sent, so a batch with one entity that
+// cannot be written sends nothing.
+func (s *Store[T]) prepareAll(op string, vs []*T) ([]*prepared[T], error) {
+	now := s.acct.now()
+	ps := make([]*prepared[T], len(vs))
+	for i, v := range vs {
+		p, err := s.prepare(op, v, now)
+		if err != nil {
+			return nil, err
+		}
+		ps[i] = p
+	}
+	return ps, nil
+}
+
+// CreateBatch inserts the entities in per-partition transactions; see abstractions.Storage.
+func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) error {
+	ps, err := s.prepareAll("create batch", vs)
+	if err != nil {
+		return err
+	}
+	seen := make(map[[2]string]bool, len(ps))
+	for _, p := range ps {
+		k := [2]string{p.pk, p.rk}
+		if seen[k] {
+			return &abstractions.StoreError{Kind: abstractions.ErrDuplicateKey, Op: "create batch", Table: s.table, PartitionKey: p.pk, RowKey: p.rk,
+				Message: "the batch names this key more than once; nothing was sent"}
+		}
+		seen[k] = true
+	}
+	_, err = s.batch(ctx, "create batch", service.OpInsert, vs, ps)
+	return err
+}
+
+// UpsertBatch inserts or replaces the entities in per-partition transactions; see
+// abstractions.Storage.
+func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (int, error) {
+	ps, err := s.prepareAll("upsert batch", vs)
+	if err != nil {
+		return 0, err
+	}
+	return s.batch(ctx, "upsert batch", service.OpUpsertReplace, vs, ps)
+}
+
+// batch writes prepared entities with one operation and copies each committed one back to
+// the caller's entity. Transactions report no ETags, so ETag and Timestamp are cleared.
+func (s *Store[T]) batch(ctx context.Context, op string, kind service.Op, vs []*T, ps []*prepared[T]) (int, error) {
+	p := &plan{actions: make([]service.Action, len(ps))}
+	index := make(map[[2]string][]int, len(ps))
+	for i, pp := range ps {
+		p.actions[i] = service.Action{Op: kind, Row: pp.row}
+		k := [2]string{pp.pk, pp.rk}
+		index[k] = append(index[k], i)
+	}
+	return s.runBatch(ctx, op, p, func(chunk []service.Action) {
+		for _, a := range chunk {
+			k := [2]string{a.Row.PartitionKey, a.Row.RowKey}
+			for _, i := range index[k] {
+				ps[i].commit(vs[i], service.Written{})
+			}
+		}
+	})
+}
+
+// DeletePartition deletes every row of a partition; see abstractions.Storage.
+func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (int, error) {
+	pk, err := s.checkPartition("delete partition", partition)
+	if err != nil {
+		return 0, err
+	}
+	p := &plan{}
+	err = s.scan(ctx, service.Query{Filter: partitionFilter(pk), Select: keysOnly}, func(r *service.Row) error {
+		p.actions = append(p.actions, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: r.PartitionKey, RowKey: r.RowKey}, IfMatch: service.ETagAny})
+		return nil
+	})
+	if err != nil {
+		return 0, s.translate("delete partition", pk, "", err)
+	}
+	return s.runBatch(ctx, "delete partition", p, nil)
+}

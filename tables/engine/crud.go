@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// prepared is an entity ready to be written: a copy of it with the id and times the write
+// will store, and its row. The caller's entity is updated from the copy only on success.
+type prepared[T any] struct {
+	v      T
+	pk, rk string
+	row    service.Row
+}
+
+// prepare copies v, resolves its id, stamps the times (CreatedAt only when zero) and
+// encodes the row.
+func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error) {
+	if v == nil {
+		return nil, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.table, Message: "the entity is nil"}
+	}
+	p := &prepared[T]{v: *v}
+	b := base(&p.v)
+	id, pk, rk, err := s.resolveID(op, b.ID)
+	if err != nil {
+		return nil, err
+	}
+	p.pk, p.rk = pk, rk
+	b.ID = id
+	if b.CreatedAt.IsZero() {
+		b.CreatedAt = now
+	}
+	b.UpdatedAt = now
+	row, err := codec.EncodeRow(&p.v, pk, rk, &s.acct.codec)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s (%q, %q): %w", op, s.table, pk, rk, err)
+	}
+	p.row = row
+	return p, nil
+}
+
+// commit copies the written entity back to the caller's, with the service's version.
+func (p *prepared[T]) commit(dst *T, w service.Written) {
+	b := base(&p.v)
+	b.ETag, b.Timestamp = w.ETag, w.Timestamp
+	*dst = p.v
+}
+
+// write runs one action for a prepared entity.
+func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a service.Action) (service.Written, error) {
+	a.Row = p.row
+	var w service.Written
+	err := s.do(ctx, func() (err error) {
+		w, err = s.acct.tables.Write(ctx, s.table, a)
+		return err
+	})
+	return w, s.translate(op, p.pk, p.rk, err)
+}
+
+// Create inserts a new row; see abstractions.Storage.
+func (s *Store[T]) Create(ctx context.Context, v *T) error {
+	p, err := s.prepare("create", v, s.acct.now())
+	if err != nil {
+		return err
+	}
+	w, err := s.write(ctx, "create", p, service.Action{Op: service.OpInsert})
+	if err != nil {
+		return err
+	}
+	p.commit(v, w)
+	return nil
+}
+
+// Upsert inserts or replaces the row in one round trip; see abstractions.Storage.
+func (s *Store[T]) Upsert(ctx context.Context, v *T) error {
+	p, err := s.prepare("upsert", v, s.acct.now())
+	if err != nil {
+		return err
+	}
+	w, err := s.write(ctx, "upsert", p, service.Action{Op: service.OpUpsertReplace})
+	if err != nil {
+		return err
+	}
+	p.commit(v, w)
+	return nil
+}
+
+// Update replaces a stored row under mode; see abstractions.Storage.
+func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) error {
+	if v == nil {
+		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, Message: "the entity is nil"}
+	}
+	etag := base(v).ETag
+	switch mode {
+	case abstractions.Auto:
+		switch {
+		case etag != "":
+			mode = abstractions.Strict
+		case s.acct.opts.ImplicitLastWriterWins:
+			mode = abstractions.LastWriterWins
+			s.acct.logger().Warn("unified tables: Update in Auto mode without an ETag overwrites the stored row (implicit last-writer-wins)",
+				"table", s.table, "id", base(v).ID)
+		default:
+			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table,
+				Message: "the entity carries no ETag, so Auto mode cannot tell which version it overwrites; update the entity One returned, " +
+					"say Strict or LastWriterWins explicitly, or enable Options.ImplicitLastWriterWins; nothing was sent"}
+		}
+	case abstractions.Strict:
+		if etag == "" {
+			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table,
+				Message: "Strict mode needs the entity's ETag (the version it was read as); nothing was sent"}
+		}
+	case abstractions.LastWriterWins:
+	default:
+		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, Message: fmt.Sprintf("unknown concurrency mode %v", mode)}
+	}
+	p, err := s.prepare("update", v, s.acct.now())
+	if err != nil {
+		return err
+	}
+	ifMatch := service.ETagAny
+	if mode == abstractions.Strict {
+		ifMatch = etag
+	}
+	w, err := s.write(ctx, "update", p, service.Action{Op: service.OpReplace, IfMatch: ifMatch})
+	if err != nil {
+		return err
+	}
+	p.commit(v, w)
+	return nil
+}
+
+// Delete deletes the row if it exists; see abstractions.Storage.
+func (s *Store[T]) Delete(ctx context.Context, id string) error {
+	_, pk, rk, err := s.resolveID("delete", id)
+	if err != nil {
+		return err
+	}
+	err = s.do(ctx, func() error {
+		_, err := s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: service.ETagAny})
+		return err
+	})
+	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
+		return nil
+	}
+	return s.translate("delete", pk, rk, err)
+}
+
+// One returns the row with the id, or nil when there is none; see abstractions.Storage.
+func (s *Store[T]) One(ctx context.Context, id string) (*T, error) {
+	_, pk, rk, err := s.resolveID("read", id)
+	if err != nil {
+		return nil, err
+	}
+	var row service.Row
+	err = s.do(ctx, func() (err error) {
+		row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, nil)
+		return err
+	})
+	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, s.translate("read", pk, rk, err)
+	}
+	return s.decode(&row)
+}
+
+func (s *Store[T]) decode(row *service.Row) (*T, error) {
+	v, err := codec.Decode[T](row, &s.acct.codec)
+	if err != nil {
+		return nil, fmt.Errorf("read %s (%q, %q): %w", s.table, row.PartitionKey, row.RowKey, err)
+	}
+	return v, nil
+}
+
+// keysOnly is the projection of a read that needs no property.
+var keysOnly = []string{}
+
+// Exists reports whether a row with the id exists; see abstractions.Storage.
+func (s *Store[T]) Exists(ctx context.Context, id string) (bool, error) {
+	_, pk, rk, err := s.resolveID("exists", id)
+	if err != nil {
+		return false, err
+	}
+	err = s.do(ctx, func() error {
+		_, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, keysOnly)
+		return err
+	})
+	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.translate("exists", pk, rk, err)
+	}
+	return true, nil
+}

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"context"
+	"strings"
+
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// quote returns s as an OData string literal.
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+func partitionFilter(pk string) string { return "PartitionKey eq " + quote(pk) }
+
+// scan runs q to its end, page by page, handing each row to fn. Pages may be empty and
+// still continue (the real service does that), so only a missing continuation ends it.
+func (s *Store[T]) scan(ctx context.Context, q service.Query, fn func(*service.Row) error) error {
+	return s.do(ctx, func() error {
+		q := q
+		for {
+			page, err := s.acct.tables.Query(ctx, s.table, q)
+			if err != nil {
+				return err
+			}
+			for i := range page.Rows {
+				if err := fn(&page.Rows[i]); err != nil {
+					return err
+				}
+			}
+			if page.Next == nil {
+				return nil
+			}
+			q.Continuation = page.Next
+		}
+	})
+}
+
+func (s *Store[T]) list(ctx context.Context, op string, filter string) ([]*T, error) {
+	var out []*T
+	err := s.scan(ctx, service.Query{Filter: filter}, func(r *service.Row) error {
+		v, err := s.decode(r)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	})
+	if err != nil {
+		return nil, s.translate(op, "", "", err)
+	}
+	return out, nil
+}
+
+// List returns every row of one partition; see abstractions.Storage.
+func (s *Store[T]) List(ctx context.Context, partition string) ([]*T, error) {
+	pk, err := s.checkPartition("list", partition)
+	if err != nil {
+		return nil, err
+	}
+	return s.list(ctx, "list", partitionFilter(pk))
+}
+
+// ListAll returns every row of the table; see abstractions.Storage.
+func (s *Store[T]) ListAll(ctx context.Context) ([]*T, error) {
+	return s.list(ctx, "list", "")
+}
+
+func (s *Store[T]) count(ctx context.Context, filter string) (int, error) {
+	n := 0
+	err := s.scan(ctx, service.Query{Filter: filter, Select: keysOnly}, func(*service.Row) error {
+		n++
+		return nil
+	})
+	if err != nil {
+		return 0, s.translate("count", "", "", err)
+	}
+	return n, nil
+}
+
+// Count counts the rows of one partition, reading keys only; see abstractions.Storage.
+func (s *Store[T]) Count(ctx context.Context, partition string) (int, error) {
+	pk, err := s.checkPartition("count", partition)
+	if err != nil {
+		return 0, err
+	}
+	return s.count(ctx, partitionFilter(pk))
+}
+
+// CountAll counts the rows of the table, reading keys only; see abstractions.Storage.
+func (s *Store[T]) CountAll(ctx context.Context) (int, error) {
+	return s.count(ctx, "")
+}
