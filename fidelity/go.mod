@@ -3,6 +3,7 @@ module github.com/unified-data/gotables/fidelity
 go 1.25.0
 
 require (
+	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
 	github.com/google/go-cmp v0.7.0
 	github.com/unified-data/gotables/abstractions v0.0.0
 	github.com/unified-data/gotables/inmemory v0.0.0
@@ -11,7 +12,6 @@ require (
 )
 
 require (
-	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/data/aztables v1.4.1 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/internal v1.13.0 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/storage/azblob v1.8.3 // indirect
