@@ -32,11 +32,19 @@ test: ## Run every module's tests with -race, Azurite started and stopped around
 demo: ## Run the udtables demo (in memory, or on CONN=<connection string>).
 	@go run ./tools/cmd/udtables demo $(if $(CONN),--connection-string '$(CONN)')
 
-bench: ## Run every benchmark against Azurite; output in tools/bench-results/latest.txt.
+bench: ## Run the side-by-side harness and every benchmark against Azurite; output in tools/bench-results/latest.txt.
 	@pkgs=$$(bash scripts/packages.sh)
 	mkdir -p tools/bench-results
-	bash scripts/with-azurite.sh go test -run '^$$' -bench . -benchmem $(GOTESTFLAGS) $$pkgs \
-		| tee tools/bench-results/latest.txt.tmp
+	# One emulator session for both parts; BENCH_OPS sets the harness's --ops (default 1000).
+	# The harness's progress goes to the terminal, its table and the benchmarks to the file.
+	bash scripts/with-azurite.sh bash -euo pipefail -c '
+		ops=$${BENCH_OPS:-1000}
+		echo "== udtables bench --ops $$ops: the library against hand-written Azure SDK code, then the memory backend"
+		go run ./tools/cmd/udtables bench --ops "$$ops"
+		echo
+		echo "== go test -bench . -benchmem"
+		go test -run "^$$" -bench . -benchmem $(GOTESTFLAGS) "$$@"
+	' bench $$pkgs | tee tools/bench-results/latest.txt.tmp
 	mv tools/bench-results/latest.txt.tmp tools/bench-results/latest.txt
 	echo "written to tools/bench-results/latest.txt"
 

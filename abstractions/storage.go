@@ -86,4 +86,7 @@ type Storage[T any] interface {
 	// and returns how many it deleted. It is atomic per transaction only: after a failure,
 	// call it again to finish.
 	DeletePartition(ctx context.Context, partition string) (int, error)
+
+	Patcher[T] // partial updates (issue 6)
+	Querier[T] // bounded, streamed, paged and filtered queries (issue 5)
 }

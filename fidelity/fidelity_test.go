@@ -1,6 +1,7 @@
 package fidelity
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"sync"
@@ -87,4 +88,75 @@ func TestDeviationsAreUsed(t *testing.T) {
 			t.Errorf("deviation %q is listed but no scenario exercises it", name)
 		}
 	}
+}
+
+// diffCases is the number of random filters TestQueryDifferential checks; FuzzQueryDifferential
+// checks as many as -fuzztime allows.
+const diffCases = 300
+
+// diffStores stores the differential data set on every backend; the memory service comes
+// last. Without Azurite the test still checks the memory service against Go.
+func diffStores(tb testing.TB) []*DiffStore {
+	tb.Helper()
+	var bs []Backend
+	if t, ok := tb.(*testing.T); ok {
+		bs = backends(t)
+	} else {
+		memOnce.Do(func() { mem = memservice.New() })
+		bs = []Backend{{Name: Memory, Tables: mem, Blobs: mem}}
+		if conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING"); conn != "" {
+			azOnce.Do(func() {
+				az, azErr = azservice.NewFromConnectionStringWithOptions(conn, &azservice.Options{
+					ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}},
+				})
+			})
+			if azErr != nil {
+				tb.Fatalf("azurite: %v", azErr)
+			}
+			bs = append([]Backend{{Name: Azurite, Tables: az, Blobs: az}}, bs...)
+		}
+	}
+	var out []*DiffStore
+	for _, b := range bs {
+		ds, drop, err := NewDiffStore(context.Background(), b)
+		if err != nil {
+			tb.Fatalf("%s: storing the data set: %v", b.Name, err)
+		}
+		tb.Cleanup(drop)
+		out = append(out, ds)
+	}
+	return out
+}
+
+// TestQueryDifferential runs random filters over a fixed random data set: Azurite and the
+// memory service must select the same rows, and the rows Go selects.
+func TestQueryDifferential(t *testing.T) {
+	stores := diffStores(t)
+	ctx := context.Background()
+	refused := 0
+	for seed := uint64(0); seed < diffCases; seed++ {
+		problem, r := CheckRandomFilter(ctx, seed, stores)
+		if problem != "" {
+			t.Fatal(problem)
+		}
+		if r {
+			refused++
+		}
+	}
+	t.Logf("%d random filters, %d refused identically", diffCases, refused)
+	if refused > diffCases/2 {
+		t.Errorf("%d of %d random filters were refused; the generator should mostly build supported ones", refused, diffCases)
+	}
+}
+
+func FuzzQueryDifferential(f *testing.F) {
+	for seed := uint64(0); seed < 8; seed++ {
+		f.Add(seed)
+	}
+	stores := diffStores(f)
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		if problem, _ := CheckRandomFilter(context.Background(), seed, stores); problem != "" {
+			t.Fatal(problem)
+		}
+	})
 }

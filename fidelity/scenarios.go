@@ -11,13 +11,18 @@ func ServiceScenarios() []Scenario {
 	for _, group := range [][]Scenario{tableScenarios, rowScenarios, limitScenarios, transactionScenarios, queryScenarios, blobScenarios} {
 		all = append(all, group...)
 	}
+	all = append(all, codecScenarios...)
 	return all
 }
 
 // StoreScenarios returns every scenario of the store layer: Storage[T] behaviour run by the
 // engine over each service.
 func StoreScenarios() []Scenario {
-	return append([]Scenario(nil), storeScenarios...)
+	all := append([]Scenario(nil), storeScenarios...)
+	all = append(all, storeMoreScenarios...)
+	all = append(all, mutateScenarios...)
+	all = append(all, queryStoreScenarios...)
+	return all
 }
 
 // row builds a row from its keys and name/value pairs.

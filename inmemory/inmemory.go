@@ -31,6 +31,12 @@ type StoreOption = engine.StoreOption
 // WithTable stores the entities in the named table instead of the one named after the type.
 func WithTable(name string) StoreOption { return engine.WithTable(name) }
 
+// ID modes for Options.IDs.
+const (
+	NormalizeIDs = engine.NormalizeIDs
+	IDsAsWritten = engine.IDsAsWritten
+)
+
 var accounts atomic.Int64
 
 // NewAccount returns a new, empty in-memory account. Accounts share nothing: two of them are

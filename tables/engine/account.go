@@ -39,6 +39,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for CreatedAt and UpdatedAt; nil means time.Now.
 	Now func() time.Time
+	// Authorizer decides who may change protected fields on Update and Upsert; nil refuses
+	// every such change (see abstractions.Authorizer).
+	Authorizer abstractions.Authorizer
 }
 
 // Account is one storage account: its services and the options every store of it shares.

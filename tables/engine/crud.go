@@ -83,7 +83,8 @@ func (s *Store[T]) Upsert(ctx context.Context, v *T) error {
 	if err != nil {
 		return err
 	}
-	w, err := s.write(ctx, "upsert", p, service.Action{Op: service.OpUpsertReplace})
+	// Protected fields are checked here (protect.go); batch writes are trusted paths.
+	w, err := s.writeGuarded(ctx, "upsert", p, service.Action{Op: service.OpUpsertReplace})
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,8 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 	if mode == abstractions.Strict {
 		ifMatch = etag
 	}
-	w, err := s.write(ctx, "update", p, service.Action{Op: service.OpReplace, IfMatch: ifMatch})
+	// Protected fields are checked here (protect.go).
+	w, err := s.writeGuarded(ctx, "update", p, service.Action{Op: service.OpReplace, IfMatch: ifMatch})
 	if err != nil {
 		return err
 	}

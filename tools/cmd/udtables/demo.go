@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,15 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/inmemory/memservice"
-	"github.com/unified-data/gotables/tables/azservice"
-	"github.com/unified-data/gotables/tables/service"
+	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables"
 )
 
 // connectionEnv names the environment variable the demo reads a connection string from
@@ -29,20 +25,30 @@ const connectionEnv = "UNIFIED_TABLES_CONNECTION_STRING"
 // ends the demo instead of hanging it through the SDK's retries.
 const demoTimeout = 2 * time.Minute
 
+// Customer is the entity the demo stores: a struct that embeds abstractions.Entity, which
+// gives it its id, its times and its version (ETag).
+type Customer struct {
+	abstractions.Entity
+	Name   string
+	Email  string
+	Visits int
+}
+
 func demoCommand() *command {
 	return &command{
 		name:    "demo",
 		args:    "[--connection-string S]",
-		summary: "walk through rows, ETags, transactions, queries and blobs",
-		about: `Demo runs a short walkthrough and prints each step: it creates a table, inserts a row,
-reads it back, replaces it with its ETag, shows that a second replace with the now stale
-ETag fails with 412 UpdateConditionNotSatisfied, runs a transaction of three actions,
-queries the partition, and uploads and downloads a blob.
+		summary: "walk through a Storage[T]: create, read, update, conflict, batch, count, delete",
+		about: `Demo runs a short walkthrough of a store of Customer entities and prints each step:
+it creates a customer, reads it back, updates it with its ETag (Strict), shows that a second
+update with the now stale copy fails with a concurrency conflict (the service's 412), creates
+a batch of customers over two partitions, counts and lists a partition, deletes one customer
+and then a whole partition.
 
-Without a connection string it runs on the in-memory service, with no network. With one
+Without a connection string it runs on the in-memory backend, with no network. With one
 (the flag, or the ` + connectionEnv + ` environment variable) it runs on that
-account, Azurite or Azure, in a table and a blob container of its own with random names,
-and deletes both at the end.`,
+account, Azurite or Azure, in a table of its own with a random name, and deletes the table
+at the end.`,
 		flags: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 			conn := fs.String("connection-string", "", "a storage account connection string (default $"+connectionEnv+", else in memory)")
 			return func(ctx context.Context, args []string, stdout io.Writer) error {
@@ -56,42 +62,57 @@ and deletes both at the end.`,
 				if cs == "" {
 					return demoInMemory(ctx, stdout)
 				}
-				return demoOnAccount(ctx, stdout, cs, nil)
+				acct, err := tables.NewAccount(cs, nil)
+				if err != nil {
+					return fmt.Errorf("connection string: %w", err)
+				}
+				return demoOnAccount(ctx, stdout, acct)
 			}
 		},
 	}
 }
 
-// demoInMemory runs the walkthrough on a fresh in-memory service.
+// demoInMemory runs the walkthrough on a fresh in-memory account.
 func demoInMemory(ctx context.Context, out io.Writer) error {
-	svc := memservice.New()
-	fmt.Fprintln(out, "Backend: the in-memory service (no network)")
-	d := &demo{out: out, tables: svc, blobs: svc, table: "Demo", container: "demo"}
+	acct := inmemory.NewAccount(nil)
+	store, err := inmemory.For[Customer](acct)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "Backend: in memory (no network)")
+	d := &demo{out: out, store: store}
 	return d.run(ctx)
 }
 
-// demoOnAccount runs the walkthrough on the storage account of conn, in a table and a
-// container named for this run, and deletes what it created afterwards, whether the
-// walkthrough succeeded or not. opts may be nil.
-func demoOnAccount(ctx context.Context, out io.Writer, conn string, opts *azservice.Options) error {
-	svc, err := azservice.NewFromConnectionStringWithOptions(conn, opts)
-	if err != nil {
-		return fmt.Errorf("connection string: %w", err)
-	}
+// demoOnAccount runs the walkthrough on a storage account, in a table named for this run,
+// and deletes the table afterwards, whether the walkthrough succeeded or not.
+func demoOnAccount(ctx context.Context, out io.Writer, acct *tables.Account) error {
 	suffix, err := randomSuffix()
 	if err != nil {
 		return err
 	}
-	d := &demo{out: out, tables: svc, blobs: svc, table: "udtdemo" + suffix, container: "udtdemo-" + suffix}
-	fmt.Fprintf(out, "Backend: the storage account of the connection string (table %s, container %s)\n", d.table, d.container)
+	store, err := tables.For[Customer](acct, tables.WithTable("udtdemo"+suffix))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Backend: the storage account of the connection string (table %s)\n", store.Table())
+	d := &demo{out: out, store: store}
 
 	ctx, cancel := context.WithTimeout(ctx, demoTimeout)
 	defer cancel()
 	err = d.run(ctx)
+	if !d.madeTable {
+		return err
+	}
 	// Clean up after a failure or an interrupt too, on a context of its own.
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer ccancel()
-	cerr := d.cleanup(cctx)
+	var cerr error
+	if derr := acct.Tables().DeleteTable(cctx, store.Table()); derr != nil {
+		cerr = fmt.Errorf("deleting table %s: %w", store.Table(), derr)
+	} else {
+		fmt.Fprintf(out, "Cleaned up: deleted table %s\n", store.Table())
+	}
 	switch {
 	case err != nil && cerr != nil:
 		return fmt.Errorf("%w; the clean-up failed too: %v", err, cerr)
@@ -102,7 +123,7 @@ func demoOnAccount(ctx context.Context, out io.Writer, conn string, opts *azserv
 	}
 }
 
-// randomSuffix returns 8 lower-case hex digits, valid in both table and container names.
+// randomSuffix returns 8 lower-case hex digits, valid in a table name.
 func randomSuffix() (string, error) {
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -111,18 +132,14 @@ func randomSuffix() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// A demo is one run of the walkthrough: where it runs, where it prints, and what it has
-// created so far.
+// A demo is one run of the walkthrough: the store it uses, where it prints, and whether
+// it has created the store's table yet.
 type demo struct {
-	out       io.Writer
-	tables    service.Tables
-	blobs     service.Blobs
-	table     string
-	container string
+	out   io.Writer
+	store abstractions.Storage[Customer]
 
-	step          int
-	madeTable     bool
-	madeContainer bool
+	step      int
+	madeTable bool
 }
 
 // say prints the next step's heading.
@@ -141,203 +158,160 @@ func (d *demo) fail(err error) error {
 	return fmt.Errorf("step %d: %w", d.step, err)
 }
 
-// cleanup deletes the table and the container, if the run created them.
-func (d *demo) cleanup(ctx context.Context) error {
-	var errs []string
-	if d.madeTable {
-		if err := d.tables.DeleteTable(ctx, d.table); err != nil {
-			errs = append(errs, fmt.Sprintf("deleting table %s: %v", d.table, err))
-		} else {
-			fmt.Fprintf(d.out, "Cleaned up: deleted table %s\n", d.table)
-		}
-	}
-	if d.madeContainer {
-		if err := d.blobs.DeleteContainer(ctx, d.container); err != nil {
-			errs = append(errs, fmt.Sprintf("deleting container %s: %v", d.container, err))
-		} else {
-			fmt.Fprintf(d.out, "Cleaned up: deleted container %s\n", d.container)
-		}
-	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+// want fails the current step unless got equals want.
+func (d *demo) want(what string, got, want any) error {
+	if got != want {
+		return d.fail(fmt.Errorf("%s is %v, want %v", what, got, want))
 	}
 	return nil
 }
 
 // run performs the walkthrough's steps, printing each. It stops at the first step that
-// does not behave as the service documents.
+// does not behave as the library documents.
 func (d *demo) run(ctx context.Context) error {
-	const pk = "demo"
+	s := d.store
 
-	d.say("Create table %s", d.table)
-	if err := d.tables.CreateTable(ctx, d.table); err != nil {
+	d.say("Ensure table %s exists (stores also create it on first use)", s.Table())
+	if err := s.EnsureCreated(ctx); err != nil {
 		return d.fail(err)
 	}
 	d.madeTable = true
-	d.detail("created")
+	d.detail("ready")
 
-	ada := service.Row{PartitionKey: pk, RowKey: "ada", Properties: []service.Property{
-		{Name: "Name", Value: service.String("Ada Lovelace")},
-		{Name: "Visits", Value: service.Int32(1)},
-	}}
-	d.say("Insert row %s", formatRow(ada))
-	w, err := d.tables.Write(ctx, d.table, service.Action{Op: service.OpInsert, Row: ada})
+	ada := &Customer{Entity: abstractions.Entity{ID: "EU|Ada Lovelace"}, Name: "Ada Lovelace", Email: "ada@example.com", Visits: 1}
+	d.say("Create customer %q", ada.ID)
+	if err := s.Create(ctx, ada); err != nil {
+		return d.fail(err)
+	}
+	d.detail("stored as %s (ids are trimmed, spaces become -, lower-cased)", ada.ID)
+	d.detail("ETag %s, CreatedAt %s", ada.ETag, ada.CreatedAt.Format(time.RFC3339))
+
+	d.say("Read %s back", ada.ID)
+	got, err := s.One(ctx, ada.ID)
 	if err != nil {
 		return d.fail(err)
 	}
-	d.detail("ETag %s", w.ETag)
-
-	d.say("Read row (%s, %s) back", pk, "ada")
-	got, err := d.tables.GetRow(ctx, d.table, pk, "ada", nil)
-	if err != nil {
-		return d.fail(err)
+	if got == nil {
+		return d.fail(fmt.Errorf("%s is not there", ada.ID))
 	}
-	d.detail("%s", formatRow(got))
+	d.detail("%s", formatCustomer(got))
 	d.detail("ETag %s", got.ETag)
-	staleETag := got.ETag
+	stale := *got
 
-	got.Properties = []service.Property{
-		{Name: "Name", Value: service.String("Ada Lovelace")},
-		{Name: "Visits", Value: service.Int32(2)},
-	}
-	d.say("Replace it with Visits=2, If-Match its ETag")
-	w, err = d.tables.Write(ctx, d.table, service.Action{Op: service.OpReplace, Row: got, IfMatch: staleETag})
-	if err != nil {
+	got.Visits++
+	d.say("Update it with Visits=%d, Strict: only over the version its ETag names", got.Visits)
+	if err := s.Update(ctx, got, abstractions.Strict); err != nil {
 		return d.fail(err)
 	}
-	d.detail("replaced; new ETag %s", w.ETag)
+	d.detail("updated; new ETag %s", got.ETag)
 
-	d.say("Replace it again with the ETag read in step 3: the row has changed since, so this must fail")
-	_, err = d.tables.Write(ctx, d.table, service.Action{Op: service.OpReplace, Row: got, IfMatch: staleETag})
+	stale.Email = "countess@example.com"
+	d.say("Update the copy read in step 3 again: its ETag is stale now, so this must fail")
+	err = s.Update(ctx, &stale, abstractions.Strict)
+	if err == nil {
+		return d.fail(errors.New("the update with a stale ETag succeeded; it must fail with a concurrency conflict"))
+	}
+	if !errors.Is(err, abstractions.ErrConcurrencyConflict) {
+		return d.fail(err)
+	}
+	d.detail("refused: errors.Is(err, abstractions.ErrConcurrencyConflict) is true")
 	var se *abstractions.StatusError
-	switch {
-	case err == nil:
-		return d.fail(errors.New("the replace with a stale ETag succeeded; the service must refuse it with 412"))
-	case !errors.As(err, &se):
+	if !errors.As(err, &se) {
+		return d.fail(fmt.Errorf("no *abstractions.StatusError in the chain: %w", err))
+	}
+	d.detail("the service said %d %s", se.StatusCode, se.ErrorCode)
+	d.detail("(read the row again, apply the change, and retry)")
+
+	batch := []*Customer{
+		{Entity: abstractions.Entity{ID: "eu|grace"}, Name: "Grace Hopper", Email: "grace@example.com", Visits: 4},
+		{Entity: abstractions.Entity{ID: "eu|linus"}, Name: "Linus Torvalds", Email: "linus@example.com", Visits: 3},
+		{Entity: abstractions.Entity{ID: "us|alan"}, Name: "Alan Turing", Email: "alan@example.com", Visits: 2},
+		{Entity: abstractions.Entity{ID: "us|barbara"}, Name: "Barbara Liskov", Email: "barbara@example.com", Visits: 5},
+	}
+	d.say("CreateBatch of %d customers in partitions eu and us (one transaction per partition)", len(batch))
+	if err := s.CreateBatch(ctx, batch); err != nil {
 		return d.fail(err)
 	}
-	d.detail("refused: %d %s (%s)", se.StatusCode, se.ErrorCode, describe(se))
-	if se.StatusCode != 412 || se.ErrorCode != "UpdateConditionNotSatisfied" {
-		return d.fail(fmt.Errorf("want 412 UpdateConditionNotSatisfied: %w", err))
-	}
+	d.detail("created %s", joinIDs(batch))
 
-	grace := service.Row{PartitionKey: pk, RowKey: "grace", Properties: []service.Property{
-		{Name: "Name", Value: service.String("Grace Hopper")},
-		{Name: "Visits", Value: service.Int32(1)},
-	}}
-	linus := service.Row{PartitionKey: pk, RowKey: "linus", Properties: []service.Property{
-		{Name: "Name", Value: service.String("Linus Torvalds")},
-		{Name: "Visits", Value: service.Int32(3)},
-	}}
-	merge := service.Row{PartitionKey: pk, RowKey: "ada", Properties: []service.Property{
-		{Name: "Language", Value: service.String("Analytical Engine")},
-	}}
-	d.say("Run a transaction of 3 actions in partition %s: insert grace, insert linus, merge Language into ada", pk)
-	err = d.tables.Transact(ctx, d.table, []service.Action{
-		{Op: service.OpInsert, Row: grace},
-		{Op: service.OpInsert, Row: linus},
-		{Op: service.OpMerge, Row: merge, IfMatch: service.ETagAny},
-	})
-	if err != nil {
-		return d.fail(err)
-	}
-	d.detail("committed, all three or none")
-
-	d.say("Query partition %s", pk)
-	q := service.Query{Filter: "PartitionKey eq '" + pk + "'"}
-	n := 0
-	for {
-		page, err := d.tables.Query(ctx, d.table, q)
+	counts := map[string]int{}
+	d.say("Count per partition (reads keys only)")
+	for _, p := range []string{"eu", "us"} {
+		n, err := s.Count(ctx, p)
 		if err != nil {
 			return d.fail(err)
 		}
-		for _, r := range page.Rows {
-			d.detail("%s", formatRow(r))
-			n++
-		}
-		if page.Next == nil {
-			break
-		}
-		q.Continuation = page.Next
+		counts[p] = n
+		d.detail("%s: %d", p, n)
 	}
-	d.detail("%d rows", n)
-	if n != 3 {
-		return d.fail(fmt.Errorf("the query returned %d rows, want 3", n))
+	if err := d.want("the count of eu", counts["eu"], 3); err != nil {
+		return err
+	}
+	if err := d.want("the count of us", counts["us"], 2); err != nil {
+		return err
 	}
 
-	const blobName = "greeting.txt"
-	content := []byte("Hello from Unified Data Tables for Go!")
-	d.say("Create container %s and upload blob %s (%d bytes)", d.container, blobName, len(content))
-	if err := d.blobs.CreateContainer(ctx, d.container); err != nil {
-		return d.fail(err)
-	}
-	d.madeContainer = true
-	props, err := d.blobs.Upload(ctx, d.container, blobName, content, service.UploadOptions{
-		Mode:        service.UploadCreate,
-		ContentType: "text/plain; charset=utf-8",
-	})
+	d.say("List partition eu (in row-key order)")
+	eu, err := s.List(ctx, "eu")
 	if err != nil {
 		return d.fail(err)
 	}
-	d.detail("uploaded; ETag %s", props.ETag)
+	for _, c := range eu {
+		d.detail("%s", formatCustomer(c))
+	}
+	if err := d.want("the number of customers listed", len(eu), 3); err != nil {
+		return err
+	}
 
-	d.say("Download blob %s", blobName)
-	blob, err := d.blobs.Download(ctx, d.container, blobName, service.Conditions{})
+	d.say("Delete eu|linus")
+	if err := s.Delete(ctx, "eu|linus"); err != nil {
+		return d.fail(err)
+	}
+	ok, err := s.Exists(ctx, "eu|linus")
 	if err != nil {
 		return d.fail(err)
 	}
-	data, err := io.ReadAll(blob.Body)
-	if cerr := blob.Body.Close(); err == nil {
-		err = cerr
+	d.detail("exists afterwards: %v", ok)
+	if err := d.want("eu|linus existing", ok, false); err != nil {
+		return err
 	}
+	if err := s.Delete(ctx, "eu|linus"); err != nil {
+		return d.fail(err)
+	}
+	d.detail("deleting it again is not an error")
+
+	d.say("DeletePartition us")
+	n, err := s.DeletePartition(ctx, "us")
 	if err != nil {
 		return d.fail(err)
 	}
-	d.detail("%q (%d bytes, %s)", data, len(data), blob.Properties.ContentType)
-	if !bytes.Equal(data, content) {
-		return d.fail(errors.New("the downloaded blob differs from the uploaded one"))
+	d.detail("deleted %d customers", n)
+	if err := d.want("the number deleted", n, 2); err != nil {
+		return err
+	}
+	left, err := s.CountAll(ctx)
+	if err != nil {
+		return d.fail(err)
+	}
+	d.detail("%d customers left in the table", left)
+	if err := d.want("the customers left", left, 2); err != nil {
+		return err
 	}
 
 	fmt.Fprintln(d.out, "Done.")
 	return nil
 }
 
-// describe returns the first sentence of the service's message, or the error's text when
-// there is no message.
-func describe(se *abstractions.StatusError) string {
-	msg := se.Message
-	if msg == "" {
-		return se.Error()
-	}
-	msg = oneLine(msg)
-	if i := strings.Index(msg, ". "); i >= 0 {
-		msg = msg[:i+1]
-	}
-	return msg
+// formatCustomer renders a customer's id and fields.
+func formatCustomer(c *Customer) string {
+	return fmt.Sprintf("%s Name=%q Email=%q Visits=%d", c.ID, c.Name, c.Email, c.Visits)
 }
 
-// formatRow renders a row's keys and custom properties, properties sorted by name.
-func formatRow(r service.Row) string {
-	props := slices.Clone(r.Properties)
-	slices.SortFunc(props, func(a, b service.Property) int { return strings.Compare(a.Name, b.Name) })
-	var b strings.Builder
-	fmt.Fprintf(&b, "(%s, %s)", r.PartitionKey, r.RowKey)
-	for _, p := range props {
-		b.WriteString(" " + p.Name + "=" + formatValue(p.Value))
+// joinIDs lists the customers' ids.
+func joinIDs(cs []*Customer) string {
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
 	}
-	return b.String()
-}
-
-// formatValue renders strings quoted and numbers plainly; other kinds keep their EDM name.
-func formatValue(v service.Value) string {
-	switch v.Kind() {
-	case service.KindString:
-		return strconv.Quote(v.Str())
-	case service.KindInt32, service.KindInt64:
-		return strconv.FormatInt(v.Int64(), 10)
-	case service.KindBool:
-		return strconv.FormatBool(v.Bool())
-	default:
-		return v.String()
-	}
+	return strings.Join(ids, ", ")
 }

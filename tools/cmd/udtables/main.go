@@ -2,7 +2,9 @@
 //
 // Usage:
 //
-//	udtables demo [--connection-string S]   walk through the table and blob services
+//	udtables demo [--connection-string S]   walk through a store: CRUD, ETags, batches, deletes
+//	udtables bench [--azurite] [--ops N]     the library against raw Azure SDK code, and in memory
+//	udtables inspect --table T [--azurite]  a table's raw rows: columns, EDM types, sizes
 //	udtables help [command]                 show what a command does
 //
 // Every command accepts --help. A failure prints one line, "udtables: …", on standard error
@@ -38,7 +40,7 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func commands() []*command {
-	return []*command{demoCommand(), helpCommand()}
+	return []*command{demoCommand(), benchCommand(), inspectCommand(), helpCommand()}
 }
 
 func lookup(name string) *command {

@@ -11,7 +11,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"go.uber.org/goleak"
 
+	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/azservice"
+	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables/service"
 )
 
 func TestMain(m *testing.M) {
@@ -37,34 +40,49 @@ func TestDemoOnAzurite(t *testing.T) {
 		t.Skip("no emulator: UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
 	}
 	// A transport of the test's own, so that its idle connections can be closed before
-	// goleak looks for leftover goroutines.
+	// goleak looks for leftover goroutines; tables.NewAccount would use the SDK's shared one.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	defer tr.CloseIdleConnections()
 	opts := &azservice.Options{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}}}
+	svc, err := azservice.NewFromConnectionStringWithOptions(conn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct := engine.NewAccount(svc.Endpoint(), svc, svc, nil)
 	var out bytes.Buffer
-	if err := demoOnAccount(context.Background(), &out, conn, opts); err != nil {
+	if err := demoOnAccount(context.Background(), &out, acct); err != nil {
 		t.Fatalf("demo: %v\noutput so far:\n%s", err, out.String())
 	}
 	s := out.String()
 	checkDemoOutput(t, s)
-	if !strings.Contains(s, "Cleaned up: deleted table udtdemo") || !strings.Contains(s, "Cleaned up: deleted container udtdemo-") {
-		t.Errorf("no clean-up line in the output:\n%s", s)
+	i := strings.Index(s, "Cleaned up: deleted table udtdemo")
+	if i < 0 {
+		t.Fatalf("no clean-up line in the output:\n%s", s)
+	}
+	table := strings.TrimSpace(strings.TrimPrefix(s[i:], "Cleaned up: deleted table "))
+	if _, err := svc.Query(context.Background(), table, service.Query{}); !abstractions.HasStatus(err, http.StatusNotFound, "TableNotFound") {
+		t.Errorf("table %s after the demo: %v, want 404 TableNotFound", table, err)
 	}
 }
 
 func checkDemoOutput(t *testing.T, s string) {
 	t.Helper()
 	for _, want := range []string{
-		"1. Create table ",
-		`2. Insert row (demo, ada) Name="Ada Lovelace" Visits=1`,
-		`   (demo, ada) Name="Ada Lovelace" Visits=1`,
-		"   refused: 412 UpdateConditionNotSatisfied",
-		"   committed, all three or none",
-		`   (demo, ada) Language="Analytical Engine" Name="Ada Lovelace" Visits=2`,
-		`   (demo, grace) Name="Grace Hopper" Visits=1`,
-		`   (demo, linus) Name="Linus Torvalds" Visits=3`,
-		"   3 rows",
-		`   "Hello from Unified Data Tables for Go!" (38 bytes, text/plain; charset=utf-8)`,
+		"1. Ensure table ",
+		`2. Create customer "EU|Ada Lovelace"`,
+		"   stored as eu|ada-lovelace ",
+		`   eu|ada-lovelace Name="Ada Lovelace" Email="ada@example.com" Visits=1`,
+		"4. Update it with Visits=2, Strict",
+		"   refused: errors.Is(err, abstractions.ErrConcurrencyConflict) is true",
+		"   the service said 412 UpdateConditionNotSatisfied",
+		"   created eu|grace, eu|linus, us|alan, us|barbara",
+		"   eu: 3\n   us: 2\n",
+		`   eu|ada-lovelace Name="Ada Lovelace" Email="ada@example.com" Visits=2` + "\n" +
+			`   eu|grace Name="Grace Hopper" Email="grace@example.com" Visits=4` + "\n" +
+			`   eu|linus Name="Linus Torvalds" Email="linus@example.com" Visits=3` + "\n",
+		"   exists afterwards: false",
+		"   deleted 2 customers",
+		"   2 customers left in the table",
 		"Done.",
 	} {
 		if !strings.Contains(s, want) {
@@ -92,6 +110,7 @@ func TestCommandLine(t *testing.T) {
 		{name: "bad flag", args: []string{"demo", "--frobnicate"}, wantCode: 1, wantStderr: "flag provided but not defined: -frobnicate"},
 		{name: "stray argument", args: []string{"demo", "extra"}, wantCode: 1, wantStderr: `unexpected argument "extra"`},
 		{name: "demo in memory", args: []string{"demo", "--connection-string="}, wantStdout: "Done."},
+		{name: "bad connection string", args: []string{"demo", "--connection-string=NoSuchSetting=1"}, wantCode: 1, wantStderr: "udtables demo: connection string: "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,313 @@
+package abstractions
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+type counter struct {
+	Entity
+	N      int
+	Status string
+	By     string
+}
+
+// fakeStore is the part of Storage the outcome verbs use, over a map with versions. The
+// embedded interface is nil: any other method panics, which a test would notice.
+type fakeStore struct {
+	Storage[counter]
+	mu      sync.Mutex
+	rows    map[string]counter
+	version int
+	// beforeUpdate, when set, runs inside Update before the version check (to inject a
+	// competing write).
+	beforeUpdate func()
+	reads        atomic.Int64
+}
+
+func newFake() *fakeStore { return &fakeStore{rows: map[string]counter{}} }
+
+func (f *fakeStore) Table() string { return "Fake" }
+
+func (f *fakeStore) One(_ context.Context, id string) (*counter, error) {
+	f.reads.Add(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.rows[id]
+	if !ok {
+		return nil, nil
+	}
+	return &c, nil
+}
+
+func (f *fakeStore) Create(_ context.Context, v *counter) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.rows[v.ID]; ok {
+		return &StoreError{Kind: ErrDuplicateKey, Op: "create"}
+	}
+	f.version++
+	v.ETag = strconv.Itoa(f.version)
+	f.rows[v.ID] = *v
+	return nil
+}
+
+func (f *fakeStore) Update(_ context.Context, v *counter, mode ConcurrencyMode) error {
+	if f.beforeUpdate != nil {
+		f.beforeUpdate()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.rows[v.ID]
+	if !ok {
+		return &StoreError{Kind: ErrNotFound, Op: "update"}
+	}
+	if mode != Strict {
+		panic("the verbs write Strict")
+	}
+	if c.ETag != v.ETag {
+		return &StoreError{Kind: ErrConcurrencyConflict, Op: "update"}
+	}
+	f.version++
+	v.ETag = strconv.Itoa(f.version)
+	f.rows[v.ID] = *v
+	return nil
+}
+
+func (f *fakeStore) bump(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.rows[id]
+	c.N += 100
+	f.version++
+	c.ETag = strconv.Itoa(f.version)
+	f.rows[id] = c
+}
+
+var fast = RetryOptions{Backoff: -1}
+
+func inc(c *counter) error { c.N++; return nil }
+
+func TestMutateIncrements(t *testing.T) {
+	ctx := context.Background()
+	s := newFake()
+	if _, err := Mutate(ctx, s, "p|missing", inc); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing row: got %v, want ErrNotFound", err)
+	}
+	_ = s.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
+	v, err := Mutate(ctx, s, "p|1", inc)
+	if err != nil || v.N != 1 || v.ETag == "" {
+		t.Fatalf("got %+v, %v", v, err)
+	}
+}
+
+func TestMutateRunsOutOfAttempts(t *testing.T) {
+	ctx := context.Background()
+	s := newFake()
+	_ = s.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
+	s.beforeUpdate = func() { s.bump("p|1") }
+	calls := 0
+	_, err := Mutate(ctx, s, "p|1", func(c *counter) error { calls++; return inc(c) }, RetryOptions{Attempts: 4, Backoff: time.Microsecond})
+	if !errors.Is(err, ErrConcurrencyConflict) {
+		t.Fatalf("got %v, want ErrConcurrencyConflict", err)
+	}
+	if calls != 4 {
+		t.Fatalf("mutate ran %d times, want 4", calls)
+	}
+	out, err := TryMutate(ctx, s, "p|1", inc, fast)
+	if err != nil || out.Status != Conflicted || out.Attempts != 3 || out.Value != nil {
+		t.Fatalf("TryMutate: got %+v, %v; want Conflicted after 3 attempts, no error", out, err)
+	}
+	if c, _ := s.One(ctx, "p|1"); c.N%100 != 0 {
+		t.Fatalf("a lost attempt was written: N=%d", c.N)
+	}
+}
+
+func TestMutateErrorWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	s := newFake()
+	_ = s.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
+	boom := errors.New("boom")
+	_, err := Mutate(ctx, s, "p|1", func(c *counter) error { c.N = 7; return boom })
+	if !errors.Is(err, boom) {
+		t.Fatalf("got %v", err)
+	}
+	if c, _ := s.One(ctx, "p|1"); c.N != 0 {
+		t.Fatalf("written: %+v", c)
+	}
+}
+
+func TestMutateCannotRetarget(t *testing.T) {
+	ctx := context.Background()
+	s := newFake()
+	_ = s.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
+	v, err := Mutate(ctx, s, "p|1", func(c *counter) error { c.ID, c.ETag = "p|2", ""; return inc(c) })
+	if err != nil || v.ID != "p|1" {
+		t.Fatalf("got %+v, %v", v, err)
+	}
+	if c, _ := s.One(ctx, "p|2"); c != nil {
+		t.Fatal("the mutate function moved the write to another row")
+	}
+}
+
+func TestTryTransition(t *testing.T) {
+	ctx := context.Background()
+	s := newFake()
+	when := func(c *counter) bool { return c.Status == "open" }
+	apply := func(by string) func(*counter) error {
+		return func(c *counter) error { c.Status, c.By = "resolved", by; return nil }
+	}
+	out, err := TryTransition(ctx, s, "g|1", when, apply("a"))
+	if err != nil || out.Status != NotFound {
+		t.Fatalf("missing: %+v %v", out, err)
+	}
+	_ = s.Create(ctx, &counter{Entity: Entity{ID: "g|1"}, Status: "open"})
+	// A competitor resolves the gate between this caller's read and write.
+	s.beforeUpdate = func() {
+		s.beforeUpdate = nil
+		c, _ := s.One(ctx, "g|1")
+		c.Status, c.By = "resolved", "winner"
+		if err := s.Update(ctx, c, Strict); err != nil {
+			t.Error(err)
+		}
+	}
+	out, err = TryTransition(ctx, s, "g|1", when, apply("loser"), fast)
+	if err != nil || out.Status != PreconditionFailed || out.Value == nil || out.Value.By != "winner" || out.Attempts != 2 {
+		t.Fatalf("loser: got %+v %v, want PreconditionFailed with the winner's row on the second attempt", out, err)
+	}
+	if _, err := TryTransition[counter](ctx, s, "g|1", nil, apply("x")); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("nil condition: %v", err)
+	}
+}
+
+func TestTryTransitionRace(t *testing.T) {
+	ctx := context.Background()
+	s := newFake()
+	_ = s.Create(ctx, &counter{Entity: Entity{ID: "g|1"}, Status: "open"})
+	var wg sync.WaitGroup
+	results := make([]Outcome[counter], 16)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := TryTransition(ctx, s, "g|1", func(c *counter) bool { return c.Status == "open" },
+				func(c *counter) error { c.Status, c.By = "resolved", strconv.Itoa(i); return nil }, RetryOptions{Attempts: 16})
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] = out
+		}()
+	}
+	wg.Wait()
+	updated, winner := 0, ""
+	for _, r := range results {
+		if r.Status == Updated {
+			updated++
+			winner = r.Value.By
+		}
+	}
+	if updated != 1 {
+		t.Fatalf("%d Updated, want 1", updated)
+	}
+	for _, r := range results {
+		if r.Status != Updated && (r.Status != PreconditionFailed || r.Value.By != winner) {
+			t.Fatalf("a loser got %v with %+v, want PreconditionFailed with the winner %s", r.Status, r.Value, winner)
+		}
+	}
+}
+
+func TestGetOrCreate(t *testing.T) {
+	ctx := context.Background()
+	s := newFake()
+	var creates atomic.Int64
+	var wg sync.WaitGroup
+	got := make([]*counter, 16)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, created, err := GetOrCreate(ctx, s, "m|1", func() *counter { return &counter{By: strconv.Itoa(i)} })
+			if err != nil {
+				t.Error(err)
+			}
+			if created {
+				creates.Add(1)
+			}
+			got[i] = v
+		}()
+	}
+	wg.Wait()
+	if creates.Load() != 1 {
+		t.Fatalf("%d callers created, want 1", creates.Load())
+	}
+	for _, v := range got {
+		if v == nil || v.By != got[0].By || v.ID != "m|1" {
+			t.Fatalf("callers got different rows: %+v vs %+v", v, got[0])
+		}
+	}
+}
+
+func TestMutateOrCreate(t *testing.T) {
+	ctx := context.Background()
+	s := newFake()
+	var wg sync.WaitGroup
+	var conflicts atomic.Int64
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				_, err := MutateOrCreate(ctx, s, "f|1", func() *counter { return &counter{} }, inc, RetryOptions{Backoff: time.Microsecond})
+				if errors.Is(err, ErrConcurrencyConflict) {
+					conflicts.Add(1)
+					continue
+				}
+				if err != nil {
+					t.Error(err)
+				}
+				return
+			}
+		}()
+	}
+	wg.Wait()
+	if c, _ := s.One(ctx, "f|1"); c == nil || c.N != 16 {
+		t.Fatalf("got %+v, want N=16", c)
+	}
+	t.Logf("attempt budget ran out %d times", conflicts.Load())
+}
+
+func TestBackoffHonoursContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := newFake()
+	_ = s.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
+	s.beforeUpdate = func() { s.bump("p|1"); cancel() }
+	start := time.Now()
+	_, err := Mutate(ctx, s, "p|1", inc, RetryOptions{Attempts: 5, Backoff: time.Hour})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("the backoff ignored the context")
+	}
+}
+
+func TestRetryOptionsDefaults(t *testing.T) {
+	o := retryOptions(nil)
+	if o.Attempts != 3 || o.Backoff != 10*time.Millisecond {
+		t.Fatalf("defaults: %+v", o)
+	}
+	for range 20 {
+		start := time.Now()
+		if err := (RetryOptions{Backoff: time.Millisecond}).wait(context.Background(), 3); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d < time.Millisecond {
+			t.Fatalf("the third attempt waited %v, want at least half of 2ms", d)
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package abstractions
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"unsafe"
+)
+
+// Patcher is the partial-update half of Storage.
+type Patcher[T any] interface {
+	// Patch merges the fields p sets into the stored row with the id, leaving every other
+	// column as it is, in one request and without reading the row first. The store also
+	// stamps UpdatedAt. It returns the row's new ETag.
+	//
+	// Without WithETag the merge applies to whatever version is stored; with it, only to that
+	// version, and a row that moved on fails with an error matching ErrConcurrencyConflict.
+	// A missing row fails with ErrNotFound (a patch never creates a row).
+	//
+	// Refused before anything is sent: a patch that sets nothing or holds a selector error
+	// (ErrInvalidArgument); a field with no column of its own, the id, ETag or Timestamp, a
+	// value that stores no cell (a nil pointer, slice or map, the zero time) or that needs
+	// compression to fit, and a field tagged for large values (ErrNotSupported); a protected
+	// field without AllowProtected (ErrProtectedProperty).
+	Patch(ctx context.Context, id string, p *Patch[T]) (etag string, err error)
+}
+
+// Patch is a partial update of one row of T: the fields to write, each chosen by a selector
+// func(*T) *V that returns the address of the field, and the conditions of the write. Build
+// it with Set; the zero value is an empty patch ready to use. A Patch is not safe for
+// concurrent modification, but a built one may be sent by several goroutines.
+//
+//	p := abstractions.NewPatch[Customer]().WithETag(read.ETag)
+//	abstractions.Set(p, func(c *Customer) *float64 { return &c.Balance }, 250)
+//	abstractions.Set(p, func(c *Customer) *string { return &c.Address.City }, "Lviv")
+//	etag, err := customers.Patch(ctx, "eu|alice", p)
+//
+// A field of a nested struct writes its flattened column (Address.City → Address_City) and
+// leaves the sibling columns alone. Concurrent patches of disjoint fields all land: the
+// merge is atomic per request and touches only the cells it names.
+type Patch[T any] struct {
+	fields         []PatchField
+	etag           string
+	allowProtected bool
+	err            error
+}
+
+// PatchField is one assignment of a Patch, as a store resolves it.
+type PatchField struct {
+	// Offset is the byte offset of the selected field from the start of T.
+	Offset uintptr
+	// Type is the selected field's type, V of the selector.
+	Type reflect.Type
+	// Path is the Go path of the field from T, such as "Address.City", for messages.
+	Path string
+	// Value holds the value to write, of type Type.
+	Value reflect.Value
+}
+
+// NewPatch returns an empty patch of T.
+func NewPatch[T any]() *Patch[T] { return &Patch[T]{} }
+
+// Set records that p writes v into the field sel selects and returns p, so calls chain.
+// sel must return the address of a field of the *T it is given, reached without following a
+// pointer (a field of T or of a struct T holds by value); Set calls it once on a zero T. A
+// selector that panics (it followed a nil pointer) or returns another address makes the
+// patch fail with ErrInvalidArgument when it is sent. Setting one field twice keeps the
+// last value.
+func Set[T, V any](p *Patch[T], sel func(*T) *V, v V) *Patch[T] {
+	if p.err != nil {
+		return p
+	}
+	off, path, err := selectField(sel)
+	if err != nil {
+		p.err = err
+		return p
+	}
+	val := reflect.New(reflect.TypeFor[V]()).Elem()
+	val.Set(reflect.ValueOf(&v).Elem())
+	f := PatchField{Offset: off, Type: reflect.TypeFor[V](), Path: path, Value: val}
+	for i := range p.fields {
+		if p.fields[i].Offset == f.Offset && p.fields[i].Type == f.Type {
+			p.fields[i] = f
+			return p
+		}
+	}
+	p.fields = append(p.fields, f)
+	return p
+}
+
+// WithETag makes the patch conditional: it applies only while the stored row still has this
+// version (the ETag of the entity you read), so a patch based on a stale read fails with
+// ErrConcurrencyConflict instead of overwriting. An empty etag makes it unconditional again.
+func (p *Patch[T]) WithETag(etag string) *Patch[T] {
+	p.etag = etag
+	return p
+}
+
+// AllowProtected lets the patch write protected fields. Patches do not consult the
+// account's Authorizer (they read nothing to compare with), so call this only after the
+// caller's right to change them has been checked.
+func (p *Patch[T]) AllowProtected() *Patch[T] {
+	p.allowProtected = true
+	return p
+}
+
+// Fields returns the patch's assignments in the order they were first set. The slice must
+// not be modified.
+func (p *Patch[T]) Fields() []PatchField { return p.fields }
+
+// ETag returns the version WithETag set, or "" for an unconditional patch.
+func (p *Patch[T]) ETag() string { return p.etag }
+
+// ProtectedAllowed reports whether AllowProtected was called.
+func (p *Patch[T]) ProtectedAllowed() bool { return p.allowProtected }
+
+// Err returns the first selector error Set met, or nil.
+func (p *Patch[T]) Err() error { return p.err }
+
+// selectField calls sel on a zero T and returns the offset of the address it gives, with
+// the Go path of the field there.
+func selectField[T, V any](sel func(*T) *V) (off uintptr, path string, err error) {
+	t, vt := reflect.TypeFor[T](), reflect.TypeFor[V]()
+	if sel == nil {
+		return 0, "", fmt.Errorf("%w: the selector of a %v patch is nil", ErrInvalidArgument, t)
+	}
+	probe := new(T)
+	var got *V
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("%w: the selector of a %v patch panicked on a zero %v (%v); select a field stored inline, not one below a pointer",
+					ErrInvalidArgument, t, t, r)
+			}
+		}()
+		got = sel(probe)
+	}()
+	if err != nil {
+		return 0, "", err
+	}
+	start := uintptr(unsafe.Pointer(probe))
+	addr := uintptr(unsafe.Pointer(got))
+	if got == nil || addr < start || addr+vt.Size() > start+t.Size() || (vt.Size() == 0 && addr == start+t.Size()) {
+		return 0, "", fmt.Errorf("%w: the selector of a %v patch returns an address outside the %v it is given; return the address of one of its fields, such as &x.Name",
+			ErrInvalidArgument, t, t)
+	}
+	off = addr - start
+	return off, fieldPath(t, off, vt), nil
+}
+
+// fieldPath names the field of type vt at offset off of struct t, following structs held by
+// value, or describes the address when no field matches.
+func fieldPath(t reflect.Type, off uintptr, vt reflect.Type) string {
+	var parts []string
+	for t.Kind() == reflect.Struct {
+		found := false
+		for i := 0; i < t.NumField(); i++ {
+			sf := t.Field(i)
+			if off < sf.Offset || off >= sf.Offset+max(sf.Type.Size(), 1) {
+				continue
+			}
+			parts = append(parts, sf.Name)
+			if off == sf.Offset && sf.Type == vt {
+				return strings.Join(parts, ".")
+			}
+			t, off, found = sf.Type, off-sf.Offset, true
+			break
+		}
+		if !found {
+			break
+		}
+	}
+	return fmt.Sprintf("(the %v at byte %d of %s)", vt, off, strings.Join(parts, "."))
+}

@@ -1,0 +1,88 @@
+package abstractions
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"unsafe"
+)
+
+type addr struct {
+	City    string
+	Country string
+}
+
+type member struct {
+	Entity
+	Name    string
+	Home    addr
+	Work    *addr
+	Balance float64
+}
+
+func TestPatchSelectors(t *testing.T) {
+	var m member
+	p := NewPatch[member]().WithETag(`W/"1"`).AllowProtected()
+	Set(p, func(x *member) *string { return &x.Name }, "Alice")
+	Set(p, func(x *member) *string { return &x.Home.City }, "Lviv")
+	Set(p, func(x *member) *float64 { return &x.Balance }, 1)
+	Set(p, func(x *member) *float64 { return &x.Balance }, 2)
+	Set(p, func(x *member) *string { return &x.ID }, "id")
+	if err := p.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		off  uintptr
+		path string
+		v    any
+	}{
+		{unsafe.Offsetof(m.Name), "Name", "Alice"},
+		{unsafe.Offsetof(m.Home) + unsafe.Offsetof(m.Home.City), "Home.City", "Lviv"},
+		{unsafe.Offsetof(m.Balance), "Balance", 2.0},
+		{unsafe.Offsetof(m.ID), "Entity.ID", "id"},
+	}
+	fs := p.Fields()
+	if len(fs) != len(want) {
+		t.Fatalf("%d fields, want %d", len(fs), len(want))
+	}
+	for i, w := range want {
+		f := fs[i]
+		if f.Offset != w.off || f.Path != w.path || !reflect.DeepEqual(f.Value.Interface(), w.v) || f.Type != reflect.TypeOf(w.v) {
+			t.Errorf("field %d: got off=%d path=%q value=%v, want %d %q %v", i, f.Offset, f.Path, f.Value, w.off, w.path, w.v)
+		}
+	}
+	if p.ETag() != `W/"1"` || !p.ProtectedAllowed() {
+		t.Fatal("conditions lost")
+	}
+}
+
+func TestPatchBadSelectors(t *testing.T) {
+	outside := "x"
+	for name, set := range map[string]func(p *Patch[member]){
+		"below a nil pointer": func(p *Patch[member]) { Set(p, func(x *member) *string { return &x.Work.City }, "x") },
+		"outside the struct":  func(p *Patch[member]) { Set(p, func(*member) *string { return &outside }, "x") },
+		"nil result":          func(p *Patch[member]) { Set(p, func(*member) *string { return nil }, "x") },
+		"nil selector":        func(p *Patch[member]) { Set[member, string](p, nil, "x") },
+	} {
+		var p Patch[member]
+		set(&p)
+		Set(&p, func(x *member) *string { return &x.Name }, "ok")
+		if !errors.Is(p.Err(), ErrInvalidArgument) {
+			t.Errorf("%s: got %v, want ErrInvalidArgument", name, p.Err())
+		}
+		if len(p.Fields()) != 0 {
+			t.Errorf("%s: a failed patch kept fields", name)
+		}
+	}
+}
+
+func TestPatchInterfaceValue(t *testing.T) {
+	type withAny struct {
+		Entity
+		X any
+	}
+	p := Set(NewPatch[withAny](), func(x *withAny) *any { return &x.X }, nil)
+	if f := p.Fields()[0]; f.Value.Kind() != reflect.Interface || !f.Value.IsNil() {
+		t.Fatalf("a nil interface value: %v", f.Value)
+	}
+}

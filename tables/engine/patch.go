@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"unsafe"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// Patch merges the fields p sets into the stored row with the id, without reading it, and
+// returns the row's new ETag; see abstractions.Patcher.
+//
+// Each selected field is resolved to its column through the codec's plan (by its offset in
+// T and its type), and its cells are produced by the codec itself: the engine encodes a zero
+// T holding only the patched values and keeps the cells of the patched columns. So a patched
+// value is stored exactly as a whole-entity write would store it: same EDM type, same JSON
+// text in {Name}__Json for a JSON-stored field, same oversized policy. A merge cannot remove
+// a cell, which is why a value that stores none (a nil pointer, the zero time) is refused,
+// and so is one that only fits compressed ({Name}__GZip): a read would still prefer an
+// uncompressed cell the row may hold. Writes go to the canonical column, never to an alias,
+// and the canonical column wins on every later read, so aliased rows converge.
+func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T]) (string, error) {
+	const op = "patch"
+	_, pk, rk, err := s.resolveID(op, id)
+	if err != nil {
+		return "", err
+	}
+	refuse := func(kind error, cause error, format string, args ...any) error {
+		return &abstractions.StoreError{Kind: kind, Op: op, Table: s.table, PartitionKey: pk, RowKey: rk,
+			Message: fmt.Sprintf(format, args...) + "; nothing was sent", Err: cause}
+	}
+	if p == nil || (len(p.Fields()) == 0 && p.Err() == nil) {
+		return "", refuse(abstractions.ErrInvalidArgument, nil, "the patch sets no field")
+	}
+	if err := p.Err(); err != nil {
+		return "", refuse(abstractions.ErrInvalidArgument, err, "the patch cannot be resolved")
+	}
+	row, err := s.patchRow(p, pk, rk, refuse)
+	if err != nil {
+		return "", err
+	}
+	ifMatch := service.ETagAny
+	if p.ETag() != "" {
+		ifMatch = p.ETag()
+	}
+	w, err := s.merge(ctx, row, ifMatch)
+	if err != nil {
+		return "", s.translate(op, pk, rk, err)
+	}
+	return w.ETag, nil
+}
+
+// merge sends a patch's merge. It is the one place a partial write of a row happens: the
+// row it sends holds only some columns, so a read cache must drop the key around it rather
+// than store the row as the entity's new version.
+func (s *Store[T]) merge(ctx context.Context, row service.Row, ifMatch string) (service.Written, error) {
+	var w service.Written
+	err := s.do(ctx, func() (err error) {
+		w, err = s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpMerge, Row: row, IfMatch: ifMatch})
+		return err
+	})
+	return w, err
+}
+
+// patchRow checks every field of p and builds the merge row: the cells of the patched
+// columns and of UpdatedAt.
+func (s *Store[T]) patchRow(p *abstractions.Patch[T], pk, rk string,
+	refuse func(kind error, cause error, format string, args ...any) error) (service.Row, error) {
+	probe := new(T)
+	var cols []*codec.Field
+	stampsUpdated := true
+	for _, pf := range p.Fields() {
+		f, ok := s.plan.FieldByOffset(pf.Offset, pf.Type)
+		if !ok {
+			return service.Row{}, refuse(abstractions.ErrNotSupported, nil,
+				"%s has no column of its own (a nested struct as a whole, a field below a pointer, or an ignored field); "+
+					"patch its fields one by one, or replace the entity", pf.Path)
+		}
+		switch {
+		case f.Role != codec.RoleColumn:
+			return service.Row{}, refuse(abstractions.ErrNotSupported, nil,
+				"%s is the row's %s, which a patch cannot change", f.Path, f.Role)
+		case f.Split != "" || f.Offload != "" || (coveredByTypeLevel(s.plan, f)):
+			return service.Row{}, refuse(abstractions.ErrNotSupported, nil,
+				"%s may hold a large value, which partial updates cannot write; replace the entity instead", f.Path)
+		case len(f.Protected) > 0 && !p.ProtectedAllowed():
+			return service.Row{}, refuse(abstractions.ErrProtectedProperty, nil,
+				"%s is protected (roles %s); check the caller's right yourself and call AllowProtected on the patch",
+				f.Path, strings.Join(f.Protected, "|"))
+		}
+		if f.Name == "UpdatedAt" {
+			stampsUpdated = false
+		}
+		reflect.NewAt(f.Type, unsafe.Add(unsafe.Pointer(probe), f.Offset)).Elem().Set(pf.Value)
+		cols = append(cols, f)
+	}
+	if stampsUpdated {
+		if f, ok := s.plan.Field("UpdatedAt"); ok && f.Role == codec.RoleColumn {
+			base(probe).UpdatedAt = s.acct.now()
+			cols = append(cols, f)
+		}
+	}
+	props, err := codec.Encode(probe, &s.acct.codec)
+	if err != nil {
+		kind := abstractions.ErrInvalidArgument
+		if errors.Is(err, abstractions.ErrOversizedCell) {
+			kind = abstractions.ErrOversizedCell
+		}
+		return service.Row{}, refuse(kind, err, "the patch's values cannot be stored")
+	}
+	row := service.Row{PartitionKey: pk, RowKey: rk}
+	for _, f := range cols {
+		found := false
+		for _, pr := range props {
+			switch pr.Name {
+			case f.Name, f.Name + "__Json":
+				row.Properties = append(row.Properties, pr)
+				found = true
+			case f.Name + "__GZip":
+				return service.Row{}, refuse(abstractions.ErrNotSupported, nil,
+					"the value of %s fits a cell only compressed, which a merge cannot write safely; replace the entity instead", f.Path)
+			}
+		}
+		if !found {
+			return service.Row{}, refuse(abstractions.ErrNotSupported, nil,
+				"the value of %s stores no cell (a nil pointer, slice or map, or the zero time) and a merge cannot remove one; "+
+					"replace the entity to clear it", f.Path)
+		}
+	}
+	return row, nil
+}
+
+// coveredByTypeLevel reports whether a type-level split or offload option may make f a
+// large value: it covers the fields whose cells can grow (strings, binary and JSON).
+func coveredByTypeLevel(pl *codec.Plan, f *codec.Field) bool {
+	if pl.Split() == "" && pl.Offload() == "" {
+		return false
+	}
+	return f.JSON || f.Kind == service.KindString || f.Kind == service.KindBinary
+}

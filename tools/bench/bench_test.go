@@ -1,0 +1,225 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
+	"github.com/unified-data/gotables/tables/azservice"
+)
+
+// azuriteConn returns the emulator's connection string, or skips the test without one
+// (fails it when UNIFIED_TABLES_REQUIRE_AZURITE=1).
+func azuriteConn(t *testing.T) string {
+	t.Helper()
+	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
+	if conn == "" {
+		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
+			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
+		}
+		t.Skip("no emulator: UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
+	}
+	return conn
+}
+
+var workloadNames = []string{
+	"point read", "point read (cache on)", "insert", "upsert", "update (Strict)",
+	"query 1,000-row partition", "page of 100", "batch upsert 1,000 rows / 10 partitions", "count 10,000 rows",
+}
+
+// decode parses the JSON output and checks the fields every row must have.
+func decode(t *testing.T, out []byte) []map[string]any {
+	t.Helper()
+	var rows []map[string]any
+	if err := json.Unmarshal(out, &rows); err != nil {
+		t.Fatalf("output is not a JSON array: %v\n%s", err, out)
+	}
+	for _, r := range rows {
+		for _, k := range []string{"workload", "backend", "library_median_ns", "raw_median_ns", "ratio", "library_allocs_per_op"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("row %v has no %q", r, k)
+			}
+		}
+	}
+	return rows
+}
+
+// byBackend returns the rows of one backend, by workload, checking every workload is there.
+func byBackend(t *testing.T, rows []map[string]any, backend string) map[string]map[string]any {
+	t.Helper()
+	got := map[string]map[string]any{}
+	for _, r := range rows {
+		if r["backend"] == backend {
+			got[r["workload"].(string)] = r
+		}
+	}
+	for _, w := range workloadNames {
+		if got[w] == nil {
+			t.Errorf("%s: no row for %q", backend, w)
+		}
+	}
+	for _, w := range []string{"point read (cache on)", "page of 100"} {
+		if r := got[w]; r != nil && (r["status"] != StatusPending || r["library_median_ns"] != nil) {
+			t.Errorf("%s: %q is %v, want a pending row without figures", backend, w, r)
+		}
+	}
+	return got
+}
+
+func TestRunMemory(t *testing.T) {
+	var out, progress bytes.Buffer
+	if err := Run(context.Background(), Config{Ops: 4, JSON: true, Progress: &progress}, &out); err != nil {
+		t.Fatal(err)
+	}
+	rows := decode(t, out.Bytes())
+	mem := byBackend(t, rows, BackendMemory)
+	for name, r := range mem {
+		if r["status"] != StatusMeasured {
+			continue
+		}
+		if ns, _ := r["library_median_ns"].(float64); ns <= 0 {
+			t.Errorf("%s: library_median_ns = %v", name, r["library_median_ns"])
+		}
+		if r["raw_median_ns"] != nil || r["ratio"] != nil {
+			t.Errorf("%s: the memory backend has no raw side, got %v", name, r)
+		}
+		if a, ok := r["library_allocs_per_op"].(float64); !ok || a <= 0 {
+			t.Errorf("%s: library_allocs_per_op = %v", name, r["library_allocs_per_op"])
+		}
+	}
+	if _, ok := mem["point read"]["target_met"].(bool); !ok {
+		t.Errorf("memory point read has no verdict on its target: %v", mem["point read"])
+	}
+	if !strings.Contains(progress.String(), "bench: memory: point read") {
+		t.Errorf("no progress lines:\n%s", progress.String())
+	}
+}
+
+func TestRunTextOutput(t *testing.T) {
+	var out bytes.Buffer
+	if err := Run(context.Background(), Config{Ops: 2, Concurrency: 2}, &out); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, w := range append(workloadNames, "library median", "pending", "allocs/op is only counted with concurrency 1") {
+		if !strings.Contains(s, w) {
+			t.Errorf("text output lacks %q:\n%s", w, s)
+		}
+	}
+}
+
+func TestRunRefusesBadConnectionString(t *testing.T) {
+	err := Run(context.Background(), Config{ConnectionString: "this is not one", SkipMemory: true}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "connection string") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Run = %v, want one line about the connection string", err)
+	}
+}
+
+func TestRunUnreachableEndpoint(t *testing.T) {
+	// Port 1 on the loopback interface refuses connections; the SDK would retry for long.
+	conn := strings.Replace(DevelopmentConnectionString, "127.0.0.1:10002", "127.0.0.1:1", 1)
+	start := time.Now()
+	err := Run(context.Background(), Config{ConnectionString: conn, SkipMemory: true, ConnectTimeout: 2 * time.Second}, &bytes.Buffer{})
+	if err == nil {
+		t.Fatal("Run succeeded against a closed port")
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("Run took %v to give up", time.Since(start))
+	}
+	t.Log(err)
+}
+
+// deletedTables returns the names in the "deleted table" progress lines.
+func deletedTables(progress string) []string {
+	var names []string
+	for _, m := range regexp.MustCompile(`deleted table (\w+)`).FindAllStringSubmatch(progress, -1) {
+		names = append(names, m[1])
+	}
+	return names
+}
+
+// checkGone fails the test unless every named table is gone from the account.
+func checkGone(t *testing.T, conn string, names []string) {
+	t.Helper()
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+	svc, err := azservice.NewFromConnectionStringWithOptions(conn, &azservice.Options{
+		ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if ok, err := svc.TableExists(context.Background(), n); err != nil || ok {
+			t.Errorf("table %s still exists (%v)", n, err)
+		}
+	}
+}
+
+func TestRunAzurite(t *testing.T) {
+	conn := azuriteConn(t)
+	var out, progress bytes.Buffer
+	if err := Run(context.Background(), Config{ConnectionString: conn, Ops: 3, JSON: true, SkipMemory: true, Progress: &progress}, &out); err != nil {
+		t.Fatalf("%v\nprogress:\n%s", err, progress.String())
+	}
+	az := byBackend(t, decode(t, out.Bytes()), BackendAzure)
+	for name, r := range az {
+		if r["status"] != StatusMeasured {
+			continue
+		}
+		if ratio, _ := r["ratio"].(float64); ratio <= 0 {
+			t.Errorf("%s: ratio = %v", name, r["ratio"])
+		}
+		if ns, _ := r["raw_median_ns"].(float64); ns <= 0 {
+			t.Errorf("%s: raw_median_ns = %v", name, r["raw_median_ns"])
+		}
+	}
+	names := deletedTables(progress.String())
+	if len(names) != 1 {
+		t.Fatalf("progress names %d deleted tables:\n%s", len(names), progress.String())
+	}
+	checkGone(t, conn, names)
+}
+
+// cancelAt is a progress writer that cancels a context when a line contains a marker.
+type cancelAt struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (c *cancelAt) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if bytes.Contains(p, []byte(c.marker)) {
+		c.cancel()
+	}
+	return c.buf.Write(p)
+}
+
+func TestRunAzuriteCancelledCleansUp(t *testing.T) {
+	conn := azuriteConn(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	progress := &cancelAt{marker: "insert:", cancel: cancel}
+	err := Run(ctx, Config{ConnectionString: conn, Ops: 50, SkipMemory: true, Progress: progress}, &bytes.Buffer{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+	names := deletedTables(progress.buf.String())
+	if len(names) != 1 {
+		t.Fatalf("progress names %d deleted tables:\n%s", len(names), progress.buf.String())
+	}
+	checkGone(t, conn, names)
+}

@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// writeJSON writes the results as one indented JSON array.
+func writeJSON(out io.Writer, results []Result) error {
+	if results == nil {
+		results = []Result{}
+	}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(results)
+}
+
+// writeText writes the results as an aligned table (names left, figures right) and a
+// legend.
+func writeText(out io.Writer, cfg Config, results []Result) error {
+	rows := [][]string{{"workload", "backend", "ops", "library median", "raw median", "ratio", "library ops/s", "raw ops/s", "allocs/op", "target"}}
+	for _, r := range results {
+		if r.Status == StatusPending {
+			rows = append(rows, []string{r.Workload, r.Backend, "-", "pending", "-", "-", "-", "-", "-", "-"})
+			continue
+		}
+		rows = append(rows, []string{r.Workload, r.Backend, strconv.Itoa(r.Ops),
+			dur(r.LibraryMedianNs), dur(r.RawMedianNs), num(r.Ratio, 2), num(r.LibraryOpsPerSec, 0),
+			num(r.RawOpsPerSec, 0), num(r.LibraryAllocsPerOp, 0), verdict(r)})
+	}
+	width := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, c := range row {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	var b strings.Builder
+	for _, row := range rows {
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			switch {
+			case i < 2 || i == len(row)-1:
+				b.WriteString(c)
+				if i < len(row)-1 {
+					b.WriteString(pad)
+				}
+			default:
+				b.WriteString(pad)
+				b.WriteString(c)
+			}
+			if i < len(row)-1 {
+				b.WriteString("  ")
+			}
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\nconcurrency %d; medians per operation; ratio = library median / raw SDK median; library and raw operations alternate.\n", cfg.Concurrency)
+	if cfg.Concurrency != 1 {
+		b.WriteString("allocs/op is only counted with concurrency 1.\n")
+	}
+	for _, r := range results {
+		if r.Status == StatusPending {
+			fmt.Fprintf(&b, "pending: %s (%s): %s\n", r.Workload, r.Backend, r.Note)
+		}
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+func dur(ns *int64) string {
+	if ns == nil {
+		return "-"
+	}
+	d := time.Duration(*ns)
+	switch {
+	case d >= time.Second:
+		return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"
+	case d >= time.Millisecond:
+		return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) + "ms"
+	case d >= time.Microsecond:
+		return strconv.FormatFloat(float64(d)/1e3, 'f', 1, 64) + "µs"
+	}
+	return strconv.FormatInt(*ns, 10) + "ns"
+}
+
+func num(v *float64, prec int) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', prec, 64)
+}
+
+func verdict(r Result) string {
+	switch {
+	case r.Target == "":
+		return "-"
+	case r.Met == nil:
+		return r.Target + " ?"
+	case *r.Met:
+		return r.Target + " ok"
+	}
+	return r.Target + " MISSED"
+}

@@ -1,0 +1,14 @@
+// Package shop is an example application that shows the three ways the modules of Unified
+// Data Tables are used:
+//
+//   - domain: the entities, the repository contract and the business logic. It imports only
+//     the abstractions module and the standard library, so it compiles without any storage
+//     SDK.
+//   - server: the host. Its main wires the Azure backend (tables.NewAccount from a
+//     connection string in the environment) into the domain and serves a small HTTP API.
+//   - domain's tests: they wire the in-memory backend (inmemory.NewAccount), which behaves
+//     like Azure and needs no emulator and no network.
+//
+// The test of this package checks those boundaries with "go list -deps": the domain package
+// pulls in no Azure SDK package, and neither does its in-memory test build.
+package shop

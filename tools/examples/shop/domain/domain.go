@@ -1,0 +1,166 @@
+// Package domain is the business side of the example shop: orders, the repository contract
+// they are stored through, and the service that places, ships and cancels them. It depends
+// on the abstractions module only; the host chooses the backend.
+package domain
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/unified-data/gotables/abstractions"
+)
+
+// Status is where an order is in its life.
+type Status string
+
+// The statuses of an order.
+const (
+	Placed    Status = "placed"
+	Shipped   Status = "shipped"
+	Cancelled Status = "cancelled"
+)
+
+// Order is one customer's order. Its id is "customer|order", so the orders of a customer
+// share a partition and list together.
+type Order struct {
+	abstractions.Entity
+	Lines  []Line // stored as JSON in one column
+	Status Status
+	// TotalCents is the sum of the lines, in cents so that sums are exact.
+	TotalCents int64
+}
+
+// Line is one article of an order.
+type Line struct {
+	SKU        string
+	Quantity   int
+	PriceCents int64
+}
+
+// Orders is the repository contract the service needs: the part of
+// abstractions.Storage[Order] it uses. A store of either backend satisfies it.
+type Orders interface {
+	Create(ctx context.Context, o *Order) error
+	One(ctx context.Context, id string) (*Order, error)
+	Update(ctx context.Context, o *Order, mode abstractions.ConcurrencyMode) error
+	List(ctx context.Context, partition string) ([]*Order, error)
+}
+
+var _ Orders = abstractions.Storage[Order](nil)
+
+// Errors of the service. Storage failures are returned as they are, wrapped, so callers can
+// still match abstractions' sentinels.
+var (
+	// ErrInvalidOrder reports an order the service refuses to place.
+	ErrInvalidOrder = errors.New("shop: invalid order")
+	// ErrNoSuchOrder reports an id that names no order.
+	ErrNoSuchOrder = errors.New("shop: no such order")
+	// ErrWrongStatus reports a transition the order's status does not allow.
+	ErrWrongStatus = errors.New("shop: wrong status")
+)
+
+// maxAttempts bounds the read-modify-write retries of a status change that keeps losing
+// races.
+const maxAttempts = 5
+
+// Service places and moves orders.
+type Service struct {
+	orders Orders
+	newID  func() string
+}
+
+// NewService returns the service over a store of orders, as tables.For or inmemory.For
+// return it.
+func NewService(orders abstractions.Storage[Order]) *Service {
+	return &Service{orders: orders, newID: randomID}
+}
+
+// WithIDs makes the service name new orders with newID instead of random ids; tests use it
+// for stable ids.
+func (s *Service) WithIDs(newID func() string) *Service {
+	s.newID = newID
+	return s
+}
+
+// Place stores a new order of the customer and returns it. It refuses an empty customer id,
+// no lines, and lines without a SKU, with a quantity below one or a negative price.
+func (s *Service) Place(ctx context.Context, customerID string, lines []Line) (*Order, error) {
+	if customerID == "" {
+		return nil, fmt.Errorf("%w: the customer id is empty", ErrInvalidOrder)
+	}
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("%w: the order has no lines", ErrInvalidOrder)
+	}
+	var total int64
+	for i, l := range lines {
+		if l.SKU == "" || l.Quantity < 1 || l.PriceCents < 0 {
+			return nil, fmt.Errorf("%w: line %d needs a SKU, a quantity of at least 1 and a price of at least 0", ErrInvalidOrder, i+1)
+		}
+		total += int64(l.Quantity) * l.PriceCents
+	}
+	o := &Order{
+		Entity:     abstractions.Entity{ID: abstractions.CombineID(customerID, s.newID())},
+		Lines:      append([]Line(nil), lines...),
+		Status:     Placed,
+		TotalCents: total,
+	}
+	if err := s.orders.Create(ctx, o); err != nil {
+		return nil, fmt.Errorf("placing an order of %s: %w", customerID, err)
+	}
+	return o, nil
+}
+
+// Ship marks a placed order shipped.
+func (s *Service) Ship(ctx context.Context, id string) (*Order, error) {
+	return s.move(ctx, id, Placed, Shipped)
+}
+
+// Cancel marks a placed order cancelled; a shipped order cannot be cancelled.
+func (s *Service) Cancel(ctx context.Context, id string) (*Order, error) {
+	return s.move(ctx, id, Placed, Cancelled)
+}
+
+// move changes an order's status from one value to another. It reads the order and writes
+// it back in Strict mode, so a concurrent change is never overwritten: on a conflict it
+// reads again and re-checks the status.
+func (s *Service) move(ctx context.Context, id string, from, to Status) (*Order, error) {
+	for attempt := 1; ; attempt++ {
+		o, err := s.orders.One(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("reading order %s: %w", id, err)
+		}
+		if o == nil {
+			return nil, fmt.Errorf("%w: %s", ErrNoSuchOrder, id)
+		}
+		if o.Status != from {
+			return nil, fmt.Errorf("%w: order %s is %s, not %s", ErrWrongStatus, id, o.Status, from)
+		}
+		o.Status = to
+		err = s.orders.Update(ctx, o, abstractions.Strict)
+		if err == nil {
+			return o, nil
+		}
+		if !errors.Is(err, abstractions.ErrConcurrencyConflict) || attempt == maxAttempts {
+			return nil, fmt.Errorf("marking order %s %s: %w", id, to, err)
+		}
+	}
+}
+
+// OrdersOf returns the customer's orders in id order.
+func (s *Service) OrdersOf(ctx context.Context, customerID string) ([]*Order, error) {
+	orders, err := s.orders.List(ctx, customerID)
+	if err != nil {
+		return nil, fmt.Errorf("listing the orders of %s: %w", customerID, err)
+	}
+	return orders, nil
+}
+
+// randomID returns 16 hex digits from the system's random source.
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,155 @@
+package domain_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tools/examples/shop/domain"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// newService wires the domain to a fresh in-memory account: the way the domain's tests run,
+// with no emulator and no network. It returns the store too, to look at what was written.
+func newService(t *testing.T) (*domain.Service, abstractions.Storage[domain.Order]) {
+	t.Helper()
+	store, err := inmemory.For[domain.Order](inmemory.NewAccount(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	svc := domain.NewService(store).WithIDs(func() string { return fmt.Sprintf("o%03d", n.Add(1)) })
+	return svc, store
+}
+
+func TestPlaceAndList(t *testing.T) {
+	ctx := context.Background()
+	svc, _ := newService(t)
+	o, err := svc.Place(ctx, "Alice", []domain.Line{{SKU: "tea", Quantity: 2, PriceCents: 450}, {SKU: "mug", Quantity: 1, PriceCents: 1200}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.ID != "alice|o001" || o.Status != domain.Placed || o.TotalCents != 2100 || o.ETag == "" {
+		t.Errorf("placed %+v", o)
+	}
+	if _, err := svc.Place(ctx, "alice", []domain.Line{{SKU: "tea", Quantity: 1, PriceCents: 450}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Place(ctx, "bob", []domain.Line{{SKU: "mug", Quantity: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.OrdersOf(ctx, "Alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "alice|o001" || got[1].ID != "alice|o002" {
+		t.Fatalf("orders of alice: %d %v", len(got), got)
+	}
+	if len(got[0].Lines) != 2 || got[0].Lines[1] != (domain.Line{SKU: "mug", Quantity: 1, PriceCents: 1200}) {
+		t.Errorf("lines read back: %+v", got[0].Lines)
+	}
+}
+
+func TestPlaceRefusesBadOrders(t *testing.T) {
+	ctx := context.Background()
+	svc, store := newService(t)
+	for name, tc := range map[string]struct {
+		customer string
+		lines    []domain.Line
+	}{
+		"no customer":    {"", []domain.Line{{SKU: "tea", Quantity: 1}}},
+		"no lines":       {"alice", nil},
+		"no SKU":         {"alice", []domain.Line{{Quantity: 1}}},
+		"zero quantity":  {"alice", []domain.Line{{SKU: "tea"}}},
+		"negative price": {"alice", []domain.Line{{SKU: "tea", Quantity: 1, PriceCents: -1}}},
+	} {
+		if _, err := svc.Place(ctx, tc.customer, tc.lines); !errors.Is(err, domain.ErrInvalidOrder) {
+			t.Errorf("%s: got %v, want ErrInvalidOrder", name, err)
+		}
+	}
+	// A customer id the table service would refuse as a key is refused by the store before
+	// anything is sent, and the error says so.
+	if _, err := svc.Place(ctx, "a/b", []domain.Line{{SKU: "tea", Quantity: 1}}); !errors.Is(err, abstractions.ErrInvalidKey) {
+		t.Errorf("a customer id with /: got %v, want ErrInvalidKey", err)
+	}
+	if n, err := store.CountAll(ctx); err != nil || n != 0 {
+		t.Errorf("stored %d orders (%v), want none", n, err)
+	}
+}
+
+func TestShipAndCancel(t *testing.T) {
+	ctx := context.Background()
+	svc, store := newService(t)
+	o, err := svc.Place(ctx, "alice", []domain.Line{{SKU: "tea", Quantity: 1, PriceCents: 450}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped, err := svc.Ship(ctx, o.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shipped.Status != domain.Shipped {
+		t.Errorf("status %s, want shipped", shipped.Status)
+	}
+	if _, err := svc.Cancel(ctx, o.ID); !errors.Is(err, domain.ErrWrongStatus) {
+		t.Errorf("cancel a shipped order: got %v, want ErrWrongStatus", err)
+	}
+	if _, err := svc.Ship(ctx, "alice|nope"); !errors.Is(err, domain.ErrNoSuchOrder) {
+		t.Errorf("ship a missing order: got %v, want ErrNoSuchOrder", err)
+	}
+	stored, err := store.One(ctx, o.ID)
+	if err != nil || stored == nil || stored.Status != domain.Shipped {
+		t.Errorf("stored %+v (%v), want a shipped order", stored, err)
+	}
+}
+
+// TestRacingTransitions ships and cancels one order from many goroutines at once: Strict
+// updates let exactly one of them win, whatever the interleaving.
+func TestRacingTransitions(t *testing.T) {
+	ctx := context.Background()
+	svc, store := newService(t)
+	o, err := svc.Place(ctx, "alice", []domain.Line{{SKU: "tea", Quantity: 1, PriceCents: 450}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wins atomic.Int64
+	var winner atomic.Value
+	var wg sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			move := svc.Ship
+			if g%2 == 1 {
+				move = svc.Cancel
+			}
+			got, err := move(ctx, o.ID)
+			switch {
+			case err == nil:
+				wins.Add(1)
+				winner.Store(got.Status)
+			case errors.Is(err, domain.ErrWrongStatus), errors.Is(err, abstractions.ErrConcurrencyConflict):
+			default:
+				t.Errorf("goroutine %d: %v", g, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d transitions won, want exactly 1", wins.Load())
+	}
+	stored, err := store.One(ctx, o.ID)
+	if err != nil || stored == nil || stored.Status != winner.Load().(domain.Status) {
+		t.Errorf("stored %+v (%v), want the winner's status %v", stored, err, winner.Load())
+	}
+}
