@@ -22,6 +22,7 @@ func StoreScenarios() []Scenario {
 	all = append(all, storeMoreScenarios...)
 	all = append(all, mutateScenarios...)
 	all = append(all, queryStoreScenarios...)
+	all = append(all, cacheScenarios...)
 	return all
 }
 

@@ -10,9 +10,11 @@ package inmemory
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/unified-data/gotables/inmemory/memservice"
 	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables/service"
 )
 
 // Options configure every store of an account; the zero value is ready to use. See
@@ -31,6 +33,21 @@ type StoreOption = engine.StoreOption
 // WithTable stores the entities in the named table instead of the one named after the type.
 func WithTable(name string) StoreOption { return engine.WithTable(name) }
 
+// CachePolicy is a store's read-cache policy: Disabled (the default), Sliding or Absolute.
+type CachePolicy = engine.CachePolicy
+
+// Disabled keeps nothing in the read cache; every read goes to the table.
+var Disabled = engine.Disabled
+
+// Sliding keeps a read or written row until it has not been read for d.
+func Sliding(d time.Duration) CachePolicy { return engine.Sliding(d) }
+
+// Absolute keeps a read or written row for d after it was stored.
+func Absolute(d time.Duration) CachePolicy { return engine.Absolute(d) }
+
+// WithCache sets one store's read-cache policy, overriding the account's.
+func WithCache(p CachePolicy) StoreOption { return engine.WithCache(p) }
+
 // ID modes for Options.IDs.
 const (
 	NormalizeIDs = engine.NormalizeIDs
@@ -42,14 +59,16 @@ var accounts atomic.Int64
 // NewAccount returns a new, empty in-memory account. Accounts share nothing: two of them are
 // two storage accounts. A nil opts means the defaults.
 func NewAccount(opts *Options) *Account {
-	return NewAccountOver(memservice.New(), opts)
+	svc := memservice.New()
+	return NewAccountOver(svc, svc, opts)
 }
 
-// NewAccountOver returns an account over a memory service you configured yourself (a pinned
-// clock, injected empty pages).
-func NewAccountOver(svc *memservice.Service, opts *Options) *Account {
+// NewAccountOver returns an account over services you provide: a memory service you
+// configured yourself (a pinned clock, injected empty pages), or a wrapper around one that
+// counts, delays or fails calls in a test. blobs may be nil when no blob feature is used.
+func NewAccountOver(tables service.Tables, blobs service.Blobs, opts *Options) *Account {
 	name := fmt.Sprintf("memory://account-%d", accounts.Add(1))
-	return engine.NewAccount(name, svc, svc, opts)
+	return engine.NewAccount(name, tables, blobs, opts)
 }
 
 // For returns the store of entity type T in the account: a struct embedding

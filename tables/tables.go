@@ -13,6 +13,7 @@ package tables
 import (
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -37,6 +38,21 @@ type StoreOption = engine.StoreOption
 
 // WithTable stores the entities in the named table instead of the one named after the type.
 func WithTable(name string) StoreOption { return engine.WithTable(name) }
+
+// CachePolicy is a store's read-cache policy: Disabled (the default), Sliding or Absolute.
+type CachePolicy = engine.CachePolicy
+
+// Disabled keeps nothing in the read cache; every read goes to the table.
+var Disabled = engine.Disabled
+
+// Sliding keeps a read or written row until it has not been read for d.
+func Sliding(d time.Duration) CachePolicy { return engine.Sliding(d) }
+
+// Absolute keeps a read or written row for d after it was stored.
+func Absolute(d time.Duration) CachePolicy { return engine.Absolute(d) }
+
+// WithCache sets one store's read-cache policy, overriding the account's.
+func WithCache(p CachePolicy) StoreOption { return engine.WithCache(p) }
 
 // ID modes for Options.IDs.
 const (

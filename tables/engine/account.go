@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for CreatedAt and UpdatedAt; nil means time.Now.
 	Now func() time.Time
+	// Cache is the read-cache policy of the account's stores; the zero value, Disabled,
+	// reads the table every time. See CachePolicy for what each policy promises.
+	Cache CachePolicy
+	// CacheFor overrides Cache for the stores of some entity types, keyed by
+	// reflect.TypeFor[T]() (a WithCache store option overrides both).
+	CacheFor map[reflect.Type]CachePolicy
 	// Authorizer decides who may change protected fields on Update and Upsert; nil refuses
 	// every such change (see abstractions.Authorizer).
 	Authorizer abstractions.Authorizer
@@ -53,6 +60,8 @@ type Account struct {
 	opts   Options
 	codec  codec.Options
 
+	cache *readCache // one per account, shared by all its stores
+
 	mu      sync.Mutex
 	created map[string]bool // tables known to exist, by lower-case name
 }
@@ -61,7 +70,7 @@ type Account struct {
 // messages and cache keys (an endpoint URL, say). blobs may be nil when no blob feature is
 // used. A nil opts means the defaults.
 func NewAccount(name string, tables service.Tables, blobs service.Blobs, opts *Options) *Account {
-	a := &Account{tables: tables, blobs: blobs, name: name, created: map[string]bool{}}
+	a := &Account{tables: tables, blobs: blobs, name: name, created: map[string]bool{}, cache: newReadCache()}
 	if opts != nil {
 		a.opts = *opts
 	}

@@ -57,7 +57,14 @@ func (s *Store[T]) runBatch(ctx context.Context, op string, p *plan, committed f
 		if err := ctx.Err(); err != nil {
 			return done, err
 		}
-		err := s.do(ctx, func() error { return s.acct.tables.Transact(ctx, s.table, chunk) })
+		keys := make([][2]string, len(chunk))
+		for i, a := range chunk {
+			keys[i] = [2]string{a.Row.PartitionKey, a.Row.RowKey}
+		}
+		// Transactions report no ETags, so the cache drops what they touch.
+		err := s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
+			return nil, s.do(ctx, func() error { return s.acct.tables.Transact(ctx, s.table, chunk) })
+		})
 		if err != nil {
 			return done, s.translateTx(op, chunk, err)
 		}
@@ -161,5 +168,15 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (int, 
 	if err != nil {
 		return 0, s.translate("delete partition", pk, "", err)
 	}
-	return s.runBatch(ctx, "delete partition", p, nil)
+	n, err := s.runBatch(ctx, "delete partition", p, nil)
+	if err != nil {
+		// Rows in the transactions that were never sent are still there, but the caller
+		// asked for them gone: drop them all so the next read asks the table.
+		keys := make([][2]string, len(p.actions))
+		for i, a := range p.actions {
+			keys[i] = [2]string{a.Row.PartitionKey, a.Row.RowKey}
+		}
+		s.acct.cache.drop(s.writeKeys(keys...))
+	}
+	return n, err
 }

@@ -52,13 +52,20 @@ func (p *prepared[T]) commit(dst *T, w service.Written) {
 	*dst = p.v
 }
 
-// write runs one action for a prepared entity.
+// write runs one action for a prepared entity. The read cache keeps the version it wrote
+// (see readCache for when it may).
 func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a service.Action) (service.Written, error) {
 	a.Row = p.row
 	var w service.Written
-	err := s.do(ctx, func() (err error) {
-		w, err = s.acct.tables.Write(ctx, s.table, a)
-		return err
+	err := s.tracked(s.writeKeys([2]string{p.pk, p.rk}), func() (*service.Row, error) {
+		err := s.do(ctx, func() (err error) {
+			w, err = s.acct.tables.Write(ctx, s.table, a)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return cachedWrite(p.row, w), nil
 	})
 	return w, s.translate(op, p.pk, p.rk, err)
 }
@@ -144,9 +151,11 @@ func (s *Store[T]) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	err = s.do(ctx, func() error {
-		_, err := s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: service.ETagAny})
-		return err
+	err = s.tracked(s.writeKeys([2]string{pk, rk}), func() (*service.Row, error) {
+		return nil, s.do(ctx, func() error {
+			_, err := s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: service.ETagAny})
+			return err
+		})
 	})
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return nil
@@ -160,10 +169,20 @@ func (s *Store[T]) One(ctx context.Context, id string) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
+	key := s.entityKey(pk, rk)
+	if row, ok := s.cachedRow(key); ok {
+		return s.decode(row)
+	}
 	var row service.Row
-	err = s.do(ctx, func() (err error) {
-		row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, nil)
-		return err
+	s.readThrough(key, func() *entry {
+		err = s.do(ctx, func() (err error) {
+			row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, nil)
+			return err
+		})
+		if err != nil {
+			return nil
+		}
+		return &entry{row: row.Clone()}
 	})
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return nil, nil
@@ -190,6 +209,9 @@ func (s *Store[T]) Exists(ctx context.Context, id string) (bool, error) {
 	_, pk, rk, err := s.resolveID("exists", id)
 	if err != nil {
 		return false, err
+	}
+	if _, ok := s.cachedRow(s.entityKey(pk, rk)); ok {
+		return true, nil
 	}
 	err = s.do(ctx, func() error {
 		_, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, keysOnly)

@@ -37,18 +37,38 @@ func (s *Store[T]) scan(ctx context.Context, q service.Query, fn func(*service.R
 	})
 }
 
-func (s *Store[T]) list(ctx context.Context, op string, filter string) ([]*T, error) {
-	var out []*T
-	err := s.scan(ctx, service.Query{Filter: filter}, func(r *service.Row) error {
-		v, err := s.decode(r)
+// list reads every row filter selects, through the read cache under key.
+func (s *Store[T]) list(ctx context.Context, op, key, filter string) ([]*T, error) {
+	var rows []service.Row
+	cached := false
+	if s.policy.Enabled() {
+		if e, ok := s.acct.cache.get(key); ok && e.isList {
+			rows, cached = e.rows, true
+		}
+	}
+	if !cached {
+		var err error
+		s.readThrough(key, func() *entry {
+			err = s.scan(ctx, service.Query{Filter: filter}, func(r *service.Row) error {
+				rows = append(rows, *r)
+				return nil
+			})
+			if err != nil {
+				return nil
+			}
+			return &entry{rows: rows, isList: true}
+		})
 		if err != nil {
-			return err
+			return nil, s.translate(op, "", "", err)
+		}
+	}
+	out := make([]*T, 0, len(rows))
+	for i := range rows {
+		v, err := s.decode(&rows[i])
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, v)
-		return nil
-	})
-	if err != nil {
-		return nil, s.translate(op, "", "", err)
 	}
 	return out, nil
 }
@@ -59,12 +79,12 @@ func (s *Store[T]) List(ctx context.Context, partition string) ([]*T, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.list(ctx, "list", partitionFilter(pk))
+	return s.list(ctx, "list", s.partitionKey(pk), partitionFilter(pk))
 }
 
 // ListAll returns every row of the table; see abstractions.Storage.
 func (s *Store[T]) ListAll(ctx context.Context) ([]*T, error) {
-	return s.list(ctx, "list", "")
+	return s.list(ctx, "list", s.tableKey(), "")
 }
 
 func (s *Store[T]) count(ctx context.Context, filter string) (int, error) {

@@ -61,9 +61,11 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 // than store the row as the entity's new version.
 func (s *Store[T]) merge(ctx context.Context, row service.Row, ifMatch string) (service.Written, error) {
 	var w service.Written
-	err := s.do(ctx, func() (err error) {
-		w, err = s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpMerge, Row: row, IfMatch: ifMatch})
-		return err
+	err := s.tracked(s.writeKeys([2]string{row.PartitionKey, row.RowKey}), func() (*service.Row, error) {
+		return nil, s.do(ctx, func() (err error) {
+			w, err = s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpMerge, Row: row, IfMatch: ifMatch})
+			return err
+		})
 	})
 	return w, err
 }

@@ -16,9 +16,11 @@ import (
 // Store is the repository of entity type T in one table of an account. It implements
 // abstractions.Storage[T] and is safe for concurrent use.
 type Store[T any] struct {
-	acct  *Account
-	table string
-	plan  *codec.Plan
+	acct       *Account
+	table      string
+	cacheTable string // the table's name as cache keys hold it
+	plan       *codec.Plan
+	policy     CachePolicy
 }
 
 var _ abstractions.Storage[struct{ abstractions.Entity }] = (*Store[struct{ abstractions.Entity }])(nil)
@@ -27,7 +29,14 @@ var _ abstractions.Storage[struct{ abstractions.Entity }] = (*Store[struct{ abst
 type StoreOption func(*storeConfig)
 
 type storeConfig struct {
-	table string
+	table  string
+	policy CachePolicy
+}
+
+// WithCache sets the store's read-cache policy, overriding the account's Options.Cache and
+// Options.CacheFor.
+func WithCache(p CachePolicy) StoreOption {
+	return func(c *storeConfig) { c.policy = p }
 }
 
 // WithTable stores the entities in the named table instead of the one named after the type.
@@ -63,14 +72,17 @@ func New[T any](a *Account, opts ...StoreOption) (*Store[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := storeConfig{table: t.Name()}
+	cfg := storeConfig{table: t.Name(), policy: a.opts.Cache}
+	if p, ok := a.opts.CacheFor[t]; ok {
+		cfg.policy = p
+	}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if err := CheckTableName(cfg.table); err != nil {
 		return nil, fmt.Errorf("store of %v: %w (name the table with WithTable)", t, err)
 	}
-	return &Store[T]{acct: a, table: cfg.table, plan: plan}, nil
+	return &Store[T]{acct: a, table: cfg.table, cacheTable: strings.ToLower(cfg.table), plan: plan, policy: cfg.policy}, nil
 }
 
 // Table returns the name of the store's table.

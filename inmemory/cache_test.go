@@ -1,0 +1,418 @@
+package inmemory_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+type Doc struct {
+	abstractions.Entity
+	N    int
+	Tags []string
+}
+
+// gate is a table service that counts calls and can hold one call after the service
+// answered it and before it returns, so tests can make reads and writes overlap on purpose.
+type gate struct {
+	service.Tables
+	gets, writes, txs atomic.Int64
+
+	mu   sync.Mutex
+	hold map[string]chan struct{} // "get", "write", "tx" → released when closed
+	held map[string]chan struct{} // signalled when a call is being held
+}
+
+func newGate() *gate {
+	return &gate{Tables: memservice.New(), hold: map[string]chan struct{}{}, held: map[string]chan struct{}{}}
+}
+
+// pause makes the next call of kind wait after the service answered; it returns a channel
+// that is closed once a call is waiting, and a function that lets it return.
+func (g *gate) pause(kind string) (waiting <-chan struct{}, release func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	h, w := make(chan struct{}), make(chan struct{})
+	g.hold[kind], g.held[kind] = h, w
+	return w, func() { close(h) }
+}
+
+func (g *gate) wait(kind string) {
+	g.mu.Lock()
+	h, w := g.hold[kind], g.held[kind]
+	delete(g.hold, kind)
+	delete(g.held, kind)
+	g.mu.Unlock()
+	if h != nil {
+		close(w)
+		<-h
+	}
+}
+
+func (g *gate) GetRow(ctx context.Context, table, pk, rk string, sel []string) (service.Row, error) {
+	g.gets.Add(1)
+	r, err := g.Tables.GetRow(ctx, table, pk, rk, sel)
+	g.wait("get")
+	return r, err
+}
+
+func (g *gate) Write(ctx context.Context, table string, a service.Action) (service.Written, error) {
+	g.writes.Add(1)
+	w, err := g.Tables.Write(ctx, table, a)
+	g.wait("write")
+	return w, err
+}
+
+func (g *gate) Transact(ctx context.Context, table string, actions []service.Action) error {
+	g.txs.Add(1)
+	err := g.Tables.Transact(ctx, table, actions)
+	g.wait("tx")
+	return err
+}
+
+func cachedStore(t *testing.T, policy inmemory.CachePolicy) (*inmemory.Store[Doc], *gate) {
+	t.Helper()
+	g := newGate()
+	acct := inmemory.NewAccountOver(g, nil, &inmemory.Options{Cache: policy})
+	s, err := inmemory.For[Doc](acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureCreated(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s, g
+}
+
+// read returns the entity and whether the read went to the table.
+func read(t *testing.T, s *inmemory.Store[Doc], g *gate, id string) (*Doc, bool) {
+	t.Helper()
+	before := g.gets.Load()
+	d, err := s.One(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, g.gets.Load() != before
+}
+
+func TestCacheServesWhatAWriteReturned(t *testing.T) {
+	ctx := context.Background()
+	s, g := cachedStore(t, inmemory.Sliding(time.Minute))
+	d := &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 1}
+	if err := s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	got, fetched := read(t, s, g, "p|a")
+	if fetched || got.N != 1 || got.ETag != d.ETag {
+		t.Fatalf("after create: fetched=%v %+v", fetched, got)
+	}
+	got.N = 2
+	if err := s.Update(ctx, got, abstractions.Strict); err != nil {
+		t.Fatal(err)
+	}
+	again, fetched := read(t, s, g, "p|a")
+	if fetched || again.N != 2 || again.ETag != got.ETag {
+		t.Fatalf("after update: fetched=%v %+v", fetched, again)
+	}
+	// "a" and "a|a" are one row and one entry.
+	if err := s.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "solo"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, fetched := read(t, s, g, "solo|solo"); fetched {
+		t.Fatal(`"solo|solo" missed the entry "solo" left`)
+	}
+}
+
+func TestCacheNeverAliases(t *testing.T) {
+	ctx := context.Background()
+	s, g := cachedStore(t, inmemory.Absolute(time.Minute))
+	d := &Doc{Entity: abstractions.Entity{ID: "p|a"}, Tags: []string{"x"}}
+	if err := s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	d.Tags[0] = "changed by the caller after the write"
+	got, _ := read(t, s, g, "p|a")
+	got.Tags[0] = "changed by a reader"
+	again, fetched := read(t, s, g, "p|a")
+	if fetched || again.Tags[0] != "x" {
+		t.Fatalf("the cached copy was aliased: fetched=%v %q", fetched, again.Tags)
+	}
+}
+
+func TestCacheReadOverlappingAWrite(t *testing.T) {
+	ctx := context.Background()
+	s, g := cachedStore(t, inmemory.Sliding(time.Minute))
+	if err := s.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// The create cached version 1; drop it with a failed write so the next read fetches.
+	stale := &Doc{Entity: abstractions.Entity{ID: "p|a", ETag: `W/"datetime'2000-01-01T00%3A00%3A00.0000000Z'"`}}
+	if err := s.Update(ctx, stale, abstractions.Strict); !errors.Is(err, abstractions.ErrConcurrencyConflict) {
+		t.Fatalf("stale update: %v", err)
+	}
+	waiting, release := g.pause("get")
+	var old *Doc
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		old, _ = s.One(ctx, "p|a") // fetches version 1, then waits
+	}()
+	<-waiting
+	if err := s.Upsert(ctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 2}); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	<-done
+	if old.N != 1 {
+		t.Fatalf("the overlapping read returned %d", old.N)
+	}
+	got, _ := read(t, s, g, "p|a")
+	if got.N != 2 {
+		t.Fatalf("after the write returned, a read answered %d", got.N)
+	}
+}
+
+func TestCacheOverlappingWritesLeaveNothing(t *testing.T) {
+	ctx := context.Background()
+	s, g := cachedStore(t, inmemory.Sliding(time.Minute))
+	waiting, release := g.pause("write")
+	done := make(chan error, 1)
+	go func() { done <- s.Upsert(ctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 1}) }()
+	<-waiting // the first write is stored but has not returned
+	if err := s.Upsert(ctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 2}); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got, fetched := read(t, s, g, "p|a")
+	if !fetched || got.N != 2 {
+		t.Fatalf("after overlapping writes: fetched=%v N=%d", fetched, got.N)
+	}
+	if _, fetched := read(t, s, g, "p|a"); fetched {
+		t.Fatal("the read after the overlap did not refill the entry")
+	}
+}
+
+func TestCacheFailedOrCancelledWriteDrops(t *testing.T) {
+	ctx := context.Background()
+	s, g := cachedStore(t, inmemory.Sliding(time.Minute))
+	d := &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 1}
+	if err := s.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.List(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	// A duplicate create fails with a 409: the entry and the partition's list go.
+	if err := s.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}}); !errors.Is(err, abstractions.ErrDuplicateKey) {
+		t.Fatal(err)
+	}
+	if _, fetched := read(t, s, g, "p|a"); !fetched {
+		t.Fatal("a failed write left the entity cached")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.Upsert(cctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 9}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled upsert: %v", err)
+	}
+	if _, fetched := read(t, s, g, "p|a"); !fetched {
+		t.Fatal("a cancelled write left the entity cached")
+	}
+	// A refusal before sending drops nothing.
+	noTag := &Doc{Entity: abstractions.Entity{ID: "p|a"}}
+	if err := s.Update(ctx, noTag, abstractions.Strict); !errors.Is(err, abstractions.ErrInvalidArgument) {
+		t.Fatal(err)
+	}
+	if _, fetched := read(t, s, g, "p|a"); fetched {
+		t.Fatal("a refused write dropped the entry")
+	}
+}
+
+func TestCacheListsFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	s, _ := cachedStore(t, inmemory.Sliding(time.Minute))
+	for _, id := range []string{"p|a", "p|b", "q|a"} {
+		if err := s.Create(ctx, &Doc{Entity: abstractions.Entity{ID: id}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(l []*Doc, err error) int {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(l)
+	}
+	if n := count(s.List(ctx, "p")); n != 2 {
+		t.Fatalf("list p: %d", n)
+	}
+	if n := count(s.ListAll(ctx)); n != 3 {
+		t.Fatalf("list all: %d", n)
+	}
+	if err := s.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "p|c"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(s.List(ctx, "p")); n != 3 {
+		t.Fatalf("list p after a create: %d", n)
+	}
+	if n := count(s.ListAll(ctx)); n != 4 {
+		t.Fatalf("list all after a create: %d", n)
+	}
+	if _, err := s.Patch(ctx, "q|a", abstractions.Set(abstractions.NewPatch[Doc](), func(d *Doc) *int { return &d.N }, 5)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.List(ctx, "q")
+	if err != nil || len(l) != 1 || l[0].N != 5 {
+		t.Fatalf("list after a patch: %v %v", l, err)
+	}
+	if _, err := s.UpsertBatch(ctx, []*Doc{{Entity: abstractions.Entity{ID: "q|b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(s.List(ctx, "q")); n != 2 {
+		t.Fatalf("list q after a batch: %d", n)
+	}
+	if _, err := s.DeletePartition(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(s.List(ctx, "p")); n != 0 {
+		t.Fatalf("list p after delete partition: %d", n)
+	}
+	if d, err := s.One(ctx, "p|a"); err != nil || d != nil {
+		t.Fatalf("one after delete partition: %v %v", d, err)
+	}
+}
+
+func TestCacheDeletePartitionFailingPartWayEvicts(t *testing.T) {
+	ctx := context.Background()
+	s, g := cachedStore(t, inmemory.Sliding(time.Minute))
+	var docs []*Doc
+	for i := 0; i < 150; i++ {
+		docs = append(docs, &Doc{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%03d", i)}})
+	}
+	if err := s.CreateBatch(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.One(ctx, "p|149"); err != nil { // cached
+		t.Fatal(err)
+	}
+	// The first transaction is held after it committed; the caller gives up meanwhile, so
+	// the second is never sent.
+	waiting, release := g.pause("tx")
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.DeletePartition(cctx, "p")
+		done <- err
+	}()
+	<-waiting
+	cancel()
+	release()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("delete partition: %v", err)
+	}
+	d, fetched := read(t, s, g, "p|149")
+	if !fetched || d == nil {
+		t.Fatalf("a listed row that was not deleted stayed cached: fetched=%v %v", fetched, d)
+	}
+}
+
+func TestCacheDisabledStoreKeepsOthersCoherent(t *testing.T) {
+	ctx := context.Background()
+	g := newGate()
+	acct := inmemory.NewAccountOver(g, nil, &inmemory.Options{Cache: inmemory.Sliding(time.Minute)})
+	cached, _ := inmemory.For[Doc](acct)
+	plain, _ := inmemory.For[Doc](acct, inmemory.WithCache(inmemory.Disabled))
+	if err := cached.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Upsert(ctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := read(t, cached, g, "p|a"); d.N != 2 {
+		t.Fatalf("a write through a store with caching off left %d cached", d.N)
+	}
+}
+
+// TestCacheNeverOlderThanAReturnedWrite mixes writes, deletes and reads of a few ids from
+// many goroutines. Each id has one writer, so its versions are ordered; every read must see
+// the version the last returned write made, or a newer one.
+func TestCacheNeverOlderThanAReturnedWrite(t *testing.T) {
+	ctx := context.Background()
+	s, _ := cachedStore(t, inmemory.Sliding(time.Minute))
+	const ids, writes, readers = 4, 150, 12
+	type state struct {
+		returned      atomic.Int64 // version of the last returned write; negative = a delete
+		deleteStarted atomic.Int64 // highest version of a delete that was started
+	}
+	states := make([]*state, ids)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for i := range states {
+		states[i] = &state{}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			id := fmt.Sprintf("p|%d", i)
+			for v := int64(1); v <= writes; v++ {
+				if rand.IntN(5) == 0 {
+					states[i].deleteStarted.Store(v)
+					if err := s.Delete(ctx, id); err != nil {
+						t.Error(err)
+						return
+					}
+					states[i].returned.Store(-v)
+					continue
+				}
+				if err := s.Upsert(ctx, &Doc{Entity: abstractions.Entity{ID: id}, N: int(v)}); err != nil {
+					t.Error(err)
+					return
+				}
+				states[i].returned.Store(v)
+			}
+		}(i)
+	}
+	var rwg sync.WaitGroup
+	for r := 0; r < readers; r++ {
+		rwg.Add(1)
+		go func() {
+			defer rwg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				i := rand.IntN(ids)
+				floor := states[i].returned.Load() // > 0: an upsert of that version; < 0: a delete
+				d, err := s.One(ctx, fmt.Sprintf("p|%d", i))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				switch {
+				case d == nil && floor > 0 && states[i].deleteStarted.Load() < floor:
+					t.Errorf("id %d: absent after version %d returned, with no later delete started", i, floor)
+				case d != nil && floor > 0 && int64(d.N) < floor:
+					t.Errorf("id %d: read version %d after version %d returned", i, d.N, floor)
+				case d != nil && floor < 0 && int64(d.N) < -floor:
+					t.Errorf("id %d: read version %d after the delete at version %d returned", i, d.N, -floor)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	rwg.Wait()
+}

@@ -1,0 +1,281 @@
+package engine
+
+import (
+	"sync"
+	"time"
+
+	gocache "github.com/patrickmn/go-cache"
+
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// CachePolicy says whether and how long a store keeps what it read. The zero value is
+// Disabled.
+type CachePolicy struct {
+	ttl     time.Duration
+	sliding bool
+}
+
+// Disabled keeps nothing: every read goes to the table. It is the default, because a row
+// another process writes is only seen when a cached entry expires.
+var Disabled = CachePolicy{}
+
+// Sliding keeps an entry until it has not been read for d. Use it only when this process is
+// the only writer of the table: another process's writes are never seen while the entry
+// keeps being read.
+func Sliding(d time.Duration) CachePolicy { return CachePolicy{ttl: d, sliding: true} }
+
+// Absolute keeps an entry for d after it was stored, however often it is read: the bound on
+// how stale a write by another process can be.
+func Absolute(d time.Duration) CachePolicy { return CachePolicy{ttl: d} }
+
+// Enabled reports whether the policy keeps anything.
+func (p CachePolicy) Enabled() bool { return p.ttl > 0 }
+
+// String describes the policy.
+func (p CachePolicy) String() string {
+	switch {
+	case !p.Enabled():
+		return "Disabled"
+	case p.sliding:
+		return "Sliding(" + p.ttl.String() + ")"
+	}
+	return "Absolute(" + p.ttl.String() + ")"
+}
+
+// readCache is the read cache of one account, shared by all its stores. It holds rows (cells,
+// keys, ETag and Timestamp), not entities, so a hit decodes a fresh value: a caller can never
+// modify what another caller gets.
+//
+// Coherence. Every write announces the keys it touches before it is sent and again when it
+// has returned (beginWrite / endWrite), whatever the policy of the store that writes, so a
+// store with caching disabled still keeps the others coherent. Each announcement moves the
+// key's event counter. A read notes the counter when it starts and may store what it fetched
+// only if no write of the key started or ended meanwhile (so a read overlapping a write
+// never leaves the older version behind). A write that ends stores the version it wrote
+// only if it succeeded and no other write of the key overlapped it; otherwise it drops the
+// key, so the next read goes to the table.
+type readCache struct {
+	mu     sync.Mutex
+	items  *gocache.Cache
+	seq    uint64
+	states map[string]*keyState
+	puts   int
+}
+
+// keyState tracks the writes and reads of one key that are in flight. It exists only while
+// one is, so the map stays as small as the concurrency.
+type keyState struct {
+	writers, readers int
+	last             uint64 // the cache's seq at the key's last write event
+	overlapped       bool   // two writes of the key were in flight at once
+}
+
+// entry is what the cache stores under a key: one row, or the rows of a list.
+type entry struct {
+	row     service.Row
+	rows    []service.Row
+	isList  bool
+	ttl     time.Duration
+	sliding bool
+}
+
+// expirySweepEvery is how many stores pass between sweeps of expired items. go-cache's own
+// janitor is a goroutine that outlives the account; the cache sweeps inline instead.
+const expirySweepEvery = 1024
+
+func newReadCache() *readCache {
+	return &readCache{items: gocache.New(gocache.NoExpiration, 0), states: map[string]*keyState{}}
+}
+
+func (c *readCache) state(key string) *keyState {
+	st := c.states[key]
+	if st == nil {
+		st = &keyState{last: c.seq}
+		c.states[key] = st
+	}
+	return st
+}
+
+func (c *readCache) release(key string, st *keyState) {
+	if st.writers == 0 && st.readers == 0 {
+		delete(c.states, key)
+	}
+}
+
+// get returns the entry under key, refreshing a sliding one.
+func (c *readCache) get(key string) (*entry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	x, ok := c.items.Get(key)
+	if !ok {
+		return nil, false
+	}
+	e := x.(*entry)
+	if e.sliding {
+		c.items.Set(key, e, e.ttl)
+	}
+	return e, true
+}
+
+// beginRead notes that a read of key starts and returns the key's event counter.
+func (c *readCache) beginRead(key string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.state(key)
+	st.readers++
+	return st.last
+}
+
+// endRead notes that a read of key ended. When e is not nil and no write of the key started
+// or ended since beginRead returned since, e is stored.
+func (c *readCache) endRead(key string, since uint64, e *entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.state(key)
+	st.readers--
+	if e != nil && st.writers == 0 && st.last == since {
+		c.store(key, e)
+	}
+	c.release(key, st)
+}
+
+// beginWrite notes that a write of the keys is about to be sent. It must follow every check
+// the call makes itself, so that a call refused before sending changes nothing here.
+func (c *readCache) beginWrite(keys []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	for _, k := range keys {
+		st := c.state(k)
+		if st.writers > 0 {
+			st.overlapped = true
+		}
+		st.writers++
+		st.last = c.seq
+	}
+}
+
+// endWrite notes that the write of the keys returned. For each key, put returns the entry
+// to store when the write succeeded and wrote a version this process can cache; nil means
+// drop. A key whose write overlapped another is dropped whatever put says.
+func (c *readCache) endWrite(keys []string, put func(key string) *entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	for _, k := range keys {
+		st := c.state(k)
+		st.writers--
+		st.last = c.seq
+		var e *entry
+		if put != nil && !st.overlapped {
+			e = put(k)
+		}
+		if e != nil {
+			c.store(k, e)
+		} else {
+			c.items.Delete(k)
+		}
+		if st.writers == 0 {
+			st.overlapped = false
+		}
+		c.release(k, st)
+	}
+}
+
+// drop removes the keys' entries, outside any write bookkeeping.
+func (c *readCache) drop(keys []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range keys {
+		c.items.Delete(k)
+	}
+}
+
+func (c *readCache) store(key string, e *entry) {
+	c.items.Set(key, e, e.ttl)
+	if c.puts++; c.puts%expirySweepEvery == 0 {
+		c.items.DeleteExpired()
+	}
+}
+
+// Cache keys. The cache belongs to one account, so a key names the table (the service
+// compares table names without regard to case) and the row or list within it. Entries hold
+// rows, whatever the store's type, so every store of a table shares them and every write
+// through any of them keeps them coherent.
+func (s *Store[T]) entityKey(pk, rk string) string {
+	return s.cacheTable + "\x00e\x00" + pk + "\x00" + rk
+}
+
+func (s *Store[T]) partitionKey(pk string) string { return s.cacheTable + "\x00p\x00" + pk }
+
+func (s *Store[T]) tableKey() string { return s.cacheTable + "\x00a" }
+
+// writeKeys are the keys a write of rows touches: each row and the lists that hold it.
+func (s *Store[T]) writeKeys(rows ...[2]string) []string {
+	keys := make([]string, 0, 2*len(rows)+1)
+	parts := map[string]bool{}
+	for _, r := range rows {
+		keys = append(keys, s.entityKey(r[0], r[1]))
+		if !parts[r[0]] {
+			parts[r[0]] = true
+			keys = append(keys, s.partitionKey(r[0]))
+		}
+	}
+	return append(keys, s.tableKey())
+}
+
+// cachedRow returns a fresh copy of the cached row under key, if the store caches.
+func (s *Store[T]) cachedRow(key string) (*service.Row, bool) {
+	if !s.policy.Enabled() {
+		return nil, false
+	}
+	e, ok := s.acct.cache.get(key)
+	if !ok || e.isList {
+		return nil, false
+	}
+	return &e.row, true
+}
+
+// readThrough runs fetch and, when the store caches and no write of key overlapped it,
+// stores what fetch returned. fetch returns nil for "nothing to store".
+func (s *Store[T]) readThrough(key string, fetch func() *entry) {
+	if !s.policy.Enabled() {
+		fetch()
+		return
+	}
+	since := s.acct.cache.beginRead(key)
+	e := fetch()
+	if e != nil {
+		e.ttl, e.sliding = s.policy.ttl, s.policy.sliding
+	}
+	s.acct.cache.endRead(key, since, e)
+}
+
+// tracked runs a write of the keys. fn reports the row the write stored as its new version
+// when the store can cache it (nil otherwise); every other key the write touched is dropped,
+// as is everything when fn fails.
+func (s *Store[T]) tracked(keys []string, fn func() (*service.Row, error)) error {
+	s.acct.cache.beginWrite(keys)
+	row, err := fn()
+	var put func(string) *entry
+	if err == nil && row != nil && s.policy.Enabled() {
+		own := keys[0]
+		put = func(k string) *entry {
+			if k != own {
+				return nil
+			}
+			return &entry{row: *row, ttl: s.policy.ttl, sliding: s.policy.sliding}
+		}
+	}
+	s.acct.cache.endWrite(keys, put)
+	return err
+}
+
+// cachedWrite is a row's new version as the cache keeps it: the cells written, with the
+// ETag and Timestamp the service returned.
+func cachedWrite(row service.Row, w service.Written) *service.Row {
+	r := row.Clone()
+	r.ETag, r.Timestamp = w.ETag, w.Timestamp
+	return &r
+}
