@@ -4,7 +4,7 @@ go 1.25.0
 
 require github.com/unified-data/gotables/abstractions v0.0.0
 
-require github.com/patrickmn/go-cache v2.1.0+incompatible // indirect
+require github.com/patrickmn/go-cache v2.1.0+incompatible
 
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
