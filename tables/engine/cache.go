@@ -158,8 +158,9 @@ func (c *readCache) beginWrite(keys []string) {
 
 // endWrite notes that the write of the keys returned. For each key, put returns the entry
 // to store when the write succeeded and wrote a version this process can cache; nil means
-// drop. A key whose write overlapped another is dropped whatever put says.
-func (c *readCache) endWrite(keys []string, put func(key string) *entry) {
+// drop. put sees the entry the cache holds now (nil if none). A key whose write overlapped
+// another is dropped whatever put says.
+func (c *readCache) endWrite(keys []string, put func(key string, current *entry) *entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++
@@ -169,7 +170,11 @@ func (c *readCache) endWrite(keys []string, put func(key string) *entry) {
 		st.last = c.seq
 		var e *entry
 		if put != nil && !st.overlapped {
-			e = put(k)
+			var current *entry
+			if x, ok := c.items.Get(k); ok {
+				current = x.(*entry)
+			}
+			e = put(k, current)
 		}
 		if e != nil {
 			c.store(k, e)
@@ -252,17 +257,33 @@ func (s *Store[T]) readThrough(key string, fetch func() *entry) {
 	s.acct.cache.endRead(key, since, e)
 }
 
-// tracked runs a write of the keys. fn reports the row the write stored as its new version
-// when the store can cache it (nil otherwise); every other key the write touched is dropped,
-// as is everything when fn fails.
+// tracked runs a write of the keys, keys[0] being the row's own. fn reports the row the
+// write stored as its new version when the store can cache it (nil otherwise); every other
+// key the write touched is dropped, as is everything when fn fails.
 func (s *Store[T]) tracked(keys []string, fn func() (*service.Row, error)) error {
+	var row *service.Row
+	return s.trackedWith(keys, func() error {
+		var err error
+		row, err = fn()
+		return err
+	}, func(*entry) *service.Row { return row })
+}
+
+// trackedWith is tracked for a write whose cached version depends on what the cache holds
+// when the write returns: after a successful fn, next receives the row's current entry and
+// returns the row to cache (nil drops it).
+func (s *Store[T]) trackedWith(keys []string, fn func() error, next func(current *entry) *service.Row) error {
 	s.acct.cache.beginWrite(keys)
-	row, err := fn()
-	var put func(string) *entry
-	if err == nil && row != nil && s.policy.Enabled() {
+	err := fn()
+	var put func(string, *entry) *entry
+	if err == nil && s.policy.Enabled() {
 		own := keys[0]
-		put = func(k string) *entry {
+		put = func(k string, current *entry) *entry {
 			if k != own {
+				return nil
+			}
+			row := next(current)
+			if row == nil {
 				return nil
 			}
 			return &entry{row: *row, ttl: s.policy.ttl, sliding: s.policy.sliding}

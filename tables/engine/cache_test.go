@@ -24,7 +24,7 @@ func TestCacheWriteStoresItsVersion(t *testing.T) {
 	c := newReadCache()
 	keys := []string{"k"}
 	c.beginWrite(keys)
-	c.endWrite(keys, func(string) *entry { return rowEntry(1) })
+	c.endWrite(keys, func(string, *entry) *entry { return rowEntry(1) })
 	if v, ok := cached(c, "k"); !ok || v != 1 {
 		t.Fatalf("after a write: %v %v", v, ok)
 	}
@@ -37,7 +37,7 @@ func TestCacheReadOverlappingAWriteLeavesNothing(t *testing.T) {
 	c := newReadCache()
 	since := c.beginRead("k") // the read fetches version 1 …
 	c.beginWrite([]string{"k"})
-	c.endWrite([]string{"k"}, func(string) *entry { return rowEntry(2) })
+	c.endWrite([]string{"k"}, func(string, *entry) *entry { return rowEntry(2) })
 	c.endRead("k", since, rowEntry(1)) // … and returns after the write of version 2
 	if v, ok := cached(c, "k"); !ok || v != 2 {
 		t.Fatalf("the read replaced the newer write: %v %v", v, ok)
@@ -58,17 +58,17 @@ func TestCacheOverlappingWritesLeaveNothing(t *testing.T) {
 	k := []string{"k"}
 	c.beginWrite(k)
 	c.beginWrite(k)
-	c.endWrite(k, func(string) *entry { return rowEntry(1) })
+	c.endWrite(k, func(string, *entry) *entry { return rowEntry(1) })
 	if _, ok := cached(c, "k"); ok {
 		t.Fatal("the first of two overlapping writes was cached")
 	}
-	c.endWrite(k, func(string) *entry { return rowEntry(2) })
+	c.endWrite(k, func(string, *entry) *entry { return rowEntry(2) })
 	if _, ok := cached(c, "k"); ok {
 		t.Fatal("the second of two overlapping writes was cached")
 	}
 	// Once both returned, writes cache again.
 	c.beginWrite(k)
-	c.endWrite(k, func(string) *entry { return rowEntry(3) })
+	c.endWrite(k, func(string, *entry) *entry { return rowEntry(3) })
 	if v, ok := cached(c, "k"); !ok || v != 3 {
 		t.Fatalf("a later write: %v %v", v, ok)
 	}
@@ -78,7 +78,7 @@ func TestCacheFailedWriteDrops(t *testing.T) {
 	c := newReadCache()
 	k := []string{"k", "list"}
 	c.beginWrite(k)
-	c.endWrite(k, func(string) *entry { return rowEntry(1) })
+	c.endWrite(k, func(string, *entry) *entry { return rowEntry(1) })
 	c.beginWrite(k)
 	c.endWrite(k, nil)
 	for _, key := range k {
@@ -102,11 +102,11 @@ func TestCacheExpiry(t *testing.T) {
 	e := rowEntry(1)
 	e.ttl = 20 * time.Millisecond
 	c.beginWrite([]string{"abs"})
-	c.endWrite([]string{"abs"}, func(string) *entry { return e })
+	c.endWrite([]string{"abs"}, func(string, *entry) *entry { return e })
 	s := rowEntry(2)
 	s.ttl, s.sliding = 40*time.Millisecond, true
 	c.beginWrite([]string{"sl"})
-	c.endWrite([]string{"sl"}, func(string) *entry { return s })
+	c.endWrite([]string{"sl"}, func(string, *entry) *entry { return s })
 	for i := 0; i < 4; i++ {
 		time.Sleep(15 * time.Millisecond)
 		if _, ok := cached(c, "sl"); !ok {

@@ -41,7 +41,7 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 	if err := p.Err(); err != nil {
 		return "", refuse(abstractions.ErrInvalidArgument, err, "the patch cannot be resolved")
 	}
-	row, err := s.patchRow(p, pk, rk, refuse)
+	row, warm, err := s.patchRow(p, pk, rk, refuse)
 	if err != nil {
 		return "", err
 	}
@@ -49,7 +49,7 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 	if p.ETag() != "" {
 		ifMatch = p.ETag()
 	}
-	w, err := s.merge(ctx, row, ifMatch)
+	w, err := s.merge(ctx, row, ifMatch, warm)
 	if err != nil {
 		return "", s.translate(op, pk, rk, err)
 	}
@@ -57,42 +57,76 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 }
 
 // merge sends a patch's merge. It is the one place a partial write of a row happens: the
-// row it sends holds only some columns, so a read cache must drop the key around it rather
-// than store the row as the entity's new version.
-func (s *Store[T]) merge(ctx context.Context, row service.Row, ifMatch string) (service.Written, error) {
+// row it sends holds only some columns, so the read cache cannot store it as the entity's
+// version. When warm is set (every cell is a plain column that reads back as the value
+// set), and the entity was cached when the merge was sent and still is, unchanged, when it
+// returns, the cached entity is kept with the cells applied. It takes the merge's ETag only
+// when the merge was conditional on exactly the cached version; otherwise it keeps the one
+// it had, which is older than the row's, so a Strict write of it meets a conflict rather
+// than overwriting a change it has not seen. In every other case the entity is dropped.
+func (s *Store[T]) merge(ctx context.Context, row service.Row, ifMatch string, warm bool) (service.Written, error) {
 	var w service.Written
-	err := s.tracked(s.writeKeys([2]string{row.PartitionKey, row.RowKey}), func() (*service.Row, error) {
-		return nil, s.do(ctx, func() (err error) {
+	key := s.entityKey(row.PartitionKey, row.RowKey)
+	var before *entry
+	if warm && s.policy.Enabled() {
+		before, _ = s.acct.cache.get(key)
+	}
+	err := s.trackedWith(s.writeKeys([2]string{row.PartitionKey, row.RowKey}), func() error {
+		return s.do(ctx, func() (err error) {
 			w, err = s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpMerge, Row: row, IfMatch: ifMatch})
 			return err
 		})
+	}, func(current *entry) *service.Row {
+		if before == nil || current != before {
+			return nil
+		}
+		next := before.row.Clone()
+		for _, p := range row.Properties {
+			replaced := false
+			for i := range next.Properties {
+				if next.Properties[i].Name == p.Name {
+					next.Properties[i].Value, replaced = p.Value, true
+				}
+			}
+			if !replaced {
+				next.Properties = append(next.Properties, p)
+			}
+		}
+		if ifMatch == before.row.ETag && w.ETag != "" {
+			next.ETag, next.Timestamp = w.ETag, w.Timestamp
+		}
+		return &next
 	})
 	return w, err
 }
 
 // patchRow checks every field of p and builds the merge row: the cells of the patched
 // columns and of UpdatedAt.
+//
+// warm reports whether a cached entity may take the row's cells as they are: every patched
+// field is a top-level plain column (not JSON-stored, not part of a nested struct) whose cell
+// reads back as exactly the value set.
 func (s *Store[T]) patchRow(p *abstractions.Patch[T], pk, rk string,
-	refuse func(kind error, cause error, format string, args ...any) error) (service.Row, error) {
+	refuse func(kind error, cause error, format string, args ...any) error) (row service.Row, warm bool, err error) {
 	probe := new(T)
 	var cols []*codec.Field
 	stampsUpdated := true
 	for _, pf := range p.Fields() {
 		f, ok := s.plan.FieldByOffset(pf.Offset, pf.Type)
 		if !ok {
-			return service.Row{}, refuse(abstractions.ErrNotSupported, nil,
+			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 				"%s has no column of its own (a nested struct as a whole, a field below a pointer, or an ignored field); "+
 					"patch its fields one by one, or replace the entity", pf.Path)
 		}
 		switch {
 		case f.Role != codec.RoleColumn:
-			return service.Row{}, refuse(abstractions.ErrNotSupported, nil,
+			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 				"%s is the row's %s, which a patch cannot change", f.Path, f.Role)
 		case f.Split != "" || f.Offload != "" || (coveredByTypeLevel(s.plan, f)):
-			return service.Row{}, refuse(abstractions.ErrNotSupported, nil,
+			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 				"%s may hold a large value, which partial updates cannot write; replace the entity instead", f.Path)
 		case len(f.Protected) > 0 && !p.ProtectedAllowed():
-			return service.Row{}, refuse(abstractions.ErrProtectedProperty, nil,
+			return service.Row{}, false, refuse(abstractions.ErrProtectedProperty, nil,
 				"%s is protected (roles %s); check the caller's right yourself and call AllowProtected on the patch",
 				f.Path, strings.Join(f.Protected, "|"))
 		}
@@ -114,10 +148,14 @@ func (s *Store[T]) patchRow(p *abstractions.Patch[T], pk, rk string,
 		if errors.Is(err, abstractions.ErrOversizedCell) {
 			kind = abstractions.ErrOversizedCell
 		}
-		return service.Row{}, refuse(kind, err, "the patch's values cannot be stored")
+		return service.Row{}, false, refuse(kind, err, "the patch's values cannot be stored")
 	}
-	row := service.Row{PartitionKey: pk, RowKey: rk}
+	row = service.Row{PartitionKey: pk, RowKey: rk}
+	warm = true
 	for _, f := range cols {
+		if f.JSON || strings.Contains(f.Name, "_") {
+			warm = false
+		}
 		found := false
 		for _, pr := range props {
 			switch pr.Name {
@@ -125,17 +163,41 @@ func (s *Store[T]) patchRow(p *abstractions.Patch[T], pk, rk string,
 				row.Properties = append(row.Properties, pr)
 				found = true
 			case f.Name + "__GZip":
-				return service.Row{}, refuse(abstractions.ErrNotSupported, nil,
+				return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 					"the value of %s fits a cell only compressed, which a merge cannot write safely; replace the entity instead", f.Path)
 			}
 		}
 		if !found {
-			return service.Row{}, refuse(abstractions.ErrNotSupported, nil,
+			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 				"the value of %s stores no cell (a nil pointer, slice or map, or the zero time) and a merge cannot remove one; "+
 					"replace the entity to clear it", f.Path)
 		}
 	}
-	return row, nil
+	if warm {
+		warm = s.readsBack(&row, probe, cols)
+	}
+	return row, warm, nil
+}
+
+// readsBack reports whether decoding the row's cells gives every field of cols the value it
+// has in probe (a float64 that is not what a read converts back, a time a read normalises,
+// and the like make it false).
+func (s *Store[T]) readsBack(row *service.Row, probe *T, cols []*codec.Field) bool {
+	back := new(T)
+	if err := codec.DecodeInto(row, back, &s.acct.codec); err != nil {
+		return false
+	}
+	for _, f := range cols {
+		if f.Indirect {
+			return false
+		}
+		a := reflect.NewAt(f.Type, unsafe.Add(unsafe.Pointer(probe), f.Offset)).Elem().Interface()
+		b := reflect.NewAt(f.Type, unsafe.Add(unsafe.Pointer(back), f.Offset)).Elem().Interface()
+		if !reflect.DeepEqual(a, b) {
+			return false
+		}
+	}
+	return true
 }
 
 // coveredByTypeLevel reports whether a type-level split or offload option may make f a
