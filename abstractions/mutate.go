@@ -82,9 +82,10 @@ func retryOptions(opts []RetryOptions) RetryOptions {
 	return o
 }
 
-// wait sleeps before attempt number next (2, 3, …), or returns ctx's error when it ends
-// first. It uses a timer, not a goroutine.
-func (o RetryOptions) wait(ctx context.Context, next int) error {
+// Wait sleeps before attempt number next (2, 3, …): a jittered pause between half and all of
+// Backoff, doubling with each attempt. It returns ctx's error when ctx ends first, and at
+// once for a first attempt or a negative Backoff. It uses a timer, not a goroutine.
+func (o RetryOptions) Wait(ctx context.Context, next int) error {
 	if o.Backoff < 0 || next < 2 {
 		return ctx.Err()
 	}
@@ -116,7 +117,7 @@ func transition[T any](ctx context.Context, s Storage[T], id string, when func(*
 	o := retryOptions(opts)
 	var lastErr error
 	for attempt := 1; attempt <= o.Attempts; attempt++ {
-		if err := o.wait(ctx, attempt); err != nil {
+		if err := o.Wait(ctx, attempt); err != nil {
 			return Outcome[T]{Attempts: attempt - 1}, err
 		}
 		v, err := s.One(ctx, id)

@@ -303,7 +303,7 @@ func TestRetryOptionsDefaults(t *testing.T) {
 	}
 	for range 20 {
 		start := time.Now()
-		if err := (RetryOptions{Backoff: time.Millisecond}).wait(context.Background(), 3); err != nil {
+		if err := (RetryOptions{Backoff: time.Millisecond}).Wait(context.Background(), 3); err != nil {
 			t.Fatal(err)
 		}
 		if d := time.Since(start); d < time.Millisecond {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -64,7 +63,7 @@ func (s *Store[T]) writeGuarded(ctx context.Context, op string, p *prepared[T], 
 	var lastErr error
 	for attempt := 0; attempt < guardAttempts; attempt++ {
 		if attempt > 0 {
-			if err := guardBackoff(ctx, attempt); err != nil {
+			if err := guardRetry.Wait(ctx, attempt+1); err != nil {
 				return service.Written{}, err
 			}
 		}
@@ -111,20 +110,9 @@ func (s *Store[T]) writeGuarded(ctx context.Context, op string, p *prepared[T], 
 		Message: fmt.Sprintf("the row changed between the protected-field check and the write %d times in a row; retry, or serialize the writes of this row", guardAttempts)}
 }
 
-// guardBackoff waits 5 to 10 ms before the second attempt, doubling each time, or until ctx
-// ends.
-func guardBackoff(ctx context.Context, attempt int) error {
-	d := 5 * time.Millisecond << (attempt - 1)
-	d += rand.N(d + 1)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// guardRetry paces the attempts of the protected-field check: 5 to 10 ms before the second,
+// doubling each time.
+var guardRetry = abstractions.RetryOptions{Backoff: 10 * time.Millisecond}
 
 // checkProtected compares the protected cells p would write with the stored row's and asks
 // the authorizer about each one that changes.
