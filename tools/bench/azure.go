@@ -27,6 +27,7 @@ const (
 	readRows   = 100    // rows of the point-read and upsert partitions
 	listRows   = 1_000  // rows of the query partition
 	countRows  = 10_000 // rows of the count partition
+	pageRows   = 100    // rows of one page
 	batchRows  = 1_000  // rows of one batch upsert
 	batchParts = 10     // partitions of one batch upsert
 	txMax      = 100    // actions of one entity-group transaction
@@ -34,11 +35,12 @@ const (
 
 // sides is the library and the raw SDK client over one table and one HTTP transport.
 type sides struct {
-	store *tables.Store[Order]
-	raw   *aztables.Client
-	table string
-	now   func() time.Time
-	seq   atomic.Int64 // row keys of inserts, unique across workers
+	store  *tables.Store[Order]
+	cached *tables.Store[Order] // the same table, with the read cache on
+	raw    *aztables.Client
+	table  string
+	now    func() time.Time
+	seq    atomic.Int64 // row keys of inserts, unique across workers
 }
 
 // rowKey is the row key of the i-th row of a seeded partition; fixed width keeps key order
@@ -82,7 +84,11 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sides{store: store, raw: rawSvc.NewClient(table), table: table, now: time.Now}
+	cached, err := tables.For[Order](acct, tables.WithTable(table), tables.WithCache(tables.Absolute(time.Hour)))
+	if err != nil {
+		return nil, err
+	}
+	s := &sides{store: store, cached: cached, raw: rawSvc.NewClient(table), table: table, now: time.Now}
 
 	cctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
 	err = store.EnsureCreated(cctx)
@@ -118,18 +124,16 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 			return nil, err
 		}
 		r := result(cfg, BackendAzure, wl, smp)
-		if r.Target != "" && r.Ratio != nil {
-			r.Met = ptr(*r.Ratio <= 1.05)
+		if r.Ratio != nil {
+			switch r.Target {
+			case targetRatio:
+				r.Met = ptr(*r.Ratio <= 1.05)
+			case targetCached:
+				r.Met = ptr(*r.Ratio <= 0.01)
+			}
 		}
 		cfg.progress("%s: library %v, raw %v", wl.name, time.Duration(*r.LibraryMedianNs), time.Duration(*r.RawMedianNs))
 		results = append(results, r)
-		if wl.name == "point read" {
-			results = append(results, pending(BackendAzure, "point read (cache on)",
-				"needs the read cache (issue 7); target: at least 100x faster than the raw read"))
-		}
-		if wl.name == "query 1,000-row partition" {
-			results = append(results, pending(BackendAzure, "page of 100", "needs query paging, not landed yet"))
-		}
 	}
 	return results, nil
 }
@@ -152,16 +156,45 @@ func (s *sides) seed(ctx context.Context) error {
 
 // workloads returns the side-by-side workloads; cfg sets their operation counts.
 func (s *sides) workloads(ctx context.Context, cfg Config) []workload {
-	const target = "ratio <= 1.05"
+	const target = targetRatio
 	return []workload{
 		{name: "point read", ops: cfg.Ops, target: target, library: s.libRead, raw: s.rawRead},
+		s.cachedReadWorkload(ctx, cfg),
 		{name: "insert", ops: cfg.Ops, target: target, library: s.libInsert, raw: s.rawInsert},
 		{name: "upsert", ops: cfg.Ops, target: target, library: s.libUpsert, raw: s.rawUpsert},
 		s.updateWorkload(ctx, cfg),
 		{name: "query 1,000-row partition", ops: cfg.heavyOps(), target: target, library: s.libList, raw: s.rawList},
+		s.pageWorkload(cfg),
 		s.batchWorkload(cfg, target),
 		{name: "count 10,000 rows", ops: cfg.heavyOps(), library: s.libCount, raw: s.rawCount},
 	}
+}
+
+// Targets of the side-by-side workloads.
+const (
+	targetRatio  = "ratio <= 1.05"
+	targetCached = "ratio <= 0.01" // at least 100 times faster than the raw read
+)
+
+// cachedReadWorkload reads the rows the point read reads, through a store with the read
+// cache on, against the raw read. Every row is read once beforehand, so the measured reads
+// are hits: what a hot key costs.
+func (s *sides) cachedReadWorkload(ctx context.Context, cfg Config) workload {
+	wl := workload{name: "point read (cache on)", ops: cfg.Ops, target: targetCached, raw: s.rawRead}
+	for i := range readRows {
+		if _, err := s.cached.One(ctx, "read|"+rowKey(i)); err != nil {
+			wl.library = func(context.Context, int, int) error { return err }
+			return wl
+		}
+	}
+	wl.library = func(ctx context.Context, w, i int) error {
+		v, err := s.cached.One(ctx, "read|"+rowKey(readKey(w, i)))
+		if err == nil && v == nil {
+			err = errors.New("the row is missing")
+		}
+		return err
+	}
+	return wl
 }
 
 func readKey(w, i int) int { return ((w+1)*7919 + i) % readRows }
@@ -223,7 +256,7 @@ func (s *sides) rawUpsert(ctx context.Context, w, i int) error {
 // updateWorkload updates one row per worker and side over and over, each time with the
 // ETag the previous write returned, as an optimistic-concurrency loop does.
 func (s *sides) updateWorkload(ctx context.Context, cfg Config) workload {
-	wl := workload{name: "update (Strict)", ops: cfg.Ops, target: "ratio <= 1.05"}
+	wl := workload{name: "update (Strict)", ops: cfg.Ops, target: targetRatio}
 	libRows := make([]*Order, cfg.Concurrency)
 	rawRows := make([]*rawOrder, cfg.Concurrency)
 	for w := range cfg.Concurrency {
@@ -296,6 +329,55 @@ func (s *sides) rawList(ctx context.Context, _, _ int) error {
 		return fmt.Errorf("listed %d rows, want %d", len(out), listRows)
 	}
 	return nil
+}
+
+// pageWorkload reads the 1,000-row partition one page of 100 at a time, each operation the
+// page after the previous one of its worker (and the first again after the last), keeping
+// the continuation between operations as a web handler keeps it between requests.
+func (s *sides) pageWorkload(cfg Config) workload {
+	libCursors := make([]string, cfg.Concurrency)
+	rawNext := make([]*aztables.ListEntitiesResponse, cfg.Concurrency)
+	return workload{
+		name: "page of 100", ops: cfg.Ops, target: targetRatio,
+		library: func(ctx context.Context, w, _ int) error {
+			p, err := s.store.Page(ctx, abstractions.Query[Order]{Partition: "list", Take: pageRows, Cursor: libCursors[w]})
+			if err != nil {
+				return err
+			}
+			if len(p.Items) != pageRows {
+				return fmt.Errorf("a page of %d rows, want %d", len(p.Items), pageRows)
+			}
+			libCursors[w] = p.Cursor
+			return nil
+		},
+		raw: func(ctx context.Context, w, _ int) error {
+			filter, top := "PartitionKey eq 'list'", int32(pageRows)
+			opts := &aztables.ListEntitiesOptions{Filter: &filter, Top: &top}
+			if prev := rawNext[w]; prev != nil {
+				opts.NextPartitionKey, opts.NextRowKey = prev.NextPartitionKey, prev.NextRowKey
+			}
+			page, err := s.raw.NewListEntitiesPager(opts).NextPage(ctx)
+			if err != nil {
+				return err
+			}
+			out := make([]*rawOrder, 0, len(page.Entities))
+			for _, e := range page.Entities {
+				o, err := unmarshalRawOrder(e)
+				if err != nil {
+					return err
+				}
+				out = append(out, o)
+			}
+			if len(out) != pageRows {
+				return fmt.Errorf("a page of %d rows, want %d", len(out), pageRows)
+			}
+			rawNext[w] = nil
+			if page.NextPartitionKey != nil || page.NextRowKey != nil {
+				rawNext[w] = &page
+			}
+			return nil
+		},
+	}
 }
 
 // batchWorkload upserts 1,000 rows over 10 partitions; the rows are built beforehand on

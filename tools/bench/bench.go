@@ -137,26 +137,32 @@ type workload struct {
 	target  string
 	library op
 	raw     op // nil on the memory backend
-	// loopAllocs counts allocations around the whole loop instead of around each library
-	// operation: reading the counter stops the world, which would swamp operations of a
-	// few microseconds. Only right when nothing else runs in the loop.
-	loopAllocs bool
 }
 
 // samples are what measuring one workload produced.
 type samples struct {
 	library, raw []time.Duration
-	mallocs      uint64 // over the library operations; valid with one worker only
-	wall         time.Duration
+	wall         time.Duration // of the measured loop
+	// allocsPerOp is the allocations of one library operation, from a pass of its own;
+	// negative when not counted (more than one worker).
+	allocsPerOp float64
 }
 
 // warmups is the number of unmeasured operations of each side before measuring, so that
 // connections are open and lazily built state exists.
 const warmups = 2
 
+// maxAllocOps caps the library operations of the allocation pass.
+const maxAllocOps = 20
+
 // measure runs the workload's operations on cfg.Concurrency workers. Each worker
 // alternates which side goes first, so neither always runs on a connection the other just
 // warmed or pays for a collection the other triggered.
+//
+// Allocations are counted afterwards, in a pass of library operations alone: the counter
+// is exact only after runtime.ReadMemStats, which stops the world and empties every
+// processor's allocation cache, and doing that around each timed operation would slow the
+// operation that follows (by microseconds: a cached read would look ten times slower).
 func measure(ctx context.Context, cfg Config, wl workload) (samples, error) {
 	workers := cfg.Concurrency
 	for i := range warmups {
@@ -172,11 +178,6 @@ func measure(ctx context.Context, cfg Config, wl workload) (samples, error) {
 	per := make([]samples, workers)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
-	countAllocs := workers == 1 && !wl.loopAllocs
-	var loopBefore runtime.MemStats
-	if workers == 1 && wl.loopAllocs {
-		runtime.ReadMemStats(&loopBefore)
-	}
 	start := time.Now()
 	for w := range workers {
 		n := wl.ops / workers
@@ -189,20 +190,10 @@ func measure(ctx context.Context, cfg Config, wl workload) (samples, error) {
 			if wl.raw != nil {
 				s.raw = make([]time.Duration, 0, n)
 			}
-			var ms runtime.MemStats
 			lib := func(i int) error {
-				var before uint64
-				if countAllocs {
-					runtime.ReadMemStats(&ms)
-					before = ms.Mallocs
-				}
 				t := time.Now()
 				err := wl.library(ctx, w, i)
 				s.library = append(s.library, time.Since(t))
-				if countAllocs {
-					runtime.ReadMemStats(&ms)
-					s.mallocs += ms.Mallocs - before
-				}
 				if err != nil {
 					return fmt.Errorf("%s (library): %w", wl.name, err)
 				}
@@ -237,21 +228,31 @@ func measure(ctx context.Context, cfg Config, wl workload) (samples, error) {
 		})
 	}
 	wg.Wait()
-	total := samples{wall: time.Since(start)}
-	if workers == 1 && wl.loopAllocs {
-		var after runtime.MemStats
-		runtime.ReadMemStats(&after)
-		total.mallocs = after.Mallocs - loopBefore.Mallocs
-	}
+	total := samples{wall: time.Since(start), allocsPerOp: -1}
 	for _, s := range per {
 		total.library = append(total.library, s.library...)
 		total.raw = append(total.raw, s.raw...)
-		total.mallocs += s.mallocs
 	}
 	if err := errors.Join(errs...); err != nil {
 		return total, err
 	}
-	return total, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return total, err
+	}
+	if workers == 1 {
+		// Operation numbers after the measured ones, so that inserts find new keys.
+		n := min(wl.ops, maxAllocOps)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := range n {
+			if err := wl.library(ctx, 0, wl.ops+i); err != nil {
+				return total, fmt.Errorf("%s (library, counting allocations): %w", wl.name, err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		total.allocsPerOp = float64(after.Mallocs-before.Mallocs) / float64(n)
+	}
+	return total, nil
 }
 
 // result turns samples into a result row.
@@ -262,8 +263,8 @@ func result(cfg Config, backend string, wl workload, s samples) Result {
 	if v, ok := Throughput(len(s.library), cfg.Concurrency, sum(s.library)); ok {
 		r.LibraryOpsPerSec = &v
 	}
-	if cfg.Concurrency == 1 && len(s.library) > 0 {
-		r.LibraryAllocsPerOp = ptr(float64(s.mallocs) / float64(len(s.library)))
+	if s.allocsPerOp >= 0 {
+		r.LibraryAllocsPerOp = ptr(s.allocsPerOp)
 	}
 	if len(s.raw) > 0 {
 		raw := Median(s.raw)
@@ -276,10 +277,6 @@ func result(cfg Config, backend string, wl workload, s samples) Result {
 		}
 	}
 	return r
-}
-
-func pending(backend, workload, note string) Result {
-	return Result{Workload: workload, Backend: backend, Status: StatusPending, Note: note}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -31,7 +31,7 @@ func writeText(out io.Writer, cfg Config, results []Result) error {
 			continue
 		}
 		rows = append(rows, []string{r.Workload, r.Backend, strconv.Itoa(r.Ops),
-			dur(r.LibraryMedianNs), dur(r.RawMedianNs), num(r.Ratio, 2), num(r.LibraryOpsPerSec, 0),
+			dur(r.LibraryMedianNs), dur(r.RawMedianNs), ratio(r.Ratio), num(r.LibraryOpsPerSec, 0),
 			num(r.RawOpsPerSec, 0), num(r.LibraryAllocsPerOp, 0), verdict(r)})
 	}
 	width := make([]int, len(rows[0]))
@@ -94,6 +94,15 @@ func num(v *float64, prec int) string {
 		return "-"
 	}
 	return strconv.FormatFloat(*v, 'f', prec, 64)
+}
+
+// ratio shows two decimals, or four for a ratio under 0.1 (a cached read's), which two
+// would round to nothing.
+func ratio(v *float64) string {
+	if v != nil && *v < 0.1 {
+		return num(v, 4)
+	}
+	return num(v, 2)
 }
 
 func verdict(r Result) string {

@@ -47,10 +47,9 @@ func benchCommand() *command {
 code (aztables with map entities and encoding/json), in one process, against the same
 account, alternating library and raw operations, and prints per workload the median time of
 each side, the ratio library / raw, operations per second and the library's allocations per
-operation. Workloads: point read, insert, upsert, update (Strict), query of a 1,000-row
-partition, batch upsert of 1,000 rows over 10 partitions, count of 10,000 rows. Then it runs
-the library's workloads on the in-memory backend. Rows whose feature has not landed yet are
-listed as pending.
+operation. Workloads: point read (cache off, and a cache hit), insert, upsert, update (Strict), query of a 1,000-row
+partition, one page of 100 rows after another, batch upsert of 1,000 rows over 10 partitions, count of 10,000 rows. Then it runs
+the library's workloads on the in-memory backend.
 
 The account is the flag's, or Azurite's with --azurite, or the one in $` + testConnectionEnv + `;
 without any, only the memory backend runs. The benchmark uses a table with a random name and
