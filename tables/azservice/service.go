@@ -66,6 +66,7 @@ func NewFromConnectionStringWithOptions(conn string, opts *Options) (*Service, e
 	}
 	s := &Service{endpoint: cs.tableURL}
 	topts := &aztables.ClientOptions{ClientOptions: opts.ClientOptions}
+	topts.PerCallPolicies = append(append([]policy.Policy(nil), topts.PerCallPolicies...), bodyTap{})
 	bopts := &azblob.ClientOptions{ClientOptions: opts.ClientOptions}
 	bopts.PerCallPolicies = append(append([]policy.Policy(nil), bopts.PerCallPolicies...), identityEncoding{})
 	if cs.accountKey != "" {

@@ -76,12 +76,15 @@ func (s *Service) GetRow(ctx context.Context, table, partitionKey, rowKey string
 		return s.getRowByQuery(ctx, table, partitionKey, rowKey, sel)
 	}
 	var raw *http.Response
-	resp, err := s.tables.NewClient(table).GetEntity(policy.WithCaptureResponse(ctx, &raw), partitionKey, rowKey, nil)
+	t := &tap{}
+	resp, err := s.tables.NewClient(table).GetEntity(policy.WithCaptureResponse(withTap(ctx, t), &raw), partitionKey, rowKey, nil)
 	if err != nil {
 		return service.Row{}, mapError(ctx, "get row", err)
 	}
 	body := resp.Value
-	if raw != nil {
+	if t.taken {
+		body = t.body
+	} else if raw != nil {
 		if b, err := runtime.Payload(raw); err == nil {
 			body = b
 		}
@@ -152,12 +155,17 @@ func (s *Service) query(ctx context.Context, table string, q service.Query) (ser
 		}
 	}
 	var raw *http.Response
-	resp, err := s.tables.NewClient(table).NewListEntitiesPager(opts).NextPage(policy.WithCaptureResponse(ctx, &raw))
+	t := &tap{}
+	resp, err := s.tables.NewClient(table).NewListEntitiesPager(opts).NextPage(policy.WithCaptureResponse(withTap(ctx, t), &raw))
 	if err != nil {
 		return service.Page{}, mapError(ctx, "query", err)
 	}
 	var page service.Page
-	if raw != nil {
+	if t.taken {
+		if page.Rows, err = decodeEntityList(t.body, 0); err != nil {
+			return service.Page{}, fmt.Errorf("azservice: query %s: %w", table, err)
+		}
+	} else if raw != nil {
 		body, err := runtime.Payload(raw)
 		if err == nil {
 			page.Rows, err = decodeEntityList(body, len(resp.Entities))
