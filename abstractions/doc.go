@@ -6,7 +6,10 @@
 // # Errors
 //
 // Conditions a caller can act on are sentinel errors (ErrNotFound, ErrDuplicateKey,
-// ErrConcurrencyConflict, …) matched with errors.Is. A failure reported by the service itself
-// is a *StatusError carrying the HTTP status and the service's error code, matched with
-// errors.As; it is the same type on the Azure backend and on the in-memory one.
+// ErrConcurrencyConflict, …), and mistakes in the caller's input are ErrInvalidKey and
+// ErrInvalidArgument, refused before anything is sent; all are matched with errors.Is. A
+// store call about one row returns a *StoreError naming the operation, the table and the
+// key; when the service refused the request, the chain also holds a *StatusError with the
+// HTTP status and the service's error code (errors.As), the same type on the Azure backend
+// and on the in-memory one.
 package abstractions

@@ -182,6 +182,7 @@ func (o FilterOp) String() string {
 // TypedField and with And, Or, Not and IsTrue; stores translate the tree to the service's
 // filter language. Nodes are immutable once built.
 type FilterNode struct {
+	// Op is the node's operation.
 	Op FilterOp
 	// Field is the compared field (comparisons and FilterTrue).
 	Field FieldRef

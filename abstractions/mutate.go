@@ -44,6 +44,7 @@ func (s Status) String() string {
 // Outcome is the result of an outcome verb: the expected branches of a concurrent program
 // (gone, someone got there first, too busy) as a value rather than an error.
 type Outcome[T any] struct {
+	// Status is how the verb ended; see the Status constants.
 	Status Status
 	// Value is the entity the status describes: the stored entity for Updated, the row as
 	// read for PreconditionFailed, nil otherwise (and whenever the verb returns an error).

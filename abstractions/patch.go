@@ -92,12 +92,13 @@ func Set[T, V any](p *Patch[T], sel func(*T) *V, v V) *Patch[T] {
 // WithETag makes the patch conditional: it applies only while the stored row still has this
 // version (the ETag of the entity you read), so a patch based on a stale read fails with
 // ErrConcurrencyConflict instead of overwriting. An empty etag makes it unconditional again.
+// Like Set, it changes p itself and returns it; build a patch fully before sharing it.
 func (p *Patch[T]) WithETag(etag string) *Patch[T] {
 	p.etag = etag
 	return p
 }
 
-// AllowProtected lets the patch write protected fields. Patches do not consult the
+// AllowProtected lets the patch write protected fields; it changes p itself and returns it. Patches do not consult the
 // account's Authorizer (they read nothing to compare with), so call this only after the
 // caller's right to change them has been checked.
 func (p *Patch[T]) AllowProtected() *Patch[T] {

@@ -54,7 +54,9 @@ type Storage[T any] interface {
 	// A CreatedAt the caller set is kept; a zero one is set to now.
 	Upsert(ctx context.Context, v *T) error
 	// Update replaces a stored row under the given concurrency mode. A missing row fails
-	// with an error matching ErrNotFound, a lost race with ErrConcurrencyConflict.
+	// with an error matching ErrNotFound, a lost race with ErrConcurrencyConflict. An entity
+	// without an ETag is refused with ErrInvalidArgument in Strict mode, and in Auto mode
+	// unless the account enables implicit last-writer-wins.
 	Update(ctx context.Context, v *T, mode ConcurrencyMode) error
 	// Delete deletes the row if it exists; deleting a missing row is not an error.
 	Delete(ctx context.Context, id string) error
@@ -87,6 +89,6 @@ type Storage[T any] interface {
 	// call it again to finish.
 	DeletePartition(ctx context.Context, partition string) (int, error)
 
-	Patcher[T] // partial updates (issue 6)
-	Querier[T] // bounded, streamed, paged and filtered queries (issue 5)
+	Patcher[T] // partial updates
+	Querier[T] // bounded, streamed, paged and filtered queries
 }

@@ -76,7 +76,7 @@ func ExampleFor() {
 }
 
 // Batches write per partition, one transaction of up to 100 rows each; Count reads keys only.
-func ExampleStore_CreateBatch() {
+func ExampleFor_batch() {
 	ctx := context.Background()
 	customers, err := inmemory.For[Customer](inmemory.NewAccount(nil))
 	if err != nil {

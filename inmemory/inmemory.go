@@ -24,7 +24,8 @@ type Options = engine.Options
 // Account is an in-memory storage account and the options its stores share.
 type Account = engine.Account
 
-// Store is the repository of one entity type; it implements abstractions.Storage[T].
+// Store is the repository of one entity type; it implements abstractions.Storage[T]. Its
+// methods are documented on engine.Store (package tables/engine).
 type Store[T any] = engine.Store[T]
 
 // StoreOption changes one store's configuration, such as WithTable.
@@ -39,10 +40,12 @@ type CachePolicy = engine.CachePolicy
 // Disabled keeps nothing in the read cache; every read goes to the table.
 var Disabled = engine.Disabled
 
-// Sliding keeps a read or written row until it has not been read for d.
+// Sliding keeps a read or written row until it has not been read for d; d <= 0 means
+// Disabled. Use it only when this process is the only writer of the table: another
+// process's writes are never seen while the entry keeps being read.
 func Sliding(d time.Duration) CachePolicy { return engine.Sliding(d) }
 
-// Absolute keeps a read or written row for d after it was stored.
+// Absolute keeps a read or written row for d after it was stored; d <= 0 means Disabled.
 func Absolute(d time.Duration) CachePolicy { return engine.Absolute(d) }
 
 // WithCache sets one store's read-cache policy, overriding the account's.
@@ -73,7 +76,10 @@ func NewAccountOver(tables service.Tables, blobs service.Blobs, opts *Options) *
 
 // For returns the store of entity type T in the account: a struct embedding
 // abstractions.Entity, stored in the table named after the type unless WithTable says
-// otherwise.
+// otherwise. A nil account, a type that does not embed Entity, and a table name the service
+// would refuse (3–63 letters and digits, starting with a letter: name generic or short
+// types with WithTable) fail with ErrInvalidArgument; a field the serializer cannot map fails
+// with ErrNotSupported, naming the field.
 func For[T any](a *Account, opts ...StoreOption) (*Store[T], error) {
 	return engine.New[T](a, opts...)
 }

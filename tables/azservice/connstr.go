@@ -2,10 +2,11 @@ package azservice
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/unified-data/gotables/abstractions"
 )
 
 // The Azure SDK's connection-string parsers do not understand UseDevelopmentStorage=true,
@@ -36,7 +37,7 @@ type connSettings struct {
 }
 
 // errConnString prefixes every connection-string error.
-var errConnString = errors.New("azservice: invalid connection string")
+var errConnString = fmt.Errorf("%w: invalid connection string", abstractions.ErrInvalidArgument)
 
 // parseConnectionString reads the settings of an Azure Storage connection string
 // ("Name=value;Name=value"). Setting names are matched without regard to case, as the

@@ -86,8 +86,7 @@ func (e *OversizedCellError) Error() string {
 		msg += " (" + strconv.Itoa(e.Compressed) + " gzip-compressed)"
 	}
 	msg += ", above the " + strconv.Itoa(e.Limit) + "-byte limit of one cell; store less in it, " +
-		"choose an Options.Oversized policy that compresses or trims it, " +
-		"or opt the field into split storage with a `table:\",split=...\"` tag"
+		"or choose an Options.Oversized policy that compresses or trims it"
 	return msg
 }
 

@@ -62,7 +62,7 @@ func TestOversizedStrings(t *testing.T) {
 				}
 				wantErrIs(t, err, abstractions.ErrOversizedCell)
 				if oe.Column != "Text" || oe.Size != 2*utf16Len(tc.text) || oe.Limit != 65536 ||
-					!strings.Contains(err.Error(), `"Text"`) || !strings.Contains(err.Error(), "split") {
+					!strings.Contains(err.Error(), `"Text"`) || !strings.Contains(err.Error(), "Options.Oversized") {
 					t.Fatalf("error %+v: %v", oe, err)
 				}
 				return

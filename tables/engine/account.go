@@ -81,10 +81,11 @@ func NewAccount(name string, tables service.Tables, blobs service.Blobs, opts *O
 // Name returns the name the account was created with.
 func (a *Account) Name() string { return a.name }
 
-// Tables returns the account's table service.
+// Tables returns the account's table service. Writes made through it bypass the stores and
+// their read cache: a row a store cached stays cached until it expires.
 func (a *Account) Tables() service.Tables { return a.tables }
 
-// Blobs returns the account's blob service, or nil.
+// Blobs returns the account's blob service, or nil. Like Tables, it bypasses the stores.
 func (a *Account) Blobs() service.Blobs { return a.blobs }
 
 func (a *Account) logger() *slog.Logger {

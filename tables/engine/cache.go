@@ -20,13 +20,13 @@ type CachePolicy struct {
 // another process writes is only seen when a cached entry expires.
 var Disabled = CachePolicy{}
 
-// Sliding keeps an entry until it has not been read for d. Use it only when this process is
-// the only writer of the table: another process's writes are never seen while the entry
-// keeps being read.
+// Sliding keeps an entry until it has not been read for d; d <= 0 means Disabled. Use it only
+// when this process is the only writer of the table: another process's writes are never seen
+// while the entry keeps being read.
 func Sliding(d time.Duration) CachePolicy { return CachePolicy{ttl: d, sliding: true} }
 
 // Absolute keeps an entry for d after it was stored, however often it is read: the bound on
-// how stale a write by another process can be.
+// how stale a write by another process can be. d <= 0 means Disabled.
 func Absolute(d time.Duration) CachePolicy { return CachePolicy{ttl: d} }
 
 // Enabled reports whether the policy keeps anything.

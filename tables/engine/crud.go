@@ -105,6 +105,8 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, Message: "the entity is nil"}
 	}
 	etag := base(v).ETag
+	// Refusals below name the row the entity addresses, as the service errors do.
+	pk, rk := abstractions.SplitID(base(v).ID)
 	switch mode {
 	case abstractions.Auto:
 		switch {
@@ -115,18 +117,18 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 			s.acct.logger().Warn("unified tables: Update in Auto mode without an ETag overwrites the stored row (implicit last-writer-wins)",
 				"table", s.table, "id", base(v).ID)
 		default:
-			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table,
+			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
 				Message: "the entity carries no ETag, so Auto mode cannot tell which version it overwrites; update the entity One returned, " +
 					"say Strict or LastWriterWins explicitly, or enable Options.ImplicitLastWriterWins; nothing was sent"}
 		}
 	case abstractions.Strict:
 		if etag == "" {
-			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table,
+			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
 				Message: "Strict mode needs the entity's ETag (the version it was read as); nothing was sent"}
 		}
 	case abstractions.LastWriterWins:
 	default:
-		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, Message: fmt.Sprintf("unknown concurrency mode %v", mode)}
+		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk, Message: fmt.Sprintf("unknown concurrency mode %v", mode)}
 	}
 	p, err := s.prepare("update", v, s.acct.now())
 	if err != nil {

@@ -68,7 +68,7 @@ const maxAttempts = 5
 
 // Service places and moves orders.
 type Service struct {
-	orders Orders
+	orders abstractions.Storage[Order]
 	newID  func() string
 }
 
@@ -123,29 +123,26 @@ func (s *Service) Cancel(ctx context.Context, id string) (*Order, error) {
 	return s.move(ctx, id, Placed, Cancelled)
 }
 
-// move changes an order's status from one value to another. It reads the order and writes
-// it back in Strict mode, so a concurrent change is never overwritten: on a conflict it
-// reads again and re-checks the status.
+// move changes an order's status from one value to another, once: TryTransition reads the
+// order, applies the change only while the status is still from, and writes it in Strict
+// mode, reading again after a lost race.
 func (s *Service) move(ctx context.Context, id string, from, to Status) (*Order, error) {
-	for attempt := 1; ; attempt++ {
-		o, err := s.orders.One(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("reading order %s: %w", id, err)
-		}
-		if o == nil {
-			return nil, fmt.Errorf("%w: %s", ErrNoSuchOrder, id)
-		}
-		if o.Status != from {
-			return nil, fmt.Errorf("%w: order %s is %s, not %s", ErrWrongStatus, id, o.Status, from)
-		}
-		o.Status = to
-		err = s.orders.Update(ctx, o, abstractions.Strict)
-		if err == nil {
-			return o, nil
-		}
-		if !errors.Is(err, abstractions.ErrConcurrencyConflict) || attempt == maxAttempts {
-			return nil, fmt.Errorf("marking order %s %s: %w", id, to, err)
-		}
+	out, err := abstractions.TryTransition(ctx, s.orders, id,
+		func(o *Order) bool { return o.Status == from },
+		func(o *Order) error { o.Status = to; return nil },
+		abstractions.RetryOptions{Attempts: maxAttempts})
+	if err != nil {
+		return nil, fmt.Errorf("marking order %s %s: %w", id, to, err)
+	}
+	switch out.Status {
+	case abstractions.Updated:
+		return out.Value, nil
+	case abstractions.NotFound:
+		return nil, fmt.Errorf("%w: %s", ErrNoSuchOrder, id)
+	case abstractions.PreconditionFailed:
+		return nil, fmt.Errorf("%w: order %s is %s, not %s", ErrWrongStatus, id, out.Value.Status, from)
+	default: // Conflicted: every attempt lost its race
+		return nil, fmt.Errorf("marking order %s %s: %w", id, to, abstractions.ErrConcurrencyConflict)
 	}
 }
 
