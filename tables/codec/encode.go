@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"sync"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/unified-data/gotables/tables/service"
@@ -104,6 +105,11 @@ func (pl *Plan) encode(p unsafe.Pointer, o *Options) ([]service.Property, error)
 // appendText appends the cell of a string or JSON text s, applying the oversized policy when
 // it does not fit one cell.
 func (c *column) appendText(props []service.Property, fp unsafe.Pointer, s string, o *Options) ([]service.Property, error) {
+	if !utf8.ValidString(s) {
+		// The service stores text; invalid bytes would come back as U+FFFD, so the value
+		// would not read back as written (and the in-memory service would keep them).
+		return nil, &ValueError{Column: c.cellName, Field: c.field.Path, Type: c.leaf.typ, Err: errInvalidUTF8}
+	}
 	// A string of at most maxStringUnits bytes has at most that many UTF-16 units.
 	if len(s) <= maxStringUnits || service.UTF16Len(s) <= maxStringUnits {
 		return append(props, service.Property{Name: c.cellName, Value: service.String(s)}), nil

@@ -65,6 +65,14 @@ func (e *ValueError) Error() string {
 // Unwrap returns the cause.
 func (e *ValueError) Unwrap() error { return e.Err }
 
+// Is makes a value that cannot be written match abstractions.ErrInvalidArgument: the caller
+// passed something the service cannot store, and nothing was sent.
+func (e *ValueError) Is(target error) bool {
+	return !e.Read && target == abstractions.ErrInvalidArgument
+}
+
+var errInvalidUTF8 = errors.New("the text is not valid UTF-8; the service would store U+FFFD in place of the invalid bytes")
+
 // OversizedCellError reports a value too large for one cell under the Options' policy. Nothing
 // was trimmed and nothing is stored. It matches abstractions.ErrOversizedCell with errors.Is.
 type OversizedCellError struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
@@ -64,6 +65,13 @@ func FuzzRoundTrip(f *testing.F) {
 		row, err := codec.EncodeRow(in, pk, rk, nil)
 		if errors.Is(err, abstractions.ErrOversizedCell) {
 			t.Skip("too large for a cell")
+		}
+		if !utf8.ValidString(s) {
+			// Text that is not UTF-8 cannot be stored; it is refused, never changed.
+			if !errors.Is(err, abstractions.ErrInvalidArgument) {
+				t.Fatalf("EncodeRow of invalid UTF-8: %v, want ErrInvalidArgument", err)
+			}
+			return
 		}
 		if err != nil {
 			t.Fatalf("EncodeRow: %v", err)

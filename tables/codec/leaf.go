@@ -102,6 +102,9 @@ func leafFor(t reflect.Type) (leaf, bool, string) {
 		return durationLeaf(), true, ""
 	case t == guidType:
 		return guidLeaf(), true, ""
+	case t.Kind() == reflect.Interface && t.NumMethod() > 0:
+		return leaf{}, false, "an interface with methods can be written as JSON but never read back (JSON cannot say which type to create); " +
+			"use a concrete type or any, or tag the field `table:\"-\"`"
 	case t.Kind() == reflect.Interface:
 		return jsonLeaf(t), true, ""
 	case isText(t):

@@ -64,7 +64,11 @@ func parseDotNetTimeSpan(s string) (time.Duration, bool) {
 	if days > maxDays {
 		return 0, false
 	}
-	total := days*int64(24*time.Hour) + h*int64(time.Hour) + m*int64(time.Minute) + sc*int64(time.Second)
+	rest := h*int64(time.Hour) + m*int64(time.Minute) + sc*int64(time.Second) // < 24h when valid
+	if rest < 0 || days*int64(24*time.Hour) > math.MaxInt64-rest {
+		return 0, false
+	}
+	total := days*int64(24*time.Hour) + rest
 	if total > math.MaxInt64-ns {
 		return 0, false
 	}

@@ -78,6 +78,10 @@ type entry struct {
 	isList  bool
 	ttl     time.Duration
 	sliding bool
+	// deadline is when an Absolute entry expires, set when it is first stored. An entry
+	// derived from it (a patch applied to it) keeps the deadline: patching a cached row
+	// must not extend how long its other cells may be stale.
+	deadline time.Time
 }
 
 // expirySweepEvery is how many stores pass between sweeps of expired items. go-cache's own
@@ -198,7 +202,18 @@ func (c *readCache) drop(keys []string) {
 }
 
 func (c *readCache) store(key string, e *entry) {
-	c.items.Set(key, e, e.ttl)
+	ttl := e.ttl
+	switch {
+	case e.sliding:
+	case e.deadline.IsZero():
+		e.deadline = time.Now().Add(ttl)
+	default:
+		if ttl = time.Until(e.deadline); ttl <= 0 {
+			c.items.Delete(key)
+			return
+		}
+	}
+	c.items.Set(key, e, ttl)
 	if c.puts++; c.puts%expirySweepEvery == 0 {
 		c.items.DeleteExpired()
 	}
@@ -266,13 +281,18 @@ func (s *Store[T]) tracked(keys []string, fn func() (*service.Row, error)) error
 		var err error
 		row, err = fn()
 		return err
-	}, func(*entry) *service.Row { return row })
+	}, func(*entry) *entry {
+		if row == nil {
+			return nil
+		}
+		return &entry{row: *row, ttl: s.policy.ttl, sliding: s.policy.sliding}
+	})
 }
 
 // trackedWith is tracked for a write whose cached version depends on what the cache holds
 // when the write returns: after a successful fn, next receives the row's current entry and
-// returns the row to cache (nil drops it).
-func (s *Store[T]) trackedWith(keys []string, fn func() error, next func(current *entry) *service.Row) error {
+// returns the entry to store (nil drops the row).
+func (s *Store[T]) trackedWith(keys []string, fn func() error, next func(current *entry) *entry) error {
 	s.acct.cache.beginWrite(keys)
 	err := fn()
 	var put func(string, *entry) *entry
@@ -282,11 +302,7 @@ func (s *Store[T]) trackedWith(keys []string, fn func() error, next func(current
 			if k != own {
 				return nil
 			}
-			row := next(current)
-			if row == nil {
-				return nil
-			}
-			return &entry{row: *row, ttl: s.policy.ttl, sliding: s.policy.sliding}
+			return next(current)
 		}
 	}
 	s.acct.cache.endWrite(keys, put)

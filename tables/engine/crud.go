@@ -171,6 +171,9 @@ func (s *Store[T]) One(ctx context.Context, id string) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	key := s.entityKey(pk, rk)
 	if row, ok := s.cachedRow(key); ok {
 		return s.decode(row)
@@ -210,6 +213,9 @@ var keysOnly = []string{}
 func (s *Store[T]) Exists(ctx context.Context, id string) (bool, error) {
 	_, pk, rk, err := s.resolveID("exists", id)
 	if err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
 		return false, err
 	}
 	if _, ok := s.cachedRow(s.entityKey(pk, rk)); ok {

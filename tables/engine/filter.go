@@ -82,11 +82,15 @@ func refError(err error) *filterError {
 	return &filterError{reason: strings.TrimPrefix(err.Error(), kind.Error()+": "), kind: kind}
 }
 
-// isText reports whether the codec stores t as its text (encoding.TextMarshaler), the way
-// enums are stored.
+// isText reports whether the codec stores t as its text, the way enums are stored: it
+// marshals to text and *t unmarshals from it (the codec's own rule; a type with only
+// MarshalText is stored by its kind).
 func isText(t reflect.Type) bool {
-	return t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType)
+	pt := reflect.PointerTo(t)
+	return (t.Implements(textMarshalerType) || pt.Implements(textMarshalerType)) && pt.Implements(textUnmarshalerType)
 }
+
+var textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 
 // nullable reports whether a row may lack the field's column although the Go value is not
 // special: a pointer (nil stores no column), a plain string (rows written by others, or

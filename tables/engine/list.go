@@ -39,6 +39,9 @@ func (s *Store[T]) scan(ctx context.Context, q service.Query, fn func(*service.R
 
 // list reads every row filter selects, through the read cache under key.
 func (s *Store[T]) list(ctx context.Context, op, key, filter string) ([]*T, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var rows []service.Row
 	cached := false
 	if s.policy.Enabled() {

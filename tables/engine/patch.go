@@ -76,7 +76,7 @@ func (s *Store[T]) merge(ctx context.Context, row service.Row, ifMatch string, w
 			w, err = s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpMerge, Row: row, IfMatch: ifMatch})
 			return err
 		})
-	}, func(current *entry) *service.Row {
+	}, func(current *entry) *entry {
 		if before == nil || current != before {
 			return nil
 		}
@@ -95,7 +95,7 @@ func (s *Store[T]) merge(ctx context.Context, row service.Row, ifMatch string, w
 		if ifMatch == before.row.ETag && w.ETag != "" {
 			next.ETag, next.Timestamp = w.ETag, w.Timestamp
 		}
-		return &next
+		return &entry{row: next, ttl: before.ttl, sliding: before.sliding, deadline: before.deadline}
 	})
 	return w, err
 }
