@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -33,6 +34,22 @@ func Encode(v any, opts *Options) ([]service.Property, error) {
 		return nil, err
 	}
 	return pl.encode(p, opts.orDefault())
+}
+
+// EncodeColumns is Encode limited to the named columns (Field.Name values of v's plan): the
+// other fields are not looked at, so a field whose value cannot be stored (an enum's zero
+// value its MarshalText refuses, say) does not stop a partial write of the others. A name
+// the plan does not have is ignored.
+func EncodeColumns(v any, names []string, opts *Options) ([]service.Property, error) {
+	p, t, err := structPointer(v)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := planFor(t)
+	if err != nil {
+		return nil, err
+	}
+	return pl.encodeOnly(p, names, opts.orDefault())
 }
 
 // EncodeRow is Encode returning a row with the given keys.
@@ -70,13 +87,25 @@ func structPointer(v any) (unsafe.Pointer, reflect.Type, error) {
 }
 
 func (pl *Plan) encode(p unsafe.Pointer, o *Options) ([]service.Property, error) {
+	return pl.encodeOnly(p, nil, o)
+}
+
+// encodeOnly encodes the columns named in only, or every column when only is nil (then with
+// the type name column when o asks for it).
+func (pl *Plan) encodeOnly(p unsafe.Pointer, only []string, o *Options) ([]service.Property, error) {
 	n := len(pl.cols)
 	if o.WriteTypeName {
 		n++
 	}
+	if only != nil {
+		n = len(only)
+	}
 	props := make([]service.Property, 0, n)
 	for i := range pl.cols {
 		c := &pl.cols[i]
+		if only != nil && !slices.Contains(only, c.name) {
+			continue
+		}
 		fp := c.locate(p)
 		if fp == nil {
 			continue
@@ -96,7 +125,7 @@ func (pl *Plan) encode(p unsafe.Pointer, o *Options) ([]service.Property, error)
 			return nil, err
 		}
 	}
-	if o.WriteTypeName {
+	if o.WriteTypeName && only == nil {
 		props = append(props, service.Property{Name: TypeNameColumn, Value: service.String(o.Types.nameOf(pl.typ))})
 	}
 	return props, nil

@@ -17,8 +17,9 @@ import (
 // returns the row's new ETag; see abstractions.Patcher.
 //
 // Each selected field is resolved to its column through the codec's plan (by its offset in
-// T and its type), and its cells are produced by the codec itself: the engine encodes a zero
-// T holding only the patched values and keeps the cells of the patched columns. So a patched
+// T and its type), and its cells are produced by the codec itself: the engine sets the
+// patched values in a zero T and encodes only the patched columns (codec.EncodeColumns), so
+// the other fields' zero values are never looked at. So a patched
 // value is stored exactly as a whole-entity write would store it: same EDM type, same JSON
 // text in {Name}__Json for a JSON-stored field, same oversized policy. A merge cannot remove
 // a cell, which is why a value that stores none (a nil pointer, the zero time) is refused,
@@ -142,7 +143,11 @@ func (s *Store[T]) patchRow(p *abstractions.Patch[T], pk, rk string,
 			cols = append(cols, f)
 		}
 	}
-	props, err := codec.Encode(probe, &s.acct.codec)
+	names := make([]string, len(cols))
+	for i, f := range cols {
+		names[i] = f.Name
+	}
+	props, err := codec.EncodeColumns(probe, names, &s.acct.codec)
 	if err != nil {
 		kind := abstractions.ErrInvalidArgument
 		if errors.Is(err, abstractions.ErrOversizedCell) {
