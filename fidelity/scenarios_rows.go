@@ -268,4 +268,26 @@ var rowScenarios = []Scenario{
 			e.Observe("row", got)
 		},
 	},
+	{
+		// Property names follow C# identifier rules, which admit letters of any script.
+		Name: "row/unicode-property-name",
+		Run: func(ctx context.Context, e *Env) {
+			_, err := e.Tables.Write(ctx, e.Table, insert(row("p", "r", "Größe", service.Int32(1), "e\u0301t\u00e9", service.String("x"))))
+			e.OK("insert", err)
+			_, err = e.Tables.Write(ctx, e.Table, insert(row("p", "s", "Größe", service.Int32(2))))
+			e.OK("insert another", err)
+			got, err := e.Tables.GetRow(ctx, e.Table, "p", "r", nil)
+			e.OK("get", err)
+			e.Observe("row", got)
+			page, err := e.Tables.Query(ctx, e.Table, service.Query{Filter: "Größe eq 1"})
+			e.OK("query Größe eq 1", err)
+			e.Equal("rows of Größe eq 1", keysOf(page.Rows), []string{"p|r"})
+			page, err = e.Tables.Query(ctx, e.Table, service.Query{Filter: "Größe ge 1 and e\u0301t\u00e9 eq 'x'", Select: []string{"Größe"}})
+			e.OK("query with a combining mark", err)
+			e.Equal("rows of the second query", keysOf(page.Rows), []string{"p|r"})
+			if len(page.Rows) == 1 {
+				e.Observe("selected row", page.Rows[0])
+			}
+		},
+	},
 }

@@ -3,6 +3,7 @@ package memservice
 import (
 	"time"
 
+	"github.com/unified-data/gotables/inmemory/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -53,23 +54,10 @@ func checkKeys(pk, rk string, inBody bool) error {
 	return checkKey("RowKey", rk, inBody)
 }
 
-// validName reports whether name is a C# identifier made of ASCII letters, digits and
-// underscores, the names the service accepts.
-func validName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case '0' <= c && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
+// validName reports whether name is a C# identifier, the names the service accepts: a
+// letter of any script or '_' first, then letters, decimal digits, '_', combining marks
+// and connector punctuation. So "Größe" passes; "a-b", "a b" and "1a" do not.
+func validName(name string) bool { return odata.IsName(name) }
 
 // checkProperties validates the custom properties of a write and returns a copy of them
 // without the invalid (null) values, which the service drops. Count is checked first, then
@@ -87,7 +75,7 @@ func checkProperties(props []service.Property) ([]service.Property, error) {
 	seen := make(map[string]struct{}, len(out))
 	for _, p := range out {
 		switch {
-		case len(p.Name) > maxNameLen:
+		case service.UTF16Len(p.Name) > maxNameLen:
 			return nil, errNameTooLong()
 		case !validName(p.Name), p.Name == "PartitionKey", p.Name == "RowKey", p.Name == "Timestamp":
 			return nil, errNameInvalid(p.Name)

@@ -35,9 +35,10 @@ func continuationAt(k rowKey) *service.Continuation {
 
 // Query returns one page of the rows matching q, in (PartitionKey, RowKey) order by UTF-16
 // code units. Top 0 or above 1000 asks for 1000 rows. Next is set only when another matching
-// row follows the page, or on a page WithEmptyPages empties. A negative Top, a filter that
-// does not parse (or has more than 15 comparisons) and a continuation this service did not
-// issue fail with 400 InvalidInput; a missing table with 404 TableNotFound.
+// row follows the page, or on a page WithEmptyPages empties. A negative Top fails with 400
+// InvalidInput; then a missing table with 404 TableNotFound, whatever the filter; then a
+// filter that does not parse (or has more than 15 comparisons) and a continuation this
+// service did not issue with 400 InvalidInput.
 func (s *Service) Query(ctx context.Context, table string, q service.Query) (service.Page, error) {
 	if err := ctx.Err(); err != nil {
 		return service.Page{}, err
@@ -48,6 +49,14 @@ func (s *Service) Query(ctx context.Context, table string, q service.Query) (ser
 		return service.Page{}, errInvalidInput("One of the request inputs is not valid.")
 	case top == 0 || top > maxPageRows:
 		top = maxPageRows
+	}
+	// The table comes before the filter: the service answers 404 TableNotFound for a
+	// missing table whatever the filter, even one that does not parse.
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t := s.lookup(table)
+	if t == nil {
+		return service.Page{}, errTableNotFound()
 	}
 	var f *odata.Filter
 	if q.Filter != "" {
@@ -64,13 +73,6 @@ func (s *Service) Query(ctx context.Context, table string, q service.Query) (ser
 			return service.Page{}, errInvalidInput("The continuation token is not valid.")
 		}
 		start = rowKey{pk, rk}
-	}
-
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	t := s.lookup(table)
-	if t == nil {
-		return service.Page{}, errTableNotFound()
 	}
 	if s.emptyEvery > 0 && s.queries.Add(1)%s.emptyEvery == 0 {
 		return service.Page{Rows: []service.Row{}, Next: continuationAt(start)}, nil

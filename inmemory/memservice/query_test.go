@@ -227,3 +227,16 @@ func TestQuerySelect(t *testing.T) {
 		t.Fatalf("filter on an unselected property: %+v, %v", page, err)
 	}
 }
+
+// A missing table answers 404 TableNotFound before its filter is read, as the service does:
+// even a filter that does not parse.
+func TestQueryMissingTableBeforeFilter(t *testing.T) {
+	s := New()
+	for _, filter := range []string{"", "PartitionKey eq", "A eq 1 and", "Größe eq 1", "null eq 1"} {
+		_, err := s.Query(context.Background(), "Nope", service.Query{Filter: filter})
+		wantStatus(t, err, http.StatusNotFound, "TableNotFound")
+	}
+	s, _ = newTable(t)
+	_, err := s.Query(context.Background(), "Tab1", service.Query{Filter: "PartitionKey eq"})
+	wantStatus(t, err, http.StatusBadRequest, "InvalidInput")
+}

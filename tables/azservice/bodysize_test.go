@@ -1,7 +1,9 @@
 package azservice
 
 import (
+	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,13 +11,17 @@ import (
 )
 
 // The engine sizes transactions and the in-memory service applies the 4 MiB limit with
-// service.BodySize; it must count exactly the bytes this adapter writes.
-func TestBodySizeIsWhatTheAdapterWrites(t *testing.T) {
+// service.BodySize. The body on the wire is not the adapter's JSON: the SDK decodes it into
+// a map[string]any and encodes that with json.Marshal, which HTML-escapes <, > and & and
+// drops the ".0" of a whole double. BodySize must never be below that body, and above it by
+// no more than the two bytes of a ".0" per double property.
+func TestBodySizeIsWhatTheSDKSends(t *testing.T) {
 	g, _ := service.ParseGuid("0f8fad5b-d9cb-469f-a165-70867728950e")
 	rows := []service.Row{
 		{PartitionKey: "", RowKey: ""},
 		{PartitionKey: "p\"\\<>&\x01\n", RowKey: "é😀\u2028", Properties: []service.Property{
 			{Name: "S", Value: service.String("a\"b<c\x7f\u00e9\t")},
+			{Name: "H", Value: service.String(strings.Repeat("<&>", 100))},
 			{Name: "B", Value: service.Binary([]byte{0, 1, 2, 3, 4})},
 			{Name: "T", Value: service.Bool(true)},
 			{Name: "I", Value: service.Int32(math.MinInt32)},
@@ -23,6 +29,8 @@ func TestBodySizeIsWhatTheAdapterWrites(t *testing.T) {
 			{Name: "D1", Value: service.Double(5)},
 			{Name: "D2", Value: service.Double(1e-7)},
 			{Name: "D3", Value: service.Double(math.Inf(-1))},
+			{Name: "D4", Value: service.Double(1e20)},
+			{Name: "D5", Value: service.Double(-2.5)},
 			{Name: "W", Value: service.DateTime(time.Date(2024, 1, 2, 3, 4, 5, 600, time.UTC))},
 			{Name: "G", Value: g},
 		}},
@@ -32,8 +40,26 @@ func TestBodySizeIsWhatTheAdapterWrites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := service.BodySize(&service.Action{Op: service.OpInsert, Row: r}); got != len(b) {
-			t.Errorf("BodySize = %d, the adapter wrote %d bytes: %s", got, len(b), b)
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		sent, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doubles := 0
+		for _, p := range r.Properties {
+			if p.Value.Kind() == service.KindDouble {
+				doubles++
+			}
+		}
+		got := service.BodySize(&service.Action{Op: service.OpInsert, Row: r})
+		if got < len(sent) || got > len(sent)+2*doubles {
+			t.Errorf("BodySize = %d, the SDK sends %d bytes (%d doubles): %s", got, len(sent), doubles, sent)
+		}
+		if got < len(b) {
+			t.Errorf("BodySize = %d, below the %d bytes the adapter wrote: %s", got, len(b), b)
 		}
 	}
 }

@@ -36,6 +36,27 @@ type connSettings struct {
 	blobURL     string // empty: no blob service
 }
 
+// settingNames maps the lower-cased setting names this parser knows to their usual
+// spelling, the only form in which an error names a setting.
+var settingNames = map[string]string{
+	"usedevelopmentstorage":      "UseDevelopmentStorage",
+	"developmentstorageproxyuri": "DevelopmentStorageProxyUri",
+	"defaultendpointsprotocol":   "DefaultEndpointsProtocol",
+	"accountname":                "AccountName",
+	"accountkey":                 "AccountKey",
+	"sharedaccesssignature":      "SharedAccessSignature",
+	"endpointsuffix":             "EndpointSuffix",
+	"tableendpoint":              "TableEndpoint",
+	"blobendpoint":               "BlobEndpoint",
+	"queueendpoint":              "QueueEndpoint",
+	"fileendpoint":               "FileEndpoint",
+}
+
+// invalidInURL reports a character that a URL cannot carry unescaped.
+func invalidInURL(r rune) bool {
+	return r <= ' ' || r == 0x7f || r == '#'
+}
+
 // errConnString prefixes every connection-string error.
 var errConnString = fmt.Errorf("%w: invalid connection string", abstractions.ErrInvalidArgument)
 
@@ -50,6 +71,9 @@ var errConnString = fmt.Errorf("%w: invalid connection string", abstractions.Err
 // service.
 func parseConnectionString(conn string) (connSettings, error) {
 	var cs connSettings
+	// An unknown name is never quoted back: a stray copy of the key or the signature
+	// ("…;AccountKey=K;K") would otherwise land in the error. Errors name a recognised
+	// setting by its name and any other one by its position.
 	settings := map[string]string{}
 	for n, part := range strings.Split(conn, ";") {
 		part = strings.TrimSpace(part)
@@ -61,8 +85,12 @@ func parseConnectionString(conn string) (connSettings, error) {
 			return cs, fmt.Errorf("%w: setting %d has no '='", errConnString, n+1)
 		}
 		name = strings.ToLower(strings.TrimSpace(name))
+		display, known := settingNames[name]
+		if !known {
+			return cs, fmt.Errorf("%w: setting %d has an unknown name", errConnString, n+1)
+		}
 		if _, dup := settings[name]; dup {
-			return cs, fmt.Errorf("%w: setting %q appears twice", errConnString, name)
+			return cs, fmt.Errorf("%w: %s appears twice", errConnString, display)
 		}
 		settings[name] = strings.TrimSpace(value)
 	}
@@ -75,21 +103,13 @@ func parseConnectionString(conn string) (connSettings, error) {
 		}
 		for name := range settings {
 			if name != "usedevelopmentstorage" && name != "developmentstorageproxyuri" {
-				return cs, fmt.Errorf("%w: UseDevelopmentStorage=true cannot be combined with other settings (found %q)", errConnString, name)
+				return cs, fmt.Errorf("%w: UseDevelopmentStorage=true cannot be combined with other settings (found %s)", errConnString, settingNames[name])
 			}
 		}
 		if _, ok := settings["developmentstorageproxyuri"]; ok {
 			return cs, fmt.Errorf("%w: DevelopmentStorageProxyUri is not supported", errConnString)
 		}
 		return parseConnectionString(devConnectionString)
-	}
-	for name := range settings {
-		switch name {
-		case "defaultendpointsprotocol", "accountname", "accountkey", "sharedaccesssignature",
-			"endpointsuffix", "tableendpoint", "blobendpoint", "queueendpoint", "fileendpoint":
-		default:
-			return cs, fmt.Errorf("%w: unknown setting %q", errConnString, name)
-		}
 	}
 
 	cs.accountName = settings["accountname"]
@@ -110,6 +130,11 @@ func parseConnectionString(conn string) (connSettings, error) {
 		cs.sas = strings.TrimPrefix(sas, "?")
 		if cs.sas == "" {
 			return cs, fmt.Errorf("%w: SharedAccessSignature is empty", errConnString)
+		}
+		// A signature the URL parser would refuse would otherwise fail later, in an SDK
+		// error that quotes the whole URL, signature included.
+		if _, err := url.ParseQuery(cs.sas); err != nil || strings.ContainsFunc(cs.sas, invalidInURL) {
+			return cs, fmt.Errorf("%w: SharedAccessSignature is not a valid URL query", errConnString)
 		}
 	default:
 		return cs, fmt.Errorf("%w: it needs AccountKey (with AccountName) or SharedAccessSignature", errConnString)

@@ -102,7 +102,7 @@ func TestParseConnectionStringErrors(t *testing.T) {
 		{"key without account", "AccountKey=" + testKey + ";TableEndpoint=http://h/a", "AccountKey needs AccountName"},
 		{"no credential", "AccountName=acct", "needs AccountKey"},
 		{"both credentials", "AccountName=acct;AccountKey=" + testKey + ";SharedAccessSignature=sig=" + testKey, "exclude each other"},
-		{"unknown setting", "AccountName=acct;AccountKey=" + testKey + ";Colour=blue", `unknown setting "colour"`},
+		{"unknown setting", "AccountName=acct;AccountKey=" + testKey + ";Colour=blue", "setting 3 has an unknown name"},
 		{"duplicate", "AccountName=acct;AccountName=other;AccountKey=" + testKey, "appears twice"},
 		{"bad protocol", "DefaultEndpointsProtocol=ftp;AccountName=acct;AccountKey=" + testKey, "http or https"},
 		{"bad endpoint", "AccountName=acct;AccountKey=" + testKey + ";TableEndpoint=not a url", "TableEndpoint is not an http or https URL"},

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -29,7 +30,9 @@ var errEmptyPartitionKey = fmt.Errorf("azservice: the Azure SDK cannot address a
 
 // mapError turns an SDK failure into the contract's errors: an *azcore.ResponseError
 // becomes an *abstractions.StatusError that keeps it in Err, and a failure caused by the
-// end of ctx becomes ctx's error. Anything else is returned wrapped with op.
+// end of ctx becomes ctx's error. Anything else is returned wrapped with op. A transport
+// failure loses its URL's query first: with a shared access signature the query holds the
+// signature, which must never reach an error message or a log.
 func mapError(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
@@ -38,6 +41,7 @@ func mapError(ctx context.Context, op string, err error) error {
 	if errors.As(err, &re) {
 		return statusError(re)
 	}
+	err = withoutQuery(err)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(err, ctxErr) {
 			return fmt.Errorf("azservice: %s: %w", op, err)
@@ -46,6 +50,50 @@ func mapError(ctx context.Context, op string, err error) error {
 	}
 	return fmt.Errorf("azservice: %s: %w", op, err)
 }
+
+// withoutQuery returns err unchanged unless its chain holds a *url.Error whose URL has a
+// query. It then returns an error with the same text, minus that query, which unwraps to a
+// copy of the *url.Error without the query (and so still to its cause, e.g. the context's
+// error or the *net.OpError). The layers between err and the *url.Error are dropped: they
+// would hand out the original URL to anyone unwrapping them.
+func withoutQuery(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	clean := &url.Error{Op: ue.Op, URL: stripQuery(ue.URL), Err: ue.Err}
+	if clean.URL == ue.URL {
+		return err
+	}
+	if err == error(ue) {
+		return clean
+	}
+	msg := strings.ReplaceAll(err.Error(), ue.Error(), clean.Error())
+	msg = strings.ReplaceAll(msg, ue.URL, clean.URL) // in case a layer quoted the URL itself
+	return &redactedError{msg: msg, err: clean}
+}
+
+// stripQuery removes the query and fragment of a URL; a URL that does not parse loses
+// everything from its first '?' or '#'.
+func stripQuery(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
+		return u.String()
+	}
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// redactedError is an error chain whose text and inner *url.Error have lost a secret.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // statusError converts a service failure, reading the message (and the code, when the SDK
 // found none) from the response body.

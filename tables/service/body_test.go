@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"math"
@@ -19,10 +18,11 @@ func prop(name string, v Value) Property { return Property{Name: name, Value: v}
 
 var t0 = time.Date(2026, 11, 29, 18, 30, 11, 123456700, time.UTC)
 
-// marshalRow encodes r the way the Azure adapter does, with encoding/json: compact JSON
-// without HTML escapes, an @odata.type annotation for the types JSON cannot carry, and whole
-// doubles with a ".0". Test strings avoid \b and \f, which encoding/json shortens and the
-// adapter does not.
+// marshalRow encodes r the way it is sent, with encoding/json: compact JSON with the HTML
+// escapes of json.Marshal (the SDK re-encodes the adapter's JSON with it), an @odata.type
+// annotation for the types JSON cannot carry, and whole doubles with a ".0" (which the
+// SDK's re-encoding drops, so BodySize may count two bytes more per double). Test strings
+// avoid \b and \f, which encoding/json shortens and BodySize does not.
 func marshalRow(t *testing.T, r Row) []byte {
 	t.Helper()
 	m := map[string]any{"PartitionKey": r.PartitionKey, "RowKey": r.RowKey}
@@ -66,19 +66,17 @@ func marshalRow(t *testing.T, r Row) []byte {
 			m[p.Name+"@odata.type"] = v.Kind().String()
 		}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
+	b, err := json.Marshal(m)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return b
 }
 
 func TestBodySizeMatchesJSON(t *testing.T) {
 	rows := []Row{
 		row("", ""),
-		row("p\"\\<>&\x01\x1f\n\t\r", "é😀\u2028\u2029\xff", prop("s", String("a\"b<c\x7f\u00e9"))),
+		row("p\"\\<>&\x01\x1f\n\t\r", "é😀\u2028\u2029\xff", prop("s", String("a\"b<c\x7f\u00e9")), prop("h", String("<<&&>>"))),
 		row("p", "r",
 			prop("b", Binary([]byte{0, 1, 2, 3, 4})),
 			prop("t", Bool(true)), prop("u", Bool(false)),
@@ -102,7 +100,8 @@ func TestJSONStringLen(t *testing.T) {
 	for s, want := range map[string]int{
 		"":           2,
 		"abc":        5,
-		"<>&":        5,
+		"<>&":        20,
+		"a<b":        10,
 		"\b\f":       14,
 		"\"\\\n\r\t": 12,
 		"\x7f":       3,
@@ -112,6 +111,29 @@ func TestJSONStringLen(t *testing.T) {
 	} {
 		if got := jsonStringLen(s); got != want {
 			t.Errorf("jsonStringLen(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+func TestActionBodySizeCountsEncodedKeys(t *testing.T) {
+	plain := ActionBodySize(&Action{Op: OpDelete, Row: row("pk", "rk")})
+	for _, tc := range []struct {
+		pk, rk string
+		extra  int
+	}{
+		{"pk", "rk", 0},
+		{"a-b._~", "rk", 4},
+		{"p k", "r/k", 2 + 3 + 2 + 3 - 4},
+		{"p'k", "é", 2 + 6 + 6 - 4},
+	} {
+		got := ActionBodySize(&Action{Op: OpDelete, Row: row(tc.pk, tc.rk)}) - plain
+		if got != tc.extra {
+			t.Errorf("keys %q/%q: ActionBodySize grows by %d, want %d", tc.pk, tc.rk, got, tc.extra)
+		}
+		// An insert carries its keys in the body only.
+		ins := ActionBodySize(&Action{Op: OpInsert, Row: row(tc.pk, tc.rk)})
+		if want := txActionOverhead + BodySize(&Action{Op: OpInsert, Row: row(tc.pk, tc.rk)}); ins != want {
+			t.Errorf("insert %q/%q: ActionBodySize = %d, want %d", tc.pk, tc.rk, ins, want)
 		}
 	}
 }

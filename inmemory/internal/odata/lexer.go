@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/unified-data/gotables/tables/service"
@@ -89,18 +90,24 @@ func (l *lexer) next() (token, error) {
 		return token{kind: tokLiteral, pos: start, end: l.pos, lit: literal{kind: service.KindString, s: s}}, nil
 	case c == '-' || isDigit(c):
 		return l.number(start)
-	case isNameStart(c):
-		return l.word(start)
 	}
-	r, _ := utf8.DecodeRuneInString(l.src[start:])
+	r, size := utf8.DecodeRuneInString(l.src[start:])
+	if isNameStart(r) {
+		return l.word(start, size)
+	}
 	return token{}, l.errorf(start, "unexpected character "+strconv.QuoteRune(r))
 }
 
-// word lexes a name, a keyword, true/false, or a typed literal such as guid'…'.
-func (l *lexer) word(start int) (token, error) {
-	l.pos++
-	for l.pos < len(l.src) && isNameChar(l.src[l.pos]) {
-		l.pos++
+// word lexes a name, a keyword, true/false, or a typed literal such as guid'…'; the name's
+// first character, of size bytes, has been checked.
+func (l *lexer) word(start, size int) (token, error) {
+	l.pos += size
+	for l.pos < len(l.src) {
+		r, size := utf8.DecodeRuneInString(l.src[l.pos:])
+		if !isNameChar(r) {
+			break
+		}
+		l.pos += size
 	}
 	w := l.src[start:l.pos]
 	if l.pos < len(l.src) && l.src[l.pos] == '\'' {
@@ -223,8 +230,8 @@ func (l *lexer) number(start int) (token, error) {
 	if long {
 		i++
 	}
-	if i < len(l.src) && (isNameChar(l.src[i]) || l.src[i] == '.' || l.src[i] == '\'') {
-		return token{}, l.errorf(start, "malformed number "+strconv.Quote(l.src[start:i+1]))
+	if r, size := utf8.DecodeRuneInString(l.src[i:]); i < len(l.src) && (isNameChar(r) || r == '.' || r == '\'') {
+		return token{}, l.errorf(start, "malformed number "+strconv.Quote(l.src[start:i+size]))
 	}
 	l.pos = i
 	tok := token{kind: tokLiteral, pos: start, end: i}
@@ -329,6 +336,30 @@ func parseDateTime(s string) (time.Time, bool) {
 	return t, true
 }
 
-func isDigit(c byte) bool     { return '0' <= c && c <= '9' }
-func isNameStart(c byte) bool { return c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' }
-func isNameChar(c byte) bool  { return isNameStart(c) || isDigit(c) }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// isNameStart and isNameChar follow the C# identifier rules that property names obey: a
+// letter (any script) or '_' first, then letters, decimal digits, combining marks and
+// connector punctuation. The service accepts names such as "Größe".
+func isNameStart(r rune) bool {
+	return r == '_' || r < utf8.RuneSelf && ('A' <= r && r <= 'Z' || 'a' <= r && r <= 'z') ||
+		r >= utf8.RuneSelf && unicode.IsLetter(r)
+}
+
+func isNameChar(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r == '_' || 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.In(r, unicode.Mn, unicode.Mc, unicode.Pc)
+}
+
+// IsName reports whether s is a property name by these rules. It does not check the
+// length, nor refuse the names reserved for system properties.
+func IsName(s string) bool {
+	for i, r := range s {
+		if i == 0 && !isNameStart(r) || !isNameChar(r) {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -111,6 +111,8 @@ func TestParseTree(t *testing.T) {
 		{"keyword case makes a name", "True eq 1", "[True eq 1]"},
 		{"underscore name", "_a1 eq 1", "[_a1 eq 1]"},
 		{"keyword prefix is a name", "andy eq 1 or order", "([andy eq 1] or order)"},
+		{"Unicode letters", "Größe eq 1 and \u540d\u524d lt 'x'", "([Größe eq 1] and [\u540d\u524d lt 'x'])"},
+		{"combining mark, connector and digit", "e\u0301\u203f\u0663 eq 1", "[e\u0301\u203f\u0663 eq 1]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -302,7 +304,10 @@ func TestParseErrors(t *testing.T) {
 		{"member access", "A.B eq 1", 1, "unexpected character"},
 		{"arithmetic", "A add 1 eq 2", 2, "unexpected"},
 		{"newline", "A eq 1\nor B", 6, "unexpected character"},
-		{"non-ASCII name", "\u00e9 eq 1", 0, "unexpected character"},
+		{"name starting with a combining mark", "\u0301e eq 1", 0, "unexpected character"},
+		{"symbol in a name", "a\U0001F600 eq 1", 1, "unexpected character"},
+		{"invalid UTF-8 in a name", "a\xff eq 1", 1, "UTF-8"},
+		{"number followed by a Unicode letter", "A eq 1\u00e9", 5, "malformed number"},
 		{"invalid UTF-8", "S eq 'a\xffb'", 7, "UTF-8"},
 		{"unterminated datetime", "T eq datetime'2024", 5, "closing quote"},
 		{"too deep", strings.Repeat("(", maxDepth+1) + "A" + strings.Repeat(")", maxDepth+1), maxDepth, "nested"},
@@ -729,6 +734,18 @@ func BenchmarkParse(b *testing.B) {
 	for b.Loop() {
 		if _, err := Parse(benchFilter); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func TestIsName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"A": true, "_": true, "a_1": true, "Größe": true, "\u540d": true, "e\u0301": true, "a\u203fb": true,
+		"": false, "1a": false, "a-b": false, "a b": false, "a.b": false, "\u0301e": false, "\u0663": false,
+		"a\U0001F600": false, "a\xff": false, "Größe-x": false,
+	} {
+		if got := IsName(name); got != want {
+			t.Errorf("IsName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
