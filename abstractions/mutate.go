@@ -8,13 +8,14 @@ import (
 	"time"
 )
 
-// Status is how an outcome verb (TryMutate, TryTransition) ended.
-type Status uint8
+// OutcomeStatus is how an outcome verb (TryMutate, TryTransition) ended. (It is not an HTTP
+// status: those are in StatusError.)
+type OutcomeStatus uint8
 
 const (
 	// Updated means the change was written; Outcome.Value is the entity as stored, with
 	// its new ETag.
-	Updated Status = iota + 1
+	Updated OutcomeStatus = iota + 1
 	// NotFound means no row has the id; Outcome.Value is nil.
 	NotFound
 	// PreconditionFailed means the row exists but the transition's condition does not hold;
@@ -27,7 +28,7 @@ const (
 )
 
 // String returns the status's name.
-func (s Status) String() string {
+func (s OutcomeStatus) String() string {
 	switch s {
 	case Updated:
 		return "Updated"
@@ -38,14 +39,14 @@ func (s Status) String() string {
 	case Conflicted:
 		return "Conflicted"
 	}
-	return "Status(?)"
+	return "OutcomeStatus(?)"
 }
 
 // Outcome is the result of an outcome verb: the expected branches of a concurrent program
 // (gone, someone got there first, too busy) as a value rather than an error.
 type Outcome[T any] struct {
-	// Status is how the verb ended; see the Status constants.
-	Status Status
+	// Status is how the verb ended; see the OutcomeStatus constants.
+	Status OutcomeStatus
 	// Value is the entity the status describes: the stored entity for Updated, the row as
 	// read for PreconditionFailed, nil otherwise (and whenever the verb returns an error).
 	Value *T
