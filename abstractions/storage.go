@@ -85,8 +85,9 @@ type Storage[T any] interface {
 	// InvalidDuplicateRow.
 	UpsertBatch(ctx context.Context, vs []*T) (int, error)
 	// DeletePartition deletes every row of a partition in transactions of up to 100 rows
-	// and returns how many it deleted. It is atomic per transaction only: after a failure,
-	// call it again to finish.
+	// and returns how many it deleted. A row another writer deletes meanwhile is skipped,
+	// not an error. It is atomic per transaction only: after a failure, call it again to
+	// finish.
 	DeletePartition(ctx context.Context, partition string) (int, error)
 
 	Patcher[T] // partial updates

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -180,5 +182,44 @@ func TestPatchIgnoresOtherFields(t *testing.T) {
 	got, err := s.One(ctx, "p|1")
 	if err != nil || got.Title != "b" || got.Level != 2 {
 		t.Fatalf("after the patch: %+v, %v", got, err)
+	}
+}
+
+// deleteFirst deletes one row behind the store's back just before the first transaction.
+type deleteFirst struct {
+	*gate
+	row   string
+	armed atomic.Bool
+	once  sync.Once
+}
+
+func (d *deleteFirst) Transact(ctx context.Context, table string, actions []service.Action) error {
+	if d.armed.Load() {
+		d.once.Do(func() {
+			d.gate.Tables.Write(ctx, table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: "p", RowKey: d.row}})
+		})
+	}
+	return d.gate.Transact(ctx, table, actions)
+}
+
+// A row deleted by someone else while DeletePartition runs is skipped, not an error.
+func TestDeletePartitionSkipsRowsDeletedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	w := &deleteFirst{gate: newGate(), row: "050"}
+	s, _ := inmemory.For[Doc](inmemory.NewAccountOver(w, nil, nil))
+	var docs []*Doc
+	for i := 0; i < 100; i++ {
+		docs = append(docs, &Doc{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%03d", i)}})
+	}
+	if _, err := s.UpsertBatch(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	w.armed.Store(true)
+	n, err := s.DeletePartition(ctx, "p")
+	if err != nil || n != 99 {
+		t.Fatalf("DeletePartition: %d, %v", n, err)
+	}
+	if left, err := s.Count(ctx, "p"); err != nil || left != 0 {
+		t.Fatalf("rows left: %d, %v", left, err)
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -14,6 +15,8 @@ import (
 // transactions (chunks); large values will add their blob actions here.
 type plan struct {
 	actions []service.Action
+	// skipGone resends a transaction without a delete whose row another writer removed.
+	skipGone bool
 }
 
 // chunks cuts the plan into transactions the service accepts: actions of one partition,
@@ -69,6 +72,24 @@ func (s *Store[T]) runBatch(ctx context.Context, op string, p *plan, committed f
 		err := s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
 			return nil, s.do(ctx, func() error { return s.acct.tables.Transact(ctx, s.table, chunk) })
 		})
+		for err != nil && p.skipGone {
+			// A delete whose row is already gone reached its goal; the transaction failed
+			// whole because of it, so send the others again without it.
+			var te *service.TransactionError
+			if !errors.As(err, &te) || te.Index < 0 || te.Index >= len(chunk) || chunk[te.Index].Op != service.OpDelete ||
+				!abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
+				break
+			}
+			chunk = append(chunk[:te.Index:te.Index], chunk[te.Index+1:]...)
+			idx = append(idx[:te.Index:te.Index], idx[te.Index+1:]...)
+			if len(chunk) == 0 {
+				err = nil
+				break
+			}
+			err = s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
+				return nil, s.do(ctx, func() error { return s.acct.tables.Transact(ctx, s.table, chunk) })
+			})
+		}
 		if err != nil {
 			return done, s.translateTx(op, chunk, err)
 		}
@@ -166,7 +187,7 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (int, 
 	if err != nil {
 		return 0, err
 	}
-	p := &plan{}
+	p := &plan{skipGone: true}
 	err = s.scan(ctx, service.Query{Filter: partitionFilter(pk), Select: keysOnly}, func(r *service.Row) error {
 		p.actions = append(p.actions, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: r.PartitionKey, RowKey: r.RowKey}, IfMatch: service.ETagAny})
 		return nil
