@@ -30,7 +30,7 @@ type Place struct{ City string }
 // answered it and before it returns, so tests can make reads and writes overlap on purpose.
 type gate struct {
 	service.Tables
-	gets, writes, txs atomic.Int64
+	gets, writes, txs, queries atomic.Int64
 
 	mu   sync.Mutex
 	hold map[string]chan struct{} // "get", "write", "tx" → released when closed
@@ -75,6 +75,11 @@ func (g *gate) Write(ctx context.Context, table string, a service.Action) (servi
 	w, err := g.Tables.Write(ctx, table, a)
 	g.wait("write")
 	return w, err
+}
+
+func (g *gate) Query(ctx context.Context, table string, q service.Query) (service.Page, error) {
+	g.queries.Add(1)
+	return g.Tables.Query(ctx, table, q)
 }
 
 func (g *gate) Transact(ctx context.Context, table string, actions []service.Action) error {

@@ -223,3 +223,19 @@ func TestDeletePartitionSkipsRowsDeletedMeanwhile(t *testing.T) {
 		t.Fatalf("rows left: %d, %v", left, err)
 	}
 }
+
+// A filter too long for a request URL is refused before anything is sent.
+func TestLongFilterIsRefused(t *testing.T) {
+	ctx := context.Background()
+	s, g := cachedStore(t, inmemory.Disabled)
+	name := abstractions.Field(func(d *Doc) *int { return &d.N })
+	where := abstractions.Or(name.Eq(1), abstractions.Field(func(d *Doc) *string { return &d.Place.City }).Eq(strings.Repeat("x", 9000)))
+	before := g.queries.Load()
+	_, err := s.Query(ctx, abstractions.Query[Doc]{Partition: "p", Where: where})
+	if !errors.Is(err, abstractions.ErrNotSupported) {
+		t.Fatalf("Query: %v", err)
+	}
+	if g.queries.Load() != before {
+		t.Fatal("a refused query sent requests")
+	}
+}

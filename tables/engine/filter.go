@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -315,8 +316,18 @@ func queryFilter(plan *codec.Plan, pk, prefix string, where *abstractions.Filter
 		return "", refuse(abstractions.ErrNotSupported, "", "the filter holds %d comparisons (with those of the partition and the row-key prefix); "+
 			"the service allows %d: split the query, or narrow it with the partition and a row-key prefix", n, MaxFilterComparisons)
 	}
-	return strings.Join(parts, " and "), nil
+	f := strings.Join(parts, " and ")
+	if enc := len(url.QueryEscape(f)); enc > MaxFilterLength {
+		return "", refuse(abstractions.ErrNotSupported, "", "the filter is %d bytes long in the request URL; the engine sends at most %d "+
+			"(the service's URL limit, and the emulator's, are not much larger): compare shorter values, or split the query", enc, MaxFilterLength)
+	}
+	return f, nil
 }
+
+// MaxFilterLength is the longest $filter, URL-encoded, the engine sends. The service limits
+// the request URL (Azurite answers 431 at about 21 KB of filter); 8 KiB leaves room for the
+// rest of the URL.
+const MaxFilterLength = 8 << 10
 
 // prefixEnd returns the smallest string above every string that starts with prefix, in the
 // service's order of UTF-16 code units: the prefix with its last code unit incremented. A
