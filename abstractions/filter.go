@@ -49,7 +49,7 @@ func resolve[T, V any](sel func(*T) *V) (ref FieldRef) {
 	base := reflect.ValueOf(zero).Pointer()
 	addr := reflect.ValueOf(p).Pointer()
 	runtime.KeepAlive(zero)
-	if addr < base || addr+ref.Type.Size() > base+ref.Owner.Size() {
+	if addr < base || addr+ref.Type.Size() > base+ref.Owner.Size() || (ref.Type.Size() == 0 && addr == base+ref.Owner.Size()) {
 		ref.Err = fmt.Errorf("%w: the selector of a %v field of %v returned an address outside its argument; "+
 			"return the address of one of its fields (held by value), as in &v.Address.City", ErrNotSupported, ref.Type, ref.Owner)
 		return ref

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"unsafe"
 )
 
 // Patcher is the partial-update half of Storage.
@@ -119,35 +118,13 @@ func (p *Patch[T]) ProtectedAllowed() bool { return p.allowProtected }
 // Err returns the first selector error Set met, or nil.
 func (p *Patch[T]) Err() error { return p.err }
 
-// selectField calls sel on a zero T and returns the offset of the address it gives, with
-// the Go path of the field there.
+// selectField resolves sel as filters do (see Field) and adds the Go path of the field.
 func selectField[T, V any](sel func(*T) *V) (off uintptr, path string, err error) {
-	t, vt := reflect.TypeFor[T](), reflect.TypeFor[V]()
-	if sel == nil {
-		return 0, "", fmt.Errorf("%w: the selector of a %v patch is nil", ErrInvalidArgument, t)
+	ref := resolve(sel)
+	if ref.Err != nil {
+		return 0, "", ref.Err
 	}
-	probe := new(T)
-	var got *V
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("%w: the selector of a %v patch panicked on a zero %v (%v); select a field stored inline, not one below a pointer",
-					ErrInvalidArgument, t, t, r)
-			}
-		}()
-		got = sel(probe)
-	}()
-	if err != nil {
-		return 0, "", err
-	}
-	start := uintptr(unsafe.Pointer(probe))
-	addr := uintptr(unsafe.Pointer(got))
-	if got == nil || addr < start || addr+vt.Size() > start+t.Size() || (vt.Size() == 0 && addr == start+t.Size()) {
-		return 0, "", fmt.Errorf("%w: the selector of a %v patch returns an address outside the %v it is given; return the address of one of its fields, such as &x.Name",
-			ErrInvalidArgument, t, t)
-	}
-	off = addr - start
-	return off, fieldPath(t, off, vt), nil
+	return ref.Offset, fieldPath(ref.Owner, ref.Offset, ref.Type), nil
 }
 
 // fieldPath names the field of type vt at offset off of struct t, following structs held by

@@ -58,17 +58,22 @@ func TestPatchSelectors(t *testing.T) {
 
 func TestPatchBadSelectors(t *testing.T) {
 	outside := "x"
-	for name, set := range map[string]func(p *Patch[member]){
-		"below a nil pointer": func(p *Patch[member]) { Set(p, func(x *member) *string { return &x.Work.City }, "x") },
-		"outside the struct":  func(p *Patch[member]) { Set(p, func(*member) *string { return &outside }, "x") },
-		"nil result":          func(p *Patch[member]) { Set(p, func(*member) *string { return nil }, "x") },
-		"nil selector":        func(p *Patch[member]) { Set[member, string](p, nil, "x") },
+	// The same sentinels as a filter's selector (they share one resolver): a selector that
+	// cannot name a stored column is not supported; a nil one is a caller's mistake.
+	for name, c := range map[string]struct {
+		set  func(p *Patch[member])
+		want error
+	}{
+		"below a nil pointer": {func(p *Patch[member]) { Set(p, func(x *member) *string { return &x.Work.City }, "x") }, ErrNotSupported},
+		"outside the struct":  {func(p *Patch[member]) { Set(p, func(*member) *string { return &outside }, "x") }, ErrNotSupported},
+		"nil result":          {func(p *Patch[member]) { Set(p, func(*member) *string { return nil }, "x") }, ErrInvalidArgument},
+		"nil selector":        {func(p *Patch[member]) { Set[member, string](p, nil, "x") }, ErrInvalidArgument},
 	} {
 		var p Patch[member]
-		set(&p)
+		c.set(&p)
 		Set(&p, func(x *member) *string { return &x.Name }, "ok")
-		if !errors.Is(p.Err(), ErrInvalidArgument) {
-			t.Errorf("%s: got %v, want ErrInvalidArgument", name, p.Err())
+		if !errors.Is(p.Err(), c.want) {
+			t.Errorf("%s: got %v, want %v", name, p.Err(), c.want)
 		}
 		if len(p.Fields()) != 0 {
 			t.Errorf("%s: a failed patch kept fields", name)

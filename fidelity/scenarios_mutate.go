@@ -337,7 +337,7 @@ var mutateScenarios = []Scenario{
 			_, err := s.Patch(ctx, emp.ID, p())
 			e.Is("empty", err, abstractions.ErrInvalidArgument)
 			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *Employee) *string { return new(string) }, "x"))
-			e.Is("selector outside the entity", err, abstractions.ErrInvalidArgument)
+			e.Is("selector outside the entity", err, abstractions.ErrNotSupported) // as in a filter: one resolver
 			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *Employee) *string { return &x.ID }, "hr|eve"))
 			e.Is("the id", err, abstractions.ErrNotSupported)
 			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *Employee) *string { return &x.ETag }, "x"))

@@ -40,7 +40,11 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 		return "", refuse(abstractions.ErrInvalidArgument, nil, "the patch sets no field")
 	}
 	if err := p.Err(); err != nil {
-		return "", refuse(abstractions.ErrInvalidArgument, err, "the patch cannot be resolved")
+		kind := abstractions.ErrInvalidArgument
+		if errors.Is(err, abstractions.ErrNotSupported) {
+			kind = abstractions.ErrNotSupported
+		}
+		return "", refuse(kind, err, "the patch cannot be resolved")
 	}
 	row, warm, err := s.patchRow(p, pk, rk, refuse)
 	if err != nil {
