@@ -101,7 +101,7 @@ func (s *Service) GetRow(ctx context.Context, table, partitionKey, rowKey string
 
 func (s *Service) getRowByQuery(ctx context.Context, table, partitionKey, rowKey string, sel []string) (service.Row, error) {
 	q := service.Query{
-		Filter: "PartitionKey eq " + quoteLiteral(partitionKey) + " and RowKey eq " + quoteLiteral(rowKey),
+		Filter: "PartitionKey eq " + service.QuoteString(partitionKey) + " and RowKey eq " + service.QuoteString(rowKey),
 		Select: sel,
 		Top:    1,
 	}
@@ -119,11 +119,6 @@ func (s *Service) getRowByQuery(ctx context.Context, table, partitionKey, rowKey
 		// The service may end a page early, even empty, with a continuation.
 		q.Continuation = page.Next
 	}
-}
-
-// quoteLiteral writes s as an OData string literal.
-func quoteLiteral(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
 // Query returns one page of rows: Filter, Select (plus the keys and Timestamp, which the

@@ -25,15 +25,7 @@ const (
 // *PlanError, a value the service cannot store with a *ValueError, and a value too large for
 // a cell under opts' policy with an *OversizedCellError. A nil opts means the defaults.
 func Encode(v any, opts *Options) ([]service.Property, error) {
-	p, t, err := structPointer(v)
-	if err != nil {
-		return nil, err
-	}
-	pl, err := planFor(t)
-	if err != nil {
-		return nil, err
-	}
-	return pl.encode(p, opts.orDefault())
+	return encodeValue(v, nil, opts)
 }
 
 // EncodeColumns is Encode limited to the named columns (Field.Name values of v's plan): the
@@ -41,6 +33,14 @@ func Encode(v any, opts *Options) ([]service.Property, error) {
 // value its MarshalText refuses, say) does not stop a partial write of the others. A name
 // the plan does not have is ignored.
 func EncodeColumns(v any, names []string, opts *Options) ([]service.Property, error) {
+	if names == nil {
+		names = []string{}
+	}
+	return encodeValue(v, names, opts)
+}
+
+// encodeValue encodes the columns named in only of v's plan, or all of them when only is nil.
+func encodeValue(v any, only []string, opts *Options) ([]service.Property, error) {
 	p, t, err := structPointer(v)
 	if err != nil {
 		return nil, err
@@ -49,7 +49,7 @@ func EncodeColumns(v any, names []string, opts *Options) ([]service.Property, er
 	if err != nil {
 		return nil, err
 	}
-	return pl.encodeOnly(p, names, opts.orDefault())
+	return pl.encodeOnly(p, only, opts.orDefault())
 }
 
 // EncodeRow is Encode returning a row with the given keys.
@@ -84,10 +84,6 @@ func structPointer(v any) (unsafe.Pointer, reflect.Type, error) {
 		t = rv.Type()
 	}
 	return nil, nil, &PlanError{Type: t, Reason: "the codec stores structs (or pointers to them); wrap the value in a struct"}
-}
-
-func (pl *Plan) encode(p unsafe.Pointer, o *Options) ([]service.Property, error) {
-	return pl.encodeOnly(p, nil, o)
 }
 
 // encodeOnly encodes the columns named in only, or every column when only is nil (then with

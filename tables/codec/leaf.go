@@ -116,21 +116,21 @@ func leafFor(t reflect.Type) (leaf, bool, string) {
 	case reflect.Bool:
 		return withOp(boolLeaf(t), opBool), true, ""
 	case reflect.Int8:
-		return signedLeaf[int8](t, false), true, ""
+		return intLeaf[int8](t, false), true, ""
 	case reflect.Int16:
-		return signedLeaf[int16](t, false), true, ""
+		return intLeaf[int16](t, false), true, ""
 	case reflect.Int32:
-		return withOp(signedLeaf[int32](t, false), opInt32), true, ""
+		return withOp(intLeaf[int32](t, false), opInt32), true, ""
 	case reflect.Int:
-		return signedLeaf[int](t, true), true, ""
+		return intLeaf[int](t, true), true, ""
 	case reflect.Int64:
-		return withOp(signedLeaf[int64](t, true), opInt64), true, ""
+		return withOp(intLeaf[int64](t, true), opInt64), true, ""
 	case reflect.Uint8:
-		return unsignedLeaf[uint8](t, false), true, ""
+		return intLeaf[uint8](t, false), true, ""
 	case reflect.Uint16:
-		return unsignedLeaf[uint16](t, false), true, ""
+		return intLeaf[uint16](t, false), true, ""
 	case reflect.Uint32:
-		return unsignedLeaf[uint32](t, true), true, ""
+		return intLeaf[uint32](t, true), true, ""
 	case reflect.Uint:
 		return bitsLeaf[uint](t), true, ""
 	case reflect.Uint64:
@@ -234,8 +234,10 @@ func rangeError(n int64, t reflect.Type) error {
 	return fmt.Errorf("%d is out of the range of %v", n, t)
 }
 
-// signedLeaf handles the signed integers; wide ones are Edm.Int64, the rest Edm.Int32.
-func signedLeaf[T int8 | int16 | int32 | int | int64](t reflect.Type, wide bool) leaf {
+// intLeaf handles the integers whose every value fits the cell: the signed ones, and uint8,
+// uint16 and uint32; wide ones are Edm.Int64, the rest Edm.Int32. A read refuses a number
+// the field cannot hold (negative ones included, for the unsigned types).
+func intLeaf[T int8 | int16 | int32 | int | int64 | uint8 | uint16 | uint32](t reflect.Type, wide bool) leaf {
 	kind := service.KindInt32
 	if wide {
 		kind = service.KindInt64
@@ -252,35 +254,7 @@ func signedLeaf[T int8 | int16 | int32 | int | int64](t reflect.Type, wide bool)
 			if err != nil {
 				return err
 			}
-			if int64(T(n)) != n {
-				return rangeError(n, t)
-			}
-			*(*T)(p) = T(n)
-			return nil
-		},
-	}
-}
-
-// unsignedLeaf handles uint8 and uint16 (Edm.Int32) and uint32 (Edm.Int64): each fits the
-// cell without a sign trick.
-func unsignedLeaf[T uint8 | uint16 | uint32](t reflect.Type, wide bool) leaf {
-	kind := service.KindInt32
-	if wide {
-		kind = service.KindInt64
-	}
-	return leaf{class: classScalar, kind: kind, typ: t,
-		enc: func(p unsafe.Pointer) (service.Value, bool, error) {
-			if wide {
-				return service.Int64(int64(*(*T)(p))), true, nil
-			}
-			return service.Int32(int32(*(*T)(p))), true, nil
-		},
-		dec: func(p unsafe.Pointer, v *service.Value) error {
-			n, err := cellInt(v)
-			if err != nil {
-				return err
-			}
-			if n < 0 || int64(T(n)) != n {
+			if int64(T(n)) != n { // a conversion that does not round-trip is out of range
 				return rangeError(n, t)
 			}
 			*(*T)(p) = T(n)

@@ -212,7 +212,7 @@ func (tr *translator) literal(f *codec.Field, v any, ordering bool) (string, *fi
 	switch f.Kind {
 	case service.KindString:
 		if !isText(t) {
-			return quote(rv.String()), nil
+			return service.QuoteString(rv.String()), nil
 		}
 		if ordering {
 			return "", refuse(abstractions.ErrNotSupported, f.Path, "%v is stored as its text, which does not sort like its values; "+
@@ -224,7 +224,7 @@ func (tr *translator) literal(f *codec.Field, v any, ordering bool) (string, *fi
 		if err != nil {
 			return "", refuse(abstractions.ErrInvalidArgument, f.Path, "the value's MarshalText failed: %v", err)
 		}
-		return quote(string(text)), nil
+		return service.QuoteString(string(text)), nil
 	case service.KindBool:
 		return strconv.FormatBool(rv.Bool()), nil
 	case service.KindInt32:
@@ -292,10 +292,10 @@ func queryFilter(plan *codec.Plan, pk, prefix string, where *abstractions.Filter
 		n++
 	}
 	if prefix != "" {
-		parts = append(parts, "RowKey ge "+quote(prefix))
+		parts = append(parts, "RowKey ge "+service.QuoteString(prefix))
 		n++
 		if upper, ok := prefixEnd(prefix); ok {
-			parts = append(parts, "RowKey lt "+quote(upper))
+			parts = append(parts, "RowKey lt "+service.QuoteString(upper))
 			n++
 		}
 	}

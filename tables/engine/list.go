@@ -2,17 +2,11 @@ package engine
 
 import (
 	"context"
-	"strings"
 
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// quote returns s as an OData string literal.
-func quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
-}
-
-func partitionFilter(pk string) string { return "PartitionKey eq " + quote(pk) }
+func partitionFilter(pk string) string { return "PartitionKey eq " + service.QuoteString(pk) }
 
 // scan runs q to its end, page by page, handing each row to fn. Pages may be empty and
 // still continue (the real service does that), so only a missing continuation ends it.

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // Op is the kind of a row write.
@@ -120,3 +121,9 @@ func (e *TransactionError) Error() string {
 
 // Unwrap returns the action's error.
 func (e *TransactionError) Unwrap() error { return e.Err }
+
+// QuoteString returns s as an OData string literal for a $filter: in single quotes, with
+// each quote inside doubled.
+func QuoteString(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}

@@ -140,17 +140,7 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 
 // seed writes the rows the read, query and count workloads find.
 func (s *sides) seed(ctx context.Context) error {
-	var rows []*Order
-	for i := range readRows {
-		rows = append(rows, newOrder("read", rowKey(i), i))
-	}
-	for i := range listRows {
-		rows = append(rows, newOrder("list", rowKey(i), i))
-	}
-	for i := range countRows {
-		rows = append(rows, newOrder("count", rowKey(i), i))
-	}
-	_, err := s.store.UpsertBatch(ctx, rows)
+	_, err := s.store.UpsertBatch(ctx, seedRows())
 	return err
 }
 

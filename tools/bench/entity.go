@@ -150,3 +150,18 @@ func unmarshalRawOrder(body []byte) (*rawOrder, error) {
 	}
 	return o, nil
 }
+
+// seedRows are the rows every backend's read, query and count workloads find.
+func seedRows() []*Order {
+	rows := make([]*Order, 0, readRows+listRows+countRows)
+	for i := range readRows {
+		rows = append(rows, newOrder("read", rowKey(i), i))
+	}
+	for i := range listRows {
+		rows = append(rows, newOrder("list", rowKey(i), i))
+	}
+	for i := range countRows {
+		rows = append(rows, newOrder("count", rowKey(i), i))
+	}
+	return rows
+}

@@ -23,17 +23,7 @@ func runMemory(ctx context.Context, cfg Config) ([]Result, error) {
 		return nil, err
 	}
 	cfg.progress("memory: seeding %d rows", readRows+listRows+countRows)
-	var rows []*Order
-	for i := range readRows {
-		rows = append(rows, newOrder("read", rowKey(i), i))
-	}
-	for i := range listRows {
-		rows = append(rows, newOrder("list", rowKey(i), i))
-	}
-	for i := range countRows {
-		rows = append(rows, newOrder("count", rowKey(i), i))
-	}
-	if _, err := store.UpsertBatch(ctx, rows); err != nil {
+	if _, err := store.UpsertBatch(ctx, seedRows()); err != nil {
 		return nil, fmt.Errorf("memory: seeding: %w", err)
 	}
 

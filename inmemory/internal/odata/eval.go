@@ -2,6 +2,7 @@ package odata
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"strings"
 	"time"
@@ -200,7 +201,7 @@ func (n *cmpNode) value(v *service.Value) bool {
 	case service.KindInt32, service.KindInt64:
 		switch lk {
 		case service.KindInt32, service.KindInt64:
-			return n.op.holds(cmpInt(v.Int64(), n.lit.i))
+			return n.op.holds(cmp.Compare(v.Int64(), n.lit.i))
 		case service.KindDouble:
 			return n.float(v.Int64(), n.lit.f, 1)
 		}
@@ -213,7 +214,7 @@ func (n *cmpNode) value(v *service.Value) bool {
 			if math.IsNaN(a) || math.IsNaN(b) {
 				return n.op.unordered()
 			}
-			return n.op.holds(cmpFloat(a, b))
+			return n.op.holds(cmp.Compare(a, b))
 		}
 	}
 	return false
@@ -226,26 +227,6 @@ func (n *cmpNode) float(i int64, f float64, sign int) bool {
 		return n.op.unordered()
 	}
 	return n.op.holds(sign * cmpIntFloat(i, f))
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func cmpBool(a, b bool) int {
@@ -269,8 +250,8 @@ func cmpIntFloat(i int64, f float64) int {
 		return 1
 	}
 	t := math.Trunc(f) // in [-2^63, 2^63), so it converts exactly
-	if c := cmpInt(i, int64(t)); c != 0 {
+	if c := cmp.Compare(i, int64(t)); c != 0 {
 		return c
 	}
-	return cmpFloat(t, f) // the fraction decides
+	return cmp.Compare(t, f) // the fraction decides
 }

@@ -77,7 +77,7 @@ func inspect(ctx context.Context, svc service.Tables, table, partition string, t
 	q := service.Query{}
 	where := "table " + table
 	if partition != "" {
-		q.Filter = "PartitionKey eq '" + strings.ReplaceAll(partition, "'", "''") + "'"
+		q.Filter = "PartitionKey eq " + service.QuoteString(partition)
 		where += ", partition " + strconv.Quote(partition)
 	}
 	n := 0
