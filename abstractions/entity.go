@@ -33,3 +33,16 @@ func (e *Entity) Base() *Entity { return e }
 type EntityBase interface {
 	Base() *Entity
 }
+
+// EntityPtr is the constraint of the generic functions that store a T: P is *T, and *T
+// embeds Entity. The compiler checks it and infers P, so callers write only T:
+//
+//	customers, err := tables.For[Customer](acct, nil) // P is *Customer
+//	c, err := abstractions.Mutate(ctx, customers, id, addVisit)
+//
+// A type that does not embed Entity fails to compile ("*T does not satisfy EntityPtr[T]
+// (missing method Base)").
+type EntityPtr[T any] interface {
+	*T
+	EntityBase
+}

@@ -30,6 +30,13 @@ var (
 	ErrBlobOffloadNotConfigured = errors.New("unified tables: blob offload not configured")
 	// ErrProtectedProperty reports a change to a role-gated property the caller may not make.
 	ErrProtectedProperty = errors.New("unified tables: protected property")
+	// ErrUnavailable reports that the service could not be reached or did not answer in
+	// time: a refused connection, a failed DNS lookup, a connection reset, a timeout, the
+	// call's context deadline passing while a request was out, or a 5xx answer left after
+	// the Azure SDK's own retries. The request may or may not have been applied. A server
+	// maps it to 503; a later call may succeed. The chain keeps the cause (a
+	// *StatusError, context.DeadlineExceeded or the network error).
+	ErrUnavailable = errors.New("unified tables: service unavailable")
 )
 
 // StatusError is a failure reported by the table or blob service, with the HTTP status and
@@ -80,11 +87,13 @@ func NewStatusError(status int, code, format string, args ...any) *StatusError {
 
 // Errors about the caller's input, returned before anything is sent.
 var (
-	// ErrInvalidKey reports an id or key the service would refuse (a forbidden character,
-	// an empty key, a key longer than 512 UTF-16 code units).
+	// ErrInvalidKey reports an id or key the store cannot address: a partition containing
+	// "|", an empty key, a key that is not valid UTF-8 or is longer than 512 UTF-16 code
+	// units, or one holding a character the service forbids (/ \ # ? and control
+	// characters).
 	ErrInvalidKey = errors.New("unified tables: invalid key")
 	// ErrInvalidArgument reports an argument the call cannot use (a nil entity, a missing
-	// ETag in Strict mode, …).
+	// or malformed ETag, a negative count, …).
 	ErrInvalidArgument = errors.New("unified tables: invalid argument")
 )
 
@@ -95,7 +104,8 @@ type StoreError struct {
 	Kind error
 	// Op is the store operation, such as "create".
 	Op string
-	// Table, PartitionKey and RowKey name the row.
+	// Table, PartitionKey and RowKey name the row; a call about a partition (a query, a
+	// count) leaves RowKey empty, one about the whole table both keys.
 	Table, PartitionKey, RowKey string
 	// Message says what happened and what to do.
 	Message string
@@ -105,7 +115,14 @@ type StoreError struct {
 
 // Error implements error.
 func (e *StoreError) Error() string {
-	msg := e.Op + " " + e.Table + " (" + strconv.Quote(e.PartitionKey) + ", " + strconv.Quote(e.RowKey) + "): " + e.Message
+	msg := e.Op + " " + e.Table
+	switch {
+	case e.RowKey != "":
+		msg += " (" + strconv.Quote(e.PartitionKey) + ", " + strconv.Quote(e.RowKey) + ")"
+	case e.PartitionKey != "":
+		msg += " partition " + strconv.Quote(e.PartitionKey)
+	}
+	msg += ": " + e.Message
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}

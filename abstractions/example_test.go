@@ -1,6 +1,7 @@
 package abstractions_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -18,8 +19,16 @@ func ExampleSplitID() {
 }
 
 func ExampleCombineID() {
-	fmt.Println(abstractions.CombineID("eu", "alice"))
-	// Output: eu|alice
+	id, err := abstractions.CombineID("eu", "alice")
+	fmt.Println(id, err)
+
+	// A partition value holding "|" would address another partition: "acme|corp" + "42"
+	// would be partition "acme", row "corp|42". It is refused instead.
+	_, err = abstractions.CombineID("acme|corp", "42")
+	fmt.Println(errors.Is(err, abstractions.ErrInvalidKey))
+	// Output:
+	// eu|alice <nil>
+	// true
 }
 
 func ExampleNormalizeID() {

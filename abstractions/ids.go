@@ -1,6 +1,9 @@
 package abstractions
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // IDSeparator separates the partition key from the row key in a composite id.
 const IDSeparator = "|"
@@ -8,6 +11,21 @@ const IDSeparator = "|"
 // SplitID splits a composite id on its first "|": "eu|alice" is ("eu", "alice"),
 // "vision|exec|agent" is ("vision", "exec|agent"), and a lone "single" addresses
 // ("single", "single"). SplitID does not normalise; see NormalizeID.
+//
+// # Isolation
+//
+// Because the first "|" ends the partition, a partition key can never contain one: the id
+// "acme|corp|42" addresses partition "acme", row "corp|42". Every API that takes a partition
+// on its own (List, Count, DeletePartition, Query.Partition, the append-log and
+// versioned-stream helpers) refuses a partition holding "|" with an error matching
+// ErrInvalidKey, and CombineID refuses to build an id from one, so a value a caller uses
+// as a tenant's partition can never read or write another tenant's rows. Row keys may hold
+// "|" freely.
+//
+// Normalisation (see NormalizeID) runs before the keys are checked and merges ids that differ
+// only in case, surrounding spaces, or spaces against "-": "Acme Corp|1" and "acme-corp|1"
+// are one row. When two tenants must never share a partition, give them ids that stay
+// distinct under normalisation (or keep ids as written with the account option).
 func SplitID(id string) (partitionKey, rowKey string) {
 	if pk, rk, ok := strings.Cut(id, IDSeparator); ok {
 		return pk, rk
@@ -15,13 +33,22 @@ func SplitID(id string) (partitionKey, rowKey string) {
 	return id, id
 }
 
-// CombineID returns the composite id of a partition key and a row key.
-func CombineID(partitionKey, rowKey string) string {
-	return partitionKey + IDSeparator + rowKey
+// CombineID returns the composite id of a partition key and a row key. A partition key that
+// contains "|" fails with an error matching ErrInvalidKey: the id would address another
+// partition (see the isolation rule at SplitID). The row key may contain "|".
+func CombineID(partitionKey, rowKey string) (string, error) {
+	if strings.Contains(partitionKey, IDSeparator) {
+		return "", fmt.Errorf("%w: the partition key %q contains %q, which ends a partition in an id; "+
+			"an id built from it would address partition %q instead", ErrInvalidKey, partitionKey, IDSeparator,
+			partitionKey[:strings.Index(partitionKey, IDSeparator)])
+	}
+	return partitionKey + IDSeparator + rowKey, nil
 }
 
 // NormalizeID returns the id as stores write it by default: trimmed, inner spaces replaced by
 // "-", lower-cased. Accounts can opt out of normalisation (ids then address rows as written).
+// Invalid UTF-8 is not repaired here: stores refuse it before normalising, so two different
+// invalid ids never become one.
 func NormalizeID(id string) string {
 	id = strings.TrimSpace(id)
 	id = strings.ReplaceAll(id, " ", "-")

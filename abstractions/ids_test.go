@@ -1,6 +1,9 @@
 package abstractions
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 func TestSplitID(t *testing.T) {
 	for _, tc := range []struct{ id, pk, rk string }{
@@ -15,8 +18,8 @@ func TestSplitID(t *testing.T) {
 		if pk != tc.pk || rk != tc.rk {
 			t.Errorf("SplitID(%q) = (%q, %q), want (%q, %q)", tc.id, pk, rk, tc.pk, tc.rk)
 		}
-		if tc.id != "single" && tc.id != "" && CombineID(pk, rk) != tc.id {
-			t.Errorf("CombineID(SplitID(%q)) = %q", tc.id, CombineID(pk, rk))
+		if id, err := CombineID(pk, rk); tc.id != "single" && tc.id != "" && (err != nil || id != tc.id) {
+			t.Errorf("CombineID(SplitID(%q)) = %q, %v", tc.id, id, err)
 		}
 	}
 }
@@ -61,5 +64,16 @@ func TestStatusError(t *testing.T) {
 	}
 	if got := err.Error(); got != "table service answered 409 EntityAlreadyExists: the entity p|r exists" {
 		t.Fatalf("Error() = %q", got)
+	}
+}
+
+func TestCombineIDRefusesSeparatorInPartition(t *testing.T) {
+	for _, pk := range []string{"a|b", "|", "tenant|"} {
+		if id, err := CombineID(pk, "1"); !errors.Is(err, ErrInvalidKey) || id != "" {
+			t.Errorf("CombineID(%q, \"1\") = %q, %v; want ErrInvalidKey", pk, id, err)
+		}
+	}
+	if id, err := CombineID("a", "b|c"); err != nil || id != "a|b|c" {
+		t.Errorf("a row key may hold the separator: %q, %v", id, err)
 	}
 }

@@ -13,31 +13,32 @@ import (
 type OutcomeStatus uint8
 
 const (
-	// Updated means the change was written; Outcome.Value is the entity as stored, with
-	// its new ETag.
-	Updated OutcomeStatus = iota + 1
-	// NotFound means no row has the id; Outcome.Value is nil.
-	NotFound
-	// PreconditionFailed means the row exists but the transition's condition does not hold;
-	// Outcome.Value is the row as read, typically the winner's of a race for the same
+	// OutcomeUpdated means the change was written; Outcome.Value is the entity as stored,
+	// with its new ETag.
+	OutcomeUpdated OutcomeStatus = iota + 1
+	// OutcomeNotFound means no row has the id; Outcome.Value is nil. (The error ErrNotFound
+	// is what Mutate and the store's reads return for the same condition.)
+	OutcomeNotFound
+	// OutcomePreconditionFailed means the row exists but the transition's condition does not
+	// hold; Outcome.Value is the row as read, typically the winner's of a race for the same
 	// transition.
-	PreconditionFailed
-	// Conflicted means every attempt lost its race to another writer while the change
+	OutcomePreconditionFailed
+	// OutcomeConflicted means every attempt lost its race to another writer while the change
 	// still applied; Outcome.Value is nil. The row is hot: retry later.
-	Conflicted
+	OutcomeConflicted
 )
 
 // String returns the status's name.
 func (s OutcomeStatus) String() string {
 	switch s {
-	case Updated:
-		return "Updated"
-	case NotFound:
-		return "NotFound"
-	case PreconditionFailed:
-		return "PreconditionFailed"
-	case Conflicted:
-		return "Conflicted"
+	case OutcomeUpdated:
+		return "OutcomeUpdated"
+	case OutcomeNotFound:
+		return "OutcomeNotFound"
+	case OutcomePreconditionFailed:
+		return "OutcomePreconditionFailed"
+	case OutcomeConflicted:
+		return "OutcomeConflicted"
 	}
 	return "OutcomeStatus(?)"
 }
@@ -47,15 +48,17 @@ func (s OutcomeStatus) String() string {
 type Outcome[T any] struct {
 	// Status is how the verb ended; see the OutcomeStatus constants.
 	Status OutcomeStatus
-	// Value is the entity the status describes: the stored entity for Updated, the row as
-	// read for PreconditionFailed, nil otherwise (and whenever the verb returns an error).
+	// Value is the entity the status describes: the stored entity for OutcomeUpdated, the
+	// row as read for OutcomePreconditionFailed, nil otherwise (and whenever the verb
+	// returns an error).
 	Value *T
 	// Attempts is how many read-and-write rounds the call made.
 	Attempts int
 }
 
 // RetryOptions configure the compare-and-swap loop of Mutate, TryMutate, TryTransition and
-// MutateOrCreate. The zero value means the defaults.
+// MutateOrCreate. The verbs take a *RetryOptions; nil, like the zero value, means the
+// defaults.
 type RetryOptions struct {
 	// Attempts is the most read-and-write rounds a call makes; 0 means 3.
 	Attempts int
@@ -70,10 +73,10 @@ const (
 	defaultBackoff  = 10 * time.Millisecond
 )
 
-func retryOptions(opts []RetryOptions) RetryOptions {
+func retryOptions(opts *RetryOptions) RetryOptions {
 	o := RetryOptions{}
-	if len(opts) > 0 {
-		o = opts[0]
+	if opts != nil {
+		o = *opts
 	}
 	if o.Attempts <= 0 {
 		o.Attempts = defaultAttempts
@@ -110,9 +113,9 @@ func (o RetryOptions) Wait(ctx context.Context, next int) error {
 // error ends the call with nothing written. A change of the entity's ID or ETag inside
 // mutate is undone, so the write always addresses the row and version that were read.
 // create, when not nil, makes the entity to insert when the row is missing; otherwise a
-// missing row is NotFound.
-func transition[T any](ctx context.Context, s Storage[T], id string, when func(*T) bool, mutate func(*T) error,
-	create func() *T, opts []RetryOptions) (Outcome[T], error) {
+// missing row is OutcomeNotFound.
+func transition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, when func(*T) bool, mutate func(*T) error,
+	create func() *T, opts *RetryOptions) (Outcome[T], error) {
 	if mutate == nil {
 		return Outcome[T]{}, fmt.Errorf("%w: the mutate function is nil", ErrInvalidArgument)
 	}
@@ -123,29 +126,28 @@ func transition[T any](ctx context.Context, s Storage[T], id string, when func(*
 			return Outcome[T]{Attempts: attempt - 1}, err
 		}
 		v, err := s.One(ctx, id)
-		if err != nil {
-			if errors.Is(err, ErrConcurrencyConflict) {
-				// A read that could not settle on one version is a lost race too.
-				lastErr = err
-				continue
-			}
+		switch {
+		case errors.Is(err, ErrNotFound):
+			v = nil
+		case errors.Is(err, ErrConcurrencyConflict):
+			// A read that could not settle on one version is a lost race too.
+			lastErr = err
+			continue
+		case err != nil:
 			return Outcome[T]{Attempts: attempt}, err
 		}
 		if v == nil && create == nil {
-			return Outcome[T]{Status: NotFound, Attempts: attempt}, nil
+			return Outcome[T]{Status: OutcomeNotFound, Attempts: attempt}, nil
 		}
 		if v != nil && when != nil && !when(v) {
-			return Outcome[T]{Status: PreconditionFailed, Value: v, Attempts: attempt}, nil
+			return Outcome[T]{Status: OutcomePreconditionFailed, Value: v, Attempts: attempt}, nil
 		}
 		if v == nil {
 			v = create()
 			if v == nil {
 				return Outcome[T]{Attempts: attempt}, fmt.Errorf("%w: the create function returned nil", ErrInvalidArgument)
 			}
-			b, err := baseOf(v)
-			if err != nil {
-				return Outcome[T]{Attempts: attempt}, err
-			}
+			b := P(v).Base()
 			b.ID, b.ETag = id, ""
 			if err := mutate(v); err != nil {
 				return Outcome[T]{Attempts: attempt}, err
@@ -153,7 +155,7 @@ func transition[T any](ctx context.Context, s Storage[T], id string, when func(*
 			b.ID, b.ETag = id, ""
 			err = s.Create(ctx, v)
 			if err == nil {
-				return Outcome[T]{Status: Updated, Value: v, Attempts: attempt}, nil
+				return Outcome[T]{Status: OutcomeUpdated, Value: v, Attempts: attempt}, nil
 			}
 			if !errors.Is(err, ErrDuplicateKey) {
 				return Outcome[T]{Attempts: attempt}, err
@@ -162,10 +164,7 @@ func transition[T any](ctx context.Context, s Storage[T], id string, when func(*
 			lastErr = err
 			continue
 		}
-		b, err := baseOf(v)
-		if err != nil {
-			return Outcome[T]{Attempts: attempt}, err
-		}
+		b := P(v).Base()
 		rid, retag := b.ID, b.ETag
 		if err := mutate(v); err != nil {
 			return Outcome[T]{Attempts: attempt}, err
@@ -174,7 +173,7 @@ func transition[T any](ctx context.Context, s Storage[T], id string, when func(*
 		err = s.Update(ctx, v, Strict)
 		switch {
 		case err == nil:
-			return Outcome[T]{Status: Updated, Value: v, Attempts: attempt}, nil
+			return Outcome[T]{Status: OutcomeUpdated, Value: v, Attempts: attempt}, nil
 		case errors.Is(err, ErrConcurrencyConflict), errors.Is(err, ErrNotFound):
 			// Lost to another writer (or a delete): read the row again.
 			lastErr = err
@@ -182,21 +181,12 @@ func transition[T any](ctx context.Context, s Storage[T], id string, when func(*
 			return Outcome[T]{Attempts: attempt}, err
 		}
 	}
-	return Outcome[T]{Status: Conflicted, Attempts: o.Attempts}, lastErr
+	return Outcome[T]{Status: OutcomeConflicted, Attempts: o.Attempts}, lastErr
 }
 
-// baseOf returns the entity base of v, or an error when T does not embed Entity.
-func baseOf[T any](v *T) (*Entity, error) {
-	eb, ok := any(v).(EntityBase)
-	if !ok {
-		return nil, fmt.Errorf("%w: %T does not embed abstractions.Entity", ErrInvalidArgument, v)
-	}
-	return eb.Base(), nil
-}
-
-// outcome keeps Conflicted's cause out of the Try verbs' error result.
+// outcome keeps OutcomeConflicted's cause out of the Try verbs' error result.
 func outcome[T any](out Outcome[T], err error) (Outcome[T], error) {
-	if out.Status == Conflicted {
+	if out.Status == OutcomeConflicted {
 		return out, nil
 	}
 	return out, err
@@ -204,38 +194,40 @@ func outcome[T any](out Outcome[T], err error) (Outcome[T], error) {
 
 // TryMutate reads the row with the id, applies mutate to it and writes it back on condition
 // of the version read (a Strict update), reading and applying again after a lost race. It
-// reports the expected branches as the Outcome's Status rather than as errors: Updated
-// (Value is the stored entity), NotFound, or Conflicted when every attempt lost. The error
-// is for everything else: a failure of the service, ctx ending, or mutate's own error,
-// which ends the call with nothing written.
+// reports the expected branches as the Outcome's Status rather than as errors:
+// OutcomeUpdated (Value is the stored entity), OutcomeNotFound, or OutcomeConflicted when
+// every attempt lost. The error is for everything else: a failure of the service, ctx
+// ending, or mutate's own error, which ends the call with nothing written. A nil opts means
+// the default attempts and backoff (see RetryOptions).
 //
 // mutate runs once per attempt, each time on a fresh read of the row, so it must compute
 // its change from the entity it is given. It must not change the ID or ETag (such a change
 // is undone). If a write's response is lost after the service applied it, the retry finds a
 // newer version and applies mutate again: make it idempotent (record an operation id in the
 // entity, say) when that matters.
-func TryMutate[T any](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts ...RetryOptions) (Outcome[T], error) {
-	return outcome(transition(ctx, s, id, nil, mutate, nil, opts))
+func TryMutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (Outcome[T], error) {
+	return outcome(transition[T, P](ctx, s, id, nil, mutate, nil, opts))
 }
 
 // TryTransition is TryMutate for a change that must happen once: apply runs only while when
-// holds. A row where when does not hold is PreconditionFailed, with the row as read in
-// Value. So the callers racing for the same transition get one Updated, and every loser,
-// whose retry reads the winner's row, PreconditionFailed with that row; Conflicted is left
-// for a row so busy that the condition still held at every lost attempt.
-func TryTransition[T any](ctx context.Context, s Storage[T], id string, when func(*T) bool, apply func(*T) error,
-	opts ...RetryOptions) (Outcome[T], error) {
+// holds. A row where when does not hold is OutcomePreconditionFailed, with the row as read
+// in Value. So the callers racing for the same transition get one OutcomeUpdated, and every
+// loser, whose retry reads the winner's row, OutcomePreconditionFailed with that row;
+// OutcomeConflicted is left for a row so busy that the condition still held at every lost
+// attempt. A nil when is refused with ErrInvalidArgument.
+func TryTransition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, when func(*T) bool, apply func(*T) error,
+	opts *RetryOptions) (Outcome[T], error) {
 	if when == nil {
 		return Outcome[T]{}, fmt.Errorf("%w: TryTransition needs a condition", ErrInvalidArgument)
 	}
-	return outcome(transition(ctx, s, id, when, apply, nil, opts))
+	return outcome(transition[T, P](ctx, s, id, when, apply, nil, opts))
 }
 
 // Mutate is TryMutate for callers that treat the other branches as failures: it returns the
 // stored entity, an error matching ErrNotFound for a missing row, and one matching
 // ErrConcurrencyConflict when every attempt lost its race (a caller may simply call again).
-func Mutate[T any](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts ...RetryOptions) (*T, error) {
-	out, err := transition(ctx, s, id, nil, mutate, nil, opts)
+func Mutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (*T, error) {
+	out, err := transition[T, P](ctx, s, id, nil, mutate, nil, opts)
 	return result(s, "mutate", id, out, err)
 }
 
@@ -244,13 +236,13 @@ func Mutate[T any](ctx context.Context, s Storage[T], id string, mutate func(*T)
 // N calls on a missing id leave the effect of N changes. A create that loses to another
 // caller's counts as a lost race: the next attempt applies the change to the winner's row.
 // Errors are those of Mutate; create must return a new entity each time (its ID is set to
-// id).
-func MutateOrCreate[T any](ctx context.Context, s Storage[T], id string, create func() *T, mutate func(*T) error,
-	opts ...RetryOptions) (*T, error) {
+// id). A nil create is refused with ErrInvalidArgument.
+func MutateOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, create func() *T, mutate func(*T) error,
+	opts *RetryOptions) (*T, error) {
 	if create == nil {
 		return nil, fmt.Errorf("%w: MutateOrCreate needs a create function", ErrInvalidArgument)
 	}
-	out, err := transition(ctx, s, id, nil, mutate, create, opts)
+	out, err := transition[T, P](ctx, s, id, nil, mutate, create, opts)
 	return result(s, "mutate or create", id, out, err)
 }
 
@@ -258,11 +250,11 @@ func MutateOrCreate[T any](ctx context.Context, s Storage[T], id string, create 
 func result[T any](s Storage[T], op, id string, out Outcome[T], err error) (*T, error) {
 	pk, rk := SplitID(id)
 	switch {
-	case out.Status == Updated:
+	case out.Status == OutcomeUpdated:
 		return out.Value, nil
-	case out.Status == NotFound:
+	case out.Status == OutcomeNotFound:
 		return nil, &StoreError{Kind: ErrNotFound, Op: op, Table: s.Table(), PartitionKey: pk, RowKey: rk, Message: "no row has this id"}
-	case out.Status == Conflicted:
+	case out.Status == OutcomeConflicted:
 		return nil, &StoreError{Kind: ErrConcurrencyConflict, Op: op, Table: s.Table(), PartitionKey: pk, RowKey: rk,
 			Message: fmt.Sprintf("other writers changed the row during each of %d attempts; call again, or spread the writes out", out.Attempts),
 			Err:     err}
@@ -275,24 +267,25 @@ func result[T any](s Storage[T], op, id string, out Outcome[T], err error) (*T, 
 // reads and returns the winner's row, so every caller gets the same row. created reports
 // whether this call stored it. create runs only when the row is missing; the ID of the
 // entity it returns is set to id. GetOrCreate has no attempt budget: it tries again while the
-// row keeps vanishing between a failed create and the read, until ctx ends.
-func GetOrCreate[T any](ctx context.Context, s Storage[T], id string, create func() *T) (v *T, created bool, err error) {
+// row keeps vanishing between a failed create and the read, until ctx ends. A nil create is
+// refused with ErrInvalidArgument.
+func GetOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, create func() *T) (v *T, created bool, err error) {
 	if create == nil {
 		return nil, false, fmt.Errorf("%w: GetOrCreate needs a create function", ErrInvalidArgument)
 	}
 	for {
 		v, err := s.One(ctx, id)
-		if err != nil || v != nil {
-			return v, false, err
+		if err == nil {
+			return v, false, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return nil, false, err
 		}
 		nv := create()
 		if nv == nil {
 			return nil, false, fmt.Errorf("%w: the create function returned nil", ErrInvalidArgument)
 		}
-		b, err := baseOf(nv)
-		if err != nil {
-			return nil, false, err
-		}
+		b := P(nv).Base()
 		b.ID, b.ETag = id, ""
 		err = s.Create(ctx, nv)
 		if err == nil {

@@ -40,7 +40,7 @@ func (f *fakeStore) One(_ context.Context, id string) (*counter, error) {
 	defer f.mu.Unlock()
 	c, ok := f.rows[id]
 	if !ok {
-		return nil, nil
+		return nil, &StoreError{Kind: ErrNotFound, Op: "read"}
 	}
 	return &c, nil
 }
@@ -89,18 +89,18 @@ func (f *fakeStore) bump(id string) {
 	f.rows[id] = c
 }
 
-var fast = RetryOptions{Backoff: -1}
+var fast = &RetryOptions{Backoff: -1}
 
 func inc(c *counter) error { c.N++; return nil }
 
 func TestMutateIncrements(t *testing.T) {
 	ctx := context.Background()
 	s := newFake()
-	if _, err := Mutate(ctx, s, "p|missing", inc); !errors.Is(err, ErrNotFound) {
+	if _, err := Mutate(ctx, s, "p|missing", inc, nil); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing row: got %v, want ErrNotFound", err)
 	}
 	_ = s.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
-	v, err := Mutate(ctx, s, "p|1", inc)
+	v, err := Mutate(ctx, s, "p|1", inc, nil)
 	if err != nil || v.N != 1 || v.ETag == "" {
 		t.Fatalf("got %+v, %v", v, err)
 	}
@@ -112,7 +112,7 @@ func TestMutateRunsOutOfAttempts(t *testing.T) {
 	_ = s.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
 	s.beforeUpdate = func() { s.bump("p|1") }
 	calls := 0
-	_, err := Mutate(ctx, s, "p|1", func(c *counter) error { calls++; return inc(c) }, RetryOptions{Attempts: 4, Backoff: time.Microsecond})
+	_, err := Mutate(ctx, s, "p|1", func(c *counter) error { calls++; return inc(c) }, &RetryOptions{Attempts: 4, Backoff: time.Microsecond})
 	if !errors.Is(err, ErrConcurrencyConflict) {
 		t.Fatalf("got %v, want ErrConcurrencyConflict", err)
 	}
@@ -120,8 +120,8 @@ func TestMutateRunsOutOfAttempts(t *testing.T) {
 		t.Fatalf("mutate ran %d times, want 4", calls)
 	}
 	out, err := TryMutate(ctx, s, "p|1", inc, fast)
-	if err != nil || out.Status != Conflicted || out.Attempts != 3 || out.Value != nil {
-		t.Fatalf("TryMutate: got %+v, %v; want Conflicted after 3 attempts, no error", out, err)
+	if err != nil || out.Status != OutcomeConflicted || out.Attempts != 3 || out.Value != nil {
+		t.Fatalf("TryMutate: got %+v, %v; want OutcomeConflicted after 3 attempts, no error", out, err)
 	}
 	if c, _ := s.One(ctx, "p|1"); c.N%100 != 0 {
 		t.Fatalf("a lost attempt was written: N=%d", c.N)
@@ -133,7 +133,7 @@ func TestMutateErrorWritesNothing(t *testing.T) {
 	s := newFake()
 	_ = s.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
 	boom := errors.New("boom")
-	_, err := Mutate(ctx, s, "p|1", func(c *counter) error { c.N = 7; return boom })
+	_, err := Mutate(ctx, s, "p|1", func(c *counter) error { c.N = 7; return boom }, nil)
 	if !errors.Is(err, boom) {
 		t.Fatalf("got %v", err)
 	}
@@ -146,11 +146,11 @@ func TestMutateCannotRetarget(t *testing.T) {
 	ctx := context.Background()
 	s := newFake()
 	_ = s.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
-	v, err := Mutate(ctx, s, "p|1", func(c *counter) error { c.ID, c.ETag = "p|2", ""; return inc(c) })
+	v, err := Mutate(ctx, s, "p|1", func(c *counter) error { c.ID, c.ETag = "p|2", ""; return inc(c) }, nil)
 	if err != nil || v.ID != "p|1" {
 		t.Fatalf("got %+v, %v", v, err)
 	}
-	if c, _ := s.One(ctx, "p|2"); c != nil {
+	if _, err := s.One(ctx, "p|2"); !errors.Is(err, ErrNotFound) {
 		t.Fatal("the mutate function moved the write to another row")
 	}
 }
@@ -162,8 +162,8 @@ func TestTryTransition(t *testing.T) {
 	apply := func(by string) func(*counter) error {
 		return func(c *counter) error { c.Status, c.By = "resolved", by; return nil }
 	}
-	out, err := TryTransition(ctx, s, "g|1", when, apply("a"))
-	if err != nil || out.Status != NotFound {
+	out, err := TryTransition(ctx, s, "g|1", when, apply("a"), nil)
+	if err != nil || out.Status != OutcomeNotFound {
 		t.Fatalf("missing: %+v %v", out, err)
 	}
 	_ = s.Create(ctx, &counter{Entity: Entity{ID: "g|1"}, Status: "open"})
@@ -177,10 +177,10 @@ func TestTryTransition(t *testing.T) {
 		}
 	}
 	out, err = TryTransition(ctx, s, "g|1", when, apply("loser"), fast)
-	if err != nil || out.Status != PreconditionFailed || out.Value == nil || out.Value.By != "winner" || out.Attempts != 2 {
-		t.Fatalf("loser: got %+v %v, want PreconditionFailed with the winner's row on the second attempt", out, err)
+	if err != nil || out.Status != OutcomePreconditionFailed || out.Value == nil || out.Value.By != "winner" || out.Attempts != 2 {
+		t.Fatalf("loser: got %+v %v, want OutcomePreconditionFailed with the winner's row on the second attempt", out, err)
 	}
-	if _, err := TryTransition[counter](ctx, s, "g|1", nil, apply("x")); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := TryTransition(ctx, s, "g|1", nil, apply("x"), nil); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("nil condition: %v", err)
 	}
 }
@@ -196,7 +196,7 @@ func TestTryTransitionRace(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			out, err := TryTransition(ctx, s, "g|1", func(c *counter) bool { return c.Status == "open" },
-				func(c *counter) error { c.Status, c.By = "resolved", strconv.Itoa(i); return nil }, RetryOptions{Attempts: 16})
+				func(c *counter) error { c.Status, c.By = "resolved", strconv.Itoa(i); return nil }, &RetryOptions{Attempts: 16})
 			if err != nil {
 				t.Error(err)
 			}
@@ -206,7 +206,7 @@ func TestTryTransitionRace(t *testing.T) {
 	wg.Wait()
 	updated, winner := 0, ""
 	for _, r := range results {
-		if r.Status == Updated {
+		if r.Status == OutcomeUpdated {
 			updated++
 			winner = r.Value.By
 		}
@@ -215,8 +215,8 @@ func TestTryTransitionRace(t *testing.T) {
 		t.Fatalf("%d Updated, want 1", updated)
 	}
 	for _, r := range results {
-		if r.Status != Updated && (r.Status != PreconditionFailed || r.Value.By != winner) {
-			t.Fatalf("a loser got %v with %+v, want PreconditionFailed with the winner %s", r.Status, r.Value, winner)
+		if r.Status != OutcomeUpdated && (r.Status != OutcomePreconditionFailed || r.Value.By != winner) {
+			t.Fatalf("a loser got %v with %+v, want OutcomePreconditionFailed with the winner %s", r.Status, r.Value, winner)
 		}
 	}
 }
@@ -262,7 +262,7 @@ func TestMutateOrCreate(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				_, err := MutateOrCreate(ctx, s, "f|1", func() *counter { return &counter{} }, inc, RetryOptions{Backoff: time.Microsecond})
+				_, err := MutateOrCreate(ctx, s, "f|1", func() *counter { return &counter{} }, inc, &RetryOptions{Backoff: time.Microsecond})
 				if errors.Is(err, ErrConcurrencyConflict) {
 					conflicts.Add(1)
 					continue
@@ -287,7 +287,7 @@ func TestBackoffHonoursContext(t *testing.T) {
 	_ = s.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
 	s.beforeUpdate = func() { s.bump("p|1"); cancel() }
 	start := time.Now()
-	_, err := Mutate(ctx, s, "p|1", inc, RetryOptions{Attempts: 5, Backoff: time.Hour})
+	_, err := Mutate(ctx, s, "p|1", inc, &RetryOptions{Attempts: 5, Backoff: time.Hour})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}

@@ -17,9 +17,11 @@ type Patcher[T any] interface {
 	// version, and a row that moved on fails with an error matching ErrConcurrencyConflict.
 	// A missing row fails with ErrNotFound (a patch never creates a row).
 	//
-	// Refused before anything is sent: a patch that sets nothing or holds a selector error
-	// (ErrInvalidArgument); a field with no column of its own, the id, ETag or Timestamp, a
-	// value that stores no cell (a nil pointer, slice or map, the zero time) or that needs
+	// Refused before anything is sent: a nil patch, one that sets nothing, a nil selector or
+	// one that returns nil, and a WithETag value that is not an entity tag
+	// (ErrInvalidArgument); a selector that panics on a zero T or returns an address outside
+	// it (see Set), a field with no column of its own, the id, ETag or Timestamp, a value
+	// that stores no cell (a nil pointer, slice or map, the zero time) or that needs
 	// compression to fit, and a field tagged for large values (ErrNotSupported); a protected
 	// field without AllowProtected (ErrProtectedProperty).
 	Patch(ctx context.Context, id string, p *Patch[T]) (etag string, err error)
@@ -63,9 +65,9 @@ func NewPatch[T any]() *Patch[T] { return &Patch[T]{} }
 // Set records that p writes v into the field sel selects and returns p, so calls chain.
 // sel must return the address of a field of the *T it is given, reached without following a
 // pointer (a field of T or of a struct T holds by value); Set calls it once on a zero T. A
-// selector that panics (it followed a nil pointer) or returns another address makes the
-// patch fail with ErrInvalidArgument when it is sent. Setting one field twice keeps the
-// last value.
+// nil selector, or one that returns nil, makes the patch fail with ErrInvalidArgument when
+// it is sent; one that panics (it followed a nil pointer) or returns an address outside its
+// argument, with ErrNotSupported. Setting one field twice keeps the last value.
 func Set[T, V any](p *Patch[T], sel func(*T) *V, v V) *Patch[T] {
 	if p.err != nil {
 		return p
@@ -90,7 +92,9 @@ func Set[T, V any](p *Patch[T], sel func(*T) *V, v V) *Patch[T] {
 
 // WithETag makes the patch conditional: it applies only while the stored row still has this
 // version (the ETag of the entity you read), so a patch based on a stale read fails with
-// ErrConcurrencyConflict instead of overwriting. An empty etag makes it unconditional again.
+// ErrConcurrencyConflict instead of overwriting. An empty etag makes it unconditional again;
+// a value that is not an entity tag (unquoted, "*", control characters) makes the patch fail
+// with ErrInvalidArgument when it is sent.
 // Like Set, it changes p itself and returns it; build a patch fully before sharing it.
 func (p *Patch[T]) WithETag(etag string) *Patch[T] {
 	p.etag = etag

@@ -34,9 +34,10 @@ func (m ConcurrencyMode) String() string {
 // embeds Entity. Both backends implement it with the same engine, so they succeed and fail
 // alike.
 //
-// Ids are composite "PartitionKey|RowKey" strings (see SplitID); by default they are
-// normalised before use (see NormalizeID). Keys are checked before anything is sent: an id
-// the service would refuse fails with an error matching ErrInvalidKey and sends nothing.
+// Ids are composite "PartitionKey|RowKey" strings (see SplitID, and its isolation rule: a
+// partition never contains "|"); by default they are normalised before use (see
+// NormalizeID). Keys are checked before anything is sent: an id the store cannot address
+// fails with an error matching ErrInvalidKey and sends nothing.
 //
 // Writes update the entity passed in only when they succeed: its ID (normalised), CreatedAt,
 // UpdatedAt, ETag and Timestamp. Every method honours ctx.
@@ -56,16 +57,20 @@ type Storage[T any] interface {
 	// Update replaces a stored row under the given concurrency mode. A missing row fails
 	// with an error matching ErrNotFound, a lost race with ErrConcurrencyConflict. An entity
 	// without an ETag is refused with ErrInvalidArgument in Strict mode, and in Auto mode
-	// unless the account enables implicit last-writer-wins.
+	// unless the account enables implicit last-writer-wins; so is an ETag that is not an
+	// entity tag (a quoted string, optionally W/-prefixed, without control characters).
 	Update(ctx context.Context, v *T, mode ConcurrencyMode) error
 	// Delete deletes the row if it exists; deleting a missing row is not an error.
 	Delete(ctx context.Context, id string) error
 
-	// One returns the row with the id, or nil and no error when there is none.
+	// One returns the row with the id. A missing row fails with an error matching
+	// ErrNotFound (a *StoreError naming the table and the keys), as sql.ErrNoRows does:
+	// check it with errors.Is. The value returned is never nil when err is nil.
 	One(ctx context.Context, id string) (*T, error)
 	// Exists reports whether a row with the id exists.
 	Exists(ctx context.Context, id string) (bool, error)
-	// List returns every row of one partition, in row-key order.
+	// List returns every row of one partition, in row-key order. A partition containing
+	// "|" is refused with ErrInvalidKey (so are those of Count and DeletePartition).
 	List(ctx context.Context, partition string) ([]*T, error)
 	// ListAll returns every row of the table, in key order.
 	ListAll(ctx context.Context) ([]*T, error)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -19,8 +20,8 @@ const appendRetries = 8
 
 // Append appends v to the append log of a partition, keyed by the current time so that the
 // newest entry sorts first; see AppendAt.
-func Append[T any](ctx context.Context, s Storage[T], partition string, v *T, subStream string) error {
-	return AppendAt(ctx, s, partition, v, subStream, time.Now())
+func Append[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], partition string, v *T, subStream string) error {
+	return AppendAt[T, P](ctx, s, partition, v, subStream, time.Now())
 }
 
 // AppendAt appends v to the append log of a partition as of the time at. It assigns v's ID:
@@ -29,11 +30,15 @@ func Append[T any](ctx context.Context, s Storage[T], partition string, v *T, su
 // in the same 100 ns), the entry moves to the next tick, a few times, before failing with an
 // error matching ErrDuplicateKey.
 //
-// v must embed Entity. A sub-stream name must start with a letter and must not contain "|"
-// (refused with ErrInvalidArgument): that keeps the main log's all-digit keys sorted before
-// every sub-stream and each sub-stream's prefix from matching another's.
-func AppendAt[T any](ctx context.Context, s Storage[T], partition string, v *T, subStream string, at time.Time) error {
-	if _, err := entityOf("append", s, v); err != nil {
+// A nil v is refused with ErrInvalidArgument, a partition containing "|" with ErrInvalidKey
+// (see the isolation rule at SplitID). A sub-stream name must start with a letter and must
+// not contain "|" (refused with ErrInvalidArgument): that keeps the main log's all-digit keys
+// sorted before every sub-stream and each sub-stream's prefix from matching another's.
+func AppendAt[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], partition string, v *T, subStream string, at time.Time) error {
+	if v == nil {
+		return &StoreError{Kind: ErrInvalidArgument, Op: "append", Table: s.Table(), Message: "the entity is nil"}
+	}
+	if err := checkPartition("append", s, partition); err != nil {
 		return err
 	}
 	if err := checkSubStream("append", s, subStream); err != nil {
@@ -43,8 +48,7 @@ func AppendAt[T any](ctx context.Context, s Storage[T], partition string, v *T, 
 	for attempt := 0; ; attempt++ {
 		// The key is set on a copy so that a failed attempt leaves v untouched.
 		c := *v
-		cb := any(&c).(EntityBase).Base()
-		cb.ID = CombineID(partition, subStreamPrefix(subStream)+invertedKey(ticks+int64(attempt)))
+		P(&c).Base().ID = partition + IDSeparator + subStreamPrefix(subStream) + invertedKey(ticks+int64(attempt))
 		err := s.Create(ctx, &c)
 		if err == nil {
 			*v = c
@@ -68,44 +72,38 @@ func checkSubStream[T any](op string, s Storage[T], subStream string) error {
 		return nil
 	}
 	r, _ := utf8.DecodeRuneInString(subStream)
-	if !unicode.IsLetter(r) || containsSeparator(subStream) {
+	if !unicode.IsLetter(r) || strings.Contains(subStream, IDSeparator) {
 		return &StoreError{Kind: ErrInvalidArgument, Op: op, Table: s.Table(), RowKey: subStream,
 			Message: "a sub-stream name must start with a letter and must not contain \"|\"; nothing was sent"}
 	}
 	return nil
 }
 
-func containsSeparator(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == IDSeparator[0] {
-			return true
-		}
+// checkPartition refuses a partition that an id cannot carry (see the isolation rule at
+// SplitID). Stores check the rest of the key rules themselves.
+func checkPartition[T any](op string, s Storage[T], partition string) error {
+	if _, err := CombineID(partition, ""); err != nil {
+		return &StoreError{Kind: ErrInvalidKey, Op: op, Table: s.Table(), PartitionKey: partition,
+			Message: "a partition key must not contain \"|\", which ends the partition in an id; nothing was sent"}
 	}
-	return false
-}
-
-func entityOf[T any](op string, s Storage[T], v *T) (*Entity, error) {
-	if v == nil {
-		return nil, &StoreError{Kind: ErrInvalidArgument, Op: op, Table: s.Table(), Message: "the entity is nil"}
-	}
-	b, ok := any(v).(EntityBase)
-	if !ok {
-		return nil, &StoreError{Kind: ErrInvalidArgument, Op: op, Table: s.Table(), Message: fmt.Sprintf("%T does not embed abstractions.Entity", v)}
-	}
-	return b.Base(), nil
+	return nil
 }
 
 // Recent returns the newest n entries of a partition's append log (or of one sub-stream of
-// it), newest first, with one bounded query. n must not be negative.
-func Recent[T any](ctx context.Context, s Storage[T], partition string, n int, subStream string) ([]*T, error) {
+// it), newest first, with one bounded query. A negative n is refused with
+// ErrInvalidArgument.
+func Recent[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], partition string, n int, subStream string) ([]*T, error) {
 	if n < 0 {
 		return nil, &StoreError{Kind: ErrInvalidArgument, Op: "recent", Table: s.Table(), PartitionKey: partition, Message: "the count is negative"}
 	}
-	if n == 0 {
-		return []*T{}, nil
+	if err := checkPartition("recent", s, partition); err != nil {
+		return nil, err
 	}
 	if err := checkSubStream("recent", s, subStream); err != nil {
 		return nil, err
+	}
+	if n == 0 {
+		return []*T{}, nil
 	}
 	if subStream != "" {
 		return s.Query(ctx, Query[T]{Partition: partition, RowKeyPrefix: subStreamPrefix(subStream), Take: n})
@@ -119,7 +117,7 @@ func Recent[T any](ctx context.Context, s Storage[T], partition string, n int, s
 	}
 	out := rows[:0]
 	for _, r := range rows {
-		if _, rk := SplitID(any(r).(EntityBase).Base().ID); !containsSeparator(rk) {
+		if _, rk := SplitID(P(r).Base().ID); !strings.Contains(rk, IDSeparator) {
 			out = append(out, r)
 		}
 	}
@@ -145,21 +143,17 @@ type VersionedEntity struct {
 // VersionField returns the address of the version, for the versioned-stream functions.
 func (v *VersionedEntity) VersionField() *int { return &v.Version }
 
-// versioned is implemented by a pointer to every type that embeds VersionedEntity.
-type versioned interface {
+// Versioned is implemented by a pointer to every type that embeds VersionedEntity.
+type Versioned interface {
 	EntityBase
 	VersionField() *int
 }
 
-func versionedOf[T any](op string, s Storage[T], v *T) (versioned, error) {
-	if v == nil {
-		return nil, &StoreError{Kind: ErrInvalidArgument, Op: op, Table: s.Table(), Message: "the entity is nil"}
-	}
-	ve, ok := any(v).(versioned)
-	if !ok {
-		return nil, &StoreError{Kind: ErrInvalidArgument, Op: op, Table: s.Table(), Message: fmt.Sprintf("%T does not embed abstractions.VersionedEntity", v)}
-	}
-	return ve, nil
+// VersionedPtr is the constraint of the versioned-stream functions: P is *T, and *T embeds
+// VersionedEntity. As with EntityPtr, the compiler checks it and infers P.
+type VersionedPtr[T any] interface {
+	*T
+	Versioned
 }
 
 func checkVersion[T any](op string, s Storage[T], stream string, version int) error {
@@ -167,23 +161,23 @@ func checkVersion[T any](op string, s Storage[T], stream string, version int) er
 		return &StoreError{Kind: ErrInvalidArgument, Op: op, Table: s.Table(), PartitionKey: stream,
 			Message: fmt.Sprintf("version %d is outside 0..%d; nothing was sent", version, MaxVersion)}
 	}
-	return nil
+	return checkPartition(op, s, stream)
 }
 
 // AppendVersion stores v as version v.Version of a stream, assigning its ID. Versions are
 // immutable: appending a version the stream holds fails with an error matching
-// ErrDuplicateKey. A version outside 0..MaxVersion is refused with ErrInvalidArgument.
-func AppendVersion[T any](ctx context.Context, s Storage[T], stream string, v *T) error {
-	ve, err := versionedOf("append version", s, v)
-	if err != nil {
-		return err
+// ErrDuplicateKey. A nil v or a version outside 0..MaxVersion is refused with
+// ErrInvalidArgument, a stream id containing "|" with ErrInvalidKey.
+func AppendVersion[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string, v *T) error {
+	if v == nil {
+		return &StoreError{Kind: ErrInvalidArgument, Op: "append version", Table: s.Table(), Message: "the entity is nil"}
 	}
-	version := *ve.VersionField()
+	version := *P(v).VersionField()
 	if err := checkVersion("append version", s, stream, version); err != nil {
 		return err
 	}
 	c := *v
-	any(&c).(EntityBase).Base().ID = CombineID(stream, VersionKey(version))
+	P(&c).Base().ID = stream + IDSeparator + VersionKey(version)
 	if err := s.Create(ctx, &c); err != nil {
 		return err
 	}
@@ -191,69 +185,50 @@ func AppendVersion[T any](ctx context.Context, s Storage[T], stream string, v *T
 	return nil
 }
 
-// Latest returns the newest version of a stream with one bounded read, or nil when the
-// stream holds none.
-func Latest[T any](ctx context.Context, s Storage[T], stream string) (*T, error) {
-	return first(s.Query(ctx, Query[T]{Partition: stream, Take: 1}))
+// Latest returns the newest version of a stream with one bounded read. An empty stream fails
+// with an error matching ErrNotFound.
+func Latest[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string) (*T, error) {
+	if err := checkPartition("latest", s, stream); err != nil {
+		return nil, err
+	}
+	return first(s, "latest", stream, "the stream holds no version")(s.Query(ctx, Query[T]{Partition: stream, Take: 1}))
 }
 
-// AtVersion returns the given version of a stream, or nil when the stream does not hold it.
-func AtVersion[T any](ctx context.Context, s Storage[T], stream string, version int) (*T, error) {
+// AtVersion returns the given version of a stream with a point read. A version the stream
+// does not hold fails with an error matching ErrNotFound.
+func AtVersion[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string, version int) (*T, error) {
 	if err := checkVersion("read version", s, stream, version); err != nil {
 		return nil, err
 	}
-	return s.One(ctx, CombineID(stream, VersionKey(version)))
+	return s.One(ctx, stream+IDSeparator+VersionKey(version))
 }
 
 // AtOrBefore returns the highest version of a stream that is at most version (the state as of
-// that version), or nil when there is none. It filters on the Version column on the
-// service and reads one row.
-func AtOrBefore[T any](ctx context.Context, s Storage[T], stream string, version int) (*T, error) {
+// that version). It filters on the Version column on the service and reads one row. When the
+// stream holds no such version it fails with an error matching ErrNotFound.
+func AtOrBefore[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string, version int) (*T, error) {
 	if err := checkVersion("read version", s, stream, version); err != nil {
 		return nil, err
 	}
-	var zero T
-	if _, ok := any(&zero).(versioned); !ok {
-		return nil, &StoreError{Kind: ErrInvalidArgument, Op: "read version", Table: s.Table(), Message: fmt.Sprintf("%T does not embed abstractions.VersionedEntity", &zero)}
-	}
-	f := Field(func(t *T) *int { return any(t).(versioned).VersionField() })
-	return first(s.Query(ctx, Query[T]{Partition: stream, Where: f.Le(version), Take: 1}))
+	f := Field(func(t *T) *int { return P(t).VersionField() })
+	return first(s, "read version", stream, fmt.Sprintf("the stream holds no version at or before %d", version))(
+		s.Query(ctx, Query[T]{Partition: stream, Where: f.Le(version), Take: 1}))
 }
 
 // History yields the versions of a stream, newest first, at most take of them (0: all).
-func History[T any](ctx context.Context, s Storage[T], stream string, take int) iter.Seq2[*T, error] {
+func History[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string, take int) iter.Seq2[*T, error] {
 	return s.Stream(ctx, Query[T]{Partition: stream, Take: take})
 }
 
-// GetLatest is Latest, failing with an error matching ErrNotFound when the stream is empty.
-func GetLatest[T any](ctx context.Context, s Storage[T], stream string) (*T, error) {
-	return found(s, "latest", stream, "the stream holds no version")(Latest(ctx, s, stream))
-}
-
-// GetAtVersion is AtVersion, failing with an error matching ErrNotFound when the stream does
-// not hold the version.
-func GetAtVersion[T any](ctx context.Context, s Storage[T], stream string, version int) (*T, error) {
-	return found(s, "read version", stream, fmt.Sprintf("the stream does not hold version %d", version))(AtVersion(ctx, s, stream, version))
-}
-
-// GetAtOrBefore is AtOrBefore, failing with an error matching ErrNotFound when the stream
-// holds no version at or before the given one.
-func GetAtOrBefore[T any](ctx context.Context, s Storage[T], stream string, version int) (*T, error) {
-	return found(s, "read version", stream, fmt.Sprintf("the stream holds no version at or before %d", version))(AtOrBefore(ctx, s, stream, version))
-}
-
-func first[T any](rows []*T, err error) (*T, error) {
-	if err != nil || len(rows) == 0 {
-		return nil, err
-	}
-	return rows[0], nil
-}
-
-func found[T any](s Storage[T], op, stream, msg string) func(*T, error) (*T, error) {
-	return func(v *T, err error) (*T, error) {
-		if err == nil && v == nil {
+// first returns the first row of a query's result, or the not-found error msg describes.
+func first[T any](s Storage[T], op, stream, msg string) func([]*T, error) (*T, error) {
+	return func(rows []*T, err error) (*T, error) {
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) == 0 {
 			return nil, &StoreError{Kind: ErrNotFound, Op: op, Table: s.Table(), PartitionKey: stream, Message: msg}
 		}
-		return v, err
+		return rows[0], nil
 	}
 }

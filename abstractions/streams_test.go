@@ -44,7 +44,7 @@ func (f *fakeLog[T]) One(_ context.Context, id string) (*T, error) {
 	if v, ok := f.rows[id]; ok {
 		return &v, nil
 	}
-	return nil, nil
+	return nil, &StoreError{Kind: ErrNotFound, Op: "read", Message: "missing"}
 }
 
 func (f *fakeLog[T]) Query(_ context.Context, q Query[T]) ([]*T, error) {
@@ -119,8 +119,14 @@ func TestAppendKeysAndRecent(t *testing.T) {
 			t.Errorf("sub-stream %q: %v", bad, err)
 		}
 	}
-	if err := AppendAt[sEvent](ctx, s, "p", nil, "", t0); !errors.Is(err, ErrInvalidArgument) {
+	if err := AppendAt(ctx, s, "p", nil, "", t0); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("nil: %v", err)
+	}
+	if err := AppendAt(ctx, s, "tenant|other", &sEvent{}, "", t0); !errors.Is(err, ErrInvalidKey) {
+		t.Errorf("a partition with \"|\": %v, want ErrInvalidKey", err)
+	}
+	if _, err := Recent(ctx, s, "tenant|other", 1, ""); !errors.Is(err, ErrInvalidKey) {
+		t.Errorf("recent of a partition with \"|\": %v, want ErrInvalidKey", err)
 	}
 	if got, err := Recent(ctx, s, "p", 0, ""); err != nil || len(got) != 0 {
 		t.Errorf("recent 0: %v %v", got, err)
@@ -145,14 +151,20 @@ func TestVersionedStream(t *testing.T) {
 	if v, err := Latest(ctx, s, "o"); err != nil || v.Version != 5 {
 		t.Errorf("latest: %v %v", v, err)
 	}
-	if v, err := AtVersion(ctx, s, "o", 3); err != nil || v != nil {
-		t.Errorf("at 3: %v %v", v, err)
+	if v, err := AtVersion(ctx, s, "o", 3); !errors.Is(err, ErrNotFound) || v != nil {
+		t.Errorf("at 3: %v %v, want ErrNotFound", v, err)
 	}
-	if _, err := GetAtVersion(ctx, s, "o", 3); !errors.Is(err, ErrNotFound) {
-		t.Errorf("get at 3: %v", err)
+	if _, err := Latest(ctx, s, "none"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("latest of an empty stream: %v", err)
 	}
-	if _, err := GetLatest(ctx, s, "none"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("get latest: %v", err)
+	for _, call := range []func() error{
+		func() error { _, err := Latest(ctx, s, "a|b"); return err },
+		func() error { _, err := AtVersion(ctx, s, "a|b", 1); return err },
+		func() error { return AppendVersion(ctx, s, "a|b", &sSnap{}) },
+	} {
+		if err := call(); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("a stream id with \"|\": %v, want ErrInvalidKey", err)
+		}
 	}
 	if _, err := AtVersion(ctx, s, "o", -1); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("at -1: %v", err)
@@ -171,8 +183,5 @@ func TestVersionedStream(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("history yielded %d", n)
-	}
-	if err := AppendVersion(ctx, newFakeLog[sEvent](), "o", &sEvent{}); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("not versioned: %v", err)
 	}
 }

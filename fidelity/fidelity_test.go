@@ -9,6 +9,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables/azblobs"
 	"github.com/unified-data/gotables/tables/azservice"
 	"go.uber.org/goleak"
 )
@@ -35,9 +36,28 @@ var (
 	memOnce sync.Once
 	mem     *memservice.Service
 	azOnce  sync.Once
-	az      *azservice.Service
+	az      Backend
 	azErr   error
 )
+
+// azurite returns the Azurite backend, built once.
+func azurite(conn string) (Backend, error) {
+	azOnce.Do(func() {
+		opts := azcore.ClientOptions{Transport: &http.Client{Transport: transport}}
+		tables, err := azservice.NewFromConnectionString(conn, &azservice.Options{ClientOptions: opts})
+		if err != nil {
+			azErr = err
+			return
+		}
+		blobs, err := azblobs.NewFromConnectionString(conn, &azblobs.Options{ClientOptions: opts})
+		if err != nil {
+			azErr = err
+			return
+		}
+		az = Backend{Name: Azurite, Tables: tables, Blobs: blobs}
+	})
+	return az, azErr
+}
 
 // backends returns the memory service and, when a connection string is set, Azurite.
 // Without one the Azurite half is skipped, unless UNIFIED_TABLES_REQUIRE_AZURITE=1.
@@ -53,15 +73,11 @@ func backends(t *testing.T) []Backend {
 		t.Log("UNIFIED_TABLES_TEST_CONNECTION_STRING not set: running on the memory service only")
 		return out
 	}
-	azOnce.Do(func() {
-		az, azErr = azservice.NewFromConnectionStringWithOptions(conn, &azservice.Options{
-			ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}},
-		})
-	})
-	if azErr != nil {
-		t.Fatalf("azurite: %v", azErr)
+	az, err := azurite(conn)
+	if err != nil {
+		t.Fatalf("azurite: %v", err)
 	}
-	return append([]Backend{{Name: Azurite, Tables: az, Blobs: az}}, out...)
+	return append([]Backend{az}, out...)
 }
 
 func TestServiceScenarios(t *testing.T) {
@@ -105,15 +121,11 @@ func diffStores(tb testing.TB) []*DiffStore {
 		memOnce.Do(func() { mem = memservice.New() })
 		bs = []Backend{{Name: Memory, Tables: mem, Blobs: mem}}
 		if conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING"); conn != "" {
-			azOnce.Do(func() {
-				az, azErr = azservice.NewFromConnectionStringWithOptions(conn, &azservice.Options{
-					ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}},
-				})
-			})
-			if azErr != nil {
-				tb.Fatalf("azurite: %v", azErr)
+			az, err := azurite(conn)
+			if err != nil {
+				tb.Fatalf("azurite: %v", err)
 			}
-			bs = append([]Backend{{Name: Azurite, Tables: az, Blobs: az}}, bs...)
+			bs = append([]Backend{az}, bs...)
 		}
 	}
 	var out []*DiffStore

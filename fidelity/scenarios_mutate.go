@@ -129,7 +129,7 @@ var mutateScenarios = []Scenario{
 			hammer(e, workers, func(int) error {
 				for range each {
 					for {
-						c, err := abstractions.Mutate(ctx, s, "c|1", func(c *Counter) error { c.N++; return nil })
+						c, err := abstractions.Mutate(ctx, s, "c|1", func(c *Counter) error { c.N++; return nil }, nil)
 						if errors.Is(err, abstractions.ErrConcurrencyConflict) {
 							exhausted.Add(1)
 							continue
@@ -172,12 +172,12 @@ var mutateScenarios = []Scenario{
 				var err error
 				outs[i], err = abstractions.TryTransition(ctx, s, "g|1",
 					func(g *Gate) bool { return g.Status == "open" },
-					func(g *Gate) error { g.Status, g.ResolvedBy = "resolved", fmt.Sprint("user", i); return nil })
+					func(g *Gate) error { g.Status, g.ResolvedBy = "resolved", fmt.Sprint("user", i); return nil }, nil)
 				return err
 			})
 			updated, winner := 0, ""
 			for _, o := range outs {
-				if o.Status == abstractions.Updated {
+				if o.Status == abstractions.OutcomeUpdated {
 					updated++
 					winner = o.Value.ResolvedBy
 				}
@@ -185,8 +185,8 @@ var mutateScenarios = []Scenario{
 			e.Equal("exactly one Updated", updated, 1)
 			losersSeeWinner := true
 			for _, o := range outs {
-				if o.Status != abstractions.Updated {
-					losersSeeWinner = losersSeeWinner && o.Status == abstractions.PreconditionFailed && o.Value != nil &&
+				if o.Status != abstractions.OutcomeUpdated {
+					losersSeeWinner = losersSeeWinner && o.Status == abstractions.OutcomePreconditionFailed && o.Value != nil &&
 						o.Value.ResolvedBy == winner && o.Value.Status == "resolved"
 				}
 			}
@@ -194,13 +194,13 @@ var mutateScenarios = []Scenario{
 			g, err := s.One(ctx, "g|1")
 			e.OK("read", err)
 			e.Equal("stored winner", g.ResolvedBy == winner, true)
-			out, err := abstractions.TryTransition(ctx, s, "g|none", func(*Gate) bool { return true }, func(*Gate) error { return nil })
+			out, err := abstractions.TryTransition(ctx, s, "g|none", func(*Gate) bool { return true }, func(*Gate) error { return nil }, nil)
 			e.OK("missing", err)
-			e.Equal("missing", out.Status, abstractions.NotFound)
-			out, err = abstractions.TryMutate(ctx, s, "g|none", func(*Gate) error { return nil })
+			e.Equal("missing", out.Status, abstractions.OutcomeNotFound)
+			out, err = abstractions.TryMutate(ctx, s, "g|none", func(*Gate) error { return nil }, nil)
 			e.OK("try mutate missing", err)
-			e.Equal("try mutate missing", out.Status, abstractions.NotFound)
-			_, err = abstractions.Mutate(ctx, s, "g|none", func(*Gate) error { return nil })
+			e.Equal("try mutate missing", out.Status, abstractions.OutcomeNotFound)
+			_, err = abstractions.Mutate(ctx, s, "g|none", func(*Gate) error { return nil }, nil)
 			e.Is("mutate missing", err, abstractions.ErrNotFound)
 			// Normalise the winner, which differs from run to run, before the rows are compared.
 			e.OK("normalise", s.Update(ctx, &Gate{Entity: abstractions.Entity{ID: "g|1"}, Status: "resolved"}, abstractions.LastWriterWins))
@@ -243,7 +243,7 @@ var mutateScenarios = []Scenario{
 			hammer(e, 16, func(int) error {
 				for {
 					_, err := abstractions.MutateOrCreate(ctx, s, "f|1", func() *Counter { return &Counter{} },
-						func(c *Counter) error { c.N++; return nil })
+						func(c *Counter) error { c.N++; return nil }, nil)
 					if errors.Is(err, abstractions.ErrConcurrencyConflict) {
 						exhausted.Add(1)
 						continue
@@ -379,7 +379,7 @@ var mutateScenarios = []Scenario{
 			b, err := s.One(ctx, "p|both")
 			e.OK("read both", err)
 			e.Equal("the canonical column wins", b.Name, "canonical")
-			v, err = abstractions.Mutate(ctx, s, "p|old", func(r *Renamed) error { r.Name += "!"; return nil })
+			v, err = abstractions.Mutate(ctx, s, "p|old", func(r *Renamed) error { r.Name += "!"; return nil }, nil)
 			e.OK("mutate rewrites the row", err)
 			e.Equal("mutate saw the old column's value", v.Name, "Old Only!")
 			raw, err := e.Tables.GetRow(ctx, e.Table, "p", "old", nil)

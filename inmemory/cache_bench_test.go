@@ -18,7 +18,7 @@ func BenchmarkOne(b *testing.B) {
 	}{{"cache-hit", inmemory.Sliding(time.Hour)}, {"cache-off", inmemory.Disabled}} {
 		b.Run(tc.name, func(b *testing.B) {
 			ctx := context.Background()
-			s, err := inmemory.For[Doc](inmemory.NewAccount(&inmemory.Options{Cache: tc.policy}))
+			s, err := inmemory.For[Doc](inmemory.NewAccount(&inmemory.Options{Cache: tc.policy}), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -29,7 +29,7 @@ type Customer struct {
 func ExampleFor() {
 	ctx := context.Background()
 	acct := inmemory.NewAccount(nil)
-	customers, err := inmemory.For[Customer](acct) // the table is named "Customer"
+	customers, err := inmemory.For[Customer](acct, nil) // the table is named "Customer"
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func ExampleFor() {
 // Batches write per partition, one transaction of up to 100 rows each; Count reads keys only.
 func ExampleFor_batch() {
 	ctx := context.Background()
-	customers, err := inmemory.For[Customer](inmemory.NewAccount(nil))
+	customers, err := inmemory.For[Customer](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -119,11 +119,11 @@ func ExampleFor_batch() {
 func ExampleNewAccount() {
 	ctx := context.Background()
 	first, second := inmemory.NewAccount(nil), inmemory.NewAccount(nil)
-	a, err := inmemory.For[Customer](first, inmemory.WithTable("Clients"))
+	a, err := inmemory.For[Customer](first, &inmemory.StoreOptions{Table: "Clients"})
 	if err != nil {
 		log.Fatal(err)
 	}
-	b, err := inmemory.For[Customer](second, inmemory.WithTable("Clients"))
+	b, err := inmemory.For[Customer](second, &inmemory.StoreOptions{Table: "Clients"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -4,63 +4,132 @@
 // development hosts; it needs no emulator and no network, and links no Azure SDK.
 //
 //	acct := inmemory.NewAccount(nil)
-//	customers, err := inmemory.For[Customer](acct)
+//	customers, err := inmemory.For[Customer](acct, nil)
+//
+// A store implements [abstractions.Storage], whose methods document every call.
 package inmemory
 
 import (
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
+	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tables/engine"
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// Options configure every store of an account; the zero value is ready to use. See
-// engine.Options.
-type Options = engine.Options
+// Options configure an in-memory account and every store of it. A nil *Options, like the
+// zero value, means the defaults. They are the settings of tables.Options that do not
+// concern the Azure SDK, with the same meaning.
+type Options struct {
+	// IDs says whether ids are normalised before use (NormalizeIDs, the default: trimmed,
+	// spaces as "-", lower case, see [abstractions.NormalizeID]) or used as written
+	// (IDsAsWritten).
+	IDs IDMode
+	// ImplicitLastWriterWins lets Update in Auto mode overwrite a row when the entity carries
+	// no ETag, logging a warning each time. Off by default: such an update is refused,
+	// because it could silently overwrite a change the caller never saw.
+	ImplicitLastWriterWins bool
+	// Oversized is what a write does with a string or JSON value too large for one cell:
+	// refuse it (the default), compress it, or trim it. See [OversizedPolicy].
+	Oversized OversizedPolicy
+	// Logger receives the library's warnings; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the account's clock: it stamps CreatedAt and UpdatedAt and decides when read
+	// cache entries expire. nil means time.Now. (The memory service's own clock, which
+	// stamps ETags and Timestamps, is set on the service: see memservice.)
+	Now func() time.Time
+	// Cache is the read-cache policy of the account's stores: Disabled (the default),
+	// Sliding or Absolute. StoreOptions.Cache overrides it for one store. See [CachePolicy]
+	// for what each promises.
+	Cache CachePolicy
+	// Authorizer decides who may change protected fields through Update and Upsert; nil
+	// refuses every such change. See [abstractions.Authorizer].
+	Authorizer abstractions.Authorizer
+}
 
-// Account is an in-memory storage account and the options its stores share.
+func (o *Options) engine() *engine.Options {
+	if o == nil {
+		return nil
+	}
+	return &engine.Options{
+		IDs: o.IDs, ImplicitLastWriterWins: o.ImplicitLastWriterWins, Oversized: o.Oversized,
+		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
+	}
+}
+
+// Account is one in-memory storage account: its table and blob services and the options its
+// stores share. Accounts share nothing: two of them are two storage accounts. Stores of one
+// account share its read cache. It is safe for concurrent use. A zero Account is not usable:
+// For refuses it.
 type Account = engine.Account
 
-// Store is the repository of one entity type; it implements abstractions.Storage[T]. Its
-// methods are documented on engine.Store (package tables/engine).
+// Store is the repository of one entity type T in one table: the in-memory implementation of
+// [abstractions.Storage], whose methods document each call. It is the same type, running
+// the same code, as tables.Store. Beyond Storage it has Account, which returns the store's
+// account. It is safe for concurrent use; make one per type with For and keep it.
 type Store[T any] = engine.Store[T]
 
-// StoreOption changes one store's configuration, such as WithTable.
-type StoreOption = engine.StoreOption
+// StoreOptions configure one store: its table's name (Table; "" names it after the type)
+// and its read-cache policy (Cache; the zero CachePolicy keeps the account's). A nil
+// *StoreOptions means the defaults.
+type StoreOptions = engine.StoreOptions
 
-// WithTable stores the entities in the named table instead of the one named after the type.
-func WithTable(name string) StoreOption { return engine.WithTable(name) }
-
-// CachePolicy is a store's read-cache policy: Disabled (the default), Sliding or Absolute.
+// CachePolicy is a read-cache policy: Disabled, Sliding or Absolute. Reads served from the
+// cache are One, Exists, List and ListAll; queries, streams, pages and counts never are.
+// Once a write or delete made through any store of the account has returned, no read
+// answers an older version. The zero value means "not set": for Options.Cache that is
+// Disabled, for StoreOptions.Cache the account's policy.
 type CachePolicy = engine.CachePolicy
 
-// Disabled keeps nothing in the read cache; every read goes to the table.
+// Disabled keeps nothing in the read cache: every read goes to the table. It is the
+// default.
 var Disabled = engine.Disabled
 
 // Sliding keeps a read or written row until it has not been read for d; d <= 0 means
-// Disabled. Use it only when this process is the only writer of the table: another
-// process's writes are never seen while the entry keeps being read.
+// Disabled. Use it only when this process is the table's only writer.
 func Sliding(d time.Duration) CachePolicy { return engine.Sliding(d) }
 
-// Absolute keeps a read or written row for d after it was stored; d <= 0 means Disabled.
+// Absolute keeps a read or written row for d after it was stored, however often it is
+// read; d <= 0 means Disabled.
 func Absolute(d time.Duration) CachePolicy { return engine.Absolute(d) }
 
-// WithCache sets one store's read-cache policy, overriding the account's.
-func WithCache(p CachePolicy) StoreOption { return engine.WithCache(p) }
+// IDMode says whether stores normalise ids (Options.IDs).
+type IDMode = engine.IDMode
 
-// ID modes for Options.IDs.
+// The ID modes.
 const (
+	// NormalizeIDs trims ids, replaces inner spaces by "-" and lower-cases them before use
+	// (abstractions.NormalizeID). The default.
 	NormalizeIDs = engine.NormalizeIDs
+	// IDsAsWritten uses ids exactly as given.
 	IDsAsWritten = engine.IDsAsWritten
+)
+
+// OversizedPolicy is what a write does with a string or JSON value too large for one
+// table cell (Options.Oversized).
+type OversizedPolicy = codec.OversizedPolicy
+
+// The oversized-value policies; see tables.OversizedRefuse and the others.
+const (
+	// OversizedRefuse refuses a string above the cell limit (the default).
+	OversizedRefuse = codec.OversizedRefuse
+	// OversizedCompress stores a string above the cell limit gzip-compressed.
+	OversizedCompress = codec.OversizedCompress
+	// OversizedTrim compresses and, when that is not enough, keeps the longest prefix
+	// that fits (data is lost silently).
+	OversizedTrim = codec.OversizedTrim
+	// OversizedTrimWithMarker is OversizedTrim with a marker at the end of a cut string.
+	OversizedTrimWithMarker = codec.OversizedTrimWithMarker
 )
 
 var accounts atomic.Int64
 
-// NewAccount returns a new, empty in-memory account. Accounts share nothing: two of them are
-// two storage accounts. A nil opts means the defaults.
+// NewAccount returns a new, empty in-memory account. A nil opts means the defaults.
 func NewAccount(opts *Options) *Account {
 	svc := memservice.New()
 	return NewAccountOver(svc, svc, opts)
@@ -68,18 +137,19 @@ func NewAccount(opts *Options) *Account {
 
 // NewAccountOver returns an account over services you provide: a memory service you
 // configured yourself (a pinned clock, injected empty pages), or a wrapper around one that
-// counts, delays or fails calls in a test. blobs may be nil when no blob feature is used.
+// counts, delays or fails calls in a test. blobs may be nil when no blob feature is used;
+// tables must not be (the stores of such an account are refused).
 func NewAccountOver(tables service.Tables, blobs service.Blobs, opts *Options) *Account {
 	name := fmt.Sprintf("memory://account-%d", accounts.Add(1))
-	return engine.NewAccount(name, tables, blobs, opts)
+	return engine.NewAccount(name, tables, blobs, opts.engine())
 }
 
-// For returns the store of entity type T in the account: a struct embedding
-// abstractions.Entity, stored in the table named after the type unless WithTable says
-// otherwise. A nil account, a type that does not embed Entity, and a table name the service
-// would refuse (3–63 letters and digits, starting with a letter: name generic or short
-// types with WithTable) fail with ErrInvalidArgument; a field the serializer cannot map fails
-// with ErrNotSupported, naming the field.
-func For[T any](a *Account, opts ...StoreOption) (*Store[T], error) {
-	return engine.New[T](a, opts...)
+// For returns the store of entity type T in the account: T is a struct that embeds
+// abstractions.Entity (the constraint on P, which is *T, makes the compiler check it; write
+// For[Customer](acct, nil)). The table is named after the type unless opts.Table names it.
+// A nil or zero account, and a table name the service would refuse (3–63 letters and
+// digits, starting with a letter), fail with abstractions.ErrInvalidArgument; a field the
+// serializer cannot map fails with abstractions.ErrNotSupported, naming the field.
+func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
+	return engine.New[T, P](a, opts)
 }

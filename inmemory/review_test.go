@@ -42,8 +42,8 @@ func TestCacheAbsoluteDeadlineSurvivesPatches(t *testing.T) {
 	svc := newGate()
 	primary := inmemory.NewAccountOver(svc, nil, &inmemory.Options{Cache: inmemory.Absolute(150 * time.Millisecond)})
 	other := inmemory.NewAccountOver(svc, nil, nil)
-	a, _ := inmemory.For[Doc](primary)
-	b, _ := inmemory.For[Doc](other)
+	a, _ := inmemory.For[Doc](primary, nil)
+	b, _ := inmemory.For[Doc](other, nil)
 	if err := a.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "p|x"}, Tags: []string{"alice"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestBatchCommitsOnlyWhatWasSent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	g := newGate()
-	s, _ := inmemory.For[Doc](inmemory.NewAccountOver(&cancelAfterTx{gate: g, cancel: cancel}, nil, nil))
+	s, _ := inmemory.For[Doc](inmemory.NewAccountOver(&cancelAfterTx{gate: g, cancel: cancel}, nil, nil), nil)
 	vs := []*Doc{{Entity: abstractions.Entity{ID: "p|dup"}}}
 	for i := 1; i < 100; i++ {
 		vs = append(vs, &Doc{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%03d", i)}})
@@ -130,7 +130,7 @@ type Coded struct {
 
 func TestFilterUsesTheStoredFormOfTextTypes(t *testing.T) {
 	ctx := context.Background()
-	s, err := inmemory.For[Coded](inmemory.NewAccount(nil))
+	s, err := inmemory.For[Coded](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ type Ticket struct {
 // stop it.
 func TestPatchIgnoresOtherFields(t *testing.T) {
 	ctx := context.Background()
-	s, err := inmemory.For[Ticket](inmemory.NewAccount(nil))
+	s, err := inmemory.For[Ticket](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func (d *deleteFirst) Transact(ctx context.Context, table string, actions []serv
 func TestDeletePartitionSkipsRowsDeletedMeanwhile(t *testing.T) {
 	ctx := context.Background()
 	w := &deleteFirst{gate: newGate(), row: "050"}
-	s, _ := inmemory.For[Doc](inmemory.NewAccountOver(w, nil, nil))
+	s, _ := inmemory.For[Doc](inmemory.NewAccountOver(w, nil, nil), nil)
 	var docs []*Doc
 	for i := 0; i < 100; i++ {
 		docs = append(docs, &Doc{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%03d", i)}})

@@ -5,9 +5,10 @@ import (
 	"log"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"go.uber.org/goleak"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -36,7 +37,7 @@ func ExampleNewAccount() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	customers, err := tables.For[Customer](acct) // the table is named "Customer"
+	customers, err := tables.For[Customer](acct, nil) // the table is named "Customer"
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -56,25 +57,30 @@ func ExampleNewAccountWithCredential() {
 	var cred azcore.TokenCredential
 	acct, err := tables.NewAccountWithCredential(
 		"https://myaccount.table.core.windows.net",
-		"https://myaccount.blob.core.windows.net", // "" when no blob feature is used
+		"", // the blob endpoint, needed only with Options.Blobs
 		cred, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := tables.For[Customer](acct, tables.WithTable("Clients")); err != nil {
+	if _, err := tables.For[Customer](acct, &tables.StoreOptions{Table: "Clients"}); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// An account over a table client the application already has; ids are used exactly as
-// written instead of normalised.
-func ExampleNewAccountFromClients() {
-	client, err := aztables.NewServiceClientFromConnectionString(os.Getenv("STORAGE_CONNECTION_STRING"), nil)
+// An account whose calls fail fast: no SDK retries, and a short timeout per try. Every
+// client the account builds (the table client, and the blob client when blob support is
+// on) takes these options; ids are used exactly as written instead of normalised.
+func ExampleOptions() {
+	acct, err := tables.NewAccount(os.Getenv("STORAGE_CONNECTION_STRING"), &tables.Options{
+		IDs: tables.IDsAsWritten,
+		ClientOptions: azcore.ClientOptions{
+			Retry: policy.RetryOptions{MaxRetries: -1, TryTimeout: 2 * time.Second},
+		},
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	acct := tables.NewAccountFromClients(client, nil, &tables.Options{IDs: tables.IDsAsWritten})
-	if _, err := tables.For[Customer](acct); err != nil {
+	if _, err := tables.For[Customer](acct, nil); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -90,11 +96,11 @@ func ExampleFor() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	customers, err := tables.For[Customer](acct)
+	customers, err := tables.For[Customer](acct, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	orders, err := tables.For[Order](acct, tables.WithTable("Orders"))
+	orders, err := tables.For[Order](acct, &tables.StoreOptions{Table: "Orders", Cache: tables.Absolute(30 * time.Second)})
 	if err != nil {
 		log.Fatal(err)
 	}

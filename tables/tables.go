@@ -2,117 +2,265 @@
 // Azure SDK for Go, and the stores of entity types in them.
 //
 //	acct, err := tables.NewAccount(os.Getenv("STORAGE_CONNECTION_STRING"), nil)
-//	customers, err := tables.For[Customer](acct)
+//	customers, err := tables.For[Customer](acct, nil)
 //	err = customers.Create(ctx, &Customer{Entity: abstractions.Entity{ID: "eu|alice"}})
 //
-// The stores are the engine of package engine over the Azure adapter of package azservice;
-// the in-memory backend (module inmemory) runs the same engine over an in-memory service, so
+// A store implements [abstractions.Storage], whose methods document every call. The
+// in-memory backend (module inmemory) runs the same engine over an in-memory service, so
 // code and tests written against abstractions.Storage behave the same on both.
+//
+// # Blob support
+//
+// An account has no blob service unless its options name one: blob features link the blob
+// SDK, which a program that stores only table rows does not need. Import package
+// tables/azblobs and set Options.Blobs to azblobs.Connect to opt in.
 package tables
 
 import (
 	"fmt"
-	"net/url"
+	"log/slog"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/azservice"
+	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables/internal/azconn"
+	"github.com/unified-data/gotables/tables/service"
 )
 
-// Options configure every store of an account; the zero value is ready to use. See
-// engine.Options.
-type Options = engine.Options
+// Options configure an Azure account and every store of it. A nil *Options, like the zero
+// value, means the defaults.
+type Options struct {
+	// IDs says whether ids are normalised before use (NormalizeIDs, the default: trimmed,
+	// spaces as "-", lower case, see [abstractions.NormalizeID]) or used as written
+	// (IDsAsWritten).
+	IDs IDMode
+	// ImplicitLastWriterWins lets Update in Auto mode overwrite a row when the entity carries
+	// no ETag, logging a warning each time. Off by default: such an update is refused,
+	// because it could silently overwrite a change the caller never saw.
+	ImplicitLastWriterWins bool
+	// Oversized is what a write does with a string or JSON value too large for one cell:
+	// refuse it (the default), compress it, or trim it. See [OversizedPolicy].
+	Oversized OversizedPolicy
+	// Logger receives the library's warnings; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the account's clock: it stamps CreatedAt and UpdatedAt and decides when read
+	// cache entries expire. nil means time.Now.
+	Now func() time.Time
+	// Cache is the read-cache policy of the account's stores: Disabled (the default),
+	// Sliding or Absolute. StoreOptions.Cache overrides it for one store. See [CachePolicy]
+	// for what each promises.
+	Cache CachePolicy
+	// Authorizer decides who may change protected fields through Update and Upsert; nil
+	// refuses every such change. See [abstractions.Authorizer].
+	Authorizer abstractions.Authorizer
 
-// Account is a storage account and the options its stores share.
+	// ClientOptions are the Azure SDK's client options, applied to every client the account
+	// builds (the table client, and the blob client when Blobs is set): transport, retry
+	// policy, per-call and per-retry policies, logging, telemetry and tracing. The library
+	// adds its own policies after them. The zero value is the SDK's defaults.
+	ClientOptions azcore.ClientOptions
+	// Blobs connects the account's blob service, which blob features need. nil leaves the
+	// account without one (and the blob SDK out of the program); set it to azblobs.Connect
+	// (package tables/azblobs) to opt in.
+	Blobs BlobConnector
+}
+
+// engine returns the options every backend shares.
+func (o *Options) engine() *engine.Options {
+	if o == nil {
+		return nil
+	}
+	return &engine.Options{
+		IDs: o.IDs, ImplicitLastWriterWins: o.ImplicitLastWriterWins, Oversized: o.Oversized,
+		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
+	}
+}
+
+func (o *Options) azure() *azservice.Options {
+	if o == nil {
+		return nil
+	}
+	return &azservice.Options{ClientOptions: o.ClientOptions}
+}
+
+// A BlobConnector builds an account's blob service from what the account's constructor was
+// given. azblobs.Connect is the one a program uses; a test can pass its own.
+type BlobConnector func(BlobEndpoint) (service.Blobs, error)
+
+// BlobEndpoint is where an account's blob service is and how to reach it. Exactly one of
+// the credentials is set. Its String method, and slog through LogValue, never show the key
+// or the signature.
+type BlobEndpoint struct {
+	// URL is the blob service endpoint, such as "https://myaccount.blob.core.windows.net",
+	// without a query.
+	URL string
+	// AccountName and AccountKey are the account's shared key, when it uses one.
+	AccountName, AccountKey string
+	// SAS is the shared access signature, without its "?", when the account uses one.
+	SAS string
+	// Credential is the token credential, when the account uses one.
+	Credential azcore.TokenCredential
+	// ClientOptions are the account's Options.ClientOptions.
+	ClientOptions azcore.ClientOptions
+}
+
+// String describes the endpoint without its secrets.
+func (e BlobEndpoint) String() string {
+	auth := "no credential"
+	switch {
+	case e.Credential != nil:
+		auth = "a token credential"
+	case e.AccountKey != "":
+		auth = "the shared key of " + e.AccountName
+	case e.SAS != "":
+		auth = "a shared access signature"
+	}
+	return e.URL + " with " + auth
+}
+
+// GoString is String, so that %#v does not print the secrets either.
+func (e BlobEndpoint) GoString() string { return "tables.BlobEndpoint(" + e.String() + ")" }
+
+// LogValue is String, for log/slog.
+func (e BlobEndpoint) LogValue() slog.Value { return slog.StringValue(e.String()) }
+
+// Account is one storage account: its table service, its blob service when the options
+// connect one, and the options its stores share. Build it with NewAccount or
+// NewAccountWithCredential, once per process and account, and share it: stores of one
+// account share its read cache and what it knows of its tables. It is safe for concurrent
+// use. A zero Account is not usable: For refuses it.
 type Account = engine.Account
 
-// Store is the repository of one entity type; it implements abstractions.Storage[T]. Its
-// methods are documented on engine.Store (package tables/engine).
+// Store is the repository of one entity type T in one table: the Azure implementation of
+// [abstractions.Storage], whose methods document each call (Create, Upsert, Update, Delete,
+// One, Exists, List, Count, the batches, DeletePartition, Patch, Query, Stream, Page, Any).
+// Beyond Storage it has Account, which returns the store's account. The generic verbs of
+// package abstractions (Mutate, TryTransition, GetOrCreate, …) take a Store as they take
+// any Storage. It is safe for concurrent use; make one per type with For and keep it.
 type Store[T any] = engine.Store[T]
 
-// StoreOption changes one store's configuration, such as WithTable.
-type StoreOption = engine.StoreOption
+// StoreOptions configure one store: its table's name (Table; "" names it after the type)
+// and its read-cache policy (Cache; the zero CachePolicy keeps the account's). A nil
+// *StoreOptions means the defaults.
+type StoreOptions = engine.StoreOptions
 
-// WithTable stores the entities in the named table instead of the one named after the type.
-func WithTable(name string) StoreOption { return engine.WithTable(name) }
-
-// CachePolicy is a store's read-cache policy: Disabled (the default), Sliding or Absolute.
+// CachePolicy is a read-cache policy: Disabled, Sliding or Absolute. Reads served from the
+// cache are One, Exists, List and ListAll; queries, streams, pages and counts never are.
+// Once a write or delete made through any store of the account has returned, no read
+// answers an older version; writes by other processes are seen only when an entry expires.
+// The zero value means "not set": for Options.Cache that is Disabled, for
+// StoreOptions.Cache the account's policy.
 type CachePolicy = engine.CachePolicy
 
-// Disabled keeps nothing in the read cache; every read goes to the table.
+// Disabled keeps nothing in the read cache: every read goes to the table. It is the
+// default, because a row another process writes is seen only when a cached entry expires.
 var Disabled = engine.Disabled
 
 // Sliding keeps a read or written row until it has not been read for d; d <= 0 means
-// Disabled. Use it only when this process is the only writer of the table: another
-// process's writes are never seen while the entry keeps being read.
+// Disabled. Use it only when this process is the table's only writer: another process's
+// writes are never seen while the entry keeps being read.
 func Sliding(d time.Duration) CachePolicy { return engine.Sliding(d) }
 
-// Absolute keeps a read or written row for d after it was stored; d <= 0 means Disabled.
+// Absolute keeps a read or written row for d after it was stored, however often it is
+// read: the bound on how stale a write by another process can be. d <= 0 means Disabled.
 func Absolute(d time.Duration) CachePolicy { return engine.Absolute(d) }
 
-// WithCache sets one store's read-cache policy, overriding the account's.
-func WithCache(p CachePolicy) StoreOption { return engine.WithCache(p) }
+// IDMode says whether stores normalise ids (Options.IDs).
+type IDMode = engine.IDMode
 
-// ID modes for Options.IDs.
+// The ID modes.
 const (
+	// NormalizeIDs trims ids, replaces inner spaces by "-" and lower-cases them before use
+	// (abstractions.NormalizeID). The default.
 	NormalizeIDs = engine.NormalizeIDs
+	// IDsAsWritten uses ids exactly as given.
 	IDsAsWritten = engine.IDsAsWritten
+)
+
+// OversizedPolicy is what a write does with a string or JSON value too large for one
+// table cell (Options.Oversized).
+type OversizedPolicy = codec.OversizedPolicy
+
+// The oversized-value policies.
+const (
+	// OversizedRefuse refuses a string above the cell limit with an error matching
+	// abstractions.ErrOversizedCell (JSON-stored values are still compressed, which is their
+	// format). The default.
+	OversizedRefuse = codec.OversizedRefuse
+	// OversizedCompress stores a string above the cell limit gzip-compressed, in a binary
+	// column a read inflates; one too large even compressed is refused.
+	OversizedCompress = codec.OversizedCompress
+	// OversizedTrim compresses, and when that is not enough keeps the longest prefix that
+	// fits. Data is lost silently: use it only for disposable values.
+	OversizedTrim = codec.OversizedTrim
+	// OversizedTrimWithMarker is OversizedTrim, ending a trimmed string with a marker so a
+	// reader can tell it was cut.
+	OversizedTrimWithMarker = codec.OversizedTrimWithMarker
 )
 
 // NewAccount returns the account a connection string names: one with an AccountKey or a
 // SharedAccessSignature, or "UseDevelopmentStorage=true" for the Azurite emulator on its
-// default loopback ports. A nil opts means the defaults. A connection string it cannot use
-// fails with an error matching abstractions.ErrInvalidArgument that says which setting is
-// wrong and never repeats a key or signature.
+// default loopback ports (an emulator on other ports needs the full connection string, with
+// its TableEndpoint and BlobEndpoint). A nil opts means the defaults. A connection string it
+// cannot use fails with an error matching abstractions.ErrInvalidArgument that says which
+// setting is wrong and never repeats a key or a signature; so does a string without a blob
+// endpoint when opts.Blobs is set.
 func NewAccount(connectionString string, opts *Options) (*Account, error) {
-	svc, err := azservice.NewFromConnectionString(connectionString)
+	svc, err := azservice.NewFromConnectionString(connectionString, opts.azure())
 	if err != nil {
 		return nil, err
 	}
-	return engine.NewAccount(svc.Endpoint(), svc, svc, opts), nil
+	var blobs service.Blobs
+	if opts != nil && opts.Blobs != nil {
+		cs, err := azconn.Parse(connectionString)
+		if err != nil {
+			return nil, err
+		}
+		if cs.BlobURL == "" {
+			return nil, azconn.NoEndpoint("blob")
+		}
+		ep := BlobEndpoint{URL: cs.BlobURL, AccountName: cs.AccountName, AccountKey: cs.AccountKey, SAS: cs.SAS, ClientOptions: opts.ClientOptions}
+		if blobs, err = opts.Blobs(ep); err != nil {
+			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
+		}
+	}
+	return engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine()), nil
 }
 
 // NewAccountWithCredential returns the account at tableURL (such as
-// "https://myaccount.table.core.windows.net") authenticated with cred, for example an
-// azidentity credential. blobURL may be empty when no blob feature is used.
+// "https://myaccount.table.core.windows.net") authenticated with a token credential, for
+// example one of package azidentity. blobURL is the blob endpoint, needed only when
+// opts.Blobs is set ("" otherwise). A nil credential, or an endpoint that is not an http(s)
+// URL with a host, or that carries user information or a query, fails with an error
+// matching abstractions.ErrInvalidArgument.
 func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredential, opts *Options) (*Account, error) {
-	if cred == nil {
-		return nil, fmt.Errorf("%w: tables: the credential is nil", abstractions.ErrInvalidArgument)
-	}
-	if _, err := url.ParseRequestURI(tableURL); err != nil {
-		return nil, fmt.Errorf("%w: tables: the table endpoint %q is not a URL: %v", abstractions.ErrInvalidArgument, tableURL, err)
-	}
-	tc, err := aztables.NewServiceClient(tableURL, cred, nil)
+	svc, err := azservice.NewWithCredential(tableURL, cred, opts.azure())
 	if err != nil {
-		return nil, fmt.Errorf("tables: creating the table client: %w", err)
+		return nil, err
 	}
-	var bc *azblob.Client
-	if blobURL != "" {
-		if bc, err = azblob.NewClient(blobURL, cred, nil); err != nil {
-			return nil, fmt.Errorf("tables: creating the blob client: %w", err)
+	var blobs service.Blobs
+	if opts != nil && opts.Blobs != nil {
+		if err := azservice.CheckEndpoint("blob", blobURL); err != nil {
+			return nil, err
+		}
+		if blobs, err = opts.Blobs(BlobEndpoint{URL: blobURL, Credential: cred, ClientOptions: opts.ClientOptions}); err != nil {
+			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}
-	return NewAccountFromClients(tc, bc, opts), nil
+	return engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine()), nil
 }
 
-// NewAccountFromClients returns an account over clients you already have. blobs may be nil
-// when no blob feature is used; tables must not be (it panics).
-func NewAccountFromClients(tables *aztables.ServiceClient, blobs *azblob.Client, opts *Options) *Account {
-	svc := azservice.New(tables, blobs)
-	return engine.NewAccount(svc.Endpoint(), svc, svc, opts)
-}
-
-// For returns the store of entity type T in the account: a struct embedding
-// abstractions.Entity, stored in the table named after the type unless WithTable says
-// otherwise. A nil account, a type that does not embed Entity, and a table name the service
-// would refuse (3–63 letters and digits, starting with a letter: name generic or short
-// types with WithTable) fail with ErrInvalidArgument; a field the serializer cannot map fails
-// with ErrNotSupported, naming the field.
-func For[T any](a *Account, opts ...StoreOption) (*Store[T], error) {
-	return engine.New[T](a, opts...)
+// For returns the store of entity type T in the account: T is a struct that embeds
+// abstractions.Entity (the constraint on P, which is *T, makes the compiler check it; write
+// For[Customer](acct, nil)). The table is named after the type unless opts.Table names it,
+// and is created on first use (or by EnsureCreated). A nil or zero account, and a table name
+// the service would refuse (3–63 letters and digits, starting with a letter: name generic
+// or short types with StoreOptions.Table), fail with abstractions.ErrInvalidArgument; a
+// field the serializer cannot map fails with abstractions.ErrNotSupported, naming the field.
+func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
+	return engine.New[T, P](a, opts)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/azconn"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -112,7 +113,7 @@ func (s *Service) Transact(ctx context.Context, table string, actions []service.
 				}
 			}
 		}
-		return statusError(re)
+		return azconn.StatusError(re)
 	}
 	if ctx.Err() == nil && raw != nil && raw.StatusCode == http.StatusAccepted {
 		// Azurite answers a change set of more than 100 actions with a stray line before
@@ -176,7 +177,7 @@ func parseBatchFailure(body []byte, cause error) *service.TransactionError {
 			inner = append(inner, l...)
 			inner = append(inner, '\n')
 		}
-		code, msg := parseErrorBody(inner)
+		code, msg := azconn.ParseErrorBody(inner)
 		index, msg := splitIndex(msg)
 		return &service.TransactionError{
 			Index: index,

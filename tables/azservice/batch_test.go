@@ -118,28 +118,6 @@ func TestSplitIndex(t *testing.T) {
 	}
 }
 
-func TestParseErrorBody(t *testing.T) {
-	tests := []struct {
-		body, code, msg string
-	}{
-		{`{"odata.error":{"code":"TableNotFound","message":{"lang":"en-US","value":"The table specified does not exist.\nRequestId:abc\nTime:2026-01-01T00:00:00.000Z"}}}`,
-			"TableNotFound", "The table specified does not exist."},
-		{`{"error":{"code":"Other","message":"plain message"}}`, "Other", "plain message"},
-		{"\ufeff<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>BlobNotFound</Code><Message>The specified blob does not exist.\nRequestId:x\nTime:y</Message></Error>",
-			"BlobNotFound", "The specified blob does not exist."},
-		{`<?xml version="1.0" encoding="utf-8"?><Error><Code>ContainerNotFound</Code><Message>The specified container does not exist.</Message></Error>`,
-			"ContainerNotFound", "The specified container does not exist."},
-		{"", "", ""},
-		{"not an error body", "", ""},
-	}
-	for _, tc := range tests {
-		code, msg := parseErrorBody([]byte(tc.body))
-		if code != tc.code || msg != tc.msg {
-			t.Errorf("parseErrorBody(%.40q) = %q, %q; want %q, %q", tc.body, code, msg, tc.code, tc.msg)
-		}
-	}
-}
-
 func TestCapturedFixturesAreAnonymous(t *testing.T) {
 	// The fixtures are raw responses; make sure they carry no host or account.
 	files, _ := filepath.Glob(filepath.Join("testdata", "batch-*.txt"))

@@ -2,114 +2,109 @@ package azservice
 
 import (
 	"fmt"
-	"net/http"
+	"net/url"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/azconn"
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// Service is the table and blob service of one Azure Storage account (or Azurite), reached
-// through the Azure SDK. It implements service.Tables and service.Blobs and is safe for
-// concurrent use.
+// Service is the table service of one Azure Storage account (or Azurite), reached through
+// the Azure SDK. It implements service.Tables and is safe for concurrent use.
 type Service struct {
 	tables   *aztables.ServiceClient
-	blobs    *azblob.Client
 	endpoint string
 }
 
-var (
-	_ service.Tables = (*Service)(nil)
-	_ service.Blobs  = (*Service)(nil)
-)
+var _ service.Tables = (*Service)(nil)
 
-// Options configure the clients NewFromConnectionStringWithOptions builds.
+// Options configure the client a constructor builds. A nil *Options, like the zero value,
+// means the SDK's defaults.
 type Options struct {
-	// ClientOptions apply to both the table and the blob client: transport, retries,
-	// logging, telemetry. The zero value is the SDK's defaults.
+	// ClientOptions are the Azure SDK's client options: transport, retries, per-call and
+	// per-retry policies, logging, telemetry and tracing. The constructors add the
+	// package's own policy (the read tap, see Service) after the per-call ones given here.
 	ClientOptions azcore.ClientOptions
 }
 
-// New returns a Service over clients the caller built, with whatever credential they
-// carry. tables must not be nil. blobs may be nil: the Blobs methods then fail with an
-// error that matches abstractions.ErrBlobOffloadNotConfigured.
-func New(tables *aztables.ServiceClient, blobs *azblob.Client) *Service {
-	if tables == nil {
-		panic("azservice: New needs a table service client")
+// clientOptions returns the table client's options: the caller's, with the read tap added.
+func (o *Options) clientOptions() *aztables.ClientOptions {
+	co := &aztables.ClientOptions{}
+	if o != nil {
+		co.ClientOptions = o.ClientOptions
 	}
-	// The SDK client does not tell its URL; the client's identity names the account.
-	return &Service{tables: tables, blobs: blobs, endpoint: fmt.Sprintf("aztables-client-%p", tables)}
+	co.PerCallPolicies = append(append([]policy.Policy(nil), co.PerCallPolicies...), bodyTap{})
+	return co
 }
 
-// NewFromConnectionString returns a Service for an Azure Storage connection string with an
-// AccountKey or a SharedAccessSignature, including "UseDevelopmentStorage=true", which
-// stands for Azurite on its default loopback ports with the well-known development account.
-// A string whose endpoints include no blob endpoint yields a Service whose Blobs methods
-// fail; one without a table endpoint is refused. Errors name the faulty setting, never a
-// key or a signature.
-func NewFromConnectionString(conn string) (*Service, error) {
-	return NewFromConnectionStringWithOptions(conn, nil)
-}
-
-// NewFromConnectionStringWithOptions is NewFromConnectionString with client options; nil
-// opts means the defaults.
-func NewFromConnectionStringWithOptions(conn string, opts *Options) (*Service, error) {
-	cs, err := parseConnectionString(conn)
+// NewFromConnectionString returns the Service of an Azure Storage connection string with an
+// AccountKey or a SharedAccessSignature, including "UseDevelopmentStorage=true", which stands
+// for Azurite on its default loopback ports with the well-known development account. A
+// string that names no table endpoint is refused. Errors match
+// abstractions.ErrInvalidArgument and name the faulty setting, never a key or a signature.
+func NewFromConnectionString(conn string, opts *Options) (*Service, error) {
+	cs, err := azconn.Parse(conn)
 	if err != nil {
 		return nil, err
 	}
-	if opts == nil {
-		opts = &Options{}
+	if cs.TableURL == "" {
+		return nil, azconn.NoEndpoint("table")
 	}
-	s := &Service{endpoint: cs.tableURL}
-	topts := &aztables.ClientOptions{ClientOptions: opts.ClientOptions}
-	topts.PerCallPolicies = append(append([]policy.Policy(nil), topts.PerCallPolicies...), bodyTap{})
-	bopts := &azblob.ClientOptions{ClientOptions: opts.ClientOptions}
-	bopts.PerCallPolicies = append(append([]policy.Policy(nil), bopts.PerCallPolicies...), identityEncoding{})
-	if cs.accountKey != "" {
-		tcred, err := aztables.NewSharedKeyCredential(cs.accountName, cs.accountKey)
+	s := &Service{endpoint: cs.TableURL}
+	if cs.AccountKey != "" {
+		cred, err := aztables.NewSharedKeyCredential(cs.AccountName, cs.AccountKey)
 		if err != nil {
-			return nil, fmt.Errorf("%w: AccountKey is not usable", errConnString)
+			return nil, fmt.Errorf("%w: AccountKey is not usable", azconn.ErrConnString)
 		}
-		if s.tables, err = aztables.NewServiceClientWithSharedKey(cs.tableURL, tcred, topts); err != nil {
+		if s.tables, err = aztables.NewServiceClientWithSharedKey(cs.TableURL, cred, opts.clientOptions()); err != nil {
 			return nil, fmt.Errorf("azservice: creating the table client: %w", err)
-		}
-		if cs.blobURL != "" {
-			bcred, err := azblob.NewSharedKeyCredential(cs.accountName, cs.accountKey)
-			if err != nil {
-				return nil, fmt.Errorf("%w: AccountKey is not usable", errConnString)
-			}
-			if s.blobs, err = azblob.NewClientWithSharedKeyCredential(cs.blobURL+"/", bcred, bopts); err != nil {
-				return nil, fmt.Errorf("azservice: creating the blob client: %w", err)
-			}
 		}
 		return s, nil
 	}
-	if s.tables, err = aztables.NewServiceClientWithNoCredential(cs.tableURL+"/?"+cs.sas, topts); err != nil {
+	if s.tables, err = aztables.NewServiceClientWithNoCredential(cs.TableURL+"/?"+cs.SAS, opts.clientOptions()); err != nil {
 		return nil, fmt.Errorf("azservice: creating the table client: %w", err)
-	}
-	if cs.blobURL != "" {
-		if s.blobs, err = azblob.NewClientWithNoCredential(cs.blobURL+"/?"+cs.sas, bopts); err != nil {
-			return nil, fmt.Errorf("azservice: creating the blob client: %w", err)
-		}
 	}
 	return s, nil
 }
 
-// identityEncoding asks for blob content as stored. Without an Accept-Encoding header Go's
-// HTTP transport asks for gzip itself and then transparently gunzips any response whose
-// Content-Encoding is gzip, so a blob stored with that encoding would come back decoded (or,
-// if it is not really gzip, fail to read). Blob content is opaque bytes to this library.
-type identityEncoding struct{}
-
-func (identityEncoding) Do(req *policy.Request) (*http.Response, error) {
-	req.Raw().Header.Set("Accept-Encoding", "identity")
-	return req.Next()
+// NewWithCredential returns the Service at tableURL (such as
+// "https://myaccount.table.core.windows.net") authenticated with a token credential, for
+// example one of package azidentity. A nil credential, or a URL that is not http(s) with a
+// host and without a query or user information, is refused with
+// abstractions.ErrInvalidArgument.
+func NewWithCredential(tableURL string, cred azcore.TokenCredential, opts *Options) (*Service, error) {
+	if cred == nil {
+		return nil, fmt.Errorf("%w: azservice: the credential is nil", abstractions.ErrInvalidArgument)
+	}
+	if err := CheckEndpoint("table", tableURL); err != nil {
+		return nil, err
+	}
+	tc, err := aztables.NewServiceClient(tableURL, cred, opts.clientOptions())
+	if err != nil {
+		return nil, fmt.Errorf("azservice: creating the table client: %w", err)
+	}
+	return &Service{tables: tc, endpoint: tableURL}, nil
 }
 
-// Endpoint names the account: the table endpoint URL (never with a signature) for a service
-// made from a connection string, an identifier of the client for one made by New.
+// CheckEndpoint returns an error matching abstractions.ErrInvalidArgument when u is not an
+// endpoint a credential may be sent to: an http or https URL with a host, and without user
+// information, a query or a fragment. which names the service in the message.
+func CheckEndpoint(which, u string) error {
+	p, err := url.Parse(u)
+	switch {
+	case err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "":
+		return fmt.Errorf("%w: the %s endpoint is not an http or https URL with a host", abstractions.ErrInvalidArgument, which)
+	case p.User != nil:
+		return fmt.Errorf("%w: the %s endpoint must not carry user information", abstractions.ErrInvalidArgument, which)
+	case p.RawQuery != "" || p.Fragment != "":
+		return fmt.Errorf("%w: the %s endpoint must not carry a query or a fragment", abstractions.ErrInvalidArgument, which)
+	}
+	return nil
+}
+
+// Endpoint names the account: the table endpoint URL, never with a signature.
 func (s *Service) Endpoint() string { return s.endpoint }

@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/azconn"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -178,7 +179,7 @@ func (s *Service) query(ctx context.Context, table string, q service.Query) (ser
 			}
 		}
 	}
-	npk, nrk := deref(resp.NextPartitionKey), deref(resp.NextRowKey)
+	npk, nrk := azconn.Deref(resp.NextPartitionKey), azconn.Deref(resp.NextRowKey)
 	if npk != "" || nrk != "" {
 		page.Next = &service.Continuation{NextPartitionKey: npk, NextRowKey: nrk}
 	}
@@ -206,13 +207,6 @@ func selectList(names []string) string {
 		}
 	}
 	return strings.TrimSuffix(b.String(), ",")
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
 
 // Write performs one row write: Insert is Add Entity, Replace and Merge are Update Entity

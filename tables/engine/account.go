@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +24,9 @@ const (
 	IDsAsWritten
 )
 
-// Options configure every store of an account. The zero value is ready to use.
+// Options configure every store of an account. A nil *Options, like the zero value, means
+// the defaults. The backends' own options (tables.Options, inmemory.Options) carry these
+// settings and add their own.
 type Options struct {
 	// IDs says whether ids are normalised (the default) or used as written.
 	IDs IDMode
@@ -38,14 +39,13 @@ type Options struct {
 	Oversized codec.OversizedPolicy
 	// Logger receives warnings; nil means slog.Default().
 	Logger *slog.Logger
-	// Now is the clock for CreatedAt and UpdatedAt; nil means time.Now.
+	// Now is the account's clock: it stamps CreatedAt and UpdatedAt and decides when read
+	// cache entries expire. nil means time.Now.
 	Now func() time.Time
-	// Cache is the read-cache policy of the account's stores; the zero value, Disabled,
-	// reads the table every time. See CachePolicy for what each policy promises.
+	// Cache is the read-cache policy of the account's stores; the zero value, like
+	// Disabled, reads the table every time. A store's StoreOptions.Cache overrides it. See
+	// CachePolicy for what each policy promises.
 	Cache CachePolicy
-	// CacheFor overrides Cache for the stores of some entity types, keyed by
-	// reflect.TypeFor[T]() (a WithCache store option overrides both).
-	CacheFor map[reflect.Type]CachePolicy
 	// Authorizer decides who may change protected fields on Update and Upsert; nil refuses
 	// every such change (see abstractions.Authorizer).
 	Authorizer abstractions.Authorizer
@@ -67,13 +67,14 @@ type Account struct {
 }
 
 // NewAccount returns an account over the given services. name identifies the account in
-// messages and cache keys (an endpoint URL, say). blobs may be nil when no blob feature is
-// used. A nil opts means the defaults.
+// messages (an endpoint URL, say). blobs may be nil when no blob feature is used. A nil opts
+// means the defaults. tables must not be nil: stores of an account without one are refused.
 func NewAccount(name string, tables service.Tables, blobs service.Blobs, opts *Options) *Account {
-	a := &Account{tables: tables, blobs: blobs, name: name, created: map[string]bool{}, cache: newReadCache()}
+	a := &Account{tables: tables, blobs: blobs, name: name, created: map[string]bool{}}
 	if opts != nil {
 		a.opts = *opts
 	}
+	a.cache = newReadCache(a.clock)
 	a.codec = codec.Options{Oversized: a.opts.Oversized}
 	return a
 }
@@ -98,11 +99,15 @@ func (a *Account) logger() *slog.Logger {
 // now is the time a write stamps, in UTC and at the service's 100 ns precision, so the entity
 // a write returns holds the same times a read of the row gives.
 func (a *Account) now() time.Time {
-	t := time.Now()
+	return a.clock().UTC().Round(0).Truncate(100 * time.Nanosecond)
+}
+
+// clock is the account's clock as given (see Options.Now).
+func (a *Account) clock() time.Time {
 	if a.opts.Now != nil {
-		t = a.opts.Now()
+		return a.opts.Now()
 	}
-	return t.UTC().Round(0).Truncate(100 * time.Nanosecond)
+	return time.Now()
 }
 
 // ensureTable creates the table unless this account already knows it exists. Concurrent

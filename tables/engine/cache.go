@@ -9,25 +9,37 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// CachePolicy says whether and how long a store keeps what it read. The zero value is
-// Disabled.
+// CachePolicy says whether and how long a store keeps what it read. The zero value means
+// "not set": for Options.Cache that is Disabled, for StoreOptions.Cache the account's
+// policy.
 type CachePolicy struct {
 	ttl     time.Duration
 	sliding bool
+	set     bool
 }
 
 // Disabled keeps nothing: every read goes to the table. It is the default, because a row
 // another process writes is only seen when a cached entry expires.
-var Disabled = CachePolicy{}
+var Disabled = CachePolicy{set: true}
 
 // Sliding keeps an entry until it has not been read for d; d <= 0 means Disabled. Use it only
 // when this process is the only writer of the table: another process's writes are never seen
 // while the entry keeps being read.
-func Sliding(d time.Duration) CachePolicy { return CachePolicy{ttl: d, sliding: true} }
+func Sliding(d time.Duration) CachePolicy {
+	if d <= 0 {
+		return Disabled
+	}
+	return CachePolicy{ttl: d, sliding: true, set: true}
+}
 
 // Absolute keeps an entry for d after it was stored, however often it is read: the bound on
 // how stale a write by another process can be. d <= 0 means Disabled.
-func Absolute(d time.Duration) CachePolicy { return CachePolicy{ttl: d} }
+func Absolute(d time.Duration) CachePolicy {
+	if d <= 0 {
+		return Disabled
+	}
+	return CachePolicy{ttl: d, set: true}
+}
 
 // Enabled reports whether the policy keeps anything.
 func (p CachePolicy) Enabled() bool { return p.ttl > 0 }
@@ -35,6 +47,8 @@ func (p CachePolicy) Enabled() bool { return p.ttl > 0 }
 // String describes the policy.
 func (p CachePolicy) String() string {
 	switch {
+	case !p.set:
+		return "Default"
 	case !p.Enabled():
 		return "Disabled"
 	case p.sliding:
@@ -61,6 +75,7 @@ type readCache struct {
 	seq    uint64
 	states map[string]*keyState
 	puts   int
+	now    func() time.Time
 }
 
 // keyState tracks the writes and reads of one key that are in flight. It exists only while
@@ -78,8 +93,9 @@ type entry struct {
 	isList  bool
 	ttl     time.Duration
 	sliding bool
-	// deadline is when an Absolute entry expires, set when it is first stored. An entry
-	// derived from it (a patch applied to it) keeps the deadline: patching a cached row
+	// deadline is when the entry expires on the account's clock: for an Absolute entry, set
+	// when it is first stored; for a Sliding one, moved on by every hit. An entry derived
+	// from an Absolute one (a patch applied to it) keeps its deadline: patching a cached row
 	// must not extend how long its other cells may be stale.
 	deadline time.Time
 }
@@ -88,8 +104,11 @@ type entry struct {
 // janitor is a goroutine that outlives the account; the cache sweeps inline instead.
 const expirySweepEvery = 1024
 
-func newReadCache() *readCache {
-	return &readCache{items: gocache.New(gocache.NoExpiration, 0), states: map[string]*keyState{}}
+// newReadCache returns an empty cache whose expiry follows now. Items are kept in go-cache
+// without its own expiry (which reads the wall clock itself): the cache checks each entry's
+// deadline against now, so a test's clock, not time.Now, decides when an entry is gone.
+func newReadCache(now func() time.Time) *readCache {
+	return &readCache{items: gocache.New(gocache.NoExpiration, 0), states: map[string]*keyState{}, now: now}
 }
 
 func (c *readCache) state(key string) *keyState {
@@ -107,7 +126,7 @@ func (c *readCache) release(key string, st *keyState) {
 	}
 }
 
-// get returns the entry under key, refreshing a sliding one.
+// get returns the entry under key, refreshing a sliding one. An expired entry is removed.
 func (c *readCache) get(key string) (*entry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -116,8 +135,13 @@ func (c *readCache) get(key string) (*entry, bool) {
 		return nil, false
 	}
 	e := x.(*entry)
+	now := c.now()
+	if !now.Before(e.deadline) {
+		c.items.Delete(key)
+		return nil, false
+	}
 	if e.sliding {
-		c.items.Set(key, e, e.ttl)
+		e.deadline = now.Add(e.ttl)
 	}
 	return e, true
 }
@@ -202,20 +226,21 @@ func (c *readCache) drop(keys []string) {
 }
 
 func (c *readCache) store(key string, e *entry) {
-	ttl := e.ttl
+	now := c.now()
 	switch {
-	case e.sliding:
-	case e.deadline.IsZero():
-		e.deadline = time.Now().Add(ttl)
-	default:
-		if ttl = time.Until(e.deadline); ttl <= 0 {
-			c.items.Delete(key)
-			return
-		}
+	case e.sliding || e.deadline.IsZero():
+		e.deadline = now.Add(e.ttl)
+	case !now.Before(e.deadline):
+		c.items.Delete(key)
+		return
 	}
-	c.items.Set(key, e, ttl)
+	c.items.Set(key, e, gocache.NoExpiration)
 	if c.puts++; c.puts%expirySweepEvery == 0 {
-		c.items.DeleteExpired()
+		for k, it := range c.items.Items() {
+			if !now.Before(it.Object.(*entry).deadline) {
+				c.items.Delete(k)
+			}
+		}
 	}
 }
 

@@ -21,7 +21,7 @@ func cached(c *readCache, key string) (int32, bool) {
 }
 
 func TestCacheWriteStoresItsVersion(t *testing.T) {
-	c := newReadCache()
+	c := newReadCache(time.Now)
 	keys := []string{"k"}
 	c.beginWrite(keys)
 	c.endWrite(keys, func(string, *entry) *entry { return rowEntry(1) })
@@ -34,7 +34,7 @@ func TestCacheWriteStoresItsVersion(t *testing.T) {
 }
 
 func TestCacheReadOverlappingAWriteLeavesNothing(t *testing.T) {
-	c := newReadCache()
+	c := newReadCache(time.Now)
 	since := c.beginRead("k") // the read fetches version 1 …
 	c.beginWrite([]string{"k"})
 	c.endWrite([]string{"k"}, func(string, *entry) *entry { return rowEntry(2) })
@@ -43,7 +43,7 @@ func TestCacheReadOverlappingAWriteLeavesNothing(t *testing.T) {
 		t.Fatalf("the read replaced the newer write: %v %v", v, ok)
 	}
 	// A read that started while a write was in flight stores nothing either.
-	c2 := newReadCache()
+	c2 := newReadCache(time.Now)
 	c2.beginWrite([]string{"k"})
 	since = c2.beginRead("k")
 	c2.endRead("k", since, rowEntry(1))
@@ -54,7 +54,7 @@ func TestCacheReadOverlappingAWriteLeavesNothing(t *testing.T) {
 }
 
 func TestCacheOverlappingWritesLeaveNothing(t *testing.T) {
-	c := newReadCache()
+	c := newReadCache(time.Now)
 	k := []string{"k"}
 	c.beginWrite(k)
 	c.beginWrite(k)
@@ -75,7 +75,7 @@ func TestCacheOverlappingWritesLeaveNothing(t *testing.T) {
 }
 
 func TestCacheFailedWriteDrops(t *testing.T) {
-	c := newReadCache()
+	c := newReadCache(time.Now)
 	k := []string{"k", "list"}
 	c.beginWrite(k)
 	c.endWrite(k, func(string, *entry) *entry { return rowEntry(1) })
@@ -89,7 +89,7 @@ func TestCacheFailedWriteDrops(t *testing.T) {
 }
 
 func TestCacheReadStoresWhenQuiet(t *testing.T) {
-	c := newReadCache()
+	c := newReadCache(time.Now)
 	since := c.beginRead("k")
 	c.endRead("k", since, rowEntry(7))
 	if v, ok := cached(c, "k"); !ok || v != 7 {
@@ -98,7 +98,7 @@ func TestCacheReadStoresWhenQuiet(t *testing.T) {
 }
 
 func TestCacheExpiry(t *testing.T) {
-	c := newReadCache()
+	c := newReadCache(time.Now)
 	e := rowEntry(1)
 	e.ttl = 20 * time.Millisecond
 	c.beginWrite([]string{"abs"})

@@ -15,6 +15,7 @@ import (
 // will store, and its row. The caller's entity is updated from the copy only on success.
 type prepared[T any] struct {
 	v      T
+	base   *abstractions.Entity // the Entity inside v
 	pk, rk string
 	row    service.Row
 }
@@ -26,7 +27,8 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 		return nil, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.table, Message: "the entity is nil"}
 	}
 	p := &prepared[T]{v: *v}
-	b := base(&p.v)
+	b := s.entity(&p.v)
+	p.base = b
 	id, pk, rk, err := s.resolveID(op, b.ID)
 	if err != nil {
 		return nil, err
@@ -47,8 +49,7 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 
 // commit copies the written entity back to the caller's, with the service's version.
 func (p *prepared[T]) commit(dst *T, w service.Written) {
-	b := base(&p.v)
-	b.ETag, b.Timestamp = w.ETag, w.Timestamp
+	p.base.ETag, p.base.Timestamp = w.ETag, w.Timestamp
 	*dst = p.v
 }
 
@@ -104,9 +105,9 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 	if v == nil {
 		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, Message: "the entity is nil"}
 	}
-	etag := base(v).ETag
+	etag := s.entity(v).ETag
 	// Refusals below name the row the entity addresses, as the service errors do.
-	pk, rk := abstractions.SplitID(base(v).ID)
+	pk, rk := abstractions.SplitID(s.entity(v).ID)
 	switch mode {
 	case abstractions.Auto:
 		switch {
@@ -115,7 +116,7 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 		case s.acct.opts.ImplicitLastWriterWins:
 			mode = abstractions.LastWriterWins
 			s.acct.logger().Warn("unified tables: Update in Auto mode without an ETag overwrites the stored row (implicit last-writer-wins)",
-				"table", s.table, "id", base(v).ID)
+				"table", s.table, "id", s.entity(v).ID)
 		default:
 			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
 				Message: "the entity carries no ETag, so Auto mode cannot tell which version it overwrites; update the entity One returned, " +
@@ -127,8 +128,13 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 				Message: "Strict mode needs the entity's ETag (the version it was read as); nothing was sent"}
 		}
 	case abstractions.LastWriterWins:
+		etag = ""
 	default:
 		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk, Message: fmt.Sprintf("unknown concurrency mode %v", mode)}
+	}
+	if etag != "" && !service.IsEntityTag(etag) {
+		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
+			Message: badETag(etag)}
 	}
 	p, err := s.prepare("update", v, s.acct.now())
 	if err != nil {
@@ -165,7 +171,8 @@ func (s *Store[T]) Delete(ctx context.Context, id string) error {
 	return s.translate("delete", pk, rk, err)
 }
 
-// One returns the row with the id, or nil when there is none; see abstractions.Storage.
+// One returns the row with the id; a missing row fails with an error matching
+// abstractions.ErrNotFound. See abstractions.Storage.
 func (s *Store[T]) One(ctx context.Context, id string) (*T, error) {
 	_, pk, rk, err := s.resolveID("read", id)
 	if err != nil {
@@ -189,13 +196,19 @@ func (s *Store[T]) One(ctx context.Context, id string) (*T, error) {
 		}
 		return &entry{row: row.Clone()}
 	})
-	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
-		return nil, nil
-	}
 	if err != nil {
 		return nil, s.translate("read", pk, rk, err)
 	}
 	return s.decode(&row)
+}
+
+// badETag says why an ETag cannot be a write's condition. The value is quoted with %q, so
+// control characters cannot reach a log line as they are.
+func badETag(etag string) string {
+	if etag == service.ETagAny {
+		return "the ETag \"*\" names no version; use LastWriterWins (or an unconditional patch) to overwrite whatever is stored; nothing was sent"
+	}
+	return fmt.Sprintf("the ETag %q is not an entity tag (a quoted string such as W/\"datetime'…'\", as a read returns it); nothing was sent", etag)
 }
 
 func (s *Store[T]) decode(row *service.Row) (*T, error) {

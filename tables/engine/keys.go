@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -12,10 +13,16 @@ import (
 // documents 1 KiB; its emulator stops at 512 units, so the engine stays within both.
 const MaxKeyLength = 512
 
-// checkKey returns why the service would refuse key, or "".
+// checkKey returns why the engine refuses key, or "".
+//
+// Empty keys are the library's own refusal, not the service's: Azure stores a row with an
+// empty PartitionKey or RowKey, but the Azure SDK for Go cannot put an empty partition key
+// in the URL of an update, a merge or a delete, so such a row could be created and never
+// changed or removed through this library. An empty row key is refused with it, because the
+// ids that produce one ("tenant|", an id built from an empty part) are nearly always a bug.
 func checkKey(key string) string {
 	if key == "" {
-		return "is empty"
+		return "is empty (the library refuses empty keys: the Azure SDK cannot update or delete a row whose partition key is empty)"
 	}
 	if !utf8.ValidString(key) {
 		return "is not valid UTF-8"
@@ -42,9 +49,20 @@ func keyError(op, table, pk, rk, which, reason string) error {
 	}
 }
 
+// invalidUTF8 is the refusal of an id or key that is not valid UTF-8. It comes before
+// normalisation, which would turn every invalid byte into U+FFFD and so make two different
+// ids address one row. The value is not quoted back: it is not text.
+func invalidUTF8(op, table, which string) error {
+	return &abstractions.StoreError{Kind: abstractions.ErrInvalidKey, Op: op, Table: table,
+		Message: fmt.Sprintf("the %s is not valid UTF-8; nothing was sent", which)}
+}
+
 // resolveID normalises id (unless the account keeps ids as written), splits it and checks
 // both keys. It returns the id as it will be stored.
 func (s *Store[T]) resolveID(op, id string) (stored, pk, rk string, err error) {
+	if !utf8.ValidString(id) {
+		return "", "", "", invalidUTF8(op, s.table, "id")
+	}
 	if s.acct.opts.IDs == NormalizeIDs {
 		id = abstractions.NormalizeID(id)
 	}
@@ -58,11 +76,21 @@ func (s *Store[T]) resolveID(op, id string) (stored, pk, rk string, err error) {
 	return id, pk, rk, nil
 }
 
-// checkPartition checks a partition key given on its own (List, Count, DeletePartition).
-// It is normalised like the partition part of an id.
+// checkPartition checks a partition key given on its own (List, Count, DeletePartition,
+// Query.Partition). It is normalised like the partition part of an id, and refused when it
+// holds the id separator: no id can address such a partition, and a value that holds one
+// is, in a multi-tenant program, one tenant's name reaching for another's rows (see
+// abstractions.SplitID).
 func (s *Store[T]) checkPartition(op, partition string) (string, error) {
+	if !utf8.ValidString(partition) {
+		return "", invalidUTF8(op, s.table, "partition key")
+	}
 	if s.acct.opts.IDs == NormalizeIDs {
 		partition = abstractions.NormalizeID(partition)
+	}
+	if strings.Contains(partition, abstractions.IDSeparator) {
+		return "", keyError(op, s.table, partition, "", "partition key",
+			fmt.Sprintf("contains %q, which ends the partition in an id, so no id can address it", abstractions.IDSeparator))
 	}
 	if reason := checkKey(partition); reason != "" {
 		return "", keyError(op, s.table, partition, "", "partition key", reason)

@@ -32,7 +32,7 @@ func (s *Store[T]) scan(ctx context.Context, q service.Query, fn func(*service.R
 }
 
 // list reads every row filter selects, through the read cache under key.
-func (s *Store[T]) list(ctx context.Context, op, key, filter string) ([]*T, error) {
+func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (s *Store[T]) list(ctx context.Context, op, key, filter string) ([]*T, erro
 			return &entry{rows: rows, isList: true}
 		})
 		if err != nil {
-			return nil, s.translate(op, "", "", err)
+			return nil, s.translate(op, pk, "", err)
 		}
 	}
 	out := make([]*T, 0, len(rows))
@@ -76,22 +76,22 @@ func (s *Store[T]) List(ctx context.Context, partition string) ([]*T, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.list(ctx, "list", s.partitionKey(pk), partitionFilter(pk))
+	return s.list(ctx, "list", pk, s.partitionKey(pk), partitionFilter(pk))
 }
 
 // ListAll returns every row of the table; see abstractions.Storage.
 func (s *Store[T]) ListAll(ctx context.Context) ([]*T, error) {
-	return s.list(ctx, "list", s.tableKey(), "")
+	return s.list(ctx, "list", "", s.tableKey(), "")
 }
 
-func (s *Store[T]) count(ctx context.Context, filter string) (int, error) {
+func (s *Store[T]) count(ctx context.Context, pk, filter string) (int, error) {
 	n := 0
 	err := s.scan(ctx, service.Query{Filter: filter, Select: keysOnly}, func(*service.Row) error {
 		n++
 		return nil
 	})
 	if err != nil {
-		return 0, s.translate("count", "", "", err)
+		return 0, s.translate("count", pk, "", err)
 	}
 	return n, nil
 }
@@ -102,10 +102,10 @@ func (s *Store[T]) Count(ctx context.Context, partition string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return s.count(ctx, partitionFilter(pk))
+	return s.count(ctx, pk, partitionFilter(pk))
 }
 
 // CountAll counts the rows of the table, reading keys only; see abstractions.Storage.
 func (s *Store[T]) CountAll(ctx context.Context) (int, error) {
-	return s.count(ctx, "")
+	return s.count(ctx, "", "")
 }

@@ -46,6 +46,9 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 		}
 		return "", refuse(kind, err, "the patch cannot be resolved")
 	}
+	if etag := p.ETag(); etag != "" && !service.IsEntityTag(etag) {
+		return "", refuse(abstractions.ErrInvalidArgument, nil, "%s", strings.TrimSuffix(badETag(etag), "; nothing was sent"))
+	}
 	row, warm, err := s.patchRow(p, pk, rk, refuse)
 	if err != nil {
 		return "", err
@@ -143,7 +146,7 @@ func (s *Store[T]) patchRow(p *abstractions.Patch[T], pk, rk string,
 	}
 	if stampsUpdated {
 		if f, ok := s.plan.Field("UpdatedAt"); ok && f.Role == codec.RoleColumn {
-			base(probe).UpdatedAt = s.acct.now()
+			s.entity(probe).UpdatedAt = s.acct.now()
 			cols = append(cols, f)
 		}
 	}

@@ -34,7 +34,7 @@ func patchStore(t *testing.T, opts *Options) *Store[patchee] {
 	if opts != nil {
 		o.Oversized = opts.Oversized
 	}
-	s, err := New[patchee](NewAccount("test", nil, nil, &o), WithTable("Patchees"))
+	s, err := New[patchee](NewAccount("test", &pageTables{}, nil, &o), &StoreOptions{Table: "Patchees"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -247,7 +247,7 @@ func newPaged(t *testing.T, n int, empty bool) (*Store[qRow], *pageTables) {
 	for i := 0; i < n; i++ {
 		pt.rows = append(pt.rows, service.Row{PartitionKey: "p", RowKey: fmt.Sprintf("%05d", i)})
 	}
-	s, err := New[qRow](NewAccount("test", pt, nil, nil), WithTable("paged"))
+	s, err := New[qRow](NewAccount("test", pt, nil, nil), &StoreOptions{Table: "paged"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,32 +21,29 @@ type Store[T any] struct {
 	cacheTable string // the table's name as cache keys hold it
 	plan       *codec.Plan
 	policy     CachePolicy
+	// entity returns the Entity base of a *T: P(v).Base() for the P of New, so the
+	// compiler, not a run-time assertion, guarantees every T has one.
+	entity func(*T) *abstractions.Entity
 }
 
 var _ abstractions.Storage[struct{ abstractions.Entity }] = (*Store[struct{ abstractions.Entity }])(nil)
 
-// A StoreOption changes one store's configuration.
-type StoreOption func(*storeConfig)
-
-type storeConfig struct {
-	table  string
-	policy CachePolicy
-}
-
-// WithCache sets the store's read-cache policy, overriding the account's Options.Cache and
-// Options.CacheFor.
-func WithCache(p CachePolicy) StoreOption {
-	return func(c *storeConfig) { c.policy = p }
-}
-
-// WithTable stores the entities in the named table instead of the one named after the type.
-func WithTable(name string) StoreOption {
-	return func(c *storeConfig) { c.table = name }
+// StoreOptions configure one store. A nil *StoreOptions, like the zero value, means the
+// defaults.
+type StoreOptions struct {
+	// Table is the name of the store's table; "" names it after the type (the type's Go
+	// name, which must then be a valid table name: name generic or short types here).
+	Table string
+	// Cache is the store's read-cache policy. The zero CachePolicy keeps the account's
+	// Options.Cache; Disabled, Sliding and Absolute override it for this store only.
+	Cache CachePolicy
 }
 
 var tableNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{2,62}$`)
 
-// CheckTableName returns an error when the service would refuse name as a table name.
+// CheckTableName returns an error matching abstractions.ErrInvalidArgument when the service
+// would refuse name as a table name: 3 to 63 letters and digits, starting with a letter, and
+// not "tables".
 func CheckTableName(name string) error {
 	if !tableNameRE.MatchString(name) || strings.EqualFold(name, "tables") {
 		return fmt.Errorf("%w: %q is not a table name the service accepts: 3 to 63 letters and digits, starting with a letter, not \"tables\"",
@@ -55,34 +52,40 @@ func CheckTableName(name string) error {
 	return nil
 }
 
-var entityBase = reflect.TypeFor[abstractions.EntityBase]()
-
-// New returns the store of T in the account. T must be a struct that embeds
-// abstractions.Entity and that the codec can map; the table is named after the type unless
-// WithTable says otherwise. The table is created on first use (or by EnsureCreated).
-func New[T any](a *Account, opts ...StoreOption) (*Store[T], error) {
-	if a == nil {
-		return nil, fmt.Errorf("%w: the account is nil", abstractions.ErrInvalidArgument)
+// New returns the store of T in the account. P is *T, which the constraint makes embed
+// abstractions.Entity (checked by the compiler, inferred at the call: New[Customer](a, nil)).
+// T must be a struct the codec can map (a field it cannot map fails with ErrNotSupported,
+// naming the field). A nil account, or one not made by NewAccount, and a table name the
+// service would refuse fail with ErrInvalidArgument. The table is created on first use (or
+// by EnsureCreated).
+func New[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
+	if a == nil || a.tables == nil {
+		return nil, fmt.Errorf("%w: the account is nil or was not made by NewAccount; build it with the backend's NewAccount", abstractions.ErrInvalidArgument)
 	}
 	t := reflect.TypeFor[T]()
-	if t.Kind() != reflect.Struct || !reflect.PointerTo(t).Implements(entityBase) {
+	if t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("%w: %v cannot be stored: a stored type is a struct that embeds abstractions.Entity", abstractions.ErrInvalidArgument, t)
 	}
 	plan, err := codec.PlanOf(t)
 	if err != nil {
 		return nil, err
 	}
-	cfg := storeConfig{table: t.Name(), policy: a.opts.Cache}
-	if p, ok := a.opts.CacheFor[t]; ok {
-		cfg.policy = p
+	cfg := StoreOptions{}
+	if opts != nil {
+		cfg = *opts
 	}
-	for _, o := range opts {
-		o(&cfg)
+	if cfg.Table == "" {
+		cfg.Table = t.Name()
 	}
-	if err := CheckTableName(cfg.table); err != nil {
-		return nil, fmt.Errorf("store of %v: %w (name the table with WithTable)", t, err)
+	policy := a.opts.Cache
+	if cfg.Cache.set {
+		policy = cfg.Cache
 	}
-	return &Store[T]{acct: a, table: cfg.table, cacheTable: strings.ToLower(cfg.table), plan: plan, policy: cfg.policy}, nil
+	if err := CheckTableName(cfg.Table); err != nil {
+		return nil, fmt.Errorf("store of %v: %w (name the table with StoreOptions.Table)", t, err)
+	}
+	return &Store[T]{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), plan: plan, policy: policy,
+		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}, nil
 }
 
 // Table returns the name of the store's table.
@@ -93,7 +96,10 @@ func (s *Store[T]) Account() *Account { return s.acct }
 
 // EnsureCreated creates the table if it does not exist yet.
 func (s *Store[T]) EnsureCreated(ctx context.Context) error {
-	return s.acct.ensureTable(ctx, s.table)
+	if err := ctx.Err(); err != nil {
+		return s.translate("create table", "", "", err)
+	}
+	return s.translate("create table", "", "", s.acct.ensureTable(ctx, s.table))
 }
 
 // do runs fn after making sure the table exists. When the service says the table is gone
@@ -113,32 +119,77 @@ func (s *Store[T]) do(ctx context.Context, fn func() error) error {
 	}
 }
 
-func base[T any](v *T) *abstractions.Entity {
-	return any(v).(abstractions.EntityBase).Base()
-}
-
-// translate turns a service failure about one row into a StoreError naming it.
+// translate turns a failure of a call about one row (or, with rk "", one partition, or with
+// both keys "", the table) into a *abstractions.StoreError that names it and matches the
+// sentinel of the condition:
+//
+//   - 409 EntityAlreadyExists: ErrDuplicateKey; 412: ErrConcurrencyConflict; 404
+//     ResourceNotFound: ErrNotFound;
+//   - a 5xx answer (left after the SDK's retries), a transport failure (refused connection,
+//     DNS, reset, timeout) or the call's deadline passing: ErrUnavailable;
+//   - the call's context cancelled: context.Canceled;
+//   - any other answer of the service: no sentinel, the *StatusError in the chain says what.
+//
+// An error that already is a StoreError, or that matches one of the library's own
+// sentinels (an integrity or configuration error from the service layer), keeps its kind.
 func (s *Store[T]) translate(op, pk, rk string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var se *abstractions.StatusError
-	if !errors.As(err, &se) {
+	var already *abstractions.StoreError
+	if errors.As(err, &already) {
 		return err
 	}
 	e := &abstractions.StoreError{Op: op, Table: s.table, PartitionKey: pk, RowKey: rk, Err: err}
+	var se *abstractions.StatusError
 	switch {
-	case se.StatusCode == http.StatusConflict && se.ErrorCode == "EntityAlreadyExists":
-		e.Kind = abstractions.ErrDuplicateKey
-		e.Message = "a row with this key already exists; use Upsert or Update to change it"
-	case se.StatusCode == http.StatusPreconditionFailed:
-		e.Kind = abstractions.ErrConcurrencyConflict
-		e.Message = "the row changed since the version this write was based on; read it again and retry (Mutate does that for you)"
-	case se.StatusCode == http.StatusNotFound && se.ErrorCode == "ResourceNotFound":
-		e.Kind = abstractions.ErrNotFound
-		e.Message = "no row has this key"
+	case errors.As(err, &se):
+		switch {
+		case se.StatusCode == http.StatusConflict && se.ErrorCode == "EntityAlreadyExists":
+			e.Kind = abstractions.ErrDuplicateKey
+			e.Message = "a row with this key already exists; use Upsert or Update to change it"
+		case se.StatusCode == http.StatusPreconditionFailed:
+			e.Kind = abstractions.ErrConcurrencyConflict
+			e.Message = "the row changed since the version this write was based on; read it again and retry (Mutate does that for you)"
+		case se.StatusCode == http.StatusNotFound && se.ErrorCode == "ResourceNotFound":
+			e.Kind = abstractions.ErrNotFound
+			e.Message = "no row has this key"
+		case se.StatusCode >= 500:
+			e.Kind = abstractions.ErrUnavailable
+			e.Message = fmt.Sprintf("the service answered %d after the client's retries; the request may or may not have been applied, try again later", se.StatusCode)
+		case se.StatusCode == http.StatusForbidden:
+			e.Message = "the service refused the credential or its permissions (check the account key, the SAS and its expiry)"
+		default:
+			e.Message = "the table service refused the request"
+		}
+	case errors.Is(err, context.Canceled):
+		e.Kind = context.Canceled
+		e.Message = "the call's context was cancelled; the request may or may not have been applied"
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Kind = abstractions.ErrUnavailable
+		e.Message = "the call's deadline passed before the service answered; the request may or may not have been applied"
+	case ownError(err):
+		return err
 	default:
-		e.Message = "the table service refused the request"
+		e.Kind = abstractions.ErrUnavailable
+		e.Message = "the service could not be reached; the request may or may not have been applied, try again later"
 	}
 	return e
+}
+
+// librarySentinels are the errors the service layer may wrap itself (a stored value that
+// fails to decode, a blob service that is not configured, a request the SDK cannot send).
+var librarySentinels = []error{
+	abstractions.ErrIntegrity, abstractions.ErrBlobOffloadNotConfigured, abstractions.ErrNotSupported,
+	abstractions.ErrInvalidArgument, abstractions.ErrInvalidKey, abstractions.ErrOversizedCell,
+	abstractions.ErrOversizedValue,
+}
+
+func ownError(err error) bool {
+	for _, s := range librarySentinels {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -17,8 +17,6 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
-	"github.com/unified-data/gotables/tables/azservice"
-	"github.com/unified-data/gotables/tables/engine"
 )
 
 // Partitions of the benchmark table. Each side writes partitions of its own, so that
@@ -64,12 +62,11 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 	defer tr.CloseIdleConnections()
 	client := azcore.ClientOptions{Transport: &http.Client{Transport: tr}}
 
-	// The library as tables.NewAccount builds it, but on this run's transport.
-	svc, err := azservice.NewFromConnectionStringWithOptions(cfg.ConnectionString, &azservice.Options{ClientOptions: client})
+	// The library as a user builds it, on this run's transport.
+	acct, err := tables.NewAccount(cfg.ConnectionString, &tables.Options{ClientOptions: client})
 	if err != nil {
 		return nil, fmt.Errorf("connection string: %w", err)
 	}
-	acct := engine.NewAccount(svc.Endpoint(), svc, svc, nil)
 	rawSvc, err := aztables.NewServiceClientFromConnectionString(rawConnectionString(cfg.ConnectionString), &aztables.ClientOptions{ClientOptions: client})
 	if err != nil {
 		return nil, fmt.Errorf("connection string (Azure SDK): %w", err)
@@ -80,11 +77,11 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 		return nil, err
 	}
 	table := "udtbench" + hex.EncodeToString(b[:])
-	store, err := tables.For[Order](acct, tables.WithTable(table))
+	store, err := tables.For[Order](acct, &tables.StoreOptions{Table: table})
 	if err != nil {
 		return nil, err
 	}
-	cached, err := tables.For[Order](acct, tables.WithTable(table), tables.WithCache(tables.Absolute(time.Hour)))
+	cached, err := tables.For[Order](acct, &tables.StoreOptions{Table: table, Cache: tables.Absolute(time.Hour)})
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +92,7 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("the table service at %s did not answer within %v", svc.Endpoint(), cfg.ConnectTimeout)
+			return nil, fmt.Errorf("the table service at %s did not answer within %v", acct.Name(), cfg.ConnectTimeout)
 		}
 		return nil, fmt.Errorf("creating the benchmark table on the account of the connection string: %w", err)
 	}

@@ -150,7 +150,7 @@ func checkGone(t *testing.T, conn string, names []string) {
 	t.Helper()
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	defer tr.CloseIdleConnections()
-	svc, err := azservice.NewFromConnectionStringWithOptions(conn, &azservice.Options{
+	svc, err := azservice.NewFromConnectionString(conn, &azservice.Options{
 		ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}},
 	})
 	if err != nil {

@@ -18,7 +18,7 @@ const memoryReadTarget = 200_000
 // runMemory measures the library's workloads on a fresh in-memory account.
 func runMemory(ctx context.Context, cfg Config) ([]Result, error) {
 	acct := inmemory.NewAccount(nil)
-	store, err := inmemory.For[Order](acct, inmemory.WithTable("benchorders"))
+	store, err := inmemory.For[Order](acct, &inmemory.StoreOptions{Table: "benchorders"})
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +27,7 @@ func runMemory(ctx context.Context, cfg Config) ([]Result, error) {
 		return nil, fmt.Errorf("memory: seeding: %w", err)
 	}
 
-	cached, err := inmemory.For[Order](acct, inmemory.WithTable("benchorders"), inmemory.WithCache(inmemory.Absolute(time.Hour)))
+	cached, err := inmemory.For[Order](acct, &inmemory.StoreOptions{Table: "benchorders", Cache: inmemory.Absolute(time.Hour)})
 	if err != nil {
 		return nil, err
 	}

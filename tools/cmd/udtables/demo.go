@@ -75,7 +75,7 @@ at the end.`,
 // demoInMemory runs the walkthrough on a fresh in-memory account.
 func demoInMemory(ctx context.Context, out io.Writer) error {
 	acct := inmemory.NewAccount(nil)
-	store, err := inmemory.For[Customer](acct)
+	store, err := inmemory.For[Customer](acct, nil)
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func demoOnAccount(ctx context.Context, out io.Writer, acct *tables.Account) err
 	if err != nil {
 		return err
 	}
-	store, err := tables.For[Customer](acct, tables.WithTable("udtdemo"+suffix))
+	store, err := tables.For[Customer](acct, &tables.StoreOptions{Table: "udtdemo" + suffix})
 	if err != nil {
 		return err
 	}
@@ -187,12 +187,9 @@ func (d *demo) run(ctx context.Context) error {
 	d.detail("ETag %s, CreatedAt %s", ada.ETag, ada.CreatedAt.Format(time.RFC3339))
 
 	d.say("Read %s back", ada.ID)
-	got, err := s.One(ctx, ada.ID)
+	got, err := s.One(ctx, ada.ID) // a missing row is an error matching abstractions.ErrNotFound
 	if err != nil {
 		return d.fail(err)
-	}
-	if got == nil {
-		return d.fail(fmt.Errorf("%s is not there", ada.ID))
 	}
 	d.detail("%s", formatCustomer(got))
 	d.detail("ETag %s", got.ETag)

@@ -60,7 +60,7 @@ Inspect only reads.`,
 				// outlives it (the tests check for leftover goroutines).
 				tr := http.DefaultTransport.(*http.Transport).Clone()
 				defer tr.CloseIdleConnections()
-				svc, err := azservice.NewFromConnectionStringWithOptions(cs, &azservice.Options{
+				svc, err := azservice.NewFromConnectionString(cs, &azservice.Options{
 					ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}},
 				})
 				if err != nil {

@@ -63,7 +63,7 @@ func TestInspectOnAzurite(t *testing.T) {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	defer tr.CloseIdleConnections()
-	svc, err := azservice.NewFromConnectionStringWithOptions(conn, &azservice.Options{
+	svc, err := azservice.NewFromConnectionString(conn, &azservice.Options{
 		ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}},
 	})
 	if err != nil {

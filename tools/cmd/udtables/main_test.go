@@ -12,8 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/azservice"
-	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -40,15 +39,13 @@ func TestDemoOnAzurite(t *testing.T) {
 		t.Skip("no emulator: UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
 	}
 	// A transport of the test's own, so that its idle connections can be closed before
-	// goleak looks for leftover goroutines; tables.NewAccount would use the SDK's shared one.
+	// goleak looks for leftover goroutines; by default the SDK uses a shared one.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	defer tr.CloseIdleConnections()
-	opts := &azservice.Options{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}}}
-	svc, err := azservice.NewFromConnectionStringWithOptions(conn, opts)
+	acct, err := tables.NewAccount(conn, &tables.Options{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	acct := engine.NewAccount(svc.Endpoint(), svc, svc, nil)
 	var out bytes.Buffer
 	if err := demoOnAccount(context.Background(), &out, acct); err != nil {
 		t.Fatalf("demo: %v\noutput so far:\n%s", err, out.String())
@@ -60,7 +57,7 @@ func TestDemoOnAzurite(t *testing.T) {
 		t.Fatalf("no clean-up line in the output:\n%s", s)
 	}
 	table := strings.TrimSpace(strings.TrimPrefix(s[i:], "Cleaned up: deleted table "))
-	if _, err := svc.Query(context.Background(), table, service.Query{}); !abstractions.HasStatus(err, http.StatusNotFound, "TableNotFound") {
+	if _, err := acct.Tables().Query(context.Background(), table, service.Query{}); !abstractions.HasStatus(err, http.StatusNotFound, "TableNotFound") {
 		t.Errorf("table %s after the demo: %v, want 404 TableNotFound", table, err)
 	}
 }

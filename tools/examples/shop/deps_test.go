@@ -80,3 +80,21 @@ func TestServerLinksTheAzureBackend(t *testing.T) {
 	}
 	t.Error("the server links no Azure SDK package; the dependency checks would not notice one either")
 }
+
+// TestServerLinksNoBlobSDK checks that a program storing only table rows does not link the
+// blob SDK (nor what it depends on): blob support is linked only when a program imports
+// tables/azblobs.
+func TestServerLinksNoBlobSDK(t *testing.T) {
+	var sawTables bool
+	for _, p := range goList(t, "-deps", "./server") {
+		if strings.Contains(p, "/storage/azblob") || strings.HasPrefix(p, "github.com/apache/arrow") {
+			t.Errorf("the table-only server links %s", p)
+		}
+		if strings.HasSuffix(p, "/sdk/data/aztables") {
+			sawTables = true
+		}
+	}
+	if !sawTables {
+		t.Error("the server does not link aztables; the check proves nothing")
+	}
+}

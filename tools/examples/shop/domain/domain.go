@@ -101,8 +101,12 @@ func (s *Service) Place(ctx context.Context, customerID string, lines []Line) (*
 		}
 		total += int64(l.Quantity) * l.PriceCents
 	}
+	id, err := abstractions.CombineID(customerID, s.newID())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOrder, err)
+	}
 	o := &Order{
-		Entity:     abstractions.Entity{ID: abstractions.CombineID(customerID, s.newID())},
+		Entity:     abstractions.Entity{ID: id},
 		Lines:      append([]Line(nil), lines...),
 		Status:     Placed,
 		TotalCents: total,
@@ -130,16 +134,16 @@ func (s *Service) move(ctx context.Context, id string, from, to Status) (*Order,
 	out, err := abstractions.TryTransition(ctx, s.orders, id,
 		func(o *Order) bool { return o.Status == from },
 		func(o *Order) error { o.Status = to; return nil },
-		abstractions.RetryOptions{Attempts: maxAttempts})
+		&abstractions.RetryOptions{Attempts: maxAttempts})
 	if err != nil {
 		return nil, fmt.Errorf("marking order %s %s: %w", id, to, err)
 	}
 	switch out.Status {
-	case abstractions.Updated:
+	case abstractions.OutcomeUpdated:
 		return out.Value, nil
-	case abstractions.NotFound:
+	case abstractions.OutcomeNotFound:
 		return nil, fmt.Errorf("%w: %s", ErrNoSuchOrder, id)
-	case abstractions.PreconditionFailed:
+	case abstractions.OutcomePreconditionFailed:
 		return nil, fmt.Errorf("%w: order %s is %s, not %s", ErrWrongStatus, id, out.Value.Status, from)
 	default: // Conflicted: every attempt lost its race
 		return nil, fmt.Errorf("marking order %s %s: %w", id, to, abstractions.ErrConcurrencyConflict)

@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 // with no emulator and no network. It returns the store too, to look at what was written.
 func newService(t *testing.T) (*domain.Service, abstractions.Storage[domain.Order]) {
 	t.Helper()
-	store, err := inmemory.For[domain.Order](inmemory.NewAccount(nil))
+	store, err := inmemory.For[domain.Order](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func serve(addr string) error {
 	if err != nil {
 		return err
 	}
-	orders, err := tables.For[domain.Order](acct, tables.WithTable("ShopOrders"))
+	orders, err := tables.For[domain.Order](acct, &tables.StoreOptions{Table: "ShopOrders"})
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,12 @@ func newHandler(svc *domain.Service) http.Handler {
 	})
 	for verb, move := range map[string]func(context.Context, string) (*domain.Order, error){"ship": svc.Ship, "cancel": svc.Cancel} {
 		mux.HandleFunc("POST /customers/{customer}/orders/{order}/"+verb, func(w http.ResponseWriter, r *http.Request) {
-			o, err := move(r.Context(), abstractions.CombineID(r.PathValue("customer"), r.PathValue("order")))
+			id, err := abstractions.CombineID(r.PathValue("customer"), r.PathValue("order"))
+			if err != nil {
+				reply(w, http.StatusOK, nil, err)
+				return
+			}
+			o, err := move(r.Context(), id)
 			reply(w, http.StatusOK, o, err)
 		})
 	}
@@ -117,6 +122,8 @@ func reply(w http.ResponseWriter, status int, v any, err error) {
 			code = http.StatusNotFound
 		case errors.Is(err, domain.ErrWrongStatus), errors.Is(err, abstractions.ErrConcurrencyConflict):
 			code = http.StatusConflict
+		case errors.Is(err, abstractions.ErrUnavailable):
+			code = http.StatusServiceUnavailable
 		}
 		http.Error(w, err.Error(), code)
 		return

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 // TestHandler drives the HTTP API over an in-memory store; main, which needs a storage
 // account and serves forever, is not run.
 func TestHandler(t *testing.T) {
-	store, err := inmemory.For[domain.Order](inmemory.NewAccount(nil))
+	store, err := inmemory.For[domain.Order](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

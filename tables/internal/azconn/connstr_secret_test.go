@@ -1,4 +1,4 @@
-package azservice
+package azconn
 
 import (
 	"errors"
@@ -24,12 +24,12 @@ func TestConnectionStringErrorsDoNotEchoSecrets(t *testing.T) {
 	lower := strings.ToLower(strings.TrimRight(key, "="))
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := NewFromConnectionString(tc.conn)
+			_, err := Parse(tc.conn)
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if !errors.Is(err, errConnString) {
-				t.Errorf("%v does not match errConnString", err)
+			if !errors.Is(err, ErrConnString) {
+				t.Errorf("%v does not match ErrConnString", err)
 			}
 			if !strings.Contains(err.Error(), tc.says) {
 				t.Errorf("%q does not say %q", err, tc.says)

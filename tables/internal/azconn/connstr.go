@@ -1,4 +1,4 @@
-package azservice
+package azconn
 
 import (
 	"encoding/base64"
@@ -17,23 +17,23 @@ import (
 // Storage emulator (Azurite) defaults: the well-known development account, published in
 // the emulator's documentation.
 const (
-	devAccountName = "devstoreaccount1"
-	devAccountKey  = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-	devBlobURL     = "http://127.0.0.1:10000/devstoreaccount1"
-	devTableURL    = "http://127.0.0.1:10002/devstoreaccount1"
+	DevAccountName = "devstoreaccount1"
+	DevAccountKey  = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+	DevBlobURL     = "http://127.0.0.1:10000/devstoreaccount1"
+	DevTableURL    = "http://127.0.0.1:10002/devstoreaccount1"
 )
 
-// devConnectionString is what UseDevelopmentStorage=true stands for.
-const devConnectionString = "DefaultEndpointsProtocol=http;AccountName=" + devAccountName +
-	";AccountKey=" + devAccountKey + ";BlobEndpoint=" + devBlobURL + ";TableEndpoint=" + devTableURL + ";"
+// DevConnectionString is what UseDevelopmentStorage=true stands for.
+const DevConnectionString = "DefaultEndpointsProtocol=http;AccountName=" + DevAccountName +
+	";AccountKey=" + DevAccountKey + ";BlobEndpoint=" + DevBlobURL + ";TableEndpoint=" + DevTableURL + ";"
 
-// connSettings is a parsed connection string.
-type connSettings struct {
-	accountName string
-	accountKey  string // base64, as given; empty with a SAS
-	sas         string // without the leading '?'
-	tableURL    string // empty: no table service
-	blobURL     string // empty: no blob service
+// Settings is a parsed connection string.
+type Settings struct {
+	AccountName string
+	AccountKey  string // base64, as given; empty with a SAS
+	SAS         string // without the leading '?'
+	TableURL    string // empty: no table service
+	BlobURL     string // empty: no blob service
 }
 
 // settingNames maps the lower-cased setting names this parser knows to their usual
@@ -57,10 +57,10 @@ func invalidInURL(r rune) bool {
 	return r <= ' ' || r == 0x7f || r == '#'
 }
 
-// errConnString prefixes every connection-string error.
-var errConnString = fmt.Errorf("%w: invalid connection string", abstractions.ErrInvalidArgument)
+// ErrConnString prefixes every connection-string error.
+var ErrConnString = fmt.Errorf("%w: invalid connection string", abstractions.ErrInvalidArgument)
 
-// parseConnectionString reads the settings of an Azure Storage connection string
+// Parse reads the settings of an Azure Storage connection string
 // ("Name=value;Name=value"). Setting names are matched without regard to case, as the
 // .NET parser does.
 //
@@ -69,8 +69,8 @@ var errConnString = fmt.Errorf("%w: invalid connection string", abstractions.Err
 // names no explicit endpoint at all or names DefaultEndpointsProtocol; otherwise that
 // service is not configured. So "AccountName=…;AccountKey=…;TableEndpoint=…" has no blob
 // service.
-func parseConnectionString(conn string) (connSettings, error) {
-	var cs connSettings
+func Parse(conn string) (Settings, error) {
+	var cs Settings
 	// An unknown name is never quoted back: a stray copy of the key or the signature
 	// ("…;AccountKey=K;K") would otherwise land in the error. Errors name a recognised
 	// setting by its name and any other one by its position.
@@ -82,62 +82,62 @@ func parseConnectionString(conn string) (connSettings, error) {
 		}
 		name, value, ok := strings.Cut(part, "=")
 		if !ok {
-			return cs, fmt.Errorf("%w: setting %d has no '='", errConnString, n+1)
+			return cs, fmt.Errorf("%w: setting %d has no '='", ErrConnString, n+1)
 		}
 		name = strings.ToLower(strings.TrimSpace(name))
 		display, known := settingNames[name]
 		if !known {
-			return cs, fmt.Errorf("%w: setting %d has an unknown name", errConnString, n+1)
+			return cs, fmt.Errorf("%w: setting %d has an unknown name", ErrConnString, n+1)
 		}
 		if _, dup := settings[name]; dup {
-			return cs, fmt.Errorf("%w: %s appears twice", errConnString, display)
+			return cs, fmt.Errorf("%w: %s appears twice", ErrConnString, display)
 		}
 		settings[name] = strings.TrimSpace(value)
 	}
 	if len(settings) == 0 {
-		return cs, fmt.Errorf("%w: it is empty", errConnString)
+		return cs, fmt.Errorf("%w: it is empty", ErrConnString)
 	}
 	if dev, ok := settings["usedevelopmentstorage"]; ok {
 		if !strings.EqualFold(dev, "true") {
-			return cs, fmt.Errorf("%w: UseDevelopmentStorage only accepts the value true", errConnString)
+			return cs, fmt.Errorf("%w: UseDevelopmentStorage only accepts the value true", ErrConnString)
 		}
 		for name := range settings {
 			if name != "usedevelopmentstorage" && name != "developmentstorageproxyuri" {
-				return cs, fmt.Errorf("%w: UseDevelopmentStorage=true cannot be combined with other settings (found %s)", errConnString, settingNames[name])
+				return cs, fmt.Errorf("%w: UseDevelopmentStorage=true cannot be combined with other settings (found %s)", ErrConnString, settingNames[name])
 			}
 		}
 		if _, ok := settings["developmentstorageproxyuri"]; ok {
-			return cs, fmt.Errorf("%w: DevelopmentStorageProxyUri is not supported", errConnString)
+			return cs, fmt.Errorf("%w: DevelopmentStorageProxyUri is not supported", ErrConnString)
 		}
-		return parseConnectionString(devConnectionString)
+		return Parse(DevConnectionString)
 	}
 
-	cs.accountName = settings["accountname"]
+	cs.AccountName = settings["accountname"]
 	key, hasKey := settings["accountkey"]
 	sas, hasSAS := settings["sharedaccesssignature"]
 	switch {
 	case hasKey && hasSAS:
-		return cs, fmt.Errorf("%w: AccountKey and SharedAccessSignature exclude each other", errConnString)
+		return cs, fmt.Errorf("%w: AccountKey and SharedAccessSignature exclude each other", ErrConnString)
 	case hasKey:
-		if cs.accountName == "" {
-			return cs, fmt.Errorf("%w: AccountKey needs AccountName", errConnString)
+		if cs.AccountName == "" {
+			return cs, fmt.Errorf("%w: AccountKey needs AccountName", ErrConnString)
 		}
 		if k, err := base64.StdEncoding.DecodeString(key); err != nil || len(k) == 0 {
-			return cs, fmt.Errorf("%w: AccountKey is not valid base64", errConnString)
+			return cs, fmt.Errorf("%w: AccountKey is not valid base64", ErrConnString)
 		}
-		cs.accountKey = key
+		cs.AccountKey = key
 	case hasSAS:
-		cs.sas = strings.TrimPrefix(sas, "?")
-		if cs.sas == "" {
-			return cs, fmt.Errorf("%w: SharedAccessSignature is empty", errConnString)
+		cs.SAS = strings.TrimPrefix(sas, "?")
+		if cs.SAS == "" {
+			return cs, fmt.Errorf("%w: SharedAccessSignature is empty", ErrConnString)
 		}
 		// A signature the URL parser would refuse would otherwise fail later, in an SDK
 		// error that quotes the whole URL, signature included.
-		if _, err := url.ParseQuery(cs.sas); err != nil || strings.ContainsFunc(cs.sas, invalidInURL) {
-			return cs, fmt.Errorf("%w: SharedAccessSignature is not a valid URL query", errConnString)
+		if _, err := url.ParseQuery(cs.SAS); err != nil || strings.ContainsFunc(cs.SAS, invalidInURL) {
+			return cs, fmt.Errorf("%w: SharedAccessSignature is not a valid URL query", ErrConnString)
 		}
 	default:
-		return cs, fmt.Errorf("%w: it needs AccountKey (with AccountName) or SharedAccessSignature", errConnString)
+		return cs, fmt.Errorf("%w: it needs AccountKey (with AccountName) or SharedAccessSignature", ErrConnString)
 	}
 
 	protocol, hasProtocol := settings["defaultendpointsprotocol"]
@@ -146,7 +146,7 @@ func parseConnectionString(conn string) (connSettings, error) {
 	}
 	protocol = strings.ToLower(protocol)
 	if protocol != "https" && protocol != "http" {
-		return cs, fmt.Errorf("%w: DefaultEndpointsProtocol must be http or https", errConnString)
+		return cs, fmt.Errorf("%w: DefaultEndpointsProtocol must be http or https", ErrConnString)
 	}
 	suffix, ok := settings["endpointsuffix"]
 	if !ok || suffix == "" {
@@ -159,30 +159,34 @@ func parseConnectionString(conn string) (connSettings, error) {
 		if v, ok := settings[strings.ToLower(setting)]; ok {
 			u, err := url.Parse(v)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return "", fmt.Errorf("%w: %s is not an http or https URL", errConnString, setting)
+				return "", fmt.Errorf("%w: %s is not an http or https URL", ErrConnString, setting)
 			}
 			if u.RawQuery != "" || u.Fragment != "" {
-				return "", fmt.Errorf("%w: %s must not carry a query or fragment (put a SAS in SharedAccessSignature)", errConnString, setting)
+				return "", fmt.Errorf("%w: %s must not carry a query or fragment (put a SAS in SharedAccessSignature)", ErrConnString, setting)
 			}
 			return strings.TrimRight(v, "/"), nil
 		}
 		if !derive {
 			return "", nil
 		}
-		if cs.accountName == "" {
-			return "", fmt.Errorf("%w: AccountName or %s is required", errConnString, setting)
+		if cs.AccountName == "" {
+			return "", fmt.Errorf("%w: AccountName or %s is required", ErrConnString, setting)
 		}
-		return protocol + "://" + cs.accountName + "." + service + "." + suffix, nil
+		return protocol + "://" + cs.AccountName + "." + service + "." + suffix, nil
 	}
 	var err error
-	if cs.tableURL, err = endpoint("TableEndpoint", "table"); err != nil {
+	if cs.TableURL, err = endpoint("TableEndpoint", "table"); err != nil {
 		return cs, err
 	}
-	if cs.blobURL, err = endpoint("BlobEndpoint", "blob"); err != nil {
+	if cs.BlobURL, err = endpoint("BlobEndpoint", "blob"); err != nil {
 		return cs, err
-	}
-	if cs.tableURL == "" {
-		return cs, fmt.Errorf("%w: it names no table endpoint (give TableEndpoint, or AccountName for the default one)", errConnString)
 	}
 	return cs, nil
+}
+
+// NoEndpoint is the error of a connection string that names no endpoint for a service a
+// constructor needs ("table" or "blob").
+func NoEndpoint(service string) error {
+	setting := map[string]string{"table": "TableEndpoint", "blob": "BlobEndpoint"}[service]
+	return fmt.Errorf("%w: it names no %s endpoint (give %s, or AccountName for the default one)", ErrConnString, service, setting)
 }

@@ -1,4 +1,4 @@
-package azservice
+package azblobs
 
 import (
 	"bytes"
@@ -17,16 +17,17 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/azconn"
 	"github.com/unified-data/gotables/tables/service"
 )
+
+// identityEncoding asks for blob content as stored (see Download).
+var identityEncoding = http.Header{"Accept-Encoding": []string{"identity"}}
 
 // defaultContentType is what the service stores for a blob uploaded without a content type.
 const defaultContentType = "application/octet-stream"
 
 func (s *Service) container(name string) (*container.Client, error) {
-	if s.blobs == nil {
-		return nil, errNoBlobs
-	}
 	return s.blobs.ServiceClient().NewContainerClient(name), nil
 }
 
@@ -111,6 +112,12 @@ func (s *Service) Download(ctx context.Context, containerName, name string, cond
 	if err != nil {
 		return nil, err
 	}
+	// Blob content is opaque bytes to this library. Without an Accept-Encoding header Go's
+	// HTTP transport asks for gzip itself and then transparently gunzips a response whose
+	// Content-Encoding is gzip, so a blob stored with that encoding would come back decoded
+	// (or, if it is not really gzip, fail to read). The header rides on the context, so it
+	// holds for every client, and for the retry reader's resumed requests.
+	ctx = policy.WithHTTPHeader(ctx, identityEncoding)
 	resp, err := c.NewBlobClient(name).DownloadStream(ctx, &blob.DownloadStreamOptions{AccessConditions: accessConditions(cond)})
 	if err != nil {
 		return nil, mapError(ctx, "download", err)
@@ -127,9 +134,9 @@ func (s *Service) Download(ctx context.Context, containerName, name string, cond
 	props := service.BlobProperties{
 		ETag:            etagString(resp.ETag),
 		LastModified:    timeOf(resp.LastModified),
-		ContentLength:   deref64(resp.ContentLength),
-		ContentType:     deref(resp.ContentType),
-		ContentEncoding: deref(resp.ContentEncoding),
+		ContentLength:   azconn.Deref(resp.ContentLength),
+		ContentType:     azconn.Deref(resp.ContentType),
+		ContentEncoding: azconn.Deref(resp.ContentEncoding),
 	}
 	return &service.Blob{Properties: props, Body: &blobBody{ctx: ctx, r: resp.NewRetryReader(ctx, nil)}}, nil
 }
@@ -214,7 +221,7 @@ func (s *Service) List(ctx context.Context, containerName string, opts service.L
 				}
 			}
 		}
-		page.NextMarker = deref(resp.NextMarker)
+		page.NextMarker = azconn.Deref(resp.NextMarker)
 		return page, nil
 	}
 	resp, err := c.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{
@@ -226,7 +233,7 @@ func (s *Service) List(ctx context.Context, containerName string, opts service.L
 	if resp.Segment != nil {
 		page.Blobs = blobItems(resp.Segment.BlobItems)
 	}
-	page.NextMarker = deref(resp.NextMarker)
+	page.NextMarker = azconn.Deref(resp.NextMarker)
 	return page, nil
 }
 
@@ -241,9 +248,9 @@ func blobItems(items []*container.BlobItem) []service.BlobItem {
 			bi.Properties = service.BlobProperties{
 				ETag:            quoteETag(etagString(p.ETag)),
 				LastModified:    timeOf(p.LastModified),
-				ContentLength:   deref64(p.ContentLength),
-				ContentType:     deref(p.ContentType),
-				ContentEncoding: deref(p.ContentEncoding),
+				ContentLength:   azconn.Deref(p.ContentLength),
+				ContentType:     azconn.Deref(p.ContentType),
+				ContentEncoding: azconn.Deref(p.ContentEncoding),
 			}
 		}
 		out = append(out, bi)
@@ -256,9 +263,6 @@ func blobItems(items []*container.BlobItem) []service.BlobItem {
 // service-level permission answers 403 with a Date); only a failure to reach the service
 // fails.
 func (s *Service) Now(ctx context.Context) (time.Time, error) {
-	if s.blobs == nil {
-		return time.Time{}, errNoBlobs
-	}
 	var raw *http.Response
 	_, err := s.blobs.ServiceClient().GetProperties(policy.WithCaptureResponse(ctx, &raw), nil)
 	if raw != nil {
@@ -294,11 +298,4 @@ func timeOf(t *time.Time) time.Time {
 		return time.Time{}
 	}
 	return t.UTC()
-}
-
-func deref64(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }

@@ -1,13 +1,11 @@
-package azservice
+package azconn
 
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/service"
 )
 
 // A syntactically valid key that is not the development key, to spot leaks in errors.
@@ -25,13 +23,13 @@ func TestParseConnectionString(t *testing.T) {
 			name:  "development storage",
 			conn:  "UseDevelopmentStorage=true",
 			table: "http://127.0.0.1:10002/devstoreaccount1", blob: "http://127.0.0.1:10000/devstoreaccount1",
-			account: "devstoreaccount1", key: devAccountKey,
+			account: "devstoreaccount1", key: DevAccountKey,
 		},
 		{
 			name:  "development storage, any case and trailing semicolon",
 			conn:  " usedevelopmentstorage = True ;",
 			table: "http://127.0.0.1:10002/devstoreaccount1", blob: "http://127.0.0.1:10000/devstoreaccount1",
-			account: "devstoreaccount1", key: devAccountKey,
+			account: "devstoreaccount1", key: DevAccountKey,
 		},
 		{
 			name:  "default endpoints",
@@ -78,14 +76,14 @@ func TestParseConnectionString(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cs, err := parseConnectionString(tc.conn)
+			cs, err := Parse(tc.conn)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cs.tableURL != tc.table || cs.blobURL != tc.blob || cs.accountName != tc.account ||
-				cs.sas != tc.sas || cs.accountKey != tc.key {
+			if cs.TableURL != tc.table || cs.BlobURL != tc.blob || cs.AccountName != tc.account ||
+				cs.SAS != tc.sas || cs.AccountKey != tc.key {
 				t.Errorf("got table %q blob %q account %q sas %q key set %v",
-					cs.tableURL, cs.blobURL, cs.accountName, cs.sas, cs.accountKey != "")
+					cs.TableURL, cs.BlobURL, cs.AccountName, cs.SAS, cs.AccountKey != "")
 			}
 		})
 	}
@@ -107,24 +105,23 @@ func TestParseConnectionStringErrors(t *testing.T) {
 		{"bad protocol", "DefaultEndpointsProtocol=ftp;AccountName=acct;AccountKey=" + testKey, "http or https"},
 		{"bad endpoint", "AccountName=acct;AccountKey=" + testKey + ";TableEndpoint=not a url", "TableEndpoint is not an http or https URL"},
 		{"endpoint with query", "AccountName=acct;AccountKey=" + testKey + ";TableEndpoint=https://h/?sig=" + testKey, "must not carry a query"},
-		{"no table endpoint", "AccountName=acct;AccountKey=" + testKey + ";BlobEndpoint=https://h/acct", "no table endpoint"},
 		{"development storage false", "UseDevelopmentStorage=false", "only accepts the value true"},
 		{"development storage mixed", "UseDevelopmentStorage=true;AccountKey=" + testKey, "cannot be combined"},
 		{"development proxy", "UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://proxy", "not supported"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := NewFromConnectionString(tc.conn)
+			_, err := Parse(tc.conn)
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if !errors.Is(err, errConnString) {
-				t.Errorf("%v does not match errConnString", err)
+			if !errors.Is(err, ErrConnString) {
+				t.Errorf("%v does not match ErrConnString", err)
 			}
 			if !strings.Contains(err.Error(), tc.says) {
 				t.Errorf("%q does not say %q", err, tc.says)
 			}
-			for _, secret := range []string{testKey, "not*base64", devAccountKey} {
+			for _, secret := range []string{testKey, "not*base64", DevAccountKey} {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("%q contains a secret", err)
 				}
@@ -133,33 +130,43 @@ func TestParseConnectionStringErrors(t *testing.T) {
 	}
 }
 
-func TestBlobsWithoutEndpoint(t *testing.T) {
-	s, err := NewFromConnectionString("AccountName=acct;AccountKey=" + testKey + ";TableEndpoint=http://127.0.0.1:1/acct")
-	if err != nil {
-		t.Fatal(err)
+func TestParseErrorBody(t *testing.T) {
+	tests := []struct {
+		body, code, msg string
+	}{
+		{`{"odata.error":{"code":"TableNotFound","message":{"lang":"en-US","value":"The table specified does not exist.\nRequestId:abc\nTime:2026-01-01T00:00:00.000Z"}}}`,
+			"TableNotFound", "The table specified does not exist."},
+		{`{"error":{"code":"Other","message":"plain message"}}`, "Other", "plain message"},
+		{"\ufeff<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>BlobNotFound</Code><Message>The specified blob does not exist.\nRequestId:x\nTime:y</Message></Error>",
+			"BlobNotFound", "The specified blob does not exist."},
+		{`<?xml version="1.0" encoding="utf-8"?><Error><Code>ContainerNotFound</Code><Message>The specified container does not exist.</Message></Error>`,
+			"ContainerNotFound", "The specified container does not exist."},
+		{"", "", ""},
+		{"not an error body", "", ""},
 	}
-	ctx := context.Background()
-	checks := map[string]error{
-		"CreateContainer": s.CreateContainer(ctx, "c"),
-		"DeleteContainer": s.DeleteContainer(ctx, "c"),
-		"DeleteBlob":      s.DeleteBlob(ctx, "c", "b", service.Conditions{}),
-	}
-	_, checks["Upload"] = s.Upload(ctx, "c", "b", nil, service.UploadOptions{})
-	_, checks["Download"] = s.Download(ctx, "c", "b", service.Conditions{})
-	_, checks["List"] = s.List(ctx, "c", service.ListOptions{})
-	_, checks["Now"] = s.Now(ctx)
-	for name, err := range checks {
-		if !errors.Is(err, abstractions.ErrBlobOffloadNotConfigured) || !strings.Contains(err.Error(), "no blob service") {
-			t.Errorf("%s: err = %v", name, err)
+	for _, tc := range tests {
+		code, msg := ParseErrorBody([]byte(tc.body))
+		if code != tc.code || msg != tc.msg {
+			t.Errorf("ParseErrorBody(%.40q) = %q, %q; want %q, %q", tc.body, code, msg, tc.code, tc.msg)
 		}
 	}
 }
 
-func TestNewPanicsWithoutTables(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("New(nil, nil) did not panic")
-		}
-	}()
-	New(nil, nil)
+// The context's end still shows through a redacted transport error.
+func TestRedactedErrorKeepsTheCause(t *testing.T) {
+	inner := &url.Error{Op: "Get", URL: "http://h/acct/t()?sv=1&sig=SECRET", Err: context.Canceled}
+	err := WithoutQuery(errors.Join(errors.New("outer"), inner))
+	if strings.Contains(err.Error(), "SECRET") {
+		t.Errorf("%v holds the signature", err)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("%v lost its cause", err)
+	}
+	if got := WithoutQuery(inner).Error(); got != `Get "http://h/acct/t()": context canceled` {
+		t.Errorf("WithoutQuery(url.Error) = %q", got)
+	}
+	plain := errors.New("no URL")
+	if WithoutQuery(plain) != plain {
+		t.Error("an error without a URL changed")
+	}
 }
