@@ -115,13 +115,16 @@ func (o RetryOptions) Wait(ctx context.Context, next int) error {
 // create, when not nil, makes the entity to insert when the row is missing; otherwise a
 // missing row is OutcomeNotFound.
 func transition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, when func(*T) bool, mutate func(*T) error,
-	create func() *T, opts *RetryOptions) (Outcome[T], error) {
+	create func() *T, opts *RetryOptions, span Span) (Outcome[T], error) {
 	if mutate == nil {
 		return Outcome[T]{}, fmt.Errorf("%w: the mutate function is nil", ErrInvalidArgument)
 	}
 	o := retryOptions(opts)
 	var lastErr error
 	for attempt := 1; attempt <= o.Attempts; attempt++ {
+		if attempt > 1 {
+			span.Event("attempt lost", "attempt", attempt-1, "error", lastErr)
+		}
 		if err := o.Wait(ctx, attempt); err != nil {
 			return Outcome[T]{Attempts: attempt - 1}, err
 		}
@@ -184,6 +187,15 @@ func transition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id str
 	return Outcome[T]{Status: OutcomeConflicted, Attempts: o.Attempts}, lastErr
 }
 
+// endOutcome ends a Try verb's span: the outcome is an event, the error the span's result.
+func endOutcome[T any](span Span, out Outcome[T], err error) error {
+	if out.Status != 0 {
+		span.Event("outcome", "status", out.Status.String(), "attempts", out.Attempts)
+	}
+	span.End(err)
+	return err
+}
+
 // outcome keeps OutcomeConflicted's cause out of the Try verbs' error result.
 func outcome[T any](out Outcome[T], err error) (Outcome[T], error) {
 	if out.Status == OutcomeConflicted {
@@ -206,7 +218,9 @@ func outcome[T any](out Outcome[T], err error) (Outcome[T], error) {
 // newer version and applies mutate again: make it idempotent (record an operation id in the
 // entity, say) when that matters.
 func TryMutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (Outcome[T], error) {
-	return outcome(transition[T, P](ctx, s, id, nil, mutate, nil, opts))
+	ctx, span := startSpan(ctx, s, "try mutate", id)
+	out, err := outcome(transition[T, P](ctx, s, id, nil, mutate, nil, opts, span))
+	return out, endOutcome(span, out, err)
 }
 
 // TryTransition is TryMutate for a change that must happen once: apply runs only while when
@@ -220,15 +234,20 @@ func TryTransition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id 
 	if when == nil {
 		return Outcome[T]{}, fmt.Errorf("%w: TryTransition needs a condition", ErrInvalidArgument)
 	}
-	return outcome(transition[T, P](ctx, s, id, when, apply, nil, opts))
+	ctx, span := startSpan(ctx, s, "try transition", id)
+	out, err := outcome(transition[T, P](ctx, s, id, when, apply, nil, opts, span))
+	return out, endOutcome(span, out, err)
 }
 
 // Mutate is TryMutate for callers that treat the other branches as failures: it returns the
 // stored entity, an error matching ErrNotFound for a missing row, and one matching
 // ErrConcurrencyConflict when every attempt lost its race (a caller may simply call again).
 func Mutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (*T, error) {
-	out, err := transition[T, P](ctx, s, id, nil, mutate, nil, opts)
-	return result(s, "mutate", id, out, err)
+	ctx, span := startSpan(ctx, s, "mutate", id)
+	out, err := transition[T, P](ctx, s, id, nil, mutate, nil, opts, span)
+	v, err := result(s, "mutate", id, out, err)
+	span.End(err)
+	return v, err
 }
 
 // MutateOrCreate applies mutate to the row with the id, creating the row from create first
@@ -242,8 +261,11 @@ func MutateOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id
 	if create == nil {
 		return nil, fmt.Errorf("%w: MutateOrCreate needs a create function", ErrInvalidArgument)
 	}
-	out, err := transition[T, P](ctx, s, id, nil, mutate, create, opts)
-	return result(s, "mutate or create", id, out, err)
+	ctx, span := startSpan(ctx, s, "mutate or create", id)
+	out, err := transition[T, P](ctx, s, id, nil, mutate, create, opts, span)
+	v, err := result(s, "mutate or create", id, out, err)
+	span.End(err)
+	return v, err
 }
 
 // result turns an Outcome into Mutate's (value, error) form.
@@ -273,6 +295,8 @@ func GetOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id st
 	if create == nil {
 		return nil, false, fmt.Errorf("%w: GetOrCreate needs a create function", ErrInvalidArgument)
 	}
+	ctx, span := startSpan(ctx, s, "get or create", id)
+	defer func() { span.End(err) }()
 	for {
 		v, err := s.One(ctx, id)
 		if err == nil {
@@ -297,5 +321,6 @@ func GetOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id st
 		if err := ctx.Err(); err != nil {
 			return nil, false, err
 		}
+		span.Event("create lost to another caller's", "error", err)
 	}
 }

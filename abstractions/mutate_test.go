@@ -311,3 +311,54 @@ func TestRetryOptionsDefaults(t *testing.T) {
 		}
 	}
 }
+
+// tracedStore is a fakeStore that records the spans the verbs start.
+type tracedStore struct {
+	*fakeStore
+	spans []*recSpan
+}
+
+type recSpan struct {
+	op, id string
+	events []string
+	ended  bool
+	err    error
+}
+
+func (r *recSpan) Event(name string, keyvals ...any) { r.events = append(r.events, name) }
+func (r *recSpan) End(err error)                     { r.ended, r.err = true, err }
+
+func (t *tracedStore) StartSpan(ctx context.Context, op, id string) (context.Context, Span) {
+	s := &recSpan{op: op, id: id}
+	t.spans = append(t.spans, s)
+	return ctx, s
+}
+
+func TestVerbsTraceTheirAttempts(t *testing.T) {
+	ctx := context.Background()
+	s := &tracedStore{fakeStore: newFake()}
+	_ = s.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
+	lose := 1
+	s.beforeUpdate = func() {
+		if lose > 0 {
+			lose--
+			s.bump("p|1")
+		}
+	}
+	if _, err := Mutate(ctx, s, "p|1", inc, fast); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := TryTransition(ctx, s, "p|none", func(*counter) bool { return true }, inc, fast); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.spans) != 2 {
+		t.Fatalf("%d spans, want one per verb call", len(s.spans))
+	}
+	m, tr := s.spans[0], s.spans[1]
+	if m.op != "mutate" || m.id != "p|1" || !m.ended || m.err != nil || len(m.events) != 1 || m.events[0] != "attempt lost" {
+		t.Errorf("mutate span %+v, want one lost attempt and a clean end", m)
+	}
+	if tr.op != "try transition" || !tr.ended || len(tr.events) != 1 || tr.events[0] != "outcome" {
+		t.Errorf("try transition span %+v, want an outcome event", tr)
+	}
+}

@@ -9,6 +9,17 @@ import (
 
 var tableScenarios = []Scenario{
 	{
+		// Ping is the health check's one request: it changes nothing and succeeds on an
+		// account whose credential the service accepts.
+		Name: "table/ping",
+		Run: func(ctx context.Context, e *Env) {
+			e.OK("ping", e.Tables.Ping(ctx))
+			cancelled, cancel := context.WithCancel(ctx)
+			cancel()
+			e.Is("ping, cancelled", e.Tables.Ping(cancelled), context.Canceled)
+		},
+	},
+	{
 		Name:    "table/create-exists-delete",
 		NoTable: true,
 		Run: func(ctx context.Context, e *Env) {

@@ -50,6 +50,13 @@ type Options struct {
 	// Authorizer decides who may change protected fields through Update and Upsert; nil
 	// refuses every such change. See [abstractions.Authorizer].
 	Authorizer abstractions.Authorizer
+	// RecordKeys lets spans carry row keys and error texts, and log lines carry key values.
+	// Off by default, because keys often hold personal data.
+	RecordKeys bool
+	// Tracer receives a span per store call and per outcome verb call, as the Azure
+	// backend's tracing provider does; nil traces nothing. Tests use it to check what a
+	// program traces without a service.
+	Tracer engine.Tracer
 }
 
 func (o *Options) engine() *engine.Options {
@@ -59,6 +66,7 @@ func (o *Options) engine() *engine.Options {
 	return &engine.Options{
 		IDs: o.IDs, ImplicitLastWriterWins: o.ImplicitLastWriterWins, Oversized: o.Oversized,
 		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
+		RecordKeys: o.RecordKeys, Tracer: o.Tracer,
 	}
 }
 

@@ -57,11 +57,29 @@ type Options struct {
 	// Authorizer decides who may change protected fields through Update and Upsert; nil
 	// refuses every such change. See [abstractions.Authorizer].
 	Authorizer abstractions.Authorizer
+	// RecordKeys lets spans carry row keys and error texts, and log lines carry key values.
+	// Off by default, because keys often hold personal data; partition keys are always on
+	// spans, and no log line above Debug holds a key unless this is set.
+	RecordKeys bool
 
 	// ClientOptions are the Azure SDK's client options, applied to every client the account
-	// builds (the table client, and the blob client when Blobs is set): transport, retry
-	// policy, per-call and per-retry policies, logging, telemetry and tracing. The library
-	// adds its own policies after them. The zero value is the SDK's defaults.
+	// builds (the table client, and the blob client when Blobs is set), with the library's
+	// own policy added after the per-call ones:
+	//
+	//   - Retry: the SDK retries a failed request 3 times by default (4 tries, waiting
+	//     from 800 ms and doubling between them, a try having no time limit of its own),
+	//     so an unreachable endpoint takes seconds to fail. To fail fast, set Retry.MaxRetries to
+	//     -1 (no retry) and Retry.TryTimeout to a few seconds, and give each call a context
+	//     deadline: the deadline always wins, ending the call, its retries and its backoff
+	//     with an error matching abstractions.ErrUnavailable (and context.DeadlineExceeded).
+	//   - Transport: nil means the library's shared transport, which keeps
+	//     DefaultMaxIdleConnsPerHost idle connections per host (the SDK's default keeps 10).
+	//   - TracingProvider: set it (for OpenTelemetry, with the SDK's azotel adapter) and
+	//     every store call and outcome verb call becomes a span, parent of the SDK's HTTP
+	//     spans; the zero value traces nothing and costs nothing.
+	//   - Logging: the SDK's own request logs (package azcore/log) are off unless you
+	//     listen; they redact query parameters such as a SAS signature except the ones
+	//     AllowedQueryParams names, so never allow "sig" there.
 	ClientOptions azcore.ClientOptions
 	// Blobs connects the account's blob service, which blob features need. nil leaves the
 	// account without one (and the blob SDK out of the program); set it to azblobs.Connect
@@ -77,14 +95,20 @@ func (o *Options) engine() *engine.Options {
 	return &engine.Options{
 		IDs: o.IDs, ImplicitLastWriterWins: o.ImplicitLastWriterWins, Oversized: o.Oversized,
 		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
+		RecordKeys: o.RecordKeys, Tracer: newTracer(o.ClientOptions.TracingProvider),
 	}
 }
 
-func (o *Options) azure() *azservice.Options {
+// clientOptions are the SDK client options of every client the account builds.
+func (o *Options) clientOptions() azcore.ClientOptions {
 	if o == nil {
-		return nil
+		return withDefaults(azcore.ClientOptions{})
 	}
-	return &azservice.Options{ClientOptions: o.ClientOptions}
+	return withDefaults(o.ClientOptions)
+}
+
+func (o *Options) azure() *azservice.Options {
+	return &azservice.Options{ClientOptions: o.clientOptions()}
 }
 
 // A BlobConnector builds an account's blob service from what the account's constructor was
@@ -223,7 +247,7 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 		if cs.BlobURL == "" {
 			return nil, azconn.NoEndpoint("blob")
 		}
-		ep := BlobEndpoint{URL: cs.BlobURL, AccountName: cs.AccountName, AccountKey: cs.AccountKey, SAS: cs.SAS, ClientOptions: opts.ClientOptions}
+		ep := BlobEndpoint{URL: cs.BlobURL, AccountName: cs.AccountName, AccountKey: cs.AccountKey, SAS: cs.SAS, ClientOptions: opts.clientOptions()}
 		if blobs, err = opts.Blobs(ep); err != nil {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
@@ -247,7 +271,7 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 		if err := azservice.CheckEndpoint("blob", blobURL); err != nil {
 			return nil, err
 		}
-		if blobs, err = opts.Blobs(BlobEndpoint{URL: blobURL, Credential: cred, ClientOptions: opts.ClientOptions}); err != nil {
+		if blobs, err = opts.Blobs(BlobEndpoint{URL: blobURL, Credential: cred, ClientOptions: opts.clientOptions()}); err != nil {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}

@@ -143,3 +143,9 @@ func (s *Service) TableExists(ctx context.Context, name string) (bool, error) {
 	defer s.mu.RUnlock()
 	return s.lookup(name) != nil, nil
 }
+
+// Ping answers like the real service's cheapest authenticated request: the memory service
+// has no credential to refuse, so it fails only when ctx has ended.
+func (s *Service) Ping(ctx context.Context) error {
+	return ctx.Err()
+}

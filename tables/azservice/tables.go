@@ -48,6 +48,15 @@ func (s *Service) DeleteTable(ctx context.Context, table string) error {
 	return mapError(ctx, "delete table", err)
 }
 
+// Ping lists at most one table (Query Tables with $top=1): one cheap request that needs a
+// credential the service accepts for the account, and changes nothing.
+func (s *Service) Ping(ctx context.Context) error {
+	top := int32(1)
+	pager := s.tables.NewListTablesPager(&aztables.ListTablesOptions{Top: &top})
+	_, err := pager.NextPage(ctx)
+	return mapError(ctx, "ping", err)
+}
+
 // TableExists reports whether the table exists. It asks with a point query on the table
 // itself (the empty keys, one row at most, keys only): the service resolves the name
 // without regard to case, as it does for every other call, answers 404 TableNotFound when

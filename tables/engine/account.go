@@ -49,6 +49,12 @@ type Options struct {
 	// Authorizer decides who may change protected fields on Update and Upsert; nil refuses
 	// every such change (see abstractions.Authorizer).
 	Authorizer abstractions.Authorizer
+	// Tracer receives a span per store call and per outcome verb call; nil traces nothing.
+	Tracer Tracer
+	// RecordKeys lets spans carry row keys and logs carry key values. Off by default:
+	// keys often hold personal data (an email, a user name). Partition keys are always on
+	// spans; no log line above Debug ever holds a key unless this is set.
+	RecordKeys bool
 }
 
 // Account is one storage account: its services and the options every store of it shares.
@@ -77,6 +83,20 @@ func NewAccount(name string, tables service.Tables, blobs service.Blobs, opts *O
 	a.cache = newReadCache(a.clock)
 	a.codec = codec.Options{Oversized: a.opts.Oversized}
 	return a
+}
+
+// Ping checks that the table service answers and accepts the account's credential, with one
+// cheap request that changes nothing (a listing of at most one table). Use it as a
+// readiness probe. A service that cannot be reached fails with an error matching
+// abstractions.ErrUnavailable; a credential the service refuses (a wrong key, an expired
+// SAS) with a *StoreError holding the service's 403 (abstractions.HasStatus(err, 403, "")).
+// A SAS scoped to one table cannot list tables: probe such an account with a read of that
+// table instead (Store.Exists).
+func (a *Account) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return translate("ping", "", "", "", err)
+	}
+	return translate("ping", "", "", "", a.tables.Ping(ctx))
 }
 
 // Name returns the name the account was created with.

@@ -131,7 +131,9 @@ func (s *Store[T]) prepareAll(op string, vs []*T) ([]*prepared[T], error) {
 }
 
 // CreateBatch inserts the entities in per-partition transactions; see abstractions.Storage.
-func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) error {
+func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) (err error) {
+	ctx, c := s.begin(ctx, "create batch")
+	defer c.finish(&err)
 	ps, err := s.prepareAll("create batch", vs)
 	if err != nil {
 		return err
@@ -151,7 +153,9 @@ func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) error {
 
 // UpsertBatch inserts or replaces the entities in per-partition transactions; see
 // abstractions.Storage.
-func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (int, error) {
+func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (_ int, err error) {
+	ctx, c := s.begin(ctx, "upsert batch")
+	defer c.finish(&err)
 	ps, err := s.prepareAll("upsert batch", vs)
 	if err != nil {
 		return 0, err
@@ -182,7 +186,9 @@ func (s *Store[T]) batch(ctx context.Context, op string, kind service.Op, vs []*
 }
 
 // DeletePartition deletes every row of a partition; see abstractions.Storage.
-func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (int, error) {
+func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (_ int, err error) {
+	ctx, c := s.beginPartition(ctx, "delete partition", partition)
+	defer c.finish(&err)
 	pk, err := s.checkPartition("delete partition", partition)
 	if err != nil {
 		return 0, err

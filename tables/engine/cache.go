@@ -320,6 +320,10 @@ func (s *Store[T]) tracked(keys []string, fn func() (*service.Row, error)) error
 func (s *Store[T]) trackedWith(keys []string, fn func() error, next func(current *entry) *entry) error {
 	s.acct.cache.beginWrite(keys)
 	err := fn()
+	if err != nil && s.policy.Enabled() {
+		s.acct.logger().Debug("unified tables: a write failed; the read cache dropped what it touched",
+			"table", s.table, "entries", len(keys), "error", ErrorKind(err))
+	}
 	var put func(string, *entry) *entry
 	if err == nil && s.policy.Enabled() {
 		own := keys[0]

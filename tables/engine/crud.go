@@ -72,7 +72,9 @@ func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a servi
 }
 
 // Create inserts a new row; see abstractions.Storage.
-func (s *Store[T]) Create(ctx context.Context, v *T) error {
+func (s *Store[T]) Create(ctx context.Context, v *T) (err error) {
+	ctx, c := s.beginEntity(ctx, "create", v)
+	defer c.finish(&err)
 	p, err := s.prepare("create", v, s.acct.now())
 	if err != nil {
 		return err
@@ -86,7 +88,9 @@ func (s *Store[T]) Create(ctx context.Context, v *T) error {
 }
 
 // Upsert inserts or replaces the row in one round trip; see abstractions.Storage.
-func (s *Store[T]) Upsert(ctx context.Context, v *T) error {
+func (s *Store[T]) Upsert(ctx context.Context, v *T) (err error) {
+	ctx, c := s.beginEntity(ctx, "upsert", v)
+	defer c.finish(&err)
 	p, err := s.prepare("upsert", v, s.acct.now())
 	if err != nil {
 		return err
@@ -101,7 +105,9 @@ func (s *Store[T]) Upsert(ctx context.Context, v *T) error {
 }
 
 // Update replaces a stored row under mode; see abstractions.Storage.
-func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) error {
+func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) (err error) {
+	ctx, c := s.beginEntity(ctx, "update", v)
+	defer c.finish(&err)
 	if v == nil {
 		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, Message: "the entity is nil"}
 	}
@@ -115,8 +121,11 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 			mode = abstractions.Strict
 		case s.acct.opts.ImplicitLastWriterWins:
 			mode = abstractions.LastWriterWins
-			s.acct.logger().Warn("unified tables: Update in Auto mode without an ETag overwrites the stored row (implicit last-writer-wins)",
-				"table", s.table, "id", s.entity(v).ID)
+			args := []any{"table", s.table}
+			if s.acct.opts.RecordKeys {
+				args = append(args, "id", s.entity(v).ID)
+			}
+			s.acct.logger().Warn("unified tables: Update in Auto mode without an ETag overwrites the stored row (implicit last-writer-wins)", args...)
 		default:
 			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
 				Message: "the entity carries no ETag, so Auto mode cannot tell which version it overwrites; update the entity One returned, " +
@@ -154,7 +163,9 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 }
 
 // Delete deletes the row if it exists; see abstractions.Storage.
-func (s *Store[T]) Delete(ctx context.Context, id string) error {
+func (s *Store[T]) Delete(ctx context.Context, id string) (err error) {
+	ctx, c := s.beginID(ctx, "delete", id)
+	defer c.finish(&err)
 	_, pk, rk, err := s.resolveID("delete", id)
 	if err != nil {
 		return err
@@ -173,7 +184,9 @@ func (s *Store[T]) Delete(ctx context.Context, id string) error {
 
 // One returns the row with the id; a missing row fails with an error matching
 // abstractions.ErrNotFound. See abstractions.Storage.
-func (s *Store[T]) One(ctx context.Context, id string) (*T, error) {
+func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
+	ctx, c := s.beginID(ctx, "read", id)
+	defer c.finish(&err)
 	_, pk, rk, err := s.resolveID("read", id)
 	if err != nil {
 		return nil, err
@@ -223,7 +236,9 @@ func (s *Store[T]) decode(row *service.Row) (*T, error) {
 var keysOnly = []string{}
 
 // Exists reports whether a row with the id exists; see abstractions.Storage.
-func (s *Store[T]) Exists(ctx context.Context, id string) (bool, error) {
+func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
+	ctx, c := s.beginID(ctx, "exists", id)
+	defer c.finish(&err)
 	_, pk, rk, err := s.resolveID("exists", id)
 	if err != nil {
 		return false, err

@@ -71,7 +71,9 @@ func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, 
 }
 
 // List returns every row of one partition; see abstractions.Storage.
-func (s *Store[T]) List(ctx context.Context, partition string) ([]*T, error) {
+func (s *Store[T]) List(ctx context.Context, partition string) (_ []*T, err error) {
+	ctx, c := s.beginPartition(ctx, "list", partition)
+	defer c.finish(&err)
 	pk, err := s.checkPartition("list", partition)
 	if err != nil {
 		return nil, err
@@ -80,7 +82,9 @@ func (s *Store[T]) List(ctx context.Context, partition string) ([]*T, error) {
 }
 
 // ListAll returns every row of the table; see abstractions.Storage.
-func (s *Store[T]) ListAll(ctx context.Context) ([]*T, error) {
+func (s *Store[T]) ListAll(ctx context.Context) (_ []*T, err error) {
+	ctx, c := s.begin(ctx, "list")
+	defer c.finish(&err)
 	return s.list(ctx, "list", "", s.tableKey(), "")
 }
 
@@ -97,7 +101,9 @@ func (s *Store[T]) count(ctx context.Context, pk, filter string) (int, error) {
 }
 
 // Count counts the rows of one partition, reading keys only; see abstractions.Storage.
-func (s *Store[T]) Count(ctx context.Context, partition string) (int, error) {
+func (s *Store[T]) Count(ctx context.Context, partition string) (_ int, err error) {
+	ctx, c := s.beginPartition(ctx, "count", partition)
+	defer c.finish(&err)
 	pk, err := s.checkPartition("count", partition)
 	if err != nil {
 		return 0, err
@@ -106,6 +112,8 @@ func (s *Store[T]) Count(ctx context.Context, partition string) (int, error) {
 }
 
 // CountAll counts the rows of the table, reading keys only; see abstractions.Storage.
-func (s *Store[T]) CountAll(ctx context.Context) (int, error) {
+func (s *Store[T]) CountAll(ctx context.Context) (_ int, err error) {
+	ctx, c := s.begin(ctx, "count")
+	defer c.finish(&err)
 	return s.count(ctx, "", "")
 }

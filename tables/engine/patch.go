@@ -26,7 +26,9 @@ import (
 // and so is one that only fits compressed ({Name}__GZip): a read would still prefer an
 // uncompressed cell the row may hold. Writes go to the canonical column, never to an alias,
 // and the canonical column wins on every later read, so aliased rows converge.
-func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T]) (string, error) {
+func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T]) (_ string, err error) {
+	ctx, c := s.beginID(ctx, "patch", id)
+	defer c.finish(&err)
 	const op = "patch"
 	_, pk, rk, err := s.resolveID(op, id)
 	if err != nil {

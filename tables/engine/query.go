@@ -198,7 +198,9 @@ func (s *Store[T]) noCursor(op string, q *abstractions.Query[T]) error {
 }
 
 // Query returns the rows q selects; see abstractions.Querier.
-func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) ([]*T, error) {
+func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, err error) {
+	ctx, c := s.beginPartition(ctx, "query", q.Partition)
+	defer c.finish(&err)
 	if err := s.noCursor("query", &q); err != nil {
 		return nil, err
 	}
@@ -224,11 +226,15 @@ func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) ([]*T, er
 // Stream yields the rows q selects one page at a time; see abstractions.Querier.
 func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
-		if err := s.noCursor("query", &q); err != nil {
+		ctx, c := s.beginPartition(ctx, "stream", q.Partition)
+		var err error
+		defer c.finish(&err)
+		if err = s.noCursor("query", &q); err != nil {
 			yield(nil, err)
 			return
 		}
-		p, err := s.prepareQuery("query", &q)
+		var p *preparedQuery
+		p, err = s.prepareQuery("query", &q)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -247,7 +253,9 @@ func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq
 }
 
 // Any reports whether q selects a row, reading keys only; see abstractions.Querier.
-func (s *Store[T]) Any(ctx context.Context, q abstractions.Query[T]) (bool, error) {
+func (s *Store[T]) Any(ctx context.Context, q abstractions.Query[T]) (_ bool, err error) {
+	ctx, c := s.beginPartition(ctx, "any", q.Partition)
+	defer c.finish(&err)
 	if err := s.noCursor("any", &q); err != nil {
 		return false, err
 	}
@@ -289,7 +297,9 @@ func (s *Store[T]) bounds(p *preparedQuery, size int) string {
 
 // Page returns one page of the rows q selects and the cursor of the next; see
 // abstractions.Querier.
-func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (abstractions.Page[T], error) {
+func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstractions.Page[T], err error) {
+	ctx, c := s.beginPartition(ctx, "page", q.Partition)
+	defer c.finish(&err)
 	size := q.Take
 	if size == 0 {
 		size = abstractions.DefaultPageSize

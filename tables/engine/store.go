@@ -95,7 +95,9 @@ func (s *Store[T]) Table() string { return s.table }
 func (s *Store[T]) Account() *Account { return s.acct }
 
 // EnsureCreated creates the table if it does not exist yet.
-func (s *Store[T]) EnsureCreated(ctx context.Context) error {
+func (s *Store[T]) EnsureCreated(ctx context.Context) (err error) {
+	ctx, c := s.begin(ctx, "create table")
+	defer c.finish(&err)
 	if err := ctx.Err(); err != nil {
 		return s.translate("create table", "", "", err)
 	}
@@ -133,6 +135,11 @@ func (s *Store[T]) do(ctx context.Context, fn func() error) error {
 // An error that already is a StoreError, or that matches one of the library's own
 // sentinels (an integrity or configuration error from the service layer), keeps its kind.
 func (s *Store[T]) translate(op, pk, rk string, err error) error {
+	return translate(op, s.table, pk, rk, err)
+}
+
+// translate is Store.translate for a call that may not be about a table (table is then "").
+func translate(op, table, pk, rk string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -140,7 +147,7 @@ func (s *Store[T]) translate(op, pk, rk string, err error) error {
 	if errors.As(err, &already) {
 		return err
 	}
-	e := &abstractions.StoreError{Op: op, Table: s.table, PartitionKey: pk, RowKey: rk, Err: err}
+	e := &abstractions.StoreError{Op: op, Table: table, PartitionKey: pk, RowKey: rk, Err: err}
 	var se *abstractions.StatusError
 	switch {
 	case errors.As(err, &se):

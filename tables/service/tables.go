@@ -109,6 +109,9 @@ type Tables interface {
 	DeleteTable(ctx context.Context, table string) error
 	// TableExists reports whether the table exists.
 	TableExists(ctx context.Context, table string) (bool, error)
+	// Ping sends one cheap authenticated request that changes nothing (a listing of at
+	// most one table), to check that the service answers and accepts the credential.
+	Ping(ctx context.Context) error
 
 	// GetRow reads one row, with only the selected custom properties when sel is not nil.
 	// A missing row fails with 404 ResourceNotFound, a missing table with 404 TableNotFound.

@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // A command is one subcommand of udtables.
@@ -81,6 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// line from us says the same.
 	fs.SetOutput(io.Discard)
 	exec := cmd.flags(fs)
+	timeout := commonFlags(fs, cmd)
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printCommandUsage(stdout, cmd)
@@ -89,7 +91,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "udtables %s: %s; run 'udtables help %s'\n", cmd.name, oneLine(err.Error()), cmd.name)
 		return 1
 	}
+	if *timeout < 0 {
+		fmt.Fprintf(stderr, "udtables %s: --timeout must not be negative; run 'udtables help %s'\n", cmd.name, cmd.name)
+		return 1
+	}
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
 	if err := exec(ctx, fs.Args(), stdout); err != nil {
+		if *timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			fmt.Fprintf(stderr, "udtables %s: gave up after %v (--timeout): %s\n", cmd.name, *timeout, oneLine(err.Error()))
+			return 1
+		}
 		var ue *usageError
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "udtables %s: %s; run 'udtables help %s'\n", cmd.name, oneLine(err.Error()), cmd.name)
@@ -118,10 +133,20 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "Run 'udtables help COMMAND' or 'udtables COMMAND --help' for a command's details.")
 }
 
+// commonFlags declares the flags every command but help has: --timeout.
+func commonFlags(fs *flag.FlagSet, c *command) *time.Duration {
+	var timeout time.Duration
+	if c.name != "help" {
+		fs.DurationVar(&timeout, "timeout", 0, "give up after this long (such as 30s or 5m); 0 means no limit")
+	}
+	return &timeout
+}
+
 func printCommandUsage(w io.Writer, c *command) {
 	fmt.Fprintf(w, "Usage: udtables %s\n\n%s\n", strings.TrimSpace(c.name+" "+c.args), c.about)
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	c.flags(fs)
+	commonFlags(fs, c)
 	n := 0
 	fs.VisitAll(func(*flag.Flag) { n++ })
 	if n > 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -137,5 +138,43 @@ func check(t *testing.T, stream, got, want string) {
 	}
 	if !strings.Contains(got, want) {
 		t.Errorf("%s lacks %q; it is:\n%s", stream, want, got)
+	}
+}
+
+// --timeout ends a command that would otherwise wait: here the demo against a service that
+// accepts connections and never answers.
+func TestTimeoutFlag(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	defer func() {
+		ln.Close()
+		<-done
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	conn := "AccountName=acct;AccountKey=a2V5;TableEndpoint=http://" + ln.Addr().String() + "/acct"
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"demo", "--timeout", "300ms", "--connection-string", conn}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "gave up after 300ms (--timeout)") {
+		t.Fatalf("exit %d, stderr %q; want a failure that names the timeout", code, stderr.String())
+	}
+	code = run(context.Background(), []string{"demo", "--timeout", "-1s"}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "must not be negative") {
+		t.Fatalf("a negative timeout: exit %d, stderr %q", code, stderr.String())
 	}
 }

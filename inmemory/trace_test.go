@@ -1,0 +1,111 @@
+package inmemory_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables/engine"
+)
+
+// recTracer records spans as text: "name {attrs} [events] error".
+type recTracer struct {
+	mu    sync.Mutex
+	spans []*recSpan
+}
+
+type recSpan struct {
+	t      *recTracer
+	name   string
+	parent *recSpan
+	attrs  map[string]any
+	events []string
+	kind   string
+	desc   string
+	ended  bool
+}
+
+type spanKey struct{}
+
+func (r *recTracer) Start(ctx context.Context, name string, attrs []engine.Attribute) (context.Context, engine.TraceSpan) {
+	parent, _ := ctx.Value(spanKey{}).(*recSpan)
+	s := &recSpan{t: r, name: name, parent: parent, attrs: map[string]any{}}
+	s.SetAttributes(attrs...)
+	r.mu.Lock()
+	r.spans = append(r.spans, s)
+	r.mu.Unlock()
+	return context.WithValue(ctx, spanKey{}, s), s
+}
+
+func (s *recSpan) SetAttributes(attrs ...engine.Attribute) {
+	for _, a := range attrs {
+		s.attrs[a.Key] = a.Value
+	}
+}
+func (s *recSpan) AddEvent(name string, attrs ...engine.Attribute) { s.events = append(s.events, name) }
+func (s *recSpan) SetError(kind, desc string)                      { s.kind, s.desc = kind, desc }
+func (s *recSpan) End()                                            { s.ended = true }
+
+func TestTracing(t *testing.T) {
+	ctx := context.Background()
+	for _, recordKeys := range []bool{false, true} {
+		t.Run(fmt.Sprint("record keys ", recordKeys), func(t *testing.T) {
+			rec := &recTracer{}
+			s, err := inmemory.For[Doc](inmemory.NewAccount(&inmemory.Options{Tracer: rec, RecordKeys: recordKeys}), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "P|A"}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.One(ctx, "p|missing"); !errors.Is(err, abstractions.ErrNotFound) {
+				t.Fatal(err)
+			}
+			if _, err := abstractions.Mutate(ctx, s, "p|a", func(d *Doc) error { d.N++; return nil }, nil); err != nil {
+				t.Fatal(err)
+			}
+			for _, err := range s.Stream(ctx, abstractions.Query[Doc]{Partition: "p"}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(rec.spans) != 6 {
+				var names []string
+				for _, sp := range rec.spans {
+					names = append(names, sp.name)
+				}
+				t.Fatalf("spans %q, want create, read, mutate (read, update), stream", names)
+			}
+			for _, sp := range rec.spans {
+				if !sp.ended {
+					t.Errorf("span %s not ended", sp.name)
+				}
+				if sp.attrs[engine.AttrTable] != "Doc" || sp.attrs[engine.AttrPartition] != "p" {
+					t.Errorf("span %s attributes %v", sp.name, sp.attrs)
+				}
+				_, hasRow := sp.attrs[engine.AttrRowKey]
+				if hasRow != (recordKeys && !strings.HasPrefix(sp.name, "stream")) {
+					t.Errorf("span %s: row key present %v with RecordKeys %v", sp.name, hasRow, recordKeys)
+				}
+			}
+			create, missing, mutate, read, update, stream := rec.spans[0], rec.spans[1], rec.spans[2], rec.spans[3], rec.spans[4], rec.spans[5]
+			if create.name != "create Doc" || create.attrs[engine.AttrRowKey] != nil && create.attrs[engine.AttrRowKey] != "a" {
+				t.Errorf("create span %+v", create)
+			}
+			if missing.kind != "not_found" || (missing.desc == "not_found") == recordKeys {
+				t.Errorf("read of a missing row: kind %q, description %q", missing.kind, missing.desc)
+			}
+			if mutate.name != "mutate Doc" || read.parent != mutate || update.parent != mutate || mutate.kind != "" {
+				t.Errorf("mutate span %+v; read under %v, update under %v", mutate, read.parent, update.parent)
+			}
+			if stream.name != "stream Doc" || stream.kind != "" {
+				t.Errorf("stream span %+v", stream)
+			}
+		})
+	}
+}
