@@ -130,7 +130,8 @@ func (s *Store[T]) prepareAll(op string, vs []*T) ([]*prepared[T], error) {
 	return ps, nil
 }
 
-// CreateBatch inserts the entities in per-partition transactions; see abstractions.Storage.
+// CreateBatch inserts the entities in per-partition transactions; see
+// [abstractions.Storage.CreateBatch].
 func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) error {
 	ps, err := s.prepareAll("create batch", vs)
 	if err != nil {
@@ -150,7 +151,7 @@ func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) error {
 }
 
 // UpsertBatch inserts or replaces the entities in per-partition transactions; see
-// abstractions.Storage.
+// [abstractions.Storage.UpsertBatch].
 func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (int, error) {
 	ps, err := s.prepareAll("upsert batch", vs)
 	if err != nil {
@@ -181,7 +182,7 @@ func (s *Store[T]) batch(ctx context.Context, op string, kind service.Op, vs []*
 	})
 }
 
-// DeletePartition deletes every row of a partition; see abstractions.Storage.
+// DeletePartition deletes every row of a partition; see [abstractions.Storage.DeletePartition].
 func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (int, error) {
 	pk, err := s.checkPartition("delete partition", partition)
 	if err != nil {

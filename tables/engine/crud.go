@@ -71,7 +71,7 @@ func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a servi
 	return w, s.translate(op, p.pk, p.rk, err)
 }
 
-// Create inserts a new row; see abstractions.Storage.
+// Create inserts a new row; see [abstractions.Storage.Create].
 func (s *Store[T]) Create(ctx context.Context, v *T) error {
 	p, err := s.prepare("create", v, s.acct.now())
 	if err != nil {
@@ -85,7 +85,7 @@ func (s *Store[T]) Create(ctx context.Context, v *T) error {
 	return nil
 }
 
-// Upsert inserts or replaces the row in one round trip; see abstractions.Storage.
+// Upsert inserts or replaces the row in one round trip; see [abstractions.Storage.Upsert].
 func (s *Store[T]) Upsert(ctx context.Context, v *T) error {
 	p, err := s.prepare("upsert", v, s.acct.now())
 	if err != nil {
@@ -100,7 +100,7 @@ func (s *Store[T]) Upsert(ctx context.Context, v *T) error {
 	return nil
 }
 
-// Update replaces a stored row under mode; see abstractions.Storage.
+// Update replaces a stored row under mode; see [abstractions.Storage.Update].
 func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) error {
 	if v == nil {
 		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, Message: "the entity is nil"}
@@ -153,7 +153,7 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 	return nil
 }
 
-// Delete deletes the row if it exists; see abstractions.Storage.
+// Delete deletes the row if it exists; see [abstractions.Storage.Delete].
 func (s *Store[T]) Delete(ctx context.Context, id string) error {
 	_, pk, rk, err := s.resolveID("delete", id)
 	if err != nil {
@@ -172,7 +172,7 @@ func (s *Store[T]) Delete(ctx context.Context, id string) error {
 }
 
 // One returns the row with the id; a missing row fails with an error matching
-// abstractions.ErrNotFound. See abstractions.Storage.
+// abstractions.ErrNotFound. See [abstractions.Storage.One].
 func (s *Store[T]) One(ctx context.Context, id string) (*T, error) {
 	_, pk, rk, err := s.resolveID("read", id)
 	if err != nil {
@@ -222,7 +222,7 @@ func (s *Store[T]) decode(row *service.Row) (*T, error) {
 // keysOnly is the projection of a read that needs no property.
 var keysOnly = []string{}
 
-// Exists reports whether a row with the id exists; see abstractions.Storage.
+// Exists reports whether a row with the id exists; see [abstractions.Storage.Exists].
 func (s *Store[T]) Exists(ctx context.Context, id string) (bool, error) {
 	_, pk, rk, err := s.resolveID("exists", id)
 	if err != nil {

@@ -70,7 +70,7 @@ func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, 
 	return out, nil
 }
 
-// List returns every row of one partition; see abstractions.Storage.
+// List returns every row of one partition; see [abstractions.Storage.List].
 func (s *Store[T]) List(ctx context.Context, partition string) ([]*T, error) {
 	pk, err := s.checkPartition("list", partition)
 	if err != nil {
@@ -79,7 +79,7 @@ func (s *Store[T]) List(ctx context.Context, partition string) ([]*T, error) {
 	return s.list(ctx, "list", pk, s.partitionKey(pk), partitionFilter(pk))
 }
 
-// ListAll returns every row of the table; see abstractions.Storage.
+// ListAll returns every row of the table; see [abstractions.Storage.ListAll].
 func (s *Store[T]) ListAll(ctx context.Context) ([]*T, error) {
 	return s.list(ctx, "list", "", s.tableKey(), "")
 }
@@ -96,7 +96,7 @@ func (s *Store[T]) count(ctx context.Context, pk, filter string) (int, error) {
 	return n, nil
 }
 
-// Count counts the rows of one partition, reading keys only; see abstractions.Storage.
+// Count counts the rows of one partition, reading keys only; see [abstractions.Storage.Count].
 func (s *Store[T]) Count(ctx context.Context, partition string) (int, error) {
 	pk, err := s.checkPartition("count", partition)
 	if err != nil {
@@ -105,7 +105,7 @@ func (s *Store[T]) Count(ctx context.Context, partition string) (int, error) {
 	return s.count(ctx, pk, partitionFilter(pk))
 }
 
-// CountAll counts the rows of the table, reading keys only; see abstractions.Storage.
+// CountAll counts the rows of the table, reading keys only; see [abstractions.Storage.CountAll].
 func (s *Store[T]) CountAll(ctx context.Context) (int, error) {
 	return s.count(ctx, "", "")
 }

@@ -197,7 +197,7 @@ func (s *Store[T]) noCursor(op string, q *abstractions.Query[T]) error {
 	return nil
 }
 
-// Query returns the rows q selects; see abstractions.Querier.
+// Query returns the rows q selects; see [abstractions.Querier.Query].
 func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) ([]*T, error) {
 	if err := s.noCursor("query", &q); err != nil {
 		return nil, err
@@ -221,7 +221,7 @@ func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) ([]*T, er
 	return out, nil
 }
 
-// Stream yields the rows q selects one page at a time; see abstractions.Querier.
+// Stream yields the rows q selects one page at a time; see [abstractions.Querier.Stream].
 func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		if err := s.noCursor("query", &q); err != nil {
@@ -246,7 +246,7 @@ func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq
 	}
 }
 
-// Any reports whether q selects a row, reading keys only; see abstractions.Querier.
+// Any reports whether q selects a row, reading keys only; see [abstractions.Querier.Any].
 func (s *Store[T]) Any(ctx context.Context, q abstractions.Query[T]) (bool, error) {
 	if err := s.noCursor("any", &q); err != nil {
 		return false, err
@@ -288,7 +288,7 @@ func (s *Store[T]) bounds(p *preparedQuery, size int) string {
 }
 
 // Page returns one page of the rows q selects and the cursor of the next; see
-// abstractions.Querier.
+// [abstractions.Querier.Page].
 func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (abstractions.Page[T], error) {
 	size := q.Take
 	if size == 0 {
