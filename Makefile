@@ -18,7 +18,7 @@ CONN ?=
 
 export FUZZTIME
 
-.PHONY: help test demo bench lint fuzz azurite-start azurite-stop
+.PHONY: help test demo bench lint fuzz size azurite-start azurite-stop
 
 help: ## List the targets.
 	@echo "Targets:"
@@ -47,6 +47,9 @@ bench: ## Run the side-by-side harness and every benchmark against Azurite; outp
 	' bench $$pkgs | tee tools/bench-results/latest.txt.tmp
 	mv tools/bench-results/latest.txt.tmp tools/bench-results/latest.txt
 	echo "written to tools/bench-results/latest.txt"
+
+size: ## Build the shop server and its raw-aztables twin stripped; check their size ratio.
+	@go test -count=1 -v -run '^TestServerSizeWithinRawBudget$$' ./tools/examples/shop/ | grep -E 'stripped:|^(---|ok|FAIL)'
 
 lint: ## Check gofmt, go vet and staticcheck over every module.
 	@bash scripts/lint.sh

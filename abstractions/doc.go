@@ -1,7 +1,41 @@
 // Package abstractions holds the contracts every layer of Unified Data Tables shares: the
 // entity base, the storage interface, query and filter types, ids, errors and the helpers
 // built on them. It imports only the standard library, so a domain package can depend on it
-// without pulling in any Azure SDK.
+// without pulling in any Azure SDK; the host picks a backend (package tables for Azure,
+// package inmemory for tests) and hands the domain a [Storage].
+//
+// # Entities and keys
+//
+// A stored type is a struct that embeds [Entity], which carries its id, its times and its
+// version (ETag); the generic functions check this at compile time through [EntityPtr]. An
+// id is "PartitionKey|RowKey": [SplitID] says how it is split and why a partition never
+// contains "|", [CombineID] builds one, and [NormalizeID] is what stores do to it by default.
+// [InvertedTicks] and [VersionKey] make row keys that sort newest first.
+//
+// # Storage
+//
+// [Storage] is the repository of one entity type, and its methods document each call:
+// writes ([Storage.Create], [Storage.Update] under a [ConcurrencyMode], …), reads, batches,
+// partial updates ([Patcher], built with [NewPatch] and [Set]) and queries ([Querier]).
+// Both backends implement it with one engine, so they succeed and fail alike.
+//
+// # Concurrent writers
+//
+// The verbs are generic functions over any Storage that make a read-modify-write correct
+// under concurrency: [Mutate] and [TryMutate] (compare-and-swap on the ETag, retried per
+// [RetryOptions]), [TryTransition] (a change that must happen once), [GetOrCreate] and
+// [MutateOrCreate]. The Try verbs return the expected branches of a race as an [Outcome]
+// rather than an error.
+//
+// # Queries
+//
+// A [Query] reads a partition or the whole table, filtered by a [Filter] that the table
+// service evaluates. Filters are built from typed fields ([Field], [NullableField]) and
+// combined with [And], [Or] and [Not], so the compiler checks the columns they name. Results
+// come in key order, whole ([Querier.Query]), streamed ([Querier.Stream]) or a [Page] at a
+// time with a cursor ([Querier.Page]). [Append], [Recent] and the versioned-stream functions
+// ([AppendVersion], [Latest], [AtVersion], [AtOrBefore], [History]) build logs and version
+// histories on these keys.
 //
 // # Errors
 //

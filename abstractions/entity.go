@@ -31,6 +31,7 @@ func (e *Entity) Base() *Entity { return e }
 
 // EntityBase is implemented by a pointer to every type that embeds Entity.
 type EntityBase interface {
+	// Base returns the embedded Entity, which the store reads and stamps.
 	Base() *Entity
 }
 

@@ -146,6 +146,7 @@ func (v *VersionedEntity) VersionField() *int { return &v.Version }
 // Versioned is implemented by a pointer to every type that embeds VersionedEntity.
 type Versioned interface {
 	EntityBase
+	// VersionField returns the address of the embedded VersionedEntity's Version.
 	VersionField() *int
 }
 

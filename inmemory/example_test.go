@@ -114,8 +114,8 @@ func ExampleFor_batch() {
 	// deleted 2
 }
 
-// Accounts share nothing: each is a storage account of its own. WithTable names a store's
-// table instead of the type's name.
+// Accounts share nothing: each is a storage account of its own. StoreOptions.Table names a
+// store's table instead of the type's name.
 func ExampleNewAccount() {
 	ctx := context.Background()
 	first, second := inmemory.NewAccount(nil), inmemory.NewAccount(nil)

@@ -6,7 +6,32 @@
 //	acct := inmemory.NewAccount(nil)
 //	customers, err := inmemory.For[Customer](acct, nil)
 //
-// A store implements [abstractions.Storage], whose methods document every call.
+// A store implements [abstractions.Storage], whose methods document every call, and the
+// generic verbs of package abstractions ([abstractions.Mutate], [abstractions.TryTransition],
+// …) take it as they take any Storage. The examples of this package run them.
+//
+// # Accounts
+//
+// [NewAccount] returns a new, empty account. Accounts share nothing, so each test can take
+// its own. [NewAccountOver] builds one over services you provide: a memory service with a
+// pinned clock, or a wrapper that counts, delays or fails calls. Stores, their options and
+// the read cache are those of package tables, with the same meaning: [Store],
+// [StoreOptions] and [CachePolicy] are the same types as there.
+//
+// # Fidelity
+//
+// The memory service follows the real Azure service, not its emulator: status and error
+// codes, key, property and size limits, atomic entity-group transactions, ETags in the
+// service's shape, keys ordered by UTF-16 code units, and paged queries that parse the filter
+// text the engine sends. The fidelity suite (module fidelity) runs every scenario on Azurite
+// and on the memory service and requires the same observations, except for a short, tested
+// list of known Azurite deviations.
+//
+// # Errors
+//
+// Errors are those of the Azure backend: they match the sentinels of package abstractions
+// with errors.Is, and a failure the service reported holds an [*abstractions.StatusError]
+// with the status and code Azure would answer (and no SDK error behind it).
 package inmemory
 
 import (
@@ -87,11 +112,11 @@ type Store[T any] = engine.Store[T]
 // *StoreOptions means the defaults.
 type StoreOptions = engine.StoreOptions
 
-// CachePolicy is a read-cache policy: Disabled, Sliding or Absolute. Reads served from the
-// cache are One, Exists, List and ListAll; queries, streams, pages and counts never are.
-// Once a write or delete made through any store of the account has returned, no read
-// answers an older version. The zero value means "not set": for Options.Cache that is
-// Disabled, for StoreOptions.Cache the account's policy.
+// CachePolicy is a read-cache policy: [Disabled] (the default), [Sliding] or [Absolute].
+// The zero value means "not set": for Options.Cache that is Disabled, for
+// StoreOptions.Cache the account's policy. It is the type of tables.CachePolicy, whose
+// documentation says what the cache serves and what it promises; the in-memory backend keeps
+// the same promises, by the same code.
 type CachePolicy = engine.CachePolicy
 
 // Disabled keeps nothing in the read cache: every read goes to the table. It is the
@@ -122,7 +147,7 @@ const (
 // table cell (Options.Oversized).
 type OversizedPolicy = codec.OversizedPolicy
 
-// The oversized-value policies; see tables.OversizedRefuse and the others.
+// The oversized-value policies of [Options].Oversized, as for the Azure backend.
 const (
 	// OversizedRefuse refuses a string above the cell limit (the default).
 	OversizedRefuse = codec.OversizedRefuse
@@ -153,11 +178,11 @@ func NewAccountOver(tables service.Tables, blobs service.Blobs, opts *Options) *
 }
 
 // For returns the store of entity type T in the account: T is a struct that embeds
-// abstractions.Entity (the constraint on P, which is *T, makes the compiler check it; write
-// For[Customer](acct, nil)). The table is named after the type unless opts.Table names it.
+// [abstractions.Entity] (the constraint on P, [abstractions.EntityPtr], makes the compiler
+// check it; write For[Customer](acct, nil)). The table is named after the type unless opts.Table names it.
 // A nil or zero account, and a table name the service would refuse (3–63 letters and
-// digits, starting with a letter), fail with abstractions.ErrInvalidArgument; a field the
-// serializer cannot map fails with abstractions.ErrNotSupported, naming the field.
+// digits, starting with a letter), fail with [abstractions.ErrInvalidArgument]; a field the
+// serializer cannot map fails with [abstractions.ErrNotSupported], naming the field.
 func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
 	return engine.New[T, P](a, opts)
 }

@@ -5,9 +5,40 @@
 //	customers, err := tables.For[Customer](acct, nil)
 //	err = customers.Create(ctx, &Customer{Entity: abstractions.Entity{ID: "eu|alice"}})
 //
-// A store implements [abstractions.Storage], whose methods document every call. The
-// in-memory backend (module inmemory) runs the same engine over an in-memory service, so
-// code and tests written against abstractions.Storage behave the same on both.
+// A store implements [abstractions.Storage], whose methods document every call, and the
+// generic verbs of package abstractions ([abstractions.Mutate], [abstractions.TryTransition],
+// [abstractions.GetOrCreate], …) take it as they take any Storage. The in-memory backend
+// (module inmemory) runs the same engine over an in-memory service, so code and tests
+// written against abstractions.Storage behave the same on both.
+//
+// # Accounts
+//
+// An [Account] is one storage account. Build it once per process with [NewAccount] (from a
+// connection string) or [NewAccountWithCredential] (from an endpoint and a token
+// credential) and share it: its stores share its read cache and what it knows of its
+// tables. Both constructors take one *[Options], where nil means the defaults; the Azure
+// SDK's client options (transport, retries, pipeline policies, tracing) go in
+// Options.ClientOptions and apply to every client the account builds.
+//
+// # Stores
+//
+// [For] returns the [Store] of one entity type, a struct that embeds [abstractions.Entity],
+// in a table named after the type unless its [StoreOptions] name one. The table is created
+// on first use; call EnsureCreated at start-up to fail fast instead.
+//
+// # Errors
+//
+// Errors match the sentinels of package abstractions with errors.Is, as its documentation
+// describes; a call about one row returns an [*abstractions.StoreError] naming the table and
+// the key. A failure the service reported holds an [*abstractions.StatusError] with its
+// status and code, and the SDK's *azcore.ResponseError behind it. A connection string,
+// endpoint or option the constructors cannot use fails with
+// [abstractions.ErrInvalidArgument], and no error repeats a key or a signature.
+//
+// # Read cache
+//
+// Each account has a read cache, off by default: [CachePolicy] says what it serves and what
+// it promises, and [Options].Cache and [StoreOptions].Cache turn it on.
 //
 // # Blob support
 //
@@ -172,12 +203,35 @@ type Store[T any] = engine.Store[T]
 // *StoreOptions means the defaults.
 type StoreOptions = engine.StoreOptions
 
-// CachePolicy is a read-cache policy: Disabled, Sliding or Absolute. Reads served from the
-// cache are One, Exists, List and ListAll; queries, streams, pages and counts never are.
-// Once a write or delete made through any store of the account has returned, no read
-// answers an older version; writes by other processes are seen only when an entry expires.
+// CachePolicy is a read-cache policy: [Disabled] (the default), [Sliding] or [Absolute].
 // The zero value means "not set": for Options.Cache that is Disabled, for
 // StoreOptions.Cache the account's policy.
+//
+// The cache is one per account, shared by every store of it. It serves One, Exists, List and
+// ListAll; queries, streams, pages and counts always ask the table. Within one process it
+// promises:
+//
+//   - Once a write or delete made through any store of the account has returned, no read
+//     answers an older version. A read that overlaps a write of the same row may return what
+//     it fetched, but does not leave it cached; overlapping writes of one row leave nothing
+//     cached.
+//   - A write that fails or is cancelled drops the row and its partition's lists; a call
+//     refused before anything was sent drops nothing. A batch drops what it touches, and
+//     DeletePartition every row it listed, also when it fails part-way.
+//   - A Patch keeps a cached entity, with the patched values, only when that is exact: the
+//     entity was cached when the patch was sent, nothing replaced it since, and every patched
+//     field is a top-level plain column that reads back as the value set. The entry takes the
+//     patch's ETag only when the patch was conditional on the cached version (otherwise a
+//     Strict write of it meets a conflict rather than overwrite a change it has not seen).
+//     Any other patch drops the entity.
+//   - Entries hold rows, not values: every hit decodes a fresh copy, so no caller can change
+//     what another gets.
+//   - Stores whose own policy is Disabled keep it coherent too.
+//
+// Writes made through another account or by another process are seen only when an entry
+// expires: use Disabled in secondary processes, and Absolute with a short time in the
+// primary one. The cache is an in-process map and cannot fail: a store call's error is
+// always the storage error.
 type CachePolicy = engine.CachePolicy
 
 // Disabled keeps nothing in the read cache: every read goes to the table. It is the
@@ -230,7 +284,7 @@ const (
 // SharedAccessSignature, or "UseDevelopmentStorage=true" for the Azurite emulator on its
 // default loopback ports (an emulator on other ports needs the full connection string, with
 // its TableEndpoint and BlobEndpoint). A nil opts means the defaults. A connection string it
-// cannot use fails with an error matching abstractions.ErrInvalidArgument that says which
+// cannot use fails with an error matching [abstractions.ErrInvalidArgument] that says which
 // setting is wrong and never repeats a key or a signature; so does a string without a blob
 // endpoint when opts.Blobs is set.
 func NewAccount(connectionString string, opts *Options) (*Account, error) {
@@ -260,7 +314,7 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 // example one of package azidentity. blobURL is the blob endpoint, needed only when
 // opts.Blobs is set ("" otherwise). A nil credential, or an endpoint that is not an http(s)
 // URL with a host, or that carries user information or a query, fails with an error
-// matching abstractions.ErrInvalidArgument.
+// matching [abstractions.ErrInvalidArgument].
 func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredential, opts *Options) (*Account, error) {
 	svc, err := azservice.NewWithCredential(tableURL, cred, opts.azure())
 	if err != nil {
@@ -279,12 +333,13 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 }
 
 // For returns the store of entity type T in the account: T is a struct that embeds
-// abstractions.Entity (the constraint on P, which is *T, makes the compiler check it; write
-// For[Customer](acct, nil)). The table is named after the type unless opts.Table names it,
+// [abstractions.Entity] (the constraint on P, [abstractions.EntityPtr], makes the compiler
+// check it; write For[Customer](acct, nil)). The table is named after the type unless opts.Table names it,
 // and is created on first use (or by EnsureCreated). A nil or zero account, and a table name
 // the service would refuse (3–63 letters and digits, starting with a letter: name generic
-// or short types with StoreOptions.Table), fail with abstractions.ErrInvalidArgument; a
-// field the serializer cannot map fails with abstractions.ErrNotSupported, naming the field.
+// or short types with StoreOptions.Table), fail with [abstractions.ErrInvalidArgument]; a
+// field the serializer cannot map fails with [abstractions.ErrNotSupported], naming the
+// field.
 func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
 	return engine.New[T, P](a, opts)
 }

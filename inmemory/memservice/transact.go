@@ -18,7 +18,6 @@ import (
 //   - a row addressed twice: the second occurrence, 400 InvalidDuplicateRow;
 //   - then, running the actions in order, the first one whose validation or operation fails,
 //     with the error Write would return (a missing table fails at index 0).
-
 func (s *Service) Transact(ctx context.Context, tableName string, actions []service.Action) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -130,7 +130,8 @@ func (s *Store[T]) prepareAll(op string, vs []*T) ([]*prepared[T], error) {
 	return ps, nil
 }
 
-// CreateBatch inserts the entities in per-partition transactions; see abstractions.Storage.
+// CreateBatch inserts the entities in per-partition transactions; see
+// [abstractions.Storage.CreateBatch].
 func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) (err error) {
 	ctx, c := s.begin(ctx, "create batch")
 	defer c.finish(&err)
@@ -152,7 +153,7 @@ func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) (err error) {
 }
 
 // UpsertBatch inserts or replaces the entities in per-partition transactions; see
-// abstractions.Storage.
+// [abstractions.Storage.UpsertBatch].
 func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (_ int, err error) {
 	ctx, c := s.begin(ctx, "upsert batch")
 	defer c.finish(&err)
@@ -185,7 +186,7 @@ func (s *Store[T]) batch(ctx context.Context, op string, kind service.Op, vs []*
 	})
 }
 
-// DeletePartition deletes every row of a partition; see abstractions.Storage.
+// DeletePartition deletes every row of a partition; see [abstractions.Storage.DeletePartition].
 func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (_ int, err error) {
 	ctx, c := s.beginPartition(ctx, "delete partition", partition)
 	defer c.finish(&err)

@@ -71,7 +71,7 @@ func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a servi
 	return w, s.translate(op, p.pk, p.rk, err)
 }
 
-// Create inserts a new row; see abstractions.Storage.
+// Create inserts a new row; see [abstractions.Storage.Create].
 func (s *Store[T]) Create(ctx context.Context, v *T) (err error) {
 	ctx, c := s.beginEntity(ctx, "create", v)
 	defer c.finish(&err)
@@ -87,7 +87,7 @@ func (s *Store[T]) Create(ctx context.Context, v *T) (err error) {
 	return nil
 }
 
-// Upsert inserts or replaces the row in one round trip; see abstractions.Storage.
+// Upsert inserts or replaces the row in one round trip; see [abstractions.Storage.Upsert].
 func (s *Store[T]) Upsert(ctx context.Context, v *T) (err error) {
 	ctx, c := s.beginEntity(ctx, "upsert", v)
 	defer c.finish(&err)
@@ -104,7 +104,7 @@ func (s *Store[T]) Upsert(ctx context.Context, v *T) (err error) {
 	return nil
 }
 
-// Update replaces a stored row under mode; see abstractions.Storage.
+// Update replaces a stored row under mode; see [abstractions.Storage.Update].
 func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) (err error) {
 	ctx, c := s.beginEntity(ctx, "update", v)
 	defer c.finish(&err)
@@ -162,7 +162,7 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 	return nil
 }
 
-// Delete deletes the row if it exists; see abstractions.Storage.
+// Delete deletes the row if it exists; see [abstractions.Storage.Delete].
 func (s *Store[T]) Delete(ctx context.Context, id string) (err error) {
 	ctx, c := s.beginID(ctx, "delete", id)
 	defer c.finish(&err)
@@ -183,7 +183,7 @@ func (s *Store[T]) Delete(ctx context.Context, id string) (err error) {
 }
 
 // One returns the row with the id; a missing row fails with an error matching
-// abstractions.ErrNotFound. See abstractions.Storage.
+// abstractions.ErrNotFound. See [abstractions.Storage.One].
 func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 	ctx, c := s.beginID(ctx, "read", id)
 	defer c.finish(&err)
@@ -235,7 +235,7 @@ func (s *Store[T]) decode(row *service.Row) (*T, error) {
 // keysOnly is the projection of a read that needs no property.
 var keysOnly = []string{}
 
-// Exists reports whether a row with the id exists; see abstractions.Storage.
+// Exists reports whether a row with the id exists; see [abstractions.Storage.Exists].
 func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
 	ctx, c := s.beginID(ctx, "exists", id)
 	defer c.finish(&err)

@@ -70,7 +70,7 @@ func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, 
 	return out, nil
 }
 
-// List returns every row of one partition; see abstractions.Storage.
+// List returns every row of one partition; see [abstractions.Storage.List].
 func (s *Store[T]) List(ctx context.Context, partition string) (_ []*T, err error) {
 	ctx, c := s.beginPartition(ctx, "list", partition)
 	defer c.finish(&err)
@@ -81,7 +81,7 @@ func (s *Store[T]) List(ctx context.Context, partition string) (_ []*T, err erro
 	return s.list(ctx, "list", pk, s.partitionKey(pk), partitionFilter(pk))
 }
 
-// ListAll returns every row of the table; see abstractions.Storage.
+// ListAll returns every row of the table; see [abstractions.Storage.ListAll].
 func (s *Store[T]) ListAll(ctx context.Context) (_ []*T, err error) {
 	ctx, c := s.begin(ctx, "list")
 	defer c.finish(&err)
@@ -100,7 +100,7 @@ func (s *Store[T]) count(ctx context.Context, pk, filter string) (int, error) {
 	return n, nil
 }
 
-// Count counts the rows of one partition, reading keys only; see abstractions.Storage.
+// Count counts the rows of one partition, reading keys only; see [abstractions.Storage.Count].
 func (s *Store[T]) Count(ctx context.Context, partition string) (_ int, err error) {
 	ctx, c := s.beginPartition(ctx, "count", partition)
 	defer c.finish(&err)
@@ -111,7 +111,7 @@ func (s *Store[T]) Count(ctx context.Context, partition string) (_ int, err erro
 	return s.count(ctx, pk, partitionFilter(pk))
 }
 
-// CountAll counts the rows of the table, reading keys only; see abstractions.Storage.
+// CountAll counts the rows of the table, reading keys only; see [abstractions.Storage.CountAll].
 func (s *Store[T]) CountAll(ctx context.Context) (_ int, err error) {
 	ctx, c := s.begin(ctx, "count")
 	defer c.finish(&err)

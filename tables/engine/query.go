@@ -197,7 +197,7 @@ func (s *Store[T]) noCursor(op string, q *abstractions.Query[T]) error {
 	return nil
 }
 
-// Query returns the rows q selects; see abstractions.Querier.
+// Query returns the rows q selects; see [abstractions.Querier.Query].
 func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, err error) {
 	ctx, c := s.beginPartition(ctx, "query", q.Partition)
 	defer c.finish(&err)
@@ -223,7 +223,7 @@ func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, 
 	return out, nil
 }
 
-// Stream yields the rows q selects one page at a time; see abstractions.Querier.
+// Stream yields the rows q selects one page at a time; see [abstractions.Querier.Stream].
 func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		ctx, c := s.beginPartition(ctx, "stream", q.Partition)
@@ -252,7 +252,7 @@ func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq
 	}
 }
 
-// Any reports whether q selects a row, reading keys only; see abstractions.Querier.
+// Any reports whether q selects a row, reading keys only; see [abstractions.Querier.Any].
 func (s *Store[T]) Any(ctx context.Context, q abstractions.Query[T]) (_ bool, err error) {
 	ctx, c := s.beginPartition(ctx, "any", q.Partition)
 	defer c.finish(&err)
@@ -296,7 +296,7 @@ func (s *Store[T]) bounds(p *preparedQuery, size int) string {
 }
 
 // Page returns one page of the rows q selects and the cursor of the next; see
-// abstractions.Querier.
+// [abstractions.Querier.Page].
 func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstractions.Page[T], err error) {
 	ctx, c := s.beginPartition(ctx, "page", q.Partition)
 	defer c.finish(&err)

@@ -1,0 +1,216 @@
+package readmecheck
+
+import (
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// readme is the repository's README, from this package's directory.
+var readme = filepath.Join("..", "..", "..", "README.md")
+
+// check extracts and type-checks the Go blocks of a Markdown text and returns the errors.
+func check(t *testing.T, md string) (blocks []Block, errs []string) {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command: ", err) // the checker needs go list; CI has it
+	}
+	blocks, err := Extract([]byte(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := Programs(blocks, "README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, p := range progs {
+		for _, path := range p.Imports {
+			if !slices.Contains(paths, path) {
+				paths = append(paths, path)
+			}
+		}
+	}
+	paths = append(paths, "context") // the prelude's
+	fset := token.NewFileSet()
+	imp, err := ExportImporter(fset, ".", paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return blocks, Check(fset, imp, progs)
+}
+
+// TestReadmeCompiles type-checks every Go block of the repository's README against the
+// workspace's packages. A block that stops compiling fails it at the block's README line.
+func TestReadmeCompiles(t *testing.T) {
+	md, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, errs := check(t, string(md))
+	if len(blocks) < 5 {
+		t.Fatalf("found %d Go blocks in the README; the extraction is broken", len(blocks))
+	}
+	for _, e := range errs {
+		t.Error(e)
+	}
+}
+
+// TestCheckReportsBrokenBlocks shows the checker failing where it must, at the right line:
+// a wrong call, a block that needs another, a name used across blocks without needs, and a
+// shell block that is not checked.
+func TestCheckReportsBrokenBlocks(t *testing.T) {
+	md := strings.Join([]string{
+		/* 1 */ "# Title",
+		/* 2 */ "<!-- readmecheck: name=define -->",
+		/* 3 */ "```go",
+		/* 4 */ "type Customer struct {",
+		/* 5 */ "\tabstractions.Entity",
+		/* 6 */ "\tName string",
+		/* 7 */ "}",
+		/* 8 */ "```",
+		/* 9 */ "```sh",
+		/* 10 */ "this is not Go",
+		/* 11 */ "```",
+		/* 12 */ "<!-- readmecheck: needs=define -->",
+		/* 13 */ "```go",
+		/* 14 */ "c := &Customer{Name: \"Alice\"}",
+		/* 15 */ "id, err := abstractions.CombineID(\"eu\", c.Name) // two results: fine",
+		/* 16 */ "n := abstractions.CombineID(\"eu\", c.Name)       // one variable: broken",
+		/* 17 */ "```",
+		/* 18 */ "```go",
+		/* 19 */ "var c Customer // no needs: Customer is unknown here",
+		/* 20 */ "func helper() { time.Sleep(\"1s\") }",
+		/* 21 */ "```",
+		"",
+	}, "\n")
+	blocks, errs := check(t, md)
+	if len(blocks) != 3 {
+		t.Fatalf("got %d Go blocks, want 3", len(blocks))
+	}
+	want := []string{
+		"README.md:16:",
+		"README.md:19:",
+		"README.md:20:",
+	}
+	if len(errs) != len(want) {
+		t.Fatalf("got %d errors, want %d:\n%s", len(errs), len(want), strings.Join(errs, "\n"))
+	}
+	for i, e := range errs {
+		if !strings.HasPrefix(e, want[i]) {
+			t.Errorf("error %d is %q, want it at %s", i, e, want[i])
+		}
+	}
+}
+
+// TestCheckAcceptsGoodBlocks shows that the rules do not refuse what snippets normally
+// do: declarations and statements mixed in one block, imports written or left out, ctx and
+// conn, results shown but not used.
+func TestCheckAcceptsGoodBlocks(t *testing.T) {
+	md := strings.Join([]string{
+		"```go",
+		`import "github.com/unified-data/gotables/abstractions"`,
+		"",
+		"type Note struct {",
+		"\tabstractions.Entity",
+		"\tText string",
+		"}",
+		"",
+		"func (n Note) String() string { return n.Text }",
+		"",
+		"acct := inmemory.NewAccount(nil)",
+		"notes, err := inmemory.For[Note](acct, nil)",
+		"err = notes.Create(ctx, &Note{Entity: abstractions.Entity{ID: \"a|b\"}})",
+		"n, err := notes.Count(ctx, \"a\") // n is not used: fine",
+		"_, _ = conn, time.Second",
+		"```",
+		"",
+	}, "\n")
+	_, errs := check(t, md)
+	for _, e := range errs {
+		t.Error(e)
+	}
+}
+
+func TestExtractRefusesBadDirectives(t *testing.T) {
+	for _, tc := range []struct {
+		name, md, want string
+	}{
+		{"unknown key", "<!-- readmecheck: nmae=x -->\n```go\n```\n", "unknown key"},
+		{"not key=value", "<!-- readmecheck: name -->\n```go\n```\n", "not key=value"},
+		{"before a shell block", "<!-- readmecheck: name=x -->\n```sh\n```\n", "not a Go one"},
+		{"before text", "<!-- readmecheck: name=x -->\ntext\n```go\n```\n", "must be followed"},
+		{"at the end", "<!-- readmecheck: name=x -->\n", "has no block"},
+		{"unclosed fence", "```go\nx := 1\n", "not closed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Extract([]byte(tc.md))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Extract: %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestProgramsRefuseBadNeeds(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		blocks []Block
+		want   string
+	}{
+		{"unknown", []Block{{Line: 3, Needs: []string{"x"}}}, "no block is named"},
+		{"cycle", []Block{{Line: 3, Name: "a", Needs: []string{"b"}}, {Line: 9, Name: "b", Needs: []string{"a"}}}, "cycle"},
+		{"duplicate name", []Block{{Line: 3, Name: "a"}, {Line: 9, Name: "a"}}, "already"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Programs(tc.blocks, "README.md")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Programs: %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSplit(t *testing.T) {
+	b := Block{Line: 10, Code: strings.Join([]string{
+		"type A struct{ X int }", // 10
+		"",                       // 11
+		"a := A{",                // 12
+		"\tX: 1,",                // 13
+		"}",                      // 14
+		"func f() {",             // 15
+		"\t_ = a",                // 16
+		"}",                      // 17
+		"x := func() {}",         // 18: a func literal, a statement
+		"",
+	}, "\n")}
+	segs, err := split(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type seg struct {
+		line int
+		decl bool
+	}
+	var got []seg
+	for _, s := range segs {
+		got = append(got, seg{s.line, s.decl})
+	}
+	want := []seg{{10, true}, {11, false}, {15, true}, {18, false}}
+	if !slices.Equal(got, want) {
+		t.Errorf("segments %v, want %v", got, want)
+	}
+	if _, err := split(Block{Line: 1, Code: "x := \"unterminated\n"}); err == nil {
+		t.Error("split accepted an unterminated string")
+	}
+}
