@@ -49,6 +49,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	pathpkg "path"
 	"regexp"
 	"slices"
 	"sort"
@@ -65,6 +66,8 @@ var KnownImports = map[string]string{
 	"inmemory":     "github.com/unified-data/gotables/inmemory",
 	"azcore":       "github.com/Azure/azure-sdk-for-go/sdk/azcore",
 	"policy":       "github.com/Azure/azure-sdk-for-go/sdk/azcore/policy",
+	"azotel":       "github.com/Azure/azure-sdk-for-go/sdk/tracing/azotel",
+	"sdktrace":     "go.opentelemetry.io/otel/sdk/trace",
 	"context":      "context",
 	"errors":       "errors",
 	"fmt":          "fmt",
@@ -371,7 +374,12 @@ func compose(blocks []Block, order []int, mdName string) (Program, error) {
 			continue
 		}
 		if _, have := imports[path]; !have && !importedAs(imports, name) {
+			// Name it as the block does: a known name may differ from the package's own
+			// (sdktrace for go.opentelemetry.io/otel/sdk/trace).
 			imports[path] = ""
+			if pathpkg.Base(path) != name {
+				imports[path] = name
+			}
 		}
 	}
 	paths := make([]string, 0, len(imports))
