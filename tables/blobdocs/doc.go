@@ -48,9 +48,10 @@
 // envelope, a checksum, encryption) replaces JSON; compression stays around it.
 //
 // Brotli is github.com/andybalholm/brotli: a pure-Go translation of Google's reference C
-// implementation (no cgo, no dependencies of its own), maintained since 2019, used by the
-// Apache Arrow Go module among many others, and already in this module graph through the
-// Azure blob SDK, so choosing it adds no new module. Gzip is the standard library's.
+// implementation (no cgo, no dependencies of its own), maintained and released since 2019,
+// and used by the Apache Arrow Go module among many others. It is already in this module
+// graph through the Azure blob SDK, so choosing it adds no new module; the version is the
+// one the graph already selects. Gzip is the standard library's.
 //
 // A document larger than Options.MaxSize (64 MiB by default), serialized or inflated, is
 // refused, so that a small compressed blob cannot expand without bound in memory.
