@@ -73,18 +73,22 @@ const (
 	defaultBackoff  = 10 * time.Millisecond
 )
 
-func retryOptions(opts *RetryOptions) RetryOptions {
-	o := RetryOptions{}
-	if opts != nil {
-		o = *opts
+// WithDefaults returns a copy of the options with every unset field at its default, as the
+// verbs use them; a nil *RetryOptions gives the defaults. Packages that run a compare-and-swap
+// loop of their own over the same options (blob state documents, say) call it, so every loop
+// has the same defaults.
+func (o *RetryOptions) WithDefaults() RetryOptions {
+	r := RetryOptions{}
+	if o != nil {
+		r = *o
 	}
-	if o.Attempts <= 0 {
-		o.Attempts = defaultAttempts
+	if r.Attempts <= 0 {
+		r.Attempts = defaultAttempts
 	}
-	if o.Backoff == 0 {
-		o.Backoff = defaultBackoff
+	if r.Backoff == 0 {
+		r.Backoff = defaultBackoff
 	}
-	return o
+	return r
 }
 
 // Wait sleeps before attempt number next (2, 3, …): a jittered pause between half and all of
@@ -119,7 +123,7 @@ func transition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id str
 	if mutate == nil {
 		return Outcome[T]{}, fmt.Errorf("%w: the mutate function is nil", ErrInvalidArgument)
 	}
-	o := retryOptions(opts)
+	o := opts.WithDefaults()
 	var lastErr error
 	for attempt := 1; attempt <= o.Attempts; attempt++ {
 		if attempt > 1 {

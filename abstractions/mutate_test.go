@@ -297,9 +297,19 @@ func TestBackoffHonoursContext(t *testing.T) {
 }
 
 func TestRetryOptionsDefaults(t *testing.T) {
-	o := retryOptions(nil)
-	if o.Attempts != 3 || o.Backoff != 10*time.Millisecond {
-		t.Fatalf("defaults: %+v", o)
+	for _, tc := range []struct {
+		name string
+		in   *RetryOptions
+		want RetryOptions
+	}{
+		{"nil", nil, RetryOptions{Attempts: 3, Backoff: 10 * time.Millisecond}},
+		{"zero", &RetryOptions{}, RetryOptions{Attempts: 3, Backoff: 10 * time.Millisecond}},
+		{"negative attempts", &RetryOptions{Attempts: -1, Backoff: time.Second}, RetryOptions{Attempts: 3, Backoff: time.Second}},
+		{"set", &RetryOptions{Attempts: 7, Backoff: -1}, RetryOptions{Attempts: 7, Backoff: -1}},
+	} {
+		if got := tc.in.WithDefaults(); got != tc.want {
+			t.Errorf("%s: WithDefaults() = %+v, want %+v", tc.name, got, tc.want)
+		}
 	}
 	for range 20 {
 		start := time.Now()

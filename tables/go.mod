@@ -6,6 +6,8 @@ require github.com/unified-data/gotables/abstractions v0.0.0
 
 require github.com/patrickmn/go-cache v2.1.0+incompatible
 
+require github.com/andybalholm/brotli v1.2.2
+
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
 	github.com/Azure/azure-sdk-for-go/sdk/data/aztables v1.4.1
