@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
@@ -202,14 +203,7 @@ func (s *PolyStore[B]) batch(ctx context.Context, op string, kind service.Op, ws
 }
 
 func hasQuote(k abstractions.TableKey) bool {
-	for _, s := range [...]string{k.PartitionKey, k.RowKey} {
-		for i := 0; i < len(s); i++ {
-			if s[i] == '\'' {
-				return true
-			}
-		}
-	}
-	return false
+	return strings.ContainsRune(k.PartitionKey, '\'') || strings.ContainsRune(k.RowKey, '\'')
 }
 
 // action checks one write and builds its row action: kind, or a replace conditional on
