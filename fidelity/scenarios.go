@@ -24,6 +24,7 @@ func StoreScenarios() []Scenario {
 	all = append(all, queryStoreScenarios...)
 	all = append(all, cacheScenarios...)
 	all = append(all, blobDocScenarios()...)
+	all = append(all, polyScenarios()...)
 	return all
 }
 

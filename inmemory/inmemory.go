@@ -186,3 +186,16 @@ func NewAccountOver(tables service.Tables, blobs service.Blobs, opts *Options) *
 func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
 	return engine.New[T, P](a, opts)
 }
+
+// PolyStore is the storage of many item types in one table, read back through the base
+// interface B with each item's concrete type. It implements [abstractions.PolyStorage], and is
+// the same type, running the same code, as tables.PolyStore. Make one per table with PolyFor.
+type PolyStore[B any] = engine.PolyStore[B]
+
+// PolyFor returns the polymorphic store of base B in the account, as tables.PolyFor does for
+// the Azure backend and with the same refusals. Pass it the registry production uses
+// ([codec.TypeRegistry]): the discriminators a test sees are then the ones Azure stores,
+// and a duplicate key names the same table.
+func PolyFor[B any](a *Account, types *codec.TypeRegistry, opts *StoreOptions) (*PolyStore[B], error) {
+	return engine.NewPoly[B](a, types, opts)
+}

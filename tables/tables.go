@@ -343,3 +343,26 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
 	return engine.New[T, P](a, opts)
 }
+
+// PolyStore is the storage of many item types in one table, read back through the base
+// interface B with each item's concrete type: an event stream, a command log, an outbox. It
+// implements [abstractions.PolyStorage], whose methods document each call, and is the same
+// type, running the same code, as inmemory.PolyStore. Make one per table with PolyFor.
+type PolyStore[B any] = engine.PolyStore[B]
+
+// PolyFor returns the polymorphic store of base B in the account. B is an interface every
+// item type's pointer implements: directly, or through a base struct the item types embed.
+// types names the item types ([codec.NewTypeRegistry], [codec.Register]); pass the same
+// registry to the in-memory backend in tests, so both write the same discriminators. Keys
+// are used exactly as written ([abstractions.TableKey]). The table is opts.Table, or B's
+// name when that is empty, and is created on first use.
+//
+// Refused with abstractions.ErrInvalidArgument: a nil or zero account, a nil registry, a B
+// that is not an interface, a table name the service would refuse. Refused with
+// abstractions.ErrNotSupported: an opts.Cache that enables caching. A polymorphic store has
+// no filters, page cursors, update builders, concurrency modes beyond a write's IfMatch, or
+// protected properties (an item type with a protected, split or offload field is refused
+// when written).
+func PolyFor[B any](a *Account, types *codec.TypeRegistry, opts *StoreOptions) (*PolyStore[B], error) {
+	return engine.NewPoly[B](a, types, opts)
+}
