@@ -63,6 +63,8 @@ var KnownImports = map[string]string{
 	"abstractions": "github.com/unified-data/gotables/abstractions",
 	"tables":       "github.com/unified-data/gotables/tables",
 	"azblobs":      "github.com/unified-data/gotables/tables/azblobs",
+	"blobdocs":     "github.com/unified-data/gotables/tables/blobdocs",
+	"codec":        "github.com/unified-data/gotables/tables/codec",
 	"inmemory":     "github.com/unified-data/gotables/inmemory",
 	"azcore":       "github.com/Azure/azure-sdk-for-go/sdk/azcore",
 	"policy":       "github.com/Azure/azure-sdk-for-go/sdk/azcore/policy",
