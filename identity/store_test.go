@@ -409,7 +409,9 @@ func TestModifyAndFieldSetters(t *testing.T) {
 		{"lockout enabled", func() (*IdentityUserModel, error) { return us.SetLockoutEnabled(ctx, u.UserId, true) },
 			func(v *IdentityUserModel) bool { return v.LockoutEnabled }, false},
 		{"lockout end", func() (*IdentityUserModel, error) { return us.SetLockoutEnd(ctx, u.UserId, end) },
-			func(v *IdentityUserModel) bool { return v.LockoutEnd.Equal(end) && v.IsLockedOut(end.Add(-time.Second)) && !v.IsLockedOut(end) }, false},
+			func(v *IdentityUserModel) bool {
+				return v.LockoutEnd.Equal(end) && v.IsLockedOut(end.Add(-time.Second)) && !v.IsLockedOut(end)
+			}, false},
 		{"reset count", func() (*IdentityUserModel, error) { return us.ResetAccessFailedCount(ctx, u.UserId) },
 			func(v *IdentityUserModel) bool { return v.AccessFailedCount == 0 }, false},
 		{"security stamp", func() (*IdentityUserModel, error) { return us.UpdateSecurityStamp(ctx, u.UserId) },
