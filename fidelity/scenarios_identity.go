@@ -447,4 +447,3 @@ func identityScenarios() []Scenario {
 		},
 	}
 }
-
