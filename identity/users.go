@@ -143,9 +143,9 @@ func (s *UserStore) Create(ctx context.Context, u *IdentityUserModel) error {
 // fails with ErrConcurrencyFailure (also when another write wins the race meanwhile): read
 // the user again and reapply the change. A missing user fails with an error matching
 // abstractions.ErrNotFound. A new normalised name or email that another user holds fails
-// with ErrDuplicateUserName or ErrDuplicateEmail, and the update is undone. Update changes
-// neither stamp on its own beyond that: set SecurityStamp when the change concerns
-// credentials. u is updated only on success.
+// with ErrDuplicateUserName or ErrDuplicateEmail, and the update is undone. Update does not
+// change the SecurityStamp on its own: set a new one (NewSecurityStamp) when the change
+// concerns credentials. u is updated only on success.
 func (s *UserStore) Update(ctx context.Context, u *IdentityUserModel) error {
 	if u == nil {
 		return fmt.Errorf("%w: the user is nil", abstractions.ErrInvalidArgument)
