@@ -7,6 +7,7 @@ require (
 	github.com/andybalholm/brotli v1.2.2
 	github.com/google/go-cmp v0.7.0
 	github.com/unified-data/gotables/abstractions v0.0.0
+	github.com/unified-data/gotables/identity v0.0.0
 	github.com/unified-data/gotables/inmemory v0.0.0
 	github.com/unified-data/gotables/tables v0.0.0
 	go.uber.org/goleak v1.3.0
@@ -33,6 +34,7 @@ require (
 
 replace (
 	github.com/unified-data/gotables/abstractions => ../abstractions
+	github.com/unified-data/gotables/identity => ../identity
 	github.com/unified-data/gotables/inmemory => ../inmemory
 	github.com/unified-data/gotables/tables => ../tables
 )

@@ -25,6 +25,7 @@ func StoreScenarios() []Scenario {
 	all = append(all, cacheScenarios...)
 	all = append(all, blobDocScenarios()...)
 	all = append(all, polyScenarios()...)
+	all = append(all, identityScenarios()...)
 	return all
 }
 

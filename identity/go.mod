@@ -4,4 +4,16 @@ go 1.25.0
 
 require github.com/unified-data/gotables/abstractions v0.0.0
 
-replace github.com/unified-data/gotables/abstractions => ../abstractions
+// For tests only: the stores run on the in-memory backend, and the golden rows are written
+// to its service directly.
+require (
+	github.com/unified-data/gotables/inmemory v0.0.0
+	github.com/unified-data/gotables/tables v0.0.0
+	go.uber.org/goleak v1.3.0
+)
+
+replace (
+	github.com/unified-data/gotables/abstractions => ../abstractions
+	github.com/unified-data/gotables/inmemory => ../inmemory
+	github.com/unified-data/gotables/tables => ../tables
+)

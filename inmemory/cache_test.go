@@ -494,3 +494,32 @@ func TestCachePatchKeepsWarmOnlyWhenSafe(t *testing.T) {
 		t.Fatalf("after a patch of an entity that was not cached: fetched=%v N=%d", fetched, got.N)
 	}
 }
+
+// TestCachesReads checks that a store reports the policy it runs with: its own, or the
+// account's when it sets none.
+func TestCachesReads(t *testing.T) {
+	cases := []struct {
+		name    string
+		account inmemory.CachePolicy
+		store   inmemory.CachePolicy
+		want    bool
+	}{
+		{"defaults", inmemory.CachePolicy{}, inmemory.CachePolicy{}, false},
+		{"account sliding", inmemory.Sliding(time.Minute), inmemory.CachePolicy{}, true},
+		{"account absolute, store disabled", inmemory.Absolute(time.Minute), inmemory.Disabled, false},
+		{"store absolute", inmemory.CachePolicy{}, inmemory.Absolute(time.Second), true},
+		{"store sliding of zero", inmemory.CachePolicy{}, inmemory.Sliding(0), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			acct := inmemory.NewAccount(&inmemory.Options{Cache: tc.account})
+			s, err := inmemory.For[Doc](acct, &inmemory.StoreOptions{Cache: tc.store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.CachesReads(); got != tc.want {
+				t.Errorf("CachesReads() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -94,6 +94,12 @@ func (s *Store[T]) Table() string { return s.table }
 // Account returns the store's account.
 func (s *Store[T]) Account() *Account { return s.acct }
 
+// CachesReads reports whether the store keeps what it reads in the account's read cache: its
+// own StoreOptions.Cache, or the account's Options.Cache when the store sets none, is Sliding
+// or Absolute. Code that must see every other process's writes at once (a user's security
+// stamp, say) checks it, through an interface of its own, to refuse a caching store.
+func (s *Store[T]) CachesReads() bool { return s.policy.Enabled() }
+
 // EnsureCreated creates the table if it does not exist yet.
 func (s *Store[T]) EnsureCreated(ctx context.Context) (err error) {
 	ctx, c := s.begin(ctx, "create table")

@@ -1,0 +1,156 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/unified-data/gotables/abstractions"
+)
+
+func roleIndex(s abstractions.Storage[IdentityRoleModel], attempts int) *index[IdentityRoleModel] {
+	return &index[IdentityRoleModel]{store: s, what: "role name", owner: "role", row: roleNameIndexRow, dup: ErrDuplicateRoleName,
+		attempts: attempts,
+		value:    func(r *IdentityRoleModel) string { return r.NormalizedName },
+		ownerOf:  func(r *IdentityRoleModel) string { return r.RoleId },
+		point: func(r *IdentityRoleModel, id, owner, value string) {
+			*r = IdentityRoleModel{Entity: abstractions.Entity{ID: id, CreatedAt: r.CreatedAt, ETag: r.ETag}, RoleId: owner, NormalizedName: value}
+		}}
+}
+
+// role returns the role with the normalised name, or nil when there is none.
+func (s *UserStore) role(ctx context.Context, normalizedRoleName string) (*IdentityRoleModel, string, error) {
+	r, err := s.roles.lookup(ctx, normalizedRoleName)
+	if errors.Is(err, abstractions.ErrNotFound) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	rk, err := keyPart("role id", r.RoleId)
+	if err != nil {
+		return nil, "", nil
+	}
+	return r, rk, nil
+}
+
+// AddToRole makes the user a member of the role with the normalised name. The membership is
+// stored twice, in the user's partition (the one IsInRole and Roles read, written first)
+// and in the role's (the one UsersInRole reads); adding a membership the user has changes
+// nothing. A missing role fails with ErrRoleNotFound, as ASP.NET Core Identity's stores
+// throw: the change cannot be made, and saying nothing would report success having
+// assigned nothing. A missing user fails with an error matching abstractions.ErrNotFound.
+func (s *UserStore) AddToRole(ctx context.Context, userID, normalizedRoleName string) error {
+	k, err := userKey(userID)
+	if err != nil {
+		return err
+	}
+	role, r, err := s.role(ctx, normalizedRoleName)
+	if err != nil {
+		return err
+	}
+	if role == nil {
+		return fmt.Errorf("%w: %q; create the role first (RoleStore.Create)", ErrRoleNotFound, normalizedRoleName)
+	}
+	u, err := s.FindByID(ctx, userID)
+	if err != nil {
+		return err
+	}
+	row := func(id string) *IdentityUserRoleModel {
+		return &IdentityUserRoleModel{Entity: abstractions.Entity{ID: id}, UserId: u.UserId, RoleId: role.RoleId}
+	}
+	if err := s.t.UserRoles.Upsert(ctx, row(userRoleByUserID(k, r))); err != nil {
+		return err
+	}
+	return s.t.UserRoles.Upsert(ctx, row(userRoleByRoleID(r, k)))
+}
+
+// RemoveFromRole ends the user's membership of the role with the normalised name. A missing
+// role, or a membership the user does not have, is not an error.
+func (s *UserStore) RemoveFromRole(ctx context.Context, userID, normalizedRoleName string) error {
+	k, err := userKey(userID)
+	if err != nil {
+		return err
+	}
+	role, r, err := s.role(ctx, normalizedRoleName)
+	if err != nil || role == nil {
+		return err
+	}
+	if err := s.t.UserRoles.Delete(ctx, userRoleByRoleID(r, k)); err != nil {
+		return err
+	}
+	return s.t.UserRoles.Delete(ctx, userRoleByUserID(k, r))
+}
+
+// IsInRole reports whether the user is a member of the role with the normalised name (false
+// for a missing role), with point reads only.
+func (s *UserStore) IsInRole(ctx context.Context, userID, normalizedRoleName string) (bool, error) {
+	k, err := userKey(userID)
+	if err != nil {
+		return false, err
+	}
+	role, r, err := s.role(ctx, normalizedRoleName)
+	if err != nil || role == nil {
+		return false, err
+	}
+	return s.t.UserRoles.Exists(ctx, userRoleByUserID(k, r))
+}
+
+// Roles returns the names of the user's roles, in the order of the roles' keys (none for a
+// missing user). A membership of a role deleted meanwhile is skipped.
+func (s *UserStore) Roles(ctx context.Context, userID string) ([]string, error) {
+	k, err := userKey(userID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.t.UserRoles.List(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, m := range rows {
+		r, ok := membershipOf(k, m)
+		if !ok {
+			continue
+		}
+		role, err := s.t.Roles.One(ctx, roleRowID(r))
+		if errors.Is(err, abstractions.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, role.Name)
+	}
+	return names, nil
+}
+
+// UsersInRole returns the members of the role with the normalised name (none for a missing
+// role), with one bounded query of the role's partition and a point read per user.
+func (s *UserStore) UsersInRole(ctx context.Context, normalizedRoleName string) ([]*IdentityUserModel, error) {
+	role, r, err := s.role(ctx, normalizedRoleName)
+	if err != nil || role == nil {
+		return nil, err
+	}
+	ids, err := members(ctx, s.t.UserRoles, r)
+	if err != nil {
+		return nil, err
+	}
+	return s.users(ctx, ids)
+}
+
+// members returns the user ids the role-partition rows of role r name.
+func members(ctx context.Context, userRoles abstractions.Storage[IdentityUserRoleModel], r string) ([]string, error) {
+	rows, err := userRoles.Query(ctx, abstractions.Query[IdentityUserRoleModel]{Partition: r, RowKeyPrefix: reversePrefix})
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, m := range rows {
+		rk, err := keyPart("role id", m.RoleId)
+		if err == nil && rk == r {
+			ids = append(ids, m.UserId)
+		}
+	}
+	return ids, nil
+}

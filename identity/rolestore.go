@@ -1,0 +1,235 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/unified-data/gotables/abstractions"
+)
+
+// RoleStore keeps roles and their claims. It is safe for concurrent use.
+type RoleStore struct {
+	t     Tables
+	names *index[IdentityRoleModel]
+	rows  *stamped[IdentityRoleModel, *IdentityRoleModel]
+}
+
+// NewRoleStore returns the role store over t. It needs Roles, RoleClaims and UserRoles (to
+// end a deleted role's memberships); a nil one is refused with an error matching
+// abstractions.ErrInvalidArgument. A nil opts means the defaults.
+func NewRoleStore(t Tables, opts *Options) (*RoleStore, error) {
+	switch {
+	case t.Roles == nil:
+		return nil, missing("Roles")
+	case t.RoleClaims == nil:
+		return nil, missing("RoleClaims")
+	case t.UserRoles == nil:
+		return nil, missing("UserRoles")
+	}
+	attempts := opts.retry().Attempts
+	if attempts <= 0 {
+		attempts = defaultAttempts
+	}
+	return &RoleStore{t: t, names: roleIndex(t.Roles, attempts),
+		rows: &stamped[IdentityRoleModel, *IdentityRoleModel]{store: t.Roles, what: "role", attempts: attempts,
+			stamp: func(r *IdentityRoleModel) *string { return &r.ConcurrencyStamp },
+			assign: func(dst, src *IdentityRoleModel) {
+				dst.Name, dst.NormalizedName = src.Name, src.NormalizedName
+			}}}, nil
+}
+
+func roleKey(roleID string) (string, error) { return keyPart("role id", roleID) }
+
+func normalizeRole(r *IdentityRoleModel) {
+	if r.NormalizedName == "" && r.Name != "" {
+		r.NormalizedName = NormalizeName(r.Name)
+	}
+}
+
+// Create stores a new role. An empty RoleId is set to a new GUID, an empty ConcurrencyStamp
+// to a new GUID, an empty NormalizedName to NormalizeName(Name). A normalised name another
+// role has fails with ErrDuplicateRoleName and stores nothing; an id another role has, with
+// an error matching abstractions.ErrDuplicateKey. r is updated only on success.
+func (s *RoleStore) Create(ctx context.Context, r *IdentityRoleModel) error {
+	if r == nil {
+		return fmt.Errorf("%w: the role is nil", abstractions.ErrInvalidArgument)
+	}
+	v := *r
+	if v.RoleId == "" {
+		v.RoleId = newGUID()
+	}
+	k, err := roleKey(v.RoleId)
+	if err != nil {
+		return err
+	}
+	normalizeRole(&v)
+	if v.ConcurrencyStamp == "" {
+		v.ConcurrencyStamp = newGUID()
+	}
+	v.ID, v.ETag = roleRowID(k), ""
+	if err := s.t.Roles.Create(ctx, &v); err != nil {
+		if errors.Is(err, abstractions.ErrDuplicateKey) {
+			return fmt.Errorf("identity: a role with the id %q exists: %w", v.RoleId, err)
+		}
+		return err
+	}
+	if err := s.names.claim(ctx, v.RoleId, v.NormalizedName); err != nil {
+		_ = s.t.Roles.Delete(detached(ctx), v.ID)
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Update renames the role to r's Name and NormalizedName, when the stored ConcurrencyStamp
+// is r's, with a new stamp. A stale stamp fails with ErrConcurrencyFailure, a missing role
+// with an error matching abstractions.ErrNotFound, a name another role has with
+// ErrDuplicateRoleName (and the update is undone). r is updated only on success.
+func (s *RoleStore) Update(ctx context.Context, r *IdentityRoleModel) error {
+	if r == nil {
+		return fmt.Errorf("%w: the role is nil", abstractions.ErrInvalidArgument)
+	}
+	k, err := roleKey(r.RoleId)
+	if err != nil {
+		return err
+	}
+	v := *r
+	normalizeRole(&v)
+	id := roleRowID(k)
+	old, stored, err := s.rows.replace(ctx, id, &v)
+	if err != nil {
+		return err
+	}
+	if old.NormalizedName != stored.NormalizedName {
+		if err := s.names.claim(ctx, stored.RoleId, stored.NormalizedName); err != nil {
+			s.rows.restore(detached(ctx), id, old, stored)
+			return err
+		}
+		_ = s.names.release(ctx, old.RoleId, old.NormalizedName)
+	}
+	*r = *stored
+	return nil
+}
+
+// Delete deletes the role, its claims and every membership of it. Deleting a missing role is
+// not an error. The role row goes first; call Delete again to finish after a failure.
+func (s *RoleStore) Delete(ctx context.Context, roleID string) error {
+	k, err := roleKey(roleID)
+	if err != nil {
+		return err
+	}
+	r, err := s.t.Roles.One(ctx, roleRowID(k))
+	switch {
+	case isNotFound(err):
+		r = &IdentityRoleModel{RoleId: roleID}
+	case err != nil:
+		return err
+	default:
+		if err := s.t.Roles.Delete(ctx, roleRowID(k)); err != nil {
+			return err
+		}
+	}
+	if err := s.names.release(ctx, r.RoleId, r.NormalizedName); err != nil {
+		return err
+	}
+	ids, err := members(ctx, s.t.UserRoles, k)
+	if err != nil {
+		return err
+	}
+	for _, uid := range ids {
+		u, err := userKey(uid)
+		if err != nil {
+			continue
+		}
+		if err := s.t.UserRoles.Delete(ctx, userRoleByUserID(u, k)); err != nil {
+			return err
+		}
+		if err := s.t.UserRoles.Delete(ctx, userRoleByRoleID(k, u)); err != nil {
+			return err
+		}
+	}
+	claims, err := s.t.RoleClaims.List(ctx, k)
+	if err != nil {
+		return err
+	}
+	for _, c := range claims {
+		if roleClaimOf(k, c) {
+			if err := s.t.RoleClaims.Delete(ctx, c.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// FindByID returns the role with the id, or an error matching abstractions.ErrNotFound.
+func (s *RoleStore) FindByID(ctx context.Context, roleID string) (*IdentityRoleModel, error) {
+	k, err := roleKey(roleID)
+	if err != nil {
+		return nil, err
+	}
+	return s.t.Roles.One(ctx, roleRowID(k))
+}
+
+// FindByName returns the role whose NormalizedName is normalizedName (compared exactly), with
+// a point read of its index row and one of the role row, or an error matching
+// abstractions.ErrNotFound.
+func (s *RoleStore) FindByName(ctx context.Context, normalizedName string) (*IdentityRoleModel, error) {
+	return s.names.lookup(ctx, normalizedName)
+}
+
+// AddClaim gives the role a claim; adding one it has changes nothing. A claim with an empty
+// type is refused with abstractions.ErrInvalidArgument, a missing role with an error
+// matching ErrNotFound.
+func (s *RoleStore) AddClaim(ctx context.Context, roleID string, c Claim) error {
+	k, err := roleKey(roleID)
+	if err != nil {
+		return err
+	}
+	if err := checkClaims([]Claim{c}); err != nil {
+		return err
+	}
+	r, err := s.FindByID(ctx, roleID)
+	if err != nil {
+		return err
+	}
+	return s.t.RoleClaims.Upsert(ctx, &IdentityRoleClaimModel{Entity: abstractions.Entity{ID: roleClaimID(k, c)},
+		RoleId: r.RoleId, ClaimType: c.Type, ClaimValue: c.Value})
+}
+
+// RemoveClaim removes a claim from the role; removing one it does not have is not an error.
+func (s *RoleStore) RemoveClaim(ctx context.Context, roleID string, c Claim) error {
+	k, err := roleKey(roleID)
+	if err != nil {
+		return err
+	}
+	if err := checkClaims([]Claim{c}); err != nil {
+		return err
+	}
+	return s.t.RoleClaims.Delete(ctx, roleClaimID(k, c))
+}
+
+func roleClaimOf(k string, c *IdentityRoleClaimModel) bool {
+	r, err := roleKey(c.RoleId)
+	return err == nil && r == k && sameKey(c.ID, roleClaimID(k, Claim{c.ClaimType, c.ClaimValue}))
+}
+
+// Claims returns the role's claims, in key order (none for a missing role).
+func (s *RoleStore) Claims(ctx context.Context, roleID string) ([]Claim, error) {
+	k, err := roleKey(roleID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.t.RoleClaims.List(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	var out []Claim
+	for _, c := range rows {
+		if roleClaimOf(k, c) {
+			out = append(out, Claim{c.ClaimType, c.ClaimValue})
+		}
+	}
+	return out, nil
+}
