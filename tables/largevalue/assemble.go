@@ -91,16 +91,16 @@ func Assemble(main service.Row, conts []service.Row, cols []Column) (service.Row
 			break
 		}
 	}
-	if !split && len(cols) > 0 {
-		// A manifest cell without its count is a torn group.
-		for _, c := range cols {
-			for _, suf := range []string{SHA256Suffix, EncSuffix, LenSuffix} {
-				if _, ok := main.Get(c.Name + suf); ok {
-					return service.Row{}, &IntegrityError{Column: c.Name, Reason: "the manifest has no " + c.Name + ChunksSuffix + " cell"}
-				}
+	// A manifest cell without its count is a torn group.
+	for _, c := range cols {
+		if _, ok := main.Get(c.Name + ChunksSuffix); ok {
+			continue
+		}
+		for _, suf := range []string{SHA256Suffix, EncSuffix, LenSuffix} {
+			if _, ok := main.Get(c.Name + suf); ok {
+				return service.Row{}, &IntegrityError{Column: c.Name, Reason: "the manifest has no " + c.Name + ChunksSuffix + " cell"}
 			}
 		}
-		return main, nil
 	}
 	if !split {
 		return main, nil
