@@ -26,6 +26,7 @@ func StoreScenarios() []Scenario {
 	all = append(all, blobDocScenarios()...)
 	all = append(all, polyScenarios()...)
 	all = append(all, identityScenarios()...)
+	all = append(all, largeScenarios()...)
 	return all
 }
 

@@ -31,6 +31,7 @@ require (
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/patrickmn/go-cache v2.1.0+incompatible // indirect
 	github.com/pierrec/lz4/v4 v4.1.28 // indirect
+	github.com/unified-data/gotables/identity v0.0.0
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
@@ -46,3 +47,5 @@ replace (
 	github.com/unified-data/gotables/inmemory => ../inmemory
 	github.com/unified-data/gotables/tables => ../tables
 )
+
+replace github.com/unified-data/gotables/identity => ../identity

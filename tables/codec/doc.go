@@ -154,7 +154,7 @@
 //	Field T `table:"-"`                            not stored
 //	Name string `table:",alias=FullName|Nom"`      reads FullName, then Nom, when Name is absent
 //	_ struct{} `table:",alias=CreatedAt:Stamp"`    an alias for a promoted field, on a blank field
-//	Notes string `table:",split=text,offload=never"`  kept for the large-value planner
+//	Notes string `table:",split=text,offload=never"`  a large value (see Large values)
 //	Salary float64 `table:",protected=admin|accountant"` kept for the protected-property check
 //
 // Aliases name columns that rows written before a rename hold. Writes use the canonical name
@@ -163,9 +163,20 @@
 // The type-level form, on a blank marker field, lists Target:Old items separated by '|' (an
 // item without a target continues the previous target). A malformed tag, an unknown option, a
 // name part, and an alias that collides with a column or another alias or names no top-level
-// column are refused when the plan is built. The split, offload and protected options are
-// parsed and kept in the plan (Field.Split, Field.Offload, Field.Protected, Plan.Split) without
-// any effect on the codec.
+// column are refused when the plan is built. The protected option is kept for the store's
+// check (Field.Protected).
+//
+// # Large values
+//
+// split=text, split=gzip or split=binary (and offload=above or offload=never, for blob
+// offload) on a string, a []byte or a JSON-stored field makes it a large value (Field.Large,
+// Field.Encoding); on a blank marker field they cover every string, []byte and JSON-stored
+// field of the type itself (not the Id, not the fields of nested structs). The options on any
+// other field (a native scalar, a text-marshalled type, a flattened struct) are refused when
+// the plan is built, naming the field: the .NET library reports that misuse on first use of
+// the type, and a Go plan is built on first use. A type with a large value, or a type-level
+// option, is split-aware (Plan.LargeValues); EncodeLarge hands its large values to the
+// planner of package largevalue whole, without the oversized policy.
 //
 // # Reserved names
 //

@@ -49,7 +49,38 @@ func encodeValue(v any, only []string, opts *Options) ([]service.Property, error
 	if err != nil {
 		return nil, err
 	}
-	return pl.encodeOnly(p, only, opts.orDefault())
+	return pl.encodeOnly(p, only, opts.orDefault(), nil)
+}
+
+// A LargeValue is the value of a large-value field (Field.Large) as EncodeLarge hands it to
+// the large-value planner, which decides whether it stays in one cell or is stored split.
+type LargeValue struct {
+	// Field is the field; Field.Name is the column, Field.Encoding the split encoding.
+	Field *Field
+	// Cell is the name of the value's single cell: Field.Name, or Field.Name+"__Json" for
+	// a JSON-stored value.
+	Cell string
+	// Value is the value: an Edm.String holding the text (or JSON text, valid UTF-8) or an
+	// Edm.Binary holding the bytes.
+	Value service.Value
+}
+
+// EncodeLarge is Encode for a split-aware type (Plan.LargeValues): it returns the cells of
+// the ordinary fields and, apart, the values of the large-value fields, whatever their size
+// (no oversized policy applies to them). A large field with no value to store (a nil slice
+// or pointer) is left out, as Encode leaves out its column. Text must be valid UTF-8.
+func EncodeLarge(v any, opts *Options) ([]service.Property, []LargeValue, error) {
+	p, t, err := structPointer(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	pl, err := planFor(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	var large []LargeValue
+	props, err := pl.encodeOnly(p, nil, opts.orDefault(), &large)
+	return props, large, err
 }
 
 // EncodeRow is Encode returning a row with the given keys.
@@ -87,8 +118,9 @@ func structPointer(v any) (unsafe.Pointer, reflect.Type, error) {
 }
 
 // encodeOnly encodes the columns named in only, or every column when only is nil (then with
-// the type name column when o asks for it).
-func (pl *Plan) encodeOnly(p unsafe.Pointer, only []string, o *Options) ([]service.Property, error) {
+// the type name column when o asks for it). With large not nil, the values of large-value
+// columns go there instead of into cells.
+func (pl *Plan) encodeOnly(p unsafe.Pointer, only []string, o *Options, large *[]LargeValue) ([]service.Property, error) {
 	n := len(pl.cols)
 	if o.WriteTypeName {
 		n++
@@ -111,6 +143,13 @@ func (pl *Plan) encodeOnly(p unsafe.Pointer, only []string, o *Options) ([]servi
 			return nil, &ValueError{Column: c.cellName, Field: c.field.Path, Type: c.leaf.typ, Err: err}
 		}
 		if !ok {
+			continue
+		}
+		if large != nil && c.large {
+			if v.Kind() == service.KindString && !utf8.ValidString(v.Str()) {
+				return nil, &ValueError{Column: c.cellName, Field: c.field.Path, Type: c.leaf.typ, Err: errInvalidUTF8}
+			}
+			*large = append(*large, LargeValue{Field: c.field, Cell: c.cellName, Value: v})
 			continue
 		}
 		if c.leaf.class == classScalar {

@@ -71,9 +71,15 @@ type Field struct {
 	Role Role
 	// Aliases are the old column names a read falls back to when the column is absent.
 	Aliases []string
-	// Split and Offload are the values of the tag options of those names, kept for the
-	// large-value planner; the codec itself does not act on them.
+	// Split and Offload are the values of the field's own tag options of those names.
 	Split, Offload string
+	// Large reports a large value: a string, []byte or JSON-stored field opted in by its own
+	// split= or offload= option, or covered by a type-level one. The codec leaves such a
+	// value to the large-value planner (EncodeLarge) instead of fitting it in one cell.
+	Large bool
+	// Encoding is a large value's split encoding: the field's split=, else the type-level
+	// one, else SplitText for text and SplitBinary for a []byte. Empty for other fields.
+	Encoding string
 	// Protected lists the roles of the tag option protected=, kept for the store's
 	// protected-property check.
 	Protected []string
@@ -91,6 +97,7 @@ type Plan struct {
 	cellNames []string
 	split     string
 	offload   string
+	large     bool
 	// idCol is the column of the entity base's ID, -1 when the type has none; etagOff and
 	// timestampOff locate its ETag and Timestamp when hasETag and hasTimestamp say so.
 	idCol         int
@@ -113,6 +120,8 @@ type column struct {
 	// cellName is the name written when the value fits a cell: the column's name, or
 	// name+"__Json"; gzipName is name+"__GZip".
 	cellName, gzipName string
+	// large reports a large value (Field.Large), which EncodeLarge hands to the planner.
+	large bool
 	// sources are the names a read accepts, best first; srcGzip says which of them hold
 	// the gzip form.
 	sources []string
@@ -131,6 +140,22 @@ type source struct {
 	col  int32
 	rank int32
 }
+
+// The split encodings a `table:",split=..."` option names, and the offload rules of
+// offload=. The large-value planner stores a large value in the smallest form that fits: one
+// cell, split cells on the main row and continuation rows, or (where configured) a blob.
+const (
+	// SplitText stores text as UTF-8, in string chunks of at most 32,000 UTF-16 code units.
+	SplitText = "text"
+	// SplitGzip gzips the value first and stores binary chunks; it suits compressible text.
+	SplitGzip = "gzip"
+	// SplitBinary stores a []byte as binary chunks of at most 65,536 bytes.
+	SplitBinary = "binary"
+	// OffloadAbove lets a value above the offload threshold go to a blob (the default).
+	OffloadAbove = "above"
+	// OffloadNever keeps the value in the table whatever its size.
+	OffloadNever = "never"
+)
 
 const (
 	jsonSuffix = "__Json"
@@ -180,6 +205,13 @@ func (p *Plan) Split() string { return p.split }
 
 // Offload returns the type-level offload option; see Split.
 func (p *Plan) Offload() string { return p.offload }
+
+// LargeValues reports whether the type is split-aware: a field is a large value (see
+// Field.Large), or the type carries a type-level split= or offload= option, even one that
+// covers none of its fields. Stores plan split cells and continuation rows only for such a
+// type; every other type is stored exactly as before. The answer comes from the declared
+// types alone.
+func (p *Plan) LargeValues() bool { return p.large }
 
 // HasEntity reports whether the type embeds abstractions.Entity, whose ID, ETag and
 // Timestamp get their special treatment.
@@ -315,6 +347,7 @@ func buildPlan(t reflect.Type) (*Plan, error) {
 		f.Aliases = slices.Clip(f.Aliases)
 		b.plan.cols[i].field = f
 	}
+	b.resolveLarge()
 	return b.plan, nil
 }
 
@@ -523,6 +556,10 @@ func (b *builder) marker(path string, ti tagInfo, top bool) error {
 	for _, a := range ti.typeAliases {
 		b.aliases = append(b.aliases, aliasDecl{col: -1, target: a.target, old: a.old, path: path})
 	}
+	if ti.split == SplitBinary {
+		return b.errorf(path, "split=binary applies to a []byte field; at type level use split=text or split=gzip "+
+			"([]byte fields are stored as bytes either way)")
+	}
 	if ti.split != "" {
 		if b.plan.split != "" {
 			return b.errorf(path, "split= is declared twice at type level")
@@ -564,6 +601,9 @@ func (b *builder) field(t reflect.Type, name, path string, at loc, ti tagInfo, r
 		}
 	}
 	if ok {
+		if err := b.checkLarge(l, path, ti, role); err != nil {
+			return err
+		}
 		b.addColumn(l, name, path, at, ti, role)
 		return nil
 	}
@@ -581,6 +621,77 @@ func (b *builder) field(t reflect.Type, name, path string, at loc, ti tagInfo, r
 			"give it exported fields, implement encoding.TextMarshaler for it, or tag the field `table:\"-\"`")
 	}
 	return nil
+}
+
+// largeKind says what kind of large value a leaf can be: "text" for a string, "binary" for a
+// []byte, "json" for a JSON-stored value, or "" when it cannot be one.
+func largeKind(l leaf) string {
+	t := l.typ
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case l.class == classJSON:
+		return "json"
+	case l.class == classString && t.Kind() == reflect.String && !isText(t):
+		return "text"
+	case l.kind == service.KindBinary && t.Kind() == reflect.Slice:
+		return "binary"
+	}
+	return ""
+}
+
+// checkLarge refuses split= and offload= on a field that cannot hold a large value.
+func (b *builder) checkLarge(l leaf, path string, ti tagInfo, role Role) error {
+	if ti.split == "" && ti.offload == "" {
+		return nil
+	}
+	kind := largeKind(l)
+	switch {
+	case role == RoleID:
+		return b.errorf(path, "the entity's ID is a key column and cannot be a large value; remove split= and offload=")
+	case kind == "":
+		return b.errorf(path, "split= and offload= apply to a string, a []byte or a JSON-stored value; "+
+			l.typ.String()+" is stored as one native cell that always fits, so remove the option")
+	case ti.split == SplitBinary && kind != "binary":
+		return b.errorf(path, "split=binary applies to a []byte; use split=text or split=gzip for "+l.typ.String())
+	}
+	return nil
+}
+
+// resolveLarge marks the large values once the type-level options are known.
+func (b *builder) resolveLarge() {
+	p := b.plan
+	p.large = p.split != "" || p.offload != ""
+	for i := range p.cols {
+		c := &p.cols[i]
+		f := c.field
+		kind := largeKind(c.leaf)
+		own := f.Split != "" || f.Offload != ""
+		// The type-level option covers the stored type's own string, []byte and JSON-stored
+		// fields (promoted ones included), not the ID and not the fields of nested structs.
+		covered := (p.split != "" || p.offload != "") && f.Role == RoleColumn && kind != "" &&
+			!strings.Contains(f.Name, "_")
+		if !own && !covered {
+			continue
+		}
+		f.Large, p.large = true, true
+		switch {
+		case f.Split != "":
+			f.Encoding = f.Split
+		case p.split == SplitGzip:
+			f.Encoding = SplitGzip
+		case kind == "binary":
+			f.Encoding = SplitBinary
+		default:
+			f.Encoding = SplitText
+		}
+		if f.Encoding == SplitText && kind == "binary" {
+			// Text has no meaning for bytes: they are stored as they are.
+			f.Encoding = SplitBinary
+		}
+		c.large = true
+	}
 }
 
 func (b *builder) addColumn(l leaf, name, path string, at loc, ti tagInfo, role Role) {

@@ -88,8 +88,18 @@ func parseTag(tag string, marker bool) (tagInfo, string) {
 				}
 			}
 		case "split":
+			switch val {
+			case SplitText, SplitGzip, SplitBinary:
+			default:
+				return ti, "split=" + val + " is not an encoding; use split=text, split=gzip or (for []byte) split=binary"
+			}
 			ti.split = val
 		case "offload":
+			switch val {
+			case OffloadAbove, OffloadNever:
+			default:
+				return ti, "offload=" + val + " is not an offload rule; use offload=above (the default) or offload=never"
+			}
 			ti.offload = val
 		case "protected":
 			if marker {

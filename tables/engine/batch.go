@@ -148,6 +148,10 @@ func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) (err error) {
 		}
 		seen[k] = true
 	}
+	if s.split {
+		_, err = s.batchLarge(ctx, "create batch", modeCreate, vs, ps, lastOccurrences(ps))
+		return err
+	}
 	_, err = s.batch(ctx, "create batch", service.OpInsert, vs, ps)
 	return err
 }
@@ -168,6 +172,18 @@ func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (_ int, err error) 
 			return 0, &abstractions.StoreError{Kind: abstractions.ErrNotSupported, Op: "upsert batch", Table: s.table, PartitionKey: p.pk, RowKey: p.rk,
 				Message: "a key containing ' cannot be written in a batched upsert (the Azure SDK does not escape it); upsert that entity on its own; nothing was sent"}
 		}
+	}
+	if s.split {
+		// A repeated key is written once, as its last occurrence, and counts as passed.
+		order := lastOccurrences(ps)
+		n, err := s.batchLarge(ctx, "upsert batch", modeUpsert, vs, ps, order)
+		if err != nil {
+			return n, err
+		}
+		for i := range ps {
+			ps[i].commit(vs[i], service.Written{})
+		}
+		return len(vs), nil
 	}
 	return s.batch(ctx, "upsert batch", service.OpUpsertReplace, vs, ps)
 }
@@ -193,6 +209,9 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (_ int
 	pk, err := s.checkPartition("delete partition", partition)
 	if err != nil {
 		return 0, err
+	}
+	if s.split {
+		return s.deletePartitionLarge(ctx, pk)
 	}
 	p := &plan{skipGone: true}
 	err = s.scan(ctx, service.Query{Filter: partitionFilter(pk), Select: keysOnly}, func(r *service.Row) error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -18,6 +19,10 @@ type prepared[T any] struct {
 	base   *abstractions.Entity // the Entity inside v
 	pk, rk string
 	row    service.Row
+	// layout and logical are a split-aware entity's rows and its cells as one row (large
+	// values whole), the form the read cache keeps.
+	layout  *largevalue.Layout
+	logical service.Row
 }
 
 // prepare copies v, resolves its id, stamps the times (CreatedAt only when zero) and
@@ -39,6 +44,12 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 		b.CreatedAt = now
 	}
 	b.UpdatedAt = now
+	if s.split {
+		if err := s.prepareLarge(op, p); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
 	row, err := codec.EncodeRow(&p.v, pk, rk, &s.acct.codec)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s (%q, %q): %w", op, s.table, pk, rk, err)
@@ -79,6 +90,9 @@ func (s *Store[T]) Create(ctx context.Context, v *T) (err error) {
 	if err != nil {
 		return err
 	}
+	if s.split {
+		return s.writeLarge(ctx, "create", v, p, modeCreate, "")
+	}
 	w, err := s.write(ctx, "create", p, service.Action{Op: service.OpInsert})
 	if err != nil {
 		return err
@@ -94,6 +108,9 @@ func (s *Store[T]) Upsert(ctx context.Context, v *T) (err error) {
 	p, err := s.prepare("upsert", v, s.acct.now())
 	if err != nil {
 		return err
+	}
+	if s.split {
+		return s.writeLarge(ctx, "upsert", v, p, modeUpsert, "")
 	}
 	// Protected fields are checked here (protect.go); batch writes are trusted paths.
 	w, err := s.writeGuarded(ctx, "upsert", p, service.Action{Op: service.OpUpsertReplace})
@@ -149,6 +166,12 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 	if err != nil {
 		return err
 	}
+	if s.split {
+		if mode == abstractions.Strict {
+			return s.writeLarge(ctx, "update", v, p, modeStrict, etag)
+		}
+		return s.writeLarge(ctx, "update", v, p, modeReplace, "")
+	}
 	ifMatch := service.ETagAny
 	if mode == abstractions.Strict {
 		ifMatch = etag
@@ -169,6 +192,9 @@ func (s *Store[T]) Delete(ctx context.Context, id string) (err error) {
 	_, pk, rk, err := s.resolveID("delete", id)
 	if err != nil {
 		return err
+	}
+	if s.split {
+		return s.deleteLarge(ctx, pk, rk)
 	}
 	err = s.tracked(s.writeKeys([2]string{pk, rk}), func() (*service.Row, error) {
 		return nil, s.do(ctx, func() error {
@@ -200,11 +226,20 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 	}
 	var row service.Row
 	s.readThrough(key, func() *entry {
-		err = s.do(ctx, func() (err error) {
-			row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, nil)
-			return err
-		})
+		if s.split {
+			row, err = s.readLarge(ctx, "read", pk, rk, nil)
+		} else {
+			err = s.do(ctx, func() (err error) {
+				row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, nil)
+				return err
+			})
+		}
 		if err != nil {
+			return nil
+		}
+		if largevalue.IsContinuation(&row) {
+			err = &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "read", Table: s.table, PartitionKey: pk, RowKey: rk,
+				Message: "no row has this key (the row there is a continuation row of a split entity)"}
 			return nil
 		}
 		return &entry{row: row.Clone()}
@@ -235,6 +270,10 @@ func (s *Store[T]) decode(row *service.Row) (*T, error) {
 // keysOnly is the projection of a read that needs no property.
 var keysOnly = []string{}
 
+// ofOnly is the projection of a read that needs only to tell a continuation row (which
+// carries _SplitOf) from an entity.
+var ofOnly = []string{largevalue.OfColumn}
+
 // Exists reports whether a row with the id exists; see [abstractions.Storage.Exists].
 func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
 	ctx, c := s.beginID(ctx, "exists", id)
@@ -249,8 +288,9 @@ func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
 	if _, ok := s.cachedRow(s.entityKey(pk, rk)); ok {
 		return true, nil
 	}
-	err = s.do(ctx, func() error {
-		_, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, keysOnly)
+	var row service.Row
+	err = s.do(ctx, func() (err error) {
+		row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, ofOnly)
 		return err
 	})
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
@@ -259,5 +299,6 @@ func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
 	if err != nil {
 		return false, s.translate("exists", pk, rk, err)
 	}
-	return true, nil
+	// A continuation row is not an entity of its own.
+	return !largevalue.IsContinuation(&row), nil
 }

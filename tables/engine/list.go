@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/unified-data/gotables/tables/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -47,8 +48,13 @@ func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, 
 		var err error
 		s.readThrough(key, func() *entry {
 			err = s.scan(ctx, service.Query{Filter: filter}, func(r *service.Row) error {
-				rows = append(rows, *r)
-				return nil
+				// The cache keeps whole entities: continuation rows are left out and a
+				// split-aware entity is kept reassembled.
+				row, skip, err := s.materialize(ctx, op, r)
+				if err == nil && !skip {
+					rows = append(rows, row)
+				}
+				return err
 			})
 			if err != nil {
 				return nil
@@ -90,8 +96,15 @@ func (s *Store[T]) ListAll(ctx context.Context) (_ []*T, err error) {
 
 func (s *Store[T]) count(ctx context.Context, pk, filter string) (int, error) {
 	n := 0
-	err := s.scan(ctx, service.Query{Filter: filter, Select: keysOnly}, func(*service.Row) error {
-		n++
+	sel := keysOnly
+	if s.split {
+		// The split-aware type counts entities, not their continuation rows.
+		sel = ofOnly
+	}
+	err := s.scan(ctx, service.Query{Filter: filter, Select: sel}, func(r *service.Row) error {
+		if !largevalue.IsContinuation(r) {
+			n++
+		}
 		return nil
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -66,6 +67,9 @@ func (s *Store[T]) prepareQuery(op string, q *abstractions.Query[T]) (*preparedQ
 			return nil, s.filterError(op, ferr)
 		}
 		p.sel = sel
+		if s.split {
+			p.sel = s.splitProjection(sel)
+		}
 	}
 	return p, nil
 }
@@ -172,6 +176,10 @@ func (s *Store[T]) pages(ctx context.Context, op string, p *preparedQuery, sel [
 			return s.translate(op, p.pk, "", err)
 		}
 		for i := range page.Rows {
+			if largevalue.IsContinuation(&page.Rows[i]) {
+				// A continuation row is part of another entity, never one of its own.
+				continue
+			}
 			more, err := fn(&page.Rows[i])
 			if err != nil || !more {
 				return err
@@ -210,9 +218,9 @@ func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, 
 	}
 	out := []*T{}
 	err = s.pages(ctx, "query", p, p.sel, p.take, func(r *service.Row) (bool, error) {
-		v, err := s.decode(r)
-		if err != nil {
-			return false, err
+		v, skip, err := s.decodeListed(ctx, "query", r)
+		if err != nil || skip {
+			return err == nil, err
 		}
 		out = append(out, v)
 		return true, nil
@@ -240,9 +248,9 @@ func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq
 			return
 		}
 		err = s.pages(ctx, "query", p, p.sel, p.take, func(r *service.Row) (bool, error) {
-			v, err := s.decode(r)
-			if err != nil {
-				return false, err
+			v, skip, err := s.decodeListed(ctx, "query", r)
+			if err != nil || skip {
+				return err == nil, err
 			}
 			return yield(v, nil), nil
 		})
@@ -264,7 +272,11 @@ func (s *Store[T]) Any(ctx context.Context, q abstractions.Query[T]) (_ bool, er
 		return false, err
 	}
 	found := false
-	err = s.pages(ctx, "any", p, keysOnly, 1, func(*service.Row) (bool, error) {
+	sel := keysOnly
+	if s.split {
+		sel = ofOnly
+	}
+	err = s.pages(ctx, "any", p, sel, 1, func(*service.Row) (bool, error) {
 		found = true
 		return false, nil
 	})
@@ -341,17 +353,47 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 		}
 		out := abstractions.Page[T]{Items: make([]*T, 0, len(page.Rows))}
 		for i := range page.Rows {
-			v, err := s.decode(&page.Rows[i])
+			// A continuation row takes a place in the page and is not returned, so a page
+			// may hold fewer entities than its size, or none, and still have a cursor.
+			v, skip, err := s.decodeListed(ctx, "page", &page.Rows[i])
 			if err != nil {
 				return abstractions.Page[T]{}, err
 			}
-			out.Items = append(out.Items, v)
+			if !skip {
+				out.Items = append(out.Items, v)
+			}
 		}
 		if page.Next != nil {
 			out.Cursor = encodeCursor(cursor{Bounds: bounds, PK: page.Next.NextPartitionKey, RK: page.Next.NextRowKey})
 		}
 		return out, nil
 	}
+}
+
+// decodeListed decodes a row a query returned: a split-aware entity is read whole (its
+// continuation rows fetched and every value verified); a continuation row, or an entity
+// deleted while it was read, is skipped.
+func (s *Store[T]) decodeListed(ctx context.Context, op string, r *service.Row) (*T, bool, error) {
+	row, skip, err := s.materialize(ctx, op, r)
+	if err != nil || skip {
+		return nil, skip, err
+	}
+	v, err := s.decode(&row)
+	return v, false, err
+}
+
+// splitProjection narrows a split-aware query's projection only when every column is an
+// ordinary one: a large value is always returned whole, so naming one fetches whole rows.
+// The projection also asks for _SplitOf, so that continuation rows are recognised.
+func (s *Store[T]) splitProjection(sel []string) []string {
+	for _, c := range s.large {
+		for _, n := range sel {
+			if n == c.Name || n == c.Cell || n == c.Name+"__GZip" {
+				return nil
+			}
+		}
+	}
+	return append(sel, largevalue.OfColumn)
 }
 
 func encodeCursor(c cursor) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/largevalue"
 )
 
 // Store is the repository of entity type T in one table of an account. It implements
@@ -21,6 +22,10 @@ type Store[T any] struct {
 	cacheTable string // the table's name as cache keys hold it
 	plan       *codec.Plan
 	policy     CachePolicy
+	// split reports a split-aware type (codec.Plan.LargeValues); large are its large-value
+	// columns as reads reassemble them (see large.go).
+	split bool
+	large []largevalue.Column
 	// entity returns the Entity base of a *T: P(v).Base() for the P of New, so the
 	// compiler, not a run-time assertion, guarantees every T has one.
 	entity func(*T) *abstractions.Entity
@@ -85,6 +90,7 @@ func New[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 		return nil, fmt.Errorf("store of %v: %w (name the table with StoreOptions.Table)", t, err)
 	}
 	return &Store[T]{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), plan: plan, policy: policy,
+		split: plan.LargeValues(), large: largeColumns(plan),
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}, nil
 }
 

@@ -144,7 +144,7 @@ func (s *sides) seed(ctx context.Context) error {
 // workloads returns the side-by-side workloads; cfg sets their operation counts.
 func (s *sides) workloads(ctx context.Context, cfg Config) []workload {
 	const target = targetRatio
-	return []workload{
+	return append([]workload{
 		{name: "point read", ops: cfg.Ops, target: target, library: s.libRead, raw: s.rawRead},
 		s.cachedReadWorkload(ctx, cfg),
 		{name: "insert", ops: cfg.Ops, target: target, library: s.libInsert, raw: s.rawInsert},
@@ -154,7 +154,7 @@ func (s *sides) workloads(ctx context.Context, cfg Config) []workload {
 		s.pageWorkload(cfg),
 		s.batchWorkload(cfg, target),
 		{name: "count 10,000 rows", ops: cfg.heavyOps(), library: s.libCount, raw: s.rawCount},
-	}
+	}, s.largeWorkloads(cfg)...)
 }
 
 // Targets of the side-by-side workloads.

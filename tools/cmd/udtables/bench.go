@@ -48,7 +48,8 @@ code (aztables with map entities and encoding/json), in one process, against the
 account, alternating library and raw operations, and prints per workload the median time of
 each side, the ratio library / raw, operations per second and the library's allocations per
 operation. Workloads: point read (cache off, and a cache hit), insert, upsert, update (Strict), query of a 1,000-row
-partition, one page of 100 rows after another, batch upsert of 1,000 rows over 10 partitions, count of 10,000 rows. Then it runs
+partition, one page of 100 rows after another, batch upsert of 1,000 rows over 10 partitions, count of 10,000 rows, and writing and reading a 1 MB text value stored split (against the same rows written by
+hand in one transaction and read back with a point read and a range query). Then it runs
 the library's workloads on the in-memory backend.
 
 The account is the flag's, or Azurite's with --azurite, or the one in $` + testConnectionEnv + `;

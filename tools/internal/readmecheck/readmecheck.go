@@ -66,6 +66,7 @@ var KnownImports = map[string]string{
 	"blobdocs":     "github.com/unified-data/gotables/tables/blobdocs",
 	"codec":        "github.com/unified-data/gotables/tables/codec",
 	"inmemory":     "github.com/unified-data/gotables/inmemory",
+	"identity":     "github.com/unified-data/gotables/identity",
 	"azcore":       "github.com/Azure/azure-sdk-for-go/sdk/azcore",
 	"policy":       "github.com/Azure/azure-sdk-for-go/sdk/azcore/policy",
 	"azotel":       "github.com/Azure/azure-sdk-for-go/sdk/tracing/azotel",

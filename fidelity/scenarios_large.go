@@ -1,0 +1,540 @@
+package fidelity
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// LargeDoc is the split-aware entity of the large-value scenarios.
+type LargeDoc struct {
+	abstractions.Entity
+	Title string
+	Body  string   `table:",split=text"`
+	Data  []byte   `table:",split=binary"`
+	Notes []string `table:",split=gzip"`
+}
+
+// WideDoc opts every string field in at type level: twenty values of 30,000 characters fit
+// a cell each but not one entity together.
+type WideDoc struct {
+	abstractions.Entity
+	_                            struct{} `table:",split=text"`
+	A, B, C, D, E, F, G, H, I, J string
+	K, L, M, N, O, P, Q, R, S, T string
+}
+
+// SlotsDoc has 63 large byte fields: a bare entity holds 62 split values.
+type SlotsDoc struct {
+	abstractions.Entity
+	S00 []byte `table:",split=gzip"`
+	S01 []byte `table:",split=gzip"`
+	S02 []byte `table:",split=gzip"`
+	S03 []byte `table:",split=gzip"`
+	S04 []byte `table:",split=gzip"`
+	S05 []byte `table:",split=gzip"`
+	S06 []byte `table:",split=gzip"`
+	S07 []byte `table:",split=gzip"`
+	S08 []byte `table:",split=gzip"`
+	S09 []byte `table:",split=gzip"`
+	S10 []byte `table:",split=gzip"`
+	S11 []byte `table:",split=gzip"`
+	S12 []byte `table:",split=gzip"`
+	S13 []byte `table:",split=gzip"`
+	S14 []byte `table:",split=gzip"`
+	S15 []byte `table:",split=gzip"`
+	S16 []byte `table:",split=gzip"`
+	S17 []byte `table:",split=gzip"`
+	S18 []byte `table:",split=gzip"`
+	S19 []byte `table:",split=gzip"`
+	S20 []byte `table:",split=gzip"`
+	S21 []byte `table:",split=gzip"`
+	S22 []byte `table:",split=gzip"`
+	S23 []byte `table:",split=gzip"`
+	S24 []byte `table:",split=gzip"`
+	S25 []byte `table:",split=gzip"`
+	S26 []byte `table:",split=gzip"`
+	S27 []byte `table:",split=gzip"`
+	S28 []byte `table:",split=gzip"`
+	S29 []byte `table:",split=gzip"`
+	S30 []byte `table:",split=gzip"`
+	S31 []byte `table:",split=gzip"`
+	S32 []byte `table:",split=gzip"`
+	S33 []byte `table:",split=gzip"`
+	S34 []byte `table:",split=gzip"`
+	S35 []byte `table:",split=gzip"`
+	S36 []byte `table:",split=gzip"`
+	S37 []byte `table:",split=gzip"`
+	S38 []byte `table:",split=gzip"`
+	S39 []byte `table:",split=gzip"`
+	S40 []byte `table:",split=gzip"`
+	S41 []byte `table:",split=gzip"`
+	S42 []byte `table:",split=gzip"`
+	S43 []byte `table:",split=gzip"`
+	S44 []byte `table:",split=gzip"`
+	S45 []byte `table:",split=gzip"`
+	S46 []byte `table:",split=gzip"`
+	S47 []byte `table:",split=gzip"`
+	S48 []byte `table:",split=gzip"`
+	S49 []byte `table:",split=gzip"`
+	S50 []byte `table:",split=gzip"`
+	S51 []byte `table:",split=gzip"`
+	S52 []byte `table:",split=gzip"`
+	S53 []byte `table:",split=gzip"`
+	S54 []byte `table:",split=gzip"`
+	S55 []byte `table:",split=gzip"`
+	S56 []byte `table:",split=gzip"`
+	S57 []byte `table:",split=gzip"`
+	S58 []byte `table:",split=gzip"`
+	S59 []byte `table:",split=gzip"`
+	S60 []byte `table:",split=gzip"`
+	S61 []byte `table:",split=gzip"`
+	S62 []byte `table:",split=gzip"`
+}
+
+// BadSplit misuses split= on a native scalar.
+type BadSplit struct {
+	abstractions.Entity
+	Count int `table:",split=text"`
+}
+
+// digestRows renders raw rows compactly: small cells as they are, large ones by kind, size
+// and the start of their SHA-256, so two backends' rows compare cell for cell without
+// megabytes of observations.
+func digestRows(rows []service.Row) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s|%s:", r.PartitionKey, r.RowKey)
+		props := append([]service.Property(nil), r.Properties...)
+		sortProps(props)
+		for _, p := range props {
+			v := p.Value
+			switch {
+			case v.Kind() == service.KindDateTime:
+				b.WriteString(" " + p.Name + "=time")
+			case v.Size() <= 80:
+				b.WriteString(" " + p.Name + "=" + v.String())
+			case v.Kind() == service.KindString:
+				sum := sha256.Sum256([]byte(v.Str()))
+				fmt.Fprintf(&b, " %s=%v(units=%d sha=%s)", p.Name, v.Kind(), service.UTF16Len(v.Str()), hex.EncodeToString(sum[:4]))
+			default:
+				sum := sha256.Sum256(v.Bytes())
+				fmt.Fprintf(&b, " %s=%v(len=%d sha=%s)", p.Name, v.Kind(), len(v.Bytes()), hex.EncodeToString(sum[:4]))
+			}
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+func sortProps(props []service.Property) {
+	for i := 1; i < len(props); i++ {
+		for j := i; j > 0 && props[j].Name < props[j-1].Name; j-- {
+			props[j], props[j-1] = props[j-1], props[j]
+		}
+	}
+}
+
+// observeRows records the table's raw rows as digests.
+func (e *Env) observeRows(ctx context.Context, step string) []service.Row {
+	e.t.Helper()
+	rows, err := AllRows(ctx, e.Tables, e.Table, service.Query{})
+	if err != nil {
+		e.Fatalf("%s: %v", step, err)
+	}
+	e.Observe(step, digestRows(rows))
+	return rows
+}
+
+// clearTable deletes every row the scenario left, so the dump of rows left behind stays
+// small (the digests above recorded them).
+func (e *Env) clearTable(ctx context.Context) {
+	rows, err := AllRows(ctx, e.Tables, e.Table, service.Query{Select: []string{}})
+	if err != nil {
+		e.Fatalf("clear: %v", err)
+	}
+	for _, r := range rows {
+		_, err := e.Tables.Write(ctx, e.Table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: r.PartitionKey, RowKey: r.RowKey}})
+		if err != nil && !abstractions.HasStatus(err, 404, "") {
+			e.Fatalf("clear %s: %v", r.RowKey, err)
+		}
+	}
+}
+
+// pattern returns n deterministic pseudo-random bytes.
+func pattern(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	b := make([]byte, n)
+	for i := 0; i+8 <= n; i += 8 {
+		v := r.Uint64()
+		for j := 0; j < 8; j++ {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	for i := n - n%8; i < n; i++ {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// cyrillic returns n characters of Russian text.
+func cyrillic(n int) string {
+	const words = "съешь же ещё этих мягких французских булок да выпей чаю "
+	r := []rune(strings.Repeat(words, n/len([]rune(words))+1))
+	return string(r[:n])
+}
+
+// sameDoc reports whether a read returned exactly what was written.
+func sameDoc(a, b *LargeDoc) bool {
+	return a.Title == b.Title && a.Body == b.Body && bytes.Equal(a.Data, b.Data) && reflect.DeepEqual(a.Notes, b.Notes)
+}
+
+// roundTrip creates d, reads it back and records the raw rows.
+func roundTrip(ctx context.Context, e *Env, s *engine.Store[LargeDoc], step string, d *LargeDoc) {
+	e.t.Helper()
+	want := *d
+	e.OK(step+": create", s.Create(ctx, d))
+	got, err := s.One(ctx, d.ID)
+	e.OK(step+": read", err)
+	e.Equal(step+": read back whole", sameDoc(got, &want), true)
+	e.observeRows(ctx, step+": rows")
+}
+
+func largeScenarios() []Scenario {
+	return []Scenario{
+		{
+			Name: "large/tier-boundaries",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[LargeDoc](e, nil)
+				roundTrip(ctx, e, s, "text 32768 units (one cell)", &LargeDoc{Entity: abstractions.Entity{ID: "p|t1"}, Body: strings.Repeat("a", 32768)})
+				roundTrip(ctx, e, s, "text 32769 units (split)", &LargeDoc{Entity: abstractions.Entity{ID: "p|t2"}, Body: strings.Repeat("a", 32769)})
+				roundTrip(ctx, e, s, "binary 65536 bytes (one cell)", &LargeDoc{Entity: abstractions.Entity{ID: "p|b1"}, Data: pattern(65536, 1)})
+				roundTrip(ctx, e, s, "binary 65537 bytes (split)", &LargeDoc{Entity: abstractions.Entity{ID: "p|b2"}, Data: pattern(65537, 2)})
+				e.clearTable(ctx)
+				roundTrip(ctx, e, s, "binary 2,900,000 bytes (one transaction)", &LargeDoc{Entity: abstractions.Entity{ID: "p|b3"}, Data: pattern(2_900_000, 3)})
+				e.clearTable(ctx)
+				err := s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|b4"}, Data: pattern(3_000_000, 4)})
+				e.Is("binary 3,000,000 bytes needs a blob", err, abstractions.ErrOversizedValue)
+				e.observeRows(ctx, "nothing stored")
+			},
+		},
+		{
+			Name: "large/cyrillic-700k",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[LargeDoc](e, nil)
+				roundTrip(ctx, e, s, "700,000 Cyrillic characters", &LargeDoc{Entity: abstractions.Entity{ID: "p|ru"}, Title: "война и мир", Body: cyrillic(700_000)})
+				n, err := s.Count(ctx, "p")
+				e.OK("count", err)
+				e.Equal("one entity", n, 1)
+				list, err := s.List(ctx, "p")
+				e.OK("list", err)
+				e.Equal("list returns the entity whole", len(list) == 1 && list[0].Body == cyrillic(700_000), true)
+				e.clearTable(ctx)
+			},
+		},
+		{
+			Name: "large/binary-2mb",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[LargeDoc](e, nil)
+				roundTrip(ctx, e, s, "2 MiB of binary", &LargeDoc{Entity: abstractions.Entity{ID: "p|bin"}, Data: pattern(2<<20, 7)})
+				e.clearTable(ctx)
+			},
+		},
+		{
+			Name: "large/many-inline-values",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[WideDoc](e, nil)
+				d := &WideDoc{Entity: abstractions.Entity{ID: "p|wide"}}
+				v := reflect.ValueOf(d).Elem()
+				for i := 0; i < 20; i++ {
+					// Each value fits a cell; together they are 1.2 MB as the service counts.
+					v.FieldByName(string(rune('A' + i))).SetString(strings.Repeat(string(rune('a'+i)), 30000-i))
+				}
+				want := *d
+				e.OK("create", s.Create(ctx, d))
+				got, err := s.One(ctx, "p|wide")
+				e.OK("read", err)
+				got.Entity, want.Entity = abstractions.Entity{}, abstractions.Entity{}
+				e.Equal("read back whole", reflect.DeepEqual(*got, want), true)
+				e.observeRows(ctx, "the largest values moved to split form")
+				e.clearTable(ctx)
+			},
+		},
+		{
+			Name: "large/split-value-limit",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[SlotsDoc](e, nil)
+				fill := func(n int) *SlotsDoc {
+					d := &SlotsDoc{}
+					v := reflect.ValueOf(d).Elem()
+					for i := 0; i < n; i++ {
+						v.FieldByName(fmt.Sprintf("S%02d", i)).SetBytes(bytes.Repeat([]byte{byte(i)}, 70000))
+					}
+					return d
+				}
+				d := fill(62)
+				d.ID = "p|62"
+				e.OK("62 split values", s.Create(ctx, d))
+				got, err := s.One(ctx, "p|62")
+				e.OK("read 62", err)
+				e.Equal("read back whole", len(got.S61) == 70000 && got.S61[0] == 61 && got.S62 == nil, true)
+				e.observeRows(ctx, "62 split values: a full main row and one continuation row")
+				d = fill(63)
+				d.ID = "p|63"
+				err = s.Create(ctx, d)
+				e.Is("63 split values", err, abstractions.ErrOversizedValue)
+				e.clearTable(ctx)
+			},
+		},
+		{
+			Name: "large/shrinking-rewrite",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[LargeDoc](e, nil)
+				d := &LargeDoc{Entity: abstractions.Entity{ID: "p|s"}, Body: strings.Repeat("x", 600_000), Notes: []string{"a", "b"}}
+				e.OK("create with continuation rows", s.Create(ctx, d))
+				e.observeRows(ctx, "grown")
+				d.Body = strings.Repeat("y", 40_000)
+				e.OK("upsert a shorter value", s.Upsert(ctx, d))
+				e.observeRows(ctx, "shrunk: the stale continuation rows are gone")
+				got, err := s.One(ctx, "p|s")
+				e.OK("read", err)
+				e.Equal("shrunk value", got.Body == d.Body && reflect.DeepEqual(got.Notes, d.Notes), true)
+				got.Body = "short"
+				e.OK("strict update", s.Update(ctx, got, abstractions.Strict))
+				e.observeRows(ctx, "one cell again")
+				stale := *got
+				stale.ETag = `W/"datetime'2020-01-01T00%3A00%3A00.0000000Z'"`
+				e.Is("strict update of another version", s.Update(ctx, &stale, abstractions.Strict), abstractions.ErrConcurrencyConflict)
+				e.OK("delete", s.Delete(ctx, "p|s"))
+				e.observeRows(ctx, "deleted")
+			},
+		},
+		{
+			Name: "large/leftover-taken-back",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[LargeDoc](e, nil)
+				// Leftover continuation rows of "l", as a writer that does not know them leaves.
+				for _, k := range []string{"l~0001", "l~0007"} {
+					_, err := e.Tables.Write(ctx, e.Table, insert(row("p", k, "_SplitOf", service.String("l"), "_SplitIndex", service.Int32(1),
+						"Body__c9", service.String("old"))))
+					e.OK("leftover "+k, err)
+				}
+				n, err := s.Count(ctx, "p")
+				e.OK("count", err)
+				e.Equal("leftovers are not counted", n, 0)
+				_, err = s.One(ctx, "p|l~0001")
+				e.Is("a leftover is not an entity", err, abstractions.ErrNotFound)
+				all, err := s.Query(ctx, abstractions.Query[LargeDoc]{Partition: "p"})
+				e.OK("query", err)
+				e.Equal("query returns no leftover", len(all), 0)
+				d := &LargeDoc{Entity: abstractions.Entity{ID: "p|l"}, Body: strings.Repeat("z", 600_000)}
+				e.OK("create takes the leftovers back", s.Create(ctx, d))
+				e.observeRows(ctx, "taken back")
+				got, err := s.One(ctx, "p|l")
+				e.OK("read", err)
+				e.Equal("whole", got.Body == d.Body, true)
+				// A row at a continuation key that is not a continuation row is never overwritten.
+				_, err = e.Tables.Write(ctx, e.Table, insert(row("p", "f~0001", "Other", service.String("mine"))))
+				e.OK("foreign row", err)
+				err = s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|f"}, Body: strings.Repeat("z", 600_000)})
+				e.Is("a foreign row holds the key", err, abstractions.ErrInvalidKey)
+				err = s.Delete(ctx, "p|gone")
+				e.OK("delete of an id with no row", err)
+				e.observeRows(ctx, "after")
+				e.clearTable(ctx)
+			},
+		},
+		{
+			Name: "large/damaged",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[LargeDoc](e, nil)
+				d := &LargeDoc{Entity: abstractions.Entity{ID: "p|d"}, Body: strings.Repeat("q", 600_000)}
+				e.OK("create", s.Create(ctx, d))
+				_, err := e.Tables.Write(ctx, e.Table, service.Action{Op: service.OpMerge, IfMatch: "*",
+					Row: row("p", "d~0001", "Body__c16", service.String("tampered"))})
+				e.OK("damage a chunk", err)
+				_, err = s.One(ctx, "p|d")
+				e.Is("read of a damaged chunk", err, abstractions.ErrIntegrity)
+				_, err = s.Query(ctx, abstractions.Query[LargeDoc]{Partition: "p"})
+				e.Is("query of a damaged chunk", err, abstractions.ErrIntegrity)
+				ok, err := s.Exists(ctx, "p|d")
+				e.OK("exists", err)
+				e.Equal("a damaged row exists", ok, true)
+				e.OK("delete a damaged row", s.Delete(ctx, "p|d"))
+				e.observeRows(ctx, "deleted with its continuation rows")
+
+				e.OK("create again", s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|d"}, Body: strings.Repeat("q", 600_000)}))
+				_, err = e.Tables.Write(ctx, e.Table, service.Action{Op: service.OpMerge, IfMatch: "*",
+					Row: row("p", "d", "_SplitParts", service.String("broken"))})
+				e.OK("damage the part count", err)
+				_, err = s.One(ctx, "p|d")
+				e.Is("read of a damaged part count", err, abstractions.ErrIntegrity)
+				e.Is("upsert over a damaged part count", s.Upsert(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|d"}}), abstractions.ErrIntegrity)
+				e.OK("delete a row whose part count cannot be read", s.Delete(ctx, "p|d"))
+				e.observeRows(ctx, "all gone")
+			},
+		},
+		{
+			Name: "large/keys",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[LargeDoc](e, nil)
+				e.Is("create at a continuation key", s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|r~0001"}}), abstractions.ErrInvalidKey)
+				e.Is("upsert batch at a continuation key", func() error {
+					_, err := s.UpsertBatch(ctx, []*LargeDoc{{Entity: abstractions.Entity{ID: "p|ok"}}, {Entity: abstractions.Entity{ID: "p|a~b~0042"}}})
+					return err
+				}(), abstractions.ErrInvalidKey)
+				e.OK("other tildes are keys", s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|a~0001x"}}))
+				e.Is("a 481-unit row key", s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|" + strings.Repeat("k", 481)}}), abstractions.ErrInvalidKey)
+				e.OK("delete at a continuation key is a no-op", s.Delete(ctx, "p|r~0001"))
+				_, err := engine.New[BadSplit](engine.NewAccount(e.Backend, e.Tables, e.Blobs, nil), &engine.StoreOptions{Table: e.Table})
+				e.Is("split= on an int", err, abstractions.ErrNotSupported)
+				e.Equal("the refusal names the field", err != nil && strings.Contains(err.Error(), "Count"), true)
+				e.observeRows(ctx, "rows")
+			},
+		},
+		{
+			Name: "large/batches-pages-counts",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[LargeDoc](e, nil)
+				var docs []*LargeDoc
+				for i := 0; i < 4; i++ {
+					docs = append(docs, &LargeDoc{Entity: abstractions.Entity{ID: fmt.Sprintf("p|b%d", i)}, Body: strings.Repeat(string(rune('a'+i)), 300_000*(i%2)+10)})
+				}
+				e.OK("create batch", s.CreateBatch(ctx, docs))
+				e.observeRows(ctx, "each entity's rows in one transaction")
+				up := []*LargeDoc{
+					{Entity: abstractions.Entity{ID: "p|b1"}, Body: "first"},
+					{Entity: abstractions.Entity{ID: "p|b2"}, Body: strings.Repeat("w", 500_000)},
+					{Entity: abstractions.Entity{ID: "p|b1"}, Body: "last"},
+				}
+				n, err := s.UpsertBatch(ctx, up)
+				e.OK("upsert batch", err)
+				e.Equal("entities passed", n, 3)
+				got, err := s.One(ctx, "p|b1")
+				e.OK("read", err)
+				e.Equal("the last occurrence wins", got.Body, "last")
+				c, err := s.Count(ctx, "p")
+				e.OK("count", err)
+				e.Equal("entities counted", c, 4)
+				var pages []int
+				q := abstractions.Query[LargeDoc]{Partition: "p", Take: 2}
+				for i := 0; i < 10; i++ {
+					pg, err := s.Page(ctx, q)
+					e.OK(fmt.Sprintf("page %d", i), err)
+					pages = append(pages, len(pg.Items))
+					if pg.Cursor == "" {
+						break
+					}
+					q.Cursor = pg.Cursor
+				}
+				e.Observe("page sizes (a continuation row takes a place)", pages)
+				streamed := 0
+				for v, err := range s.Stream(ctx, abstractions.Query[LargeDoc]{Partition: "p"}) {
+					e.OK("stream", err)
+					if v != nil {
+						streamed++
+					}
+				}
+				e.Equal("streamed entities", streamed, 4)
+				deleted, err := s.DeletePartition(ctx, "p")
+				e.OK("delete partition", err)
+				e.Equal("entities deleted", deleted, 4)
+				e.observeRows(ctx, "partition empty")
+			},
+		},
+		{
+			Name: "large/partition-delete-races-growing-upsert",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[LargeDoc](e, nil)
+				e.OK("small entity", s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|g"}, Body: "small"}))
+				var wg sync.WaitGroup
+				var upErr, delErr error
+				wg.Add(2)
+				go func() {
+					defer wg.Done()
+					upErr = s.Upsert(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|g"}, Body: strings.Repeat("g", 700_000)})
+				}()
+				go func() {
+					defer wg.Done()
+					_, delErr = s.DeletePartition(ctx, "p")
+				}()
+				wg.Wait()
+				e.OK("upsert", upErr)
+				e.OK("delete partition", delErr)
+				rows, err := AllRows(ctx, e.Tables, e.Table, service.Query{})
+				e.OK("rows", err)
+				// Whole or gone: either no row at all, or the main row with every
+				// continuation row it declares, and the entity reads back whole.
+				got, err := s.One(ctx, "p|g")
+				whole := len(rows) == 0 && errors.Is(err, abstractions.ErrNotFound) ||
+					err == nil && got.Body == strings.Repeat("g", 700_000) && len(rows) >= 2
+				e.Equal("whole or gone", whole, true)
+				e.clearTable(ctx)
+			},
+		},
+		{
+			Name: "large/concurrent-upserts-and-reads",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[LargeDoc](e, nil)
+				// Every version is one letter repeated, at a size that needs continuation
+				// rows; a read that mixed two versions would hold two letters.
+				version := func(i int) string { return strings.Repeat(string(rune('a'+i)), 400_000+50_000*(i%3)) }
+				e.OK("create", s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|c"}, Body: version(0)}))
+				var wg sync.WaitGroup
+				var mu sync.Mutex
+				mixed, writeErrs, readErrs := 0, 0, 0
+				for w := 1; w <= 3; w++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := 0; i < 3; i++ {
+							err := s.Upsert(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|c"}, Body: version(w*3 + i)})
+							if err != nil && !errors.Is(err, abstractions.ErrConcurrencyConflict) {
+								mu.Lock()
+								writeErrs++
+								mu.Unlock()
+							}
+						}
+					}()
+				}
+				for r := 0; r < 2; r++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := 0; i < 6; i++ {
+							got, err := s.One(ctx, "p|c")
+							mu.Lock()
+							switch {
+							case err != nil && !errors.Is(err, abstractions.ErrConcurrencyConflict):
+								readErrs++
+							case err == nil && (got.Body == "" || strings.Count(got.Body, got.Body[:1]) != len(got.Body)):
+								mixed++
+							}
+							mu.Unlock()
+						}
+					}()
+				}
+				wg.Wait()
+				e.Equal("writes that failed other than by a lost race", writeErrs, 0)
+				e.Equal("reads that failed other than by a changing row", readErrs, 0)
+				e.Equal("reads that mixed two versions", mixed, 0)
+				got, err := s.One(ctx, "p|c")
+				e.OK("final read", err)
+				e.Equal("the final version is whole", strings.Count(got.Body, got.Body[:1]) == len(got.Body), true)
+				e.clearTable(ctx)
+			},
+		},
+	}
+}

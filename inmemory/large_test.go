@@ -1,0 +1,153 @@
+package inmemory_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// Note is a split-aware type: Body is a large text value, Blob large bytes.
+type Note struct {
+	abstractions.Entity
+	Title string
+	Body  string `table:",split=text"`
+	Blob  []byte `table:",split=binary"`
+}
+
+func rowsOf(t *testing.T, tables service.Tables, table string) []service.Row {
+	t.Helper()
+	page, err := tables.Query(context.Background(), table, service.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page.Rows
+}
+
+func TestLargeSmoke(t *testing.T) {
+	ctx := context.Background()
+	acct := inmemory.NewAccount(nil)
+	s, err := inmemory.For[Note](acct, &inmemory.StoreOptions{Table: "Notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Repeat("жизнь", 140000)
+	n := &Note{Entity: abstractions.Entity{ID: "p|a"}, Title: "t", Body: body}
+	if err := s.Create(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rowsOf(t, acct.Tables(), "Notes") {
+		t.Logf("%s: %d props", r.RowKey, len(r.Properties))
+	}
+	got, err := s.One(ctx, "p|a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Body != body {
+		t.Fatal("mismatch")
+	}
+	n.Body, n.Blob = "", make([]byte, 2<<20)
+	if err := s.Upsert(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rowsOf(t, acct.Tables(), "Notes") {
+		t.Logf("%s: %d props", r.RowKey, len(r.Properties))
+	}
+	if got, err = s.One(ctx, "p|a"); err != nil || len(got.Blob) != 2<<20 || got.Body != "" {
+		t.Fatal("mismatch", err)
+	}
+	n.Body = "small"
+	n.Blob = nil
+	if err := s.Upsert(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	if rows := rowsOf(t, acct.Tables(), "Notes"); len(rows) != 1 {
+		t.Fatalf("%d rows after shrink", len(rows))
+	}
+	c, err := s.Count(ctx, "p")
+	if err != nil || c != 1 {
+		t.Fatal(c, err)
+	}
+	if err := s.Delete(ctx, "p|a"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.One(ctx, "p|a")
+	if !errors.Is(err, abstractions.ErrNotFound) {
+		t.Fatal(err)
+	}
+}
+
+// GzNote stores its text gzip-compressed when split.
+type GzNote struct {
+	abstractions.Entity
+	Body string `table:",split=gzip"`
+}
+
+// FuzzLargeRoundTrip writes values of random sizes and contents through split form on the
+// memory service and reads them back: every value returns exactly as written, and a value
+// too large for one transaction is refused with ErrOversizedValue, storing nothing.
+func FuzzLargeRoundTrip(f *testing.F) {
+	f.Add([]byte("hello"), uint32(70000), false)
+	f.Add([]byte("жизнь 😀"), uint32(650000), true)
+	f.Add([]byte{0, 1, 2, 255}, uint32(1_400_000), false)
+	f.Add([]byte{}, uint32(32769), true)
+	f.Fuzz(func(t *testing.T, seed []byte, n uint32, gz bool) {
+		ctx := context.Background()
+		acct := inmemory.NewAccount(nil)
+		notes, err := inmemory.For[Note](acct, &inmemory.StoreOptions{Table: "Notes"})
+		if err != nil || notes.EnsureCreated(ctx) != nil {
+			t.Fatal(err)
+		}
+		text := strings.ToValidUTF8(string(seed), "?")
+		if text == "" {
+			text = "x"
+		}
+		size := int(n % 1_000_000)
+		body := strings.Repeat(text, size/len(text)+1)
+		for cut := size; cut < len(body); cut++ {
+			if utf8.RuneStart(body[cut]) {
+				body = body[:cut]
+				break
+			}
+		}
+		blob := make([]byte, int(n*7)%2_500_000)
+		for i := range blob {
+			blob[i] = byte(i)
+			if len(seed) > 0 {
+				blob[i] ^= seed[i%len(seed)]
+			}
+		}
+		check := func(err error, table string, stored func() bool) {
+			t.Helper()
+			switch {
+			case errors.Is(err, abstractions.ErrOversizedValue):
+				if n := len(rowsOf(t, acct.Tables(), table)); n != 0 {
+					t.Fatalf("a refused write left %d rows", n)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case !stored():
+				t.Fatal("the value did not read back as written")
+			}
+		}
+		if gz {
+			s, err := inmemory.For[GzNote](acct, &inmemory.StoreOptions{Table: "GzNotes"})
+			if err != nil || s.EnsureCreated(ctx) != nil {
+				t.Fatal(err)
+			}
+			err = s.Create(ctx, &GzNote{Entity: abstractions.Entity{ID: "p|g"}, Body: body})
+			check(err, "GzNotes", func() bool { got, err := s.One(ctx, "p|g"); return err == nil && got.Body == body })
+			return
+		}
+		err = notes.Create(ctx, &Note{Entity: abstractions.Entity{ID: "p|n"}, Body: body, Blob: blob})
+		check(err, "Notes", func() bool {
+			got, err := notes.One(ctx, "p|n")
+			return err == nil && got.Body == body && string(got.Blob) == string(blob)
+		})
+	})
+}

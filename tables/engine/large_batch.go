@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/largevalue"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// batchLarge writes the prepared entities of a split-aware batch: per partition, each
+// entity's rows (main row, continuation rows, deletes of stale ones) are one unit, and units
+// are packed in order into entity-group transactions, so an entity's rows never straddle
+// two. An upsert reads each main row first and writes on condition of the version read; a
+// transaction that loses a race is planned again and retried (see writeUnits). It returns
+// how many of the units were committed; the transactions before a failing one stay
+// committed.
+func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, vs []*T, ps []*prepared[T], order []int) (int, error) {
+	var parts []string
+	byPK := map[string][]int{}
+	for _, i := range order {
+		pk := ps[i].pk
+		if _, ok := byPK[pk]; !ok {
+			parts = append(parts, pk)
+		}
+		byPK[pk] = append(byPK[pk], i)
+	}
+	done := 0
+	for _, pk := range parts {
+		var pack []*splitUnit[T]
+		var packIdx []int
+		var packActs []service.Action
+		flush := func() error {
+			if len(pack) == 0 {
+				return nil
+			}
+			if _, err := s.writeUnits(ctx, op, pack); err != nil {
+				return err
+			}
+			for _, i := range packIdx {
+				ps[i].commit(vs[i], service.Written{})
+			}
+			done += len(pack)
+			pack, packIdx, packActs = nil, nil, nil
+			return nil
+		}
+		for _, i := range byPK[pk] {
+			u := &splitUnit[T]{p: ps[i], mode: mode}
+			if mode != modeCreate {
+				st, err := s.readState(ctx, u.p.pk, u.p.rk)
+				if err != nil && !errors.Is(err, abstractions.ErrIntegrity) {
+					return done, s.translate(op, u.p.pk, u.p.rk, err)
+				}
+				// A row whose part count cannot be read is reported by writeUnits.
+				u.st, u.read = st, err == nil
+			}
+			ua := s.unitActions(u.p, mode, "", &u.st)
+			if len(pack) > 0 && largevalue.TransactionReason(append(packActs[:len(packActs):len(packActs)], ua...)) != "" {
+				if err := flush(); err != nil {
+					return done, err
+				}
+			}
+			pack, packIdx, packActs = append(pack, u), append(packIdx, i), append(packActs, ua...)
+		}
+		if err := flush(); err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// lastOccurrences returns the indices of ps in order, keeping only the last entity of each
+// key: an upsert batch writes the last occurrence of a repeated key.
+func lastOccurrences[T any](ps []*prepared[T]) []int {
+	last := map[[2]string]int{}
+	for i, p := range ps {
+		last[[2]string{p.pk, p.rk}] = i
+	}
+	var out []int
+	for i, p := range ps {
+		if last[[2]string{p.pk, p.rk}] == i {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// deletePartitionLarge deletes a split-aware type's partition. Each main row is deleted with
+// the continuation rows listed with it, in transactions of at most 100 actions that never
+// divide an entity, on condition of the version listed; a transaction that meets a row
+// changed meanwhile deletes its entities one by one as they are then. Continuation rows
+// listed without their main row are deleted last, only when no main row exists for them and
+// each is still the version listed. It returns the number of entities deleted.
+func (s *Store[T]) deletePartitionLarge(ctx context.Context, pk string) (int, error) {
+	const op = "delete partition"
+	var mains []service.Row
+	conts := map[string][]service.Row{}
+	var ofOrder []string
+	err := s.scan(ctx, service.Query{Filter: partitionFilter(pk), Select: ofOnly}, func(r *service.Row) error {
+		of, ok := r.Get(largevalue.OfColumn)
+		if !ok {
+			mains = append(mains, r.Clone())
+			return nil
+		}
+		key := of.Str()
+		if _, seen := conts[key]; !seen {
+			ofOrder = append(ofOrder, key)
+		}
+		conts[key] = append(conts[key], r.Clone())
+		return nil
+	})
+	if err != nil {
+		return 0, s.translate(op, pk, "", err)
+	}
+	deleted := 0
+	var pack [][]service.Action
+	var packRows []string
+	var packActs []service.Action
+	flush := func() error {
+		if len(pack) == 0 {
+			return nil
+		}
+		keys := make([][2]string, 0, len(packActs))
+		for _, a := range packActs {
+			keys = append(keys, [2]string{pk, a.Row.RowKey})
+		}
+		err := s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
+			return nil, s.do(ctx, func() error {
+				if len(packActs) == 1 {
+					_, err := s.acct.tables.Write(ctx, s.table, packActs[0])
+					return err
+				}
+				return s.acct.tables.Transact(ctx, s.table, packActs)
+			})
+		})
+		switch {
+		case err == nil:
+			deleted += len(pack)
+		case abstractions.HasStatus(err, http.StatusPreconditionFailed, "") || abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound"):
+			// A writer changed an entity since it was listed: delete them one by one.
+			for _, rk := range packRows {
+				if err := s.deleteLarge(ctx, pk, rk); err != nil {
+					return err
+				}
+				deleted++
+			}
+		default:
+			return s.translateTx(op, packActs, err)
+		}
+		pack, packRows, packActs = nil, nil, nil
+		return nil
+	}
+	for _, m := range mains {
+		unit := []service.Action{{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: m.RowKey}, IfMatch: m.ETag}}
+		for _, c := range conts[m.RowKey] {
+			if _, ok := largevalue.BelongsTo(&c, m.RowKey); ok && len(unit) < service.MaxTransactionActions {
+				unit = append(unit, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: c.RowKey}, IfMatch: c.ETag})
+			}
+		}
+		delete(conts, m.RowKey)
+		if len(packActs)+len(unit) > service.MaxTransactionActions {
+			if err := flush(); err != nil {
+				return deleted, err
+			}
+		}
+		pack, packRows, packActs = append(pack, unit), append(packRows, m.RowKey), append(packActs, unit...)
+	}
+	if err := flush(); err != nil {
+		return deleted, err
+	}
+	// Continuation rows listed without their main row: leftovers, or the rows of an entity
+	// written meanwhile.
+	for _, rk := range ofOrder {
+		rows := conts[rk]
+		if len(rows) == 0 {
+			continue
+		}
+		st, err := s.readState(ctx, pk, rk)
+		if err != nil && !errors.Is(err, abstractions.ErrIntegrity) {
+			return deleted, s.translate(op, pk, rk, err)
+		}
+		if st.found {
+			continue
+		}
+		var acts []service.Action
+		for _, c := range rows {
+			if len(acts) == service.MaxTransactionActions {
+				break
+			}
+			acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: c.RowKey}, IfMatch: c.ETag})
+		}
+		err = s.do(ctx, func() error {
+			if len(acts) == 1 {
+				_, err := s.acct.tables.Write(ctx, s.table, acts[0])
+				return err
+			}
+			return s.acct.tables.Transact(ctx, s.table, acts)
+		})
+		if err != nil && !abstractions.HasStatus(err, http.StatusPreconditionFailed, "") &&
+			!abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
+			return deleted, s.translateTx(op, acts, err)
+		}
+	}
+	return deleted, nil
+}

@@ -1,0 +1,61 @@
+// Package largevalue stores values larger than one table cell: it plans the rows of a
+// split-aware entity (split cells on the main row and on continuation rows) and reassembles
+// and verifies them on a read. The engine calls it for every type whose plan reports
+// codec.Plan.LargeValues; every other type never reaches it.
+//
+// # Layout
+//
+// The rows and cells are those the .NET library (Unified.Data.Tables 0.9.0) writes, so a
+// table written by either library is read by both. For a large value of column P:
+//
+//   - Tier 1, inline: one cell (P, or P__Json for a JSON-stored value), exactly as a plain
+//     type stores it, whenever the value fits one cell and the row has room for it.
+//   - Tier 2, split: chunk cells P__c0 … P__c{N-1} and four manifest cells on the main row:
+//     P__chunks (Edm.Int32, N), P__sha256 (Edm.String, 64 lower-case hexadecimal digits of the
+//     SHA-256 of the stored bytes), P__enc (Edm.String: text, gzip, binary or utf16le) and
+//     P__len (Edm.Int64, the length of the stored bytes). Text chunks are Edm.String cells of
+//     at most 32,000 UTF-16 code units that never divide a character; the stored bytes of
+//     text are its UTF-8 form. Every other encoding stores Edm.Binary chunks of at most
+//     65,536 bytes: gzip holds the gzip form of the text (or bytes), binary the bytes
+//     themselves, utf16le the text's UTF-16 code units, little-endian.
+//   - A main row with split values also holds _SplitParts (Edm.Int32): the number of rows
+//     the entity occupies, the main row included. Chunks that do not fit the main row go to
+//     continuation rows in the same partition with RowKey {RowKey}~0001, ~0002, … (four
+//     digits), each holding _SplitOf (Edm.String, the main row's RowKey), _SplitIndex
+//     (Edm.Int32, its number) and chunk cells under the same names as on the main row. The
+//     main row and its continuation rows are written in one entity-group transaction.
+//   - Tier 3 (P__blob, a blob reference) belongs to blob offload, which this version does not
+//     write; a value that would need it is refused with an *OversizedValueError.
+//
+// The .NET manifest leaves some facts unstated; this package fixes them as above (the part
+// count includes the main row, the lengths count stored bytes, the hash is lower-case
+// hexadecimal). A reader accepts Edm.Int32 and Edm.Int64 for every count and length, and
+// hexadecimal digits of either case.
+//
+// # Limits
+//
+// An entity holds 252 properties besides the keys and Timestamp. A split value keeps four
+// manifest cells on the main row and the row one _SplitParts, so an entity with P other
+// properties holds S split values while P + 4×S + 1 ≤ 252: a bare entity (Id, CreatedAt,
+// UpdatedAt) holds 62 and refuses 63. Cells that cannot leave the main row (everything but
+// chunks) must fit one entity (service.MaxEntityBytes); when they do not, the largest inline
+// values are moved to split form (one or more chunks, plus the manifest) until they do. Every
+// row stays within service.MaxEntityBytes stored and service.MaxEntityWireBytes on the wire,
+// and the whole entity within one transaction: at most 100 rows,
+// service.MaxTransactionEntityBytes stored and service.MaxTransactionWireBytes on the wire
+// (the deletes of stale continuation rows included, which the engine adds).
+//
+// Sizes on the wire are those of the JSON the Azure SDK for Go sends (service.BodySize). The
+// Go SDK escapes only quotes, backslashes, control characters and <, > and &, so text counts
+// as its UTF-8 bytes: 700,000 Cyrillic characters are 1.4 MB on the wire and are stored split
+// here, where the .NET SDK's escaping (six bytes a character) makes the .NET library offload
+// them. Both libraries read either form.
+//
+// # Errors
+//
+// *OversizedValueError (matching abstractions.ErrOversizedValue) reports an entity that fits
+// no form: it names the column, its encoded bytes, the reason and what to do. *IntegrityError
+// (matching abstractions.ErrIntegrity) reports stored cells that do not reassemble: a missing
+// chunk or continuation row, a malformed manifest, a length or SHA-256 that does not match.
+// A read never returns part of a value.
+package largevalue

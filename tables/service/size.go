@@ -1,0 +1,59 @@
+package service
+
+// Limits of one entity and one entity-group transaction, as the library plans writes within
+// them. The stored limits are those the service documents, with room to spare; the wire
+// limits bound the JSON the Azure SDK sends (see BodySize), which the storage emulator
+// checks for each row.
+const (
+	// MaxEntityProperties is the most custom properties one row holds (PartitionKey, RowKey
+	// and Timestamp excluded).
+	MaxEntityProperties = 252
+	// MaxEntityBytes is the most stored bytes (EntitySize) the library puts in one row; the
+	// service's limit is 1 MiB.
+	MaxEntityBytes = 1_000_000
+	// MaxEntityWireBytes is the most JSON body bytes (BodySize) the library sends for one row:
+	// the storage emulator refuses an update whose body exceeds 1 MiB.
+	MaxEntityWireBytes = 1_000_000
+	// MaxTransactionEntityBytes is the most stored bytes the library puts in one transaction.
+	MaxTransactionEntityBytes = 3_000_000
+	// MaxTransactionWireBytes is the most request bytes (TransactionBodySize) the library
+	// sends in one transaction: the 4 MiB limit less 64 KiB for the framing.
+	MaxTransactionWireBytes = MaxBodySize - 64<<10
+)
+
+// EntitySize returns the size the service counts for a row with these keys and properties:
+// 4 bytes, the keys as UTF-16, and for each property 8 bytes, its name as UTF-16 and its value
+// (Value.Size, plus 4 bytes of length for a string or binary value). Invalid values (nulls,
+// which the service drops) count nothing.
+func EntitySize(partitionKey, rowKey string, props []Property) int {
+	n := 4 + 2*UTF16Len(partitionKey) + 2*UTF16Len(rowKey)
+	for i := range props {
+		n += PropertySize(&props[i])
+	}
+	return n
+}
+
+// PropertySize is the share of one property in EntitySize.
+func PropertySize(p *Property) int {
+	if !p.Value.IsValid() {
+		return 0
+	}
+	n := 8 + 2*UTF16Len(p.Name) + p.Value.Size()
+	if k := p.Value.Kind(); k == KindString || k == KindBinary {
+		n += 4
+	}
+	return n
+}
+
+// PropertyBodySize is the share of one property in BodySize: its name, value and, where the
+// adapter sends one, its @odata.type annotation, with the separating comma.
+func PropertyBodySize(p *Property) int {
+	if !p.Value.IsValid() {
+		return 0
+	}
+	n := len(`,:`) + jsonStringLen(p.Name) + jsonValueLen(p.Value)
+	if annotated(p.Value.Kind()) {
+		n += len(`,:`) + jsonStringLen(p.Name+"@odata.type") + jsonStringLen(p.Value.Kind().String())
+	}
+	return n
+}
