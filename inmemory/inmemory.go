@@ -34,6 +34,9 @@
 // with the status and code Azure would answer (and no SDK error behind it).
 package inmemory
 
+//go:generate go run ../tables/internal/genstore -engine ../tables/engine -contract ../abstractions -pkg inmemory -type Store -out store_gen.go
+//go:generate go run ../tables/internal/genstore -engine ../tables/engine -contract ../abstractions -pkg inmemory -type PolyStore -out polystore_gen.go
+
 import (
 	"fmt"
 	"log/slog"
@@ -102,10 +105,13 @@ func (o *Options) engine() *engine.Options {
 type Account = engine.Account
 
 // Store is the repository of one entity type T in one table: the in-memory implementation of
-// [abstractions.Storage], whose methods document each call. It is the same type, running
-// the same code, as tables.Store. Beyond Storage it has Account, which returns the store's
+// [abstractions.Storage], whose methods document each call. It runs the same code as
+// tables.Store. Beyond Storage it has Account, which returns the store's
 // account. It is safe for concurrent use; make one per type with For and keep it.
-type Store[T any] = engine.Store[T]
+//
+// Its methods forward to the engine both backends run (store_gen.go is generated from it:
+// go generate).
+type Store[T any] struct{ s *engine.Store[T] }
 
 // StoreOptions configure one store: its table's name (Table; "" names it after the type)
 // and its read-cache policy (Cache; the zero CachePolicy keeps the account's). A nil
@@ -184,18 +190,26 @@ func NewAccountOver(tables service.Tables, blobs service.Blobs, opts *Options) *
 // digits, starting with a letter), fail with [abstractions.ErrInvalidArgument]; a field the
 // serializer cannot map fails with [abstractions.ErrNotSupported], naming the field.
 func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
-	return engine.New[T, P](a, opts)
+	s, err := engine.New[T, P](a, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Store[T]{s}, nil
 }
 
 // PolyStore is the storage of many item types in one table, read back through the base
-// interface B with each item's concrete type. It implements [abstractions.PolyStorage], and is
-// the same type, running the same code, as tables.PolyStore. Make one per table with PolyFor.
-type PolyStore[B any] = engine.PolyStore[B]
+// interface B with each item's concrete type. It implements [abstractions.PolyStorage], and runs
+// the same code as tables.PolyStore. Make one per table with PolyFor.
+type PolyStore[B any] struct{ s *engine.PolyStore[B] }
 
 // PolyFor returns the polymorphic store of base B in the account, as tables.PolyFor does for
 // the Azure backend and with the same refusals. Pass it the registry production uses
 // ([codec.TypeRegistry]): the discriminators a test sees are then the ones Azure stores,
 // and a duplicate key names the same table.
 func PolyFor[B any](a *Account, types *codec.TypeRegistry, opts *StoreOptions) (*PolyStore[B], error) {
-	return engine.NewPoly[B](a, types, opts)
+	s, err := engine.NewPoly[B](a, types, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &PolyStore[B]{s}, nil
 }

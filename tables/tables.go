@@ -47,6 +47,9 @@
 // tables/azblobs and set Options.Blobs to azblobs.Connect to opt in.
 package tables
 
+//go:generate go run ./internal/genstore -engine ./engine -contract ../abstractions -pkg tables -type Store -out store_gen.go
+//go:generate go run ./internal/genstore -engine ./engine -contract ../abstractions -pkg tables -type PolyStore -out polystore_gen.go
+
 import (
 	"fmt"
 	"log/slog"
@@ -196,7 +199,10 @@ type Account = engine.Account
 // Beyond Storage it has Account, which returns the store's account. The generic verbs of
 // package abstractions (Mutate, TryTransition, GetOrCreate, …) take a Store as they take
 // any Storage. It is safe for concurrent use; make one per type with For and keep it.
-type Store[T any] = engine.Store[T]
+//
+// Its methods forward to the engine both backends run (store_gen.go is generated from it:
+// go generate).
+type Store[T any] struct{ s *engine.Store[T] }
 
 // StoreOptions configure one store: its table's name (Table; "" names it after the type)
 // and its read-cache policy (Cache; the zero CachePolicy keeps the account's). A nil
@@ -341,14 +347,18 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 // field the serializer cannot map fails with [abstractions.ErrNotSupported], naming the
 // field.
 func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
-	return engine.New[T, P](a, opts)
+	s, err := engine.New[T, P](a, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Store[T]{s}, nil
 }
 
 // PolyStore is the storage of many item types in one table, read back through the base
 // interface B with each item's concrete type: an event stream, a command log, an outbox. It
-// implements [abstractions.PolyStorage], whose methods document each call, and is the same
-// type, running the same code, as inmemory.PolyStore. Make one per table with PolyFor.
-type PolyStore[B any] = engine.PolyStore[B]
+// implements [abstractions.PolyStorage], whose methods document each call, and runs the same code as
+// inmemory.PolyStore. Make one per table with PolyFor.
+type PolyStore[B any] struct{ s *engine.PolyStore[B] }
 
 // PolyFor returns the polymorphic store of base B in the account. B is an interface every
 // item type's pointer implements: directly, or through a base struct the item types embed.
@@ -364,5 +374,9 @@ type PolyStore[B any] = engine.PolyStore[B]
 // protected properties (an item type with a protected, split or offload field is refused
 // when written).
 func PolyFor[B any](a *Account, types *codec.TypeRegistry, opts *StoreOptions) (*PolyStore[B], error) {
-	return engine.NewPoly[B](a, types, opts)
+	s, err := engine.NewPoly[B](a, types, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &PolyStore[B]{s}, nil
 }
