@@ -306,55 +306,18 @@ func parseInt32(s string) (int32, bool) {
 	return int32(n), true
 }
 
-// parseDateTime parses the service's Edm.DateTime text ("2006-01-02T15:04:05.1234567Z")
-// without time.Parse's generality, and falls back to RFC 3339 for any other shape.
+// parseDateTime reads a date-time of a response: the service's Edm.DateTime text
+// (service.ParseDateTime), or, for a value an emulator echoes as another writer spelled it
+// (more than seven fractional digits, say), any RFC 3339 time.
 func parseDateTime(s string) (time.Time, error) {
-	if len(s) >= 20 && s[len(s)-1] == 'Z' && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' && s[16] == ':' {
-		year, ok1 := digits(s[0:4])
-		month, ok2 := digits(s[5:7])
-		day, ok3 := digits(s[8:10])
-		hour, ok4 := digits(s[11:13])
-		minute, ok5 := digits(s[14:16])
-		sec, ok6 := digits(s[17:19])
-		frac, nsec := s[19:len(s)-1], 0
-		ok7 := true
-		if len(frac) > 0 {
-			ok7 = frac[0] == '.' && len(frac) >= 2 && len(frac) <= 10
-			if ok7 {
-				n, ok := digits(frac[1:])
-				ok7 = ok
-				for k := len(frac) - 1; k < 9; k++ {
-					n *= 10
-				}
-				nsec = n
-			}
-		}
-		if ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && month >= 1 && month <= 12 && day >= 1 &&
-			day <= daysIn(year, month) && hour < 24 && minute < 60 && sec < 60 {
-			return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), nil
-		}
+	if t, err := service.ParseDateTime(s); err == nil {
+		return t, nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, err
 	}
 	return t.UTC(), nil
-}
-
-func digits(s string) (int, bool) {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, len(s) > 0
-}
-
-func daysIn(year, month int) int {
-	return time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 // decodeEntityBody decodes a single-entity response body (GetEntity).

@@ -22,7 +22,6 @@ const (
 	keyRowKey       = "RowKey"
 	keyTimestamp    = "Timestamp"
 	odataType       = "@odata.type"
-	dateTimeLayout  = "2006-01-02T15:04:05.0000000Z"
 )
 
 // errReservedName reports a custom property that would collide with a system property.
@@ -92,7 +91,7 @@ func appendProperty(dst []byte, name string, v service.Value) ([]byte, error) {
 		dst = appendDouble(dst, v.Float())
 	case service.KindDateTime:
 		dst = append(dst, '"')
-		dst = v.Time().UTC().AppendFormat(dst, dateTimeLayout)
+		dst = service.AppendDateTime(dst, v.Time())
 		dst = append(dst, '"')
 	case service.KindGuid:
 		dst = append(dst, '"')

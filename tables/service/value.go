@@ -207,12 +207,6 @@ func (v Value) String() string {
 	return v.kind.String() + "(" + s + ")"
 }
 
-// FormatDateTime formats t the way the service writes Edm.DateTime values: UTC, seven
-// fractional digits, a trailing Z.
-func FormatDateTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
-}
-
 // UTF16Len returns the length of s in UTF-16 code units, the unit the service measures
 // strings and keys in.
 func UTF16Len(s string) int {
