@@ -353,7 +353,7 @@ func TestProjectionColumns(t *testing.T) {
 	if _, err := s.Query(context.Background(), abstractions.Query[qRow]{Select: sel}); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"Id", "In_City", "In_City__GZip", "List__Json", "List__GZip", "N32", "CreatedAt", "Created"}
+	want := []string{"Id", "Id__GZip", "In_City", "In_City__GZip", "List__Json", "List__GZip", "N32", "CreatedAt", "Created"}
 	if got := pt.queries[0].Select; !reflect.DeepEqual(got, want) {
 		t.Errorf("select %q, want %q", got, want)
 	}
