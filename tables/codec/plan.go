@@ -108,9 +108,9 @@ type Plan struct {
 	offload   string
 	// idCol is the column of the entity base's ID, -1 when the type has none; etagOff and
 	// timestampOff locate its ETag and Timestamp when hasETag and hasTimestamp say so.
-	idCol         int
-	etagOff       uintptr
-	timestampOff  uintptr
+	idCol        int
+	etagOff      uintptr
+	timestampOff uintptr
 	hasETag      bool
 	hasTimestamp bool
 }
