@@ -10,6 +10,17 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 )
 
+// idStore returns a store whose account normalises ids, or keeps them as written.
+func idStore(t *testing.T, asWritten bool) *Store[item] {
+	t.Helper()
+	o := &Options{}
+	if asWritten {
+		o.IDs = IDsAsWritten
+	}
+	s, _ := newStore[item](t, o)
+	return s
+}
+
 func TestResolveID(t *testing.T) {
 	long := strings.Repeat("a", MaxKeyLength)
 	emoji := strings.Repeat("😀", MaxKeyLength/2) // two UTF-16 code units each
@@ -45,11 +56,7 @@ func TestResolveID(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o := &Options{}
-			if tc.asIs {
-				o.IDs = IDsAsWritten
-			}
-			s, _ := newStore[item](t, o)
+			s := idStore(t, tc.asIs)
 			stored, pk, rk, err := s.resolveID("read", tc.id)
 			if tc.refuse == "" {
 				if err != nil || stored != tc.stored || pk != tc.pk || rk != tc.rk {
@@ -106,11 +113,7 @@ func TestCheckPartition(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o := &Options{}
-			if tc.asIs {
-				o.IDs = IDsAsWritten
-			}
-			s, _ := newStore[item](t, o)
+			s := idStore(t, tc.asIs)
 			got, err := s.checkPartition("list", tc.partition)
 			if tc.refuse == "" {
 				if err != nil || got != tc.want {
