@@ -1,6 +1,7 @@
 package codec_test
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -20,11 +21,12 @@ type (
 	badNestedUnderscore struct {
 		Home struct{ Zip_Code string }
 	}
-	badChan    struct{ C chan int }
-	badFunc    struct{ F func() }
-	badComplex struct{ Z complex128 }
-	badUintptr struct{ P uintptr }
-	badTagName struct {
+	badChan      struct{ C chan int }
+	badInterface struct{ Label fmt.Stringer }
+	badFunc      struct{ F func() }
+	badComplex   struct{ Z complex128 }
+	badUintptr   struct{ P uintptr }
+	badTagName   struct {
 		A string `table:"Other"`
 	}
 	badTagDash struct {
@@ -131,6 +133,7 @@ func TestRefusedShapes(t *testing.T) {
 		{badUnderscore{}, "Full_Name", "rename the field"},
 		{badNestedUnderscore{}, "Home.Zip_Code", "cannot hold '_'"},
 		{badChan{}, "C", `tag the field ` + "`" + `table:"-"`},
+		{badInterface{}, "Label", "never read back"},
 		{badFunc{}, "F", "a func has no cell form"},
 		{badComplex{}, "Z", "complex128 has no cell form"},
 		{badUintptr{}, "P", "uintptr has no cell form"},
