@@ -27,8 +27,8 @@ type condition struct {
 }
 
 // parseCondition reads an If-Match value. Empty and "*" match any existing row; anything
-// else must have the shape of the service's ETags (W/"datetime'…'" around an Edm.DateTime,
-// service.ParseDateTime), or the write fails with 400 InvalidInput. The time inside is compared, not the text, so that differently escaped
+// else must have the shape of the service's ETags (W/"datetime'…'" around a date-time,
+// service.ReadDateTime), or the write fails with 400 InvalidInput. The time inside is compared, not the text, so that differently escaped
 // forms of one ETag match as they do on the service.
 func parseCondition(etag string) (condition, error) {
 	if etag == "" || etag == service.ETagAny {
@@ -45,7 +45,7 @@ func parseCondition(etag string) (condition, error) {
 	if err != nil {
 		return condition{}, errBadETag(etag)
 	}
-	t, err := service.ParseDateTime(text)
+	t, err := service.ReadDateTime(text)
 	if err != nil {
 		return condition{}, errBadETag(etag)
 	}

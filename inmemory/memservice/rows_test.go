@@ -267,8 +267,7 @@ func TestMalformedETag(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newTable(t)
 	w := mustWrite(t, s, insert(row("p", "r")))
-	for _, etag := range []string{`"abc"`, "abc", `W/"abc"`, `W/"datetime'nonsense'"`, `W/"datetime'2026-11-29T18%3A30%3A11.1234567Z'`, `W/"datetime'%ZZ'"`,
-		`W/"datetime'2026-11-29T18%3A30%3A11.12345678Z'"`} {
+	for _, etag := range []string{`"abc"`, "abc", `W/"abc"`, `W/"datetime'nonsense'"`, `W/"datetime'2026-11-29T18%3A30%3A11.1234567Z'`, `W/"datetime'%ZZ'"`} {
 		for _, op := range []service.Op{service.OpReplace, service.OpMerge, service.OpDelete} {
 			_, err := s.Write(ctx, "Tab1", service.Action{Op: op, Row: row("p", "r"), IfMatch: etag})
 			wantStatus(t, err, http.StatusBadRequest, "InvalidInput")

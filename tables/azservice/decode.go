@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
@@ -122,7 +121,7 @@ func (d *entityDecoder) member(f rawField, row *service.Row) error {
 		}
 		return nil
 	case keyTimestamp:
-		t, err := parseDateTime(f.text)
+		t, err := service.ReadDateTime(f.text)
 		if f.tok != '"' || err != nil {
 			return fmt.Errorf("%w: Timestamp %q is not a date-time", errSyntax, f.text)
 		}
@@ -247,7 +246,7 @@ func fieldValue(f *rawField, edm string) (service.Value, error) {
 		}
 		return service.Double(x), nil
 	case "Edm.DateTime":
-		t, err := parseDateTime(f.text)
+		t, err := service.ReadDateTime(f.text)
 		if f.tok != '"' || err != nil {
 			return bad()
 		}
@@ -298,20 +297,6 @@ func parseInt32(s string) (int32, bool) {
 		return 0, false
 	}
 	return int32(n), true
-}
-
-// parseDateTime reads a date-time of a response: the service's Edm.DateTime text
-// (service.ParseDateTime), or, for a value an emulator echoes as another writer spelled it
-// (more than seven fractional digits, say), any RFC 3339 time.
-func parseDateTime(s string) (time.Time, error) {
-	if t, err := service.ParseDateTime(s); err == nil {
-		return t, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, err
-	}
-	return t.UTC(), nil
 }
 
 // decodeEntityBody decodes a single-entity response body (GetEntity).

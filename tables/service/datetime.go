@@ -94,6 +94,22 @@ func ParseDateTime(s string) (time.Time, error) {
 	return t, nil
 }
 
+// ReadDateTime reads date-time text that came from a service or was copied from one (a
+// Timestamp, an Edm.DateTime cell, the time inside an ETag): the text ParseDateTime reads
+// or, failing that, any RFC 3339 time, as an emulator may echo a value in another writer's
+// spelling (more than seven fractional digits, say). It returns the time in UTC. Filter
+// literals are not read this way: the service refuses what ParseDateTime refuses.
+func ReadDateTime(s string) (time.Time, error) {
+	if t, err := ParseDateTime(s); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return t.UTC(), nil
+}
+
 // digitsAt returns the number written by the n decimal digits of s at i.
 func digitsAt(s string, i, n int) (int, bool) {
 	if i+n > len(s) {
