@@ -27,9 +27,10 @@ type condition struct {
 }
 
 // parseCondition reads an If-Match value. Empty and "*" match any existing row; anything
-// else must have the shape of the service's ETags (W/"datetime'…'" around a date-time,
-// service.ReadDateTime), or the write fails with 400 InvalidInput. The time inside is compared, not the text, so that differently escaped
-// forms of one ETag match as they do on the service.
+// else must have the shape of the service's ETags (W/"datetime'…'" around a date-time that
+// service.ReadDateTime reads), or the write fails with 400 InvalidInput. The time inside is
+// compared, not the text, so that differently escaped forms of one ETag match as they do on
+// the service.
 func parseCondition(etag string) (condition, error) {
 	if etag == "" || etag == service.ETagAny {
 		return condition{any: true}, nil
