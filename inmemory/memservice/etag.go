@@ -27,9 +27,10 @@ type condition struct {
 }
 
 // parseCondition reads an If-Match value. Empty and "*" match any existing row; anything
-// else must have the shape of the service's ETags, or the write fails with 400
-// InvalidInput. The time inside is compared, not the text, so that differently escaped
-// forms of one ETag match as they do on the service.
+// else must have the shape of the service's ETags (W/"datetime'…'" around a date-time that
+// service.ReadDateTime reads), or the write fails with 400 InvalidInput. The time inside is
+// compared, not the text, so that differently escaped forms of one ETag match as they do on
+// the service.
 func parseCondition(etag string) (condition, error) {
 	if etag == "" || etag == service.ETagAny {
 		return condition{any: true}, nil
@@ -45,11 +46,11 @@ func parseCondition(etag string) (condition, error) {
 	if err != nil {
 		return condition{}, errBadETag(etag)
 	}
-	t, err := time.Parse(time.RFC3339Nano, text)
+	t, err := service.ReadDateTime(text)
 	if err != nil {
 		return condition{}, errBadETag(etag)
 	}
-	return condition{at: t.UTC()}, nil
+	return condition{at: t}, nil
 }
 
 // matches reports whether the stored row r satisfies c.

@@ -120,7 +120,7 @@ func BenchmarkEncodeRowViaMap(b *testing.B) {
 			case service.KindDouble:
 				m[p.Name], m[p.Name+odataType] = v.Float(), "Edm.Double"
 			case service.KindDateTime:
-				m[p.Name], m[p.Name+odataType] = v.Time().Format(dateTimeLayout), "Edm.DateTime"
+				m[p.Name], m[p.Name+odataType] = service.FormatDateTime(v.Time()), "Edm.DateTime"
 			case service.KindGuid:
 				m[p.Name], m[p.Name+odataType] = v.Str(), "Edm.Guid"
 			case service.KindBinary:

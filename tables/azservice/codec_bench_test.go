@@ -11,6 +11,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/service"
 )
 
 // These benchmarks measure a whole conversion between a struct and the JSON of a request
@@ -185,7 +186,7 @@ func handToMap(c *benchCustomer) (map[string]any, error) {
 		at   time.Time
 	}{{"CreatedAt", c.CreatedAt}, {"UpdatedAt", c.UpdatedAt}, {"Birthday", c.Birthday}} {
 		if !t.at.IsZero() {
-			m[t.name] = t.at.UTC().Format(dateTimeLayout)
+			m[t.name] = service.FormatDateTime(t.at)
 			m[t.name+odataType] = "Edm.DateTime"
 		}
 	}

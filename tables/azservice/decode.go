@@ -2,15 +2,11 @@ package azservice
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
@@ -21,12 +17,9 @@ import (
 // the service's 5.0 (an unannotated whole Edm.Double) into 5, indistinguishable from an
 // Int32. The raw body keeps the distinction.
 //
-// The decoder is a small scanner specialised for the service's flat entity objects. Each
+// The decoder reads the service's flat entity objects with the scanner of lexer.go. Each
 // entity's text is converted to one string, and names and unescaped string values are
 // substrings of it, so a row costs a handful of allocations.
-
-// errSyntax reports a response body that is not the JSON the service sends.
-var errSyntax = errors.New("azservice: malformed JSON in the service's response")
 
 // rawField is a custom property as read, before its annotation is known.
 type rawField struct {
@@ -128,7 +121,7 @@ func (d *entityDecoder) member(f rawField, row *service.Row) error {
 		}
 		return nil
 	case keyTimestamp:
-		t, err := parseDateTime(f.text)
+		t, err := service.ReadDateTime(f.text)
 		if f.tok != '"' || err != nil {
 			return fmt.Errorf("%w: Timestamp %q is not a date-time", errSyntax, f.text)
 		}
@@ -253,7 +246,7 @@ func fieldValue(f *rawField, edm string) (service.Value, error) {
 		}
 		return service.Double(x), nil
 	case "Edm.DateTime":
-		t, err := parseDateTime(f.text)
+		t, err := service.ReadDateTime(f.text)
 		if f.tok != '"' || err != nil {
 			return bad()
 		}
@@ -304,57 +297,6 @@ func parseInt32(s string) (int32, bool) {
 		return 0, false
 	}
 	return int32(n), true
-}
-
-// parseDateTime parses the service's Edm.DateTime text ("2006-01-02T15:04:05.1234567Z")
-// without time.Parse's generality, and falls back to RFC 3339 for any other shape.
-func parseDateTime(s string) (time.Time, error) {
-	if len(s) >= 20 && s[len(s)-1] == 'Z' && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' && s[16] == ':' {
-		year, ok1 := digits(s[0:4])
-		month, ok2 := digits(s[5:7])
-		day, ok3 := digits(s[8:10])
-		hour, ok4 := digits(s[11:13])
-		minute, ok5 := digits(s[14:16])
-		sec, ok6 := digits(s[17:19])
-		frac, nsec := s[19:len(s)-1], 0
-		ok7 := true
-		if len(frac) > 0 {
-			ok7 = frac[0] == '.' && len(frac) >= 2 && len(frac) <= 10
-			if ok7 {
-				n, ok := digits(frac[1:])
-				ok7 = ok
-				for k := len(frac) - 1; k < 9; k++ {
-					n *= 10
-				}
-				nsec = n
-			}
-		}
-		if ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && month >= 1 && month <= 12 && day >= 1 &&
-			day <= daysIn(year, month) && hour < 24 && minute < 60 && sec < 60 {
-			return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), nil
-		}
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, err
-	}
-	return t.UTC(), nil
-}
-
-func digits(s string) (int, bool) {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, len(s) > 0
-}
-
-func daysIn(year, month int) int {
-	return time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 // decodeEntityBody decodes a single-entity response body (GetEntity).
@@ -428,335 +370,4 @@ func decodeEntityList(body []byte, sizeHint int) ([]service.Row, error) {
 		}
 	}
 	return rows, l.end()
-}
-
-// plainStringByte marks the bytes a JSON string holds without any attention: printable
-// ASCII other than the quote and the backslash.
-var plainStringByte = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// lexer scans JSON text held in a string or a byte slice.
-type lexer[T string | []byte] struct {
-	s T
-	i int
-}
-
-func (l *lexer[T]) ws() {
-	for l.i < len(l.s) {
-		switch l.s[l.i] {
-		case ' ', '\t', '\n', '\r':
-			l.i++
-		default:
-			return
-		}
-	}
-}
-
-func (l *lexer[T]) peek() byte {
-	if l.i < len(l.s) {
-		return l.s[l.i]
-	}
-	return 0
-}
-
-func (l *lexer[T]) eat(c byte) bool {
-	if l.i < len(l.s) && l.s[l.i] == c {
-		l.i++
-		return true
-	}
-	return false
-}
-
-// end checks that only white space follows.
-func (l *lexer[T]) end() error {
-	l.ws()
-	if l.i != len(l.s) {
-		return errSyntax
-	}
-	return nil
-}
-
-// rawStr scans a string and returns the text between its quotes, still escaped, and
-// whether it holds any escape or non-ASCII byte (that is, whether it needs decoding).
-func (l *lexer[T]) rawStr() (T, bool, error) {
-	var zero T
-	if !l.eat('"') {
-		return zero, false, errSyntax
-	}
-	start, special := l.i, false
-	for l.i < len(l.s) {
-		// Most bytes are plain; skip them in a tight loop.
-		i, s := l.i, l.s
-		for i < len(s) && plainStringByte[s[i]] {
-			i++
-		}
-		if l.i = i; i == len(s) {
-			break
-		}
-		c := s[i]
-		switch {
-		case c == '"':
-			raw := l.s[start:l.i]
-			l.i++
-			return raw, special, nil
-		case c == '\\':
-			special = true
-			if i+1 >= len(s) {
-				return zero, false, errSyntax
-			}
-			switch s[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				l.i += 2
-			case 'u':
-				if i+6 > len(s) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) || !isHex(s[i+5]) {
-					return zero, false, errSyntax
-				}
-				l.i += 6
-			default:
-				return zero, false, errSyntax
-			}
-		case c < 0x20:
-			return zero, false, errSyntax
-		case c >= utf8.RuneSelf:
-			special = true
-			l.i++
-		default:
-			l.i++
-		}
-	}
-	return zero, false, errSyntax
-}
-
-// str scans a string and returns its decoded value. Unless the string has escapes or
-// invalid UTF-8, the value is a substring of the input.
-func (l *lexer[T]) str(buf *[]byte) (string, error) {
-	raw, special, err := l.rawStr()
-	if err != nil {
-		return "", err
-	}
-	s := string(raw) // no copy: lexer[string] is the only one asking for values
-	if !special {
-		return s, nil
-	}
-	if strings.IndexByte(s, '\\') < 0 && utf8.ValidString(s) {
-		return s, nil
-	}
-	return unescape(s, buf)
-}
-
-// scalar scans a member value: a string, number, true, false or null. It returns the
-// token kind and, for strings and numbers, the text. Objects and arrays are not property
-// values and are refused.
-func (l *lexer[T]) scalar(buf *[]byte) (byte, string, error) {
-	switch c := l.peek(); {
-	case c == '"':
-		s, err := l.str(buf)
-		return '"', s, err
-	case c == '-' || c >= '0' && c <= '9':
-		start := l.i
-		if err := l.number(); err != nil {
-			return 0, "", err
-		}
-		return '0', string(l.s[start:l.i]), nil
-	case c == 't':
-		return 't', "", l.word("true")
-	case c == 'f':
-		return 'f', "", l.word("false")
-	case c == 'n':
-		return 'n', "", l.word("null")
-	}
-	return 0, "", fmt.Errorf("%w: a property value is not a string, number, boolean or null", errSyntax)
-}
-
-func (l *lexer[T]) word(w string) error {
-	if len(l.s)-l.i < len(w) || string(l.s[l.i:l.i+len(w)]) != w {
-		return errSyntax
-	}
-	l.i += len(w)
-	return nil
-}
-
-// number scans a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (l *lexer[T]) number() error {
-	l.eat('-')
-	switch c := l.peek(); {
-	case c == '0':
-		l.i++
-	case c >= '1' && c <= '9':
-		l.digits()
-	default:
-		return errSyntax
-	}
-	if l.eat('.') {
-		if l.digits() == 0 {
-			return errSyntax
-		}
-	}
-	if c := l.peek(); c == 'e' || c == 'E' {
-		l.i++
-		if c := l.peek(); c == '+' || c == '-' {
-			l.i++
-		}
-		if l.digits() == 0 {
-			return errSyntax
-		}
-	}
-	return nil
-}
-
-func (l *lexer[T]) digits() int {
-	start := l.i
-	for l.i < len(l.s) && l.s[l.i] >= '0' && l.s[l.i] <= '9' {
-		l.i++
-	}
-	return l.i - start
-}
-
-// skip scans over any JSON value.
-func (l *lexer[T]) skip(depth int) error {
-	if depth > 64 {
-		return errSyntax
-	}
-	switch c := l.peek(); {
-	case c == '"':
-		_, _, err := l.rawStr()
-		return err
-	case c == '{' || c == '[':
-		closing := byte('}')
-		if c == '[' {
-			closing = ']'
-		}
-		l.i++
-		l.ws()
-		if l.eat(closing) {
-			return nil
-		}
-		for {
-			l.ws()
-			if c == '{' {
-				if _, _, err := l.rawStr(); err != nil {
-					return err
-				}
-				l.ws()
-				if !l.eat(':') {
-					return errSyntax
-				}
-				l.ws()
-			}
-			if err := l.skip(depth + 1); err != nil {
-				return err
-			}
-			l.ws()
-			if l.eat(closing) {
-				return nil
-			}
-			if !l.eat(',') {
-				return errSyntax
-			}
-		}
-	case c == '-' || c >= '0' && c <= '9':
-		return l.number()
-	case c == 't':
-		return l.word("true")
-	case c == 'f':
-		return l.word("false")
-	case c == 'n':
-		return l.word("null")
-	}
-	return errSyntax
-}
-
-// unescape decodes the text of a JSON string (without its quotes) as encoding/json does:
-// invalid UTF-8 and unpaired surrogates become U+FFFD.
-func unescape(s string, buf *[]byte) (string, error) {
-	b := (*buf)[:0]
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c == '\\' {
-			if i+1 >= len(s) {
-				return "", errSyntax
-			}
-			e := s[i+1]
-			i += 2
-			switch e {
-			case '"', '\\', '/':
-				b = append(b, e)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r, ok := hex4(s, i)
-				if !ok {
-					return "", errSyntax
-				}
-				i += 4
-				if utf16.IsSurrogate(r) {
-					r2, ok := rune(-1), false
-					if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-						r2, ok = hex4(s, i+2)
-					}
-					if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
-						r = dec
-						i += 6
-					} else {
-						r = utf8.RuneError
-					}
-				}
-				b = utf8.AppendRune(b, r)
-			default:
-				return "", errSyntax
-			}
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, "\uFFFD"...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	*buf = b
-	return string(b), nil
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func hex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(s[i : i+4]) {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"unicode/utf8"
 
@@ -22,7 +21,6 @@ const (
 	keyRowKey       = "RowKey"
 	keyTimestamp    = "Timestamp"
 	odataType       = "@odata.type"
-	dateTimeLayout  = "2006-01-02T15:04:05.0000000Z"
 )
 
 // errReservedName reports a custom property that would collide with a system property.
@@ -89,10 +87,10 @@ func appendProperty(dst []byte, name string, v service.Value) ([]byte, error) {
 		dst = strconv.AppendInt(dst, v.Int64(), 10)
 		dst = append(dst, '"')
 	case service.KindDouble:
-		dst = appendDouble(dst, v.Float())
+		dst = service.AppendJSONDouble(dst, v.Float())
 	case service.KindDateTime:
 		dst = append(dst, '"')
-		dst = v.Time().UTC().AppendFormat(dst, dateTimeLayout)
+		dst = service.AppendDateTime(dst, v.Time())
 		dst = append(dst, '"')
 	case service.KindGuid:
 		dst = append(dst, '"')
@@ -104,42 +102,6 @@ func appendProperty(dst []byte, name string, v service.Value) ([]byte, error) {
 		dst = append(dst, '"')
 	}
 	return dst, nil
-}
-
-// appendDouble writes a double the way encoding/json does, except that the non-finite
-// values, which JSON has no number for, become the strings the service accepts, and a
-// whole number keeps a ".0" so the token alone already says "double".
-func appendDouble(dst []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(dst, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(dst, `"Infinity"`...)
-	case math.IsInf(f, -1):
-		return append(dst, `"-Infinity"`...)
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	start := len(dst)
-	dst = strconv.AppendFloat(dst, f, format, -1, 64)
-	if format == 'e' {
-		// Shorten e-09 to e-9, as encoding/json does.
-		n := len(dst)
-		if n-start >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
-			dst[n-2] = dst[n-1]
-			dst = dst[:n-1]
-		}
-		return dst
-	}
-	for _, c := range dst[start:] {
-		if c == '.' {
-			return dst
-		}
-	}
-	return append(dst, ".0"...)
 }
 
 const hexDigits = "0123456789abcdef"

@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/unified-data/gotables/tables/service"
 )
 
 // etagTime returns the time inside a table entity's ETag, such as
@@ -25,7 +27,7 @@ func etagTime(etag string) (time.Time, bool) {
 	if err != nil {
 		return time.Time{}, false
 	}
-	t, err := parseDateTime(text)
+	t, err := service.ReadDateTime(text)
 	if err != nil {
 		return time.Time{}, false
 	}

@@ -34,35 +34,3 @@ func TestETagTime(t *testing.T) {
 		})
 	}
 }
-
-func TestParseDateTime(t *testing.T) {
-	tests := []struct {
-		in   string
-		want time.Time
-		ok   bool
-	}{
-		{"2021-04-06T21:03:31.9231271Z", time.Date(2021, 4, 6, 21, 3, 31, 923127100, time.UTC), true},
-		{"2021-04-06T21:03:31Z", time.Date(2021, 4, 6, 21, 3, 31, 0, time.UTC), true},
-		{"2021-04-06T21:03:31.123456789Z", time.Date(2021, 4, 6, 21, 3, 31, 123456789, time.UTC), true},
-		{"1601-01-01T00:00:00.0000000Z", time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC), true},
-		{"9999-12-31T23:59:59.9999999Z", time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC), true},
-		{"2024-02-29T00:00:00Z", time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC), true},
-		{"2021-04-06T23:03:31+02:00", time.Date(2021, 4, 6, 21, 3, 31, 0, time.UTC), true},
-		{"2023-02-29T00:00:00Z", time.Time{}, false},
-		{"2021-13-06T21:03:31Z", time.Time{}, false},
-		{"2021-04-06T24:03:31Z", time.Time{}, false},
-		{"2021-04-06T21:03:31.Z", time.Time{}, false},
-		{"2021-04-06T21:03:31.1234567890Z", time.Date(2021, 4, 6, 21, 3, 31, 123456789, time.UTC), true}, // RFC 3339 fallback
-		{"2021-04-06 21:03:31Z", time.Time{}, false},
-		{"", time.Time{}, false},
-	}
-	for _, tc := range tests {
-		got, err := parseDateTime(tc.in)
-		if (err == nil) != tc.ok || !got.Equal(tc.want) {
-			t.Errorf("parseDateTime(%q) = %v, %v; want %v (ok %v)", tc.in, got, err, tc.want, tc.ok)
-		}
-		if err == nil && got.Location() != time.UTC {
-			t.Errorf("parseDateTime(%q) is in %v, want UTC", tc.in, got.Location())
-		}
-	}
-}

@@ -445,11 +445,11 @@ func guidLeaf() leaf {
 			if v.Kind() != service.KindGuid {
 				return errMismatch
 			}
-			g, ok := parseGUIDText(v.Str())
-			if !ok {
-				return errors.New("the cell does not hold a GUID")
+			g, err := abstractions.ParseGUID(v.Str())
+			if err != nil {
+				return err
 			}
-			*(*[16]byte)(p) = g
+			*(*abstractions.GUID)(p) = g
 			return nil
 		},
 	}
@@ -570,39 +570,3 @@ func jsonLeaf(t reflect.Type) leaf {
 var gzipMagic = []byte{0x1f, 0x8b}
 
 func isGzip(b []byte) bool { return bytes.HasPrefix(b, gzipMagic) }
-
-// parseGUIDText parses the 36-character text of a GUID without allocating.
-func parseGUIDText(s string) ([16]byte, bool) {
-	var g [16]byte
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
-		return g, false
-	}
-	j := 0
-	for i := 0; i < 36; {
-		if s[i] == '-' {
-			i++
-			continue
-		}
-		hi, ok1 := unhex(s[i])
-		lo, ok2 := unhex(s[i+1])
-		if !ok1 || !ok2 {
-			return g, false
-		}
-		g[j] = hi<<4 | lo
-		j++
-		i += 2
-	}
-	return g, true
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}

@@ -45,10 +45,25 @@ func (r Role) String() string {
 // Field describes one stored field of a type: a column, or one of the entity base's fields
 // that come from the row itself (RoleETag, RoleTimestamp). Fields are read-only.
 type Field struct {
-	// Name is the column's name, such as "Address_City". A JSON-stored field's cell is
-	// Name+"__Json", or Name+"__GZip" when compressed. For RoleETag and RoleTimestamp it is
-	// the service's name of the value, "ETag" or "Timestamp".
+	// Name is the column's name, such as "Address_City". For RoleETag and RoleTimestamp it
+	// is the service's name of the value, "ETag" or "Timestamp". The cells the column
+	// occupies are Cell, Compressed and Cells; use those rather than spelling them.
 	Name string
+	// Cell is the name of the cell a write stores the value in when it fits one cell: Name,
+	// or Name+"__Json" for a JSON-stored field. Empty for RoleETag and RoleTimestamp.
+	Cell string
+	// Compressed is the name of the cell a write stores the value in, gzip-compressed, when
+	// it is too large for Cell (Name+"__GZip"). Empty for a field whose values are never
+	// compressed: only strings and JSON-stored values are.
+	Compressed string
+	// Cells lists every cell a read takes the value from, best first: Cell, Compressed, then
+	// the same forms of each alias. A write stores one of Cell and Compressed, never an
+	// alias. Empty for RoleETag and RoleTimestamp.
+	Cells []string
+	// Nested reports that the field belongs to a nested struct (held by value or by
+	// pointer), whose name prefixes the column's: Address.City is stored as Address_City.
+	// Fields promoted from embedded structs are not nested.
+	Nested bool
 	// Kind is the EDM type of the field's cell (Edm.String for a JSON-stored field).
 	Kind service.Kind
 	// JSON reports that the field is stored as its encoding/json text.
@@ -100,12 +115,11 @@ type Plan struct {
 	large     bool
 	// idCol is the column of the entity base's ID, -1 when the type has none; etagOff and
 	// timestampOff locate its ETag and Timestamp when hasETag and hasTimestamp say so.
-	idCol         int
-	etagOff       uintptr
-	timestampOff  uintptr
-	hasETag       bool
-	hasTimestamp  bool
-	hasEntityMeta bool
+	idCol        int
+	etagOff      uintptr
+	timestampOff uintptr
+	hasETag      bool
+	hasTimestamp bool
 }
 
 // column is one stored column of a plan.
@@ -212,10 +226,6 @@ func (p *Plan) Offload() string { return p.offload }
 // type; every other type is stored exactly as before. The answer comes from the declared
 // types alone.
 func (p *Plan) LargeValues() bool { return p.large }
-
-// HasEntity reports whether the type embeds abstractions.Entity, whose ID, ETag and
-// Timestamp get their special treatment.
-func (p *Plan) HasEntity() bool { return p.hasEntityMeta }
 
 // plans caches a *planResult per reflect.Type.
 var plans sync.Map
@@ -343,9 +353,13 @@ func buildPlan(t reflect.Type) (*Plan, error) {
 	}
 	// Columns point into fields, which no longer grows.
 	for i, fi := range b.colField {
-		f := &b.plan.fields[fi]
+		f, c := &b.plan.fields[fi], &b.plan.cols[i]
 		f.Aliases = slices.Clip(f.Aliases)
-		b.plan.cols[i].field = f
+		f.Cell, f.Cells = c.cellName, slices.Clip(c.sources)
+		if c.leaf.class != classScalar {
+			f.Compressed = c.gzipName
+		}
+		c.field = f
 	}
 	b.resolveLarge()
 	return b.plan, nil
@@ -393,7 +407,6 @@ func (b *builder) flatten(t reflect.Type, prefix, goPrefix string, at loc, top b
 			} else {
 				b.plan.etagOff, b.plan.hasETag = c.at.off, true
 			}
-			b.plan.hasEntityMeta = true
 			b.plan.fields = append(b.plan.fields, Field{Name: c.sf.Name, Kind: kind, Type: c.sf.Type,
 				Path: c.path, Index: c.at.index, Offset: c.at.off, Role: role})
 			continue
@@ -697,7 +710,7 @@ func (b *builder) resolveLarge() {
 func (b *builder) addColumn(l leaf, name, path string, at loc, ti tagInfo, role Role) {
 	f := Field{Name: name, Kind: l.kind, JSON: l.class == classJSON, Type: l.typ, Path: path,
 		Index: at.index, Offset: at.off, Indirect: len(at.hops) > 0, Role: role,
-		Split: ti.split, Offload: ti.offload, Protected: ti.protected}
+		Split: ti.split, Offload: ti.offload, Protected: ti.protected, Nested: len(b.nesting) > 1}
 	c := column{name: name, hops: at.hops, off: at.off, leaf: l, cellName: name, gzipName: name + gzipSuffix}
 	if l.class == classJSON {
 		c.cellName = name + jsonSuffix
@@ -705,7 +718,6 @@ func (b *builder) addColumn(l leaf, name, path string, at loc, ti tagInfo, role 
 	n := len(b.plan.cols)
 	if role == RoleID {
 		b.plan.idCol = n
-		b.plan.hasEntityMeta = true
 	}
 	if !strings.Contains(name, "_") {
 		// No Go name holds '_', so a column name without one is a top-level column.

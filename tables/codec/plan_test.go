@@ -1,6 +1,7 @@
 package codec_test
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -20,11 +21,12 @@ type (
 	badNestedUnderscore struct {
 		Home struct{ Zip_Code string }
 	}
-	badChan    struct{ C chan int }
-	badFunc    struct{ F func() }
-	badComplex struct{ Z complex128 }
-	badUintptr struct{ P uintptr }
-	badTagName struct {
+	badChan      struct{ C chan int }
+	badInterface struct{ Label fmt.Stringer }
+	badFunc      struct{ F func() }
+	badComplex   struct{ Z complex128 }
+	badUintptr   struct{ P uintptr }
+	badTagName   struct {
 		A string `table:"Other"`
 	}
 	badTagDash struct {
@@ -131,6 +133,7 @@ func TestRefusedShapes(t *testing.T) {
 		{badUnderscore{}, "Full_Name", "rename the field"},
 		{badNestedUnderscore{}, "Home.Zip_Code", "cannot hold '_'"},
 		{badChan{}, "C", `tag the field ` + "`" + `table:"-"`},
+		{badInterface{}, "Label", "never read back"},
 		{badFunc{}, "F", "a func has no cell form"},
 		{badComplex{}, "Z", "complex128 has no cell form"},
 		{badUintptr{}, "P", "uintptr has no cell form"},
@@ -367,28 +370,47 @@ func TestPlanFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pl.Type() != reflect.TypeFor[Customer]() || !pl.HasEntity() {
-		t.Fatal("plan type or entity")
+	if pl.Type() != reflect.TypeFor[Customer]() {
+		t.Fatal("plan type")
 	}
 	checks := []struct {
-		name string
-		kind service.Kind
-		json bool
-		role codec.Role
-		path string
+		name   string
+		kind   service.Kind
+		json   bool
+		role   codec.Role
+		path   string
+		nested bool
+		cells  []string // Cells; Cell is the first, Compressed the one ending in __GZip
 	}{
-		{"Id", service.KindString, false, codec.RoleID, "Entity.ID"},
-		{"ETag", service.KindString, false, codec.RoleETag, "Entity.ETag"},
-		{"Timestamp", service.KindDateTime, false, codec.RoleTimestamp, "Entity.Timestamp"},
-		{"Flags", service.KindInt64, false, codec.RoleColumn, "Flags"},
-		{"Tier", service.KindString, false, codec.RoleColumn, "Tier"},
-		{"Home_Geo_Lat", service.KindDouble, false, codec.RoleColumn, "Home.Geo.Lat"},
-		{"Tags", service.KindString, true, codec.RoleColumn, "Tags"},
+		{"Id", service.KindString, false, codec.RoleID, "Entity.ID", false, []string{"Id", "Id__GZip"}},
+		{"ETag", service.KindString, false, codec.RoleETag, "Entity.ETag", false, nil},
+		{"Timestamp", service.KindDateTime, false, codec.RoleTimestamp, "Entity.Timestamp", false, nil},
+		{"CreatedAt", service.KindDateTime, false, codec.RoleColumn, "Entity.CreatedAt", false, []string{"CreatedAt", "Created"}},
+		{"Flags", service.KindInt64, false, codec.RoleColumn, "Flags", false, []string{"Flags"}},
+		{"Tier", service.KindString, false, codec.RoleColumn, "Tier", false, []string{"Tier", "Tier__GZip"}},
+		{"Nick", service.KindString, false, codec.RoleColumn, "Nick", false, []string{"Nick", "Nick__GZip"}},
+		{"Home_Geo_Lat", service.KindDouble, false, codec.RoleColumn, "Home.Geo.Lat", true, []string{"Home_Geo_Lat"}},
+		{"Home_City", service.KindString, false, codec.RoleColumn, "Home.City", true, []string{"Home_City", "Home_City__GZip"}},
+		{"Tags", service.KindString, true, codec.RoleColumn, "Tags", false, []string{"Tags__Json", "Tags__GZip"}},
 	}
 	for _, c := range checks {
 		f, ok := pl.Field(c.name)
-		if !ok || f.Kind != c.kind || f.JSON != c.json || f.Role != c.role || f.Path != c.path {
+		if !ok || f.Kind != c.kind || f.JSON != c.json || f.Role != c.role || f.Path != c.path || f.Nested != c.nested ||
+			!slices.Equal(f.Cells, c.cells) {
 			t.Errorf("%s: %+v", c.name, f)
+			continue
+		}
+		cell, compressed := "", ""
+		for _, n := range c.cells {
+			switch {
+			case cell == "":
+				cell = n
+			case strings.HasSuffix(n, "__GZip") && compressed == "":
+				compressed = n
+			}
+		}
+		if f.Cell != cell || f.Compressed != compressed {
+			t.Errorf("%s: cell %q, compressed %q; want %q, %q", c.name, f.Cell, f.Compressed, cell, compressed)
 		}
 	}
 	if _, ok := pl.Field("Nope"); ok {

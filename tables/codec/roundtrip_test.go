@@ -439,6 +439,20 @@ func TestEncodeRefusesTimes(t *testing.T) {
 	}
 }
 
+// Text that is not UTF-8 is refused as a caller error, since the service would change it.
+func TestInvalidUTF8IsRefused(t *testing.T) {
+	type withText struct {
+		abstractions.Entity
+		Note string
+	}
+	_, err := codec.Encode(&withText{Note: "a\xffb"}, nil)
+	wantErrIs(t, err, abstractions.ErrInvalidArgument)
+	var ve *codec.ValueError
+	if !errorsAs(err, &ve) || ve.Column != "Note" {
+		t.Fatalf("Encode: %v", err)
+	}
+}
+
 func TestReservedColumnsAreNotRead(t *testing.T) {
 	type T struct{ TypeName, Name string }
 	row := service.Row{Properties: []service.Property{

@@ -21,6 +21,10 @@ func TestDurationText(t *testing.T) {
 		{"106751.23:47:16.8547758", 106751*24*time.Hour + 23*time.Hour + 47*time.Minute + 16*time.Second + 854775800, true},
 		{"106751.23:47:16.8547759", 0, false}, // beyond a Duration
 		{"10675199.02:48:05.4775807", 0, false},
+		{"106751.23:59:59", 0, false}, // beyond a Duration, never wrapped to a negative one
+		{"106752.00:00:00", 0, false},
+		{"-106751.23:59:59", 0, false},
+		{"1.02:03:04.5", 26*time.Hour + 3*time.Minute + 4*time.Second + 500*time.Millisecond, true},
 		{"24:00:00", 0, false},
 		{"1:00:00", 0, false}, // .NET writes two-digit hours
 		{"00:60:00", 0, false},

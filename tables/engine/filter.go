@@ -259,7 +259,7 @@ func (tr *translator) literal(f *codec.Field, v any, ordering bool) (string, *fi
 		if ordering {
 			return "", refuse(abstractions.ErrNotSupported, f.Path, "the service's order of GUIDs is not their text order; compare with eq or ne")
 		}
-		return "guid'" + service.Guid(rv.Interface().(abstractions.GUID)).Str() + "'", nil
+		return "guid'" + rv.Interface().(abstractions.GUID).String() + "'", nil
 	}
 	return "", refuse(abstractions.ErrNotSupported, f.Path, "a %v column cannot be filtered on", f.Kind)
 }

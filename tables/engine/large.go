@@ -56,11 +56,7 @@ func largeColumns(pl *codec.Plan) []largevalue.Column {
 		if !f.Large {
 			continue
 		}
-		c := largevalue.Column{Name: f.Name, Cell: f.Name, Binary: f.Kind == service.KindBinary && !f.JSON}
-		if f.JSON {
-			c.Cell = f.Name + "__Json"
-		}
-		out = append(out, c)
+		out = append(out, largevalue.Column{Name: f.Name, Cell: f.Cell, Binary: f.Kind == service.KindBinary && !f.JSON})
 	}
 	return out
 }

@@ -167,16 +167,16 @@ func (s *Store[T]) patchRow(p *abstractions.Patch[T], pk, rk string,
 	row = service.Row{PartitionKey: pk, RowKey: rk}
 	warm = true
 	for _, f := range cols {
-		if f.JSON || strings.Contains(f.Name, "_") {
+		if f.JSON || f.Nested {
 			warm = false
 		}
 		found := false
 		for _, pr := range props {
-			switch pr.Name {
-			case f.Name, f.Name + "__Json":
+			switch {
+			case pr.Name == f.Cell:
 				row.Properties = append(row.Properties, pr)
 				found = true
-			case f.Name + "__GZip":
+			case f.Compressed != "" && pr.Name == f.Compressed:
 				return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 					"the value of %s fits a cell only compressed, which a merge cannot write safely; replace the entity instead", f.Path)
 			}

@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -108,33 +108,64 @@ func TestPatchRowRefusals(t *testing.T) {
 	}
 }
 
-func TestProtectedCellsCompare(t *testing.T) {
-	s := patchStore(t, nil)
-	prot := s.protectedFields()
-	if len(prot) != 2 || prot[0].Name != "Pay" || prot[1].Name != "Secret" {
-		t.Fatalf("protected fields: %v", prot)
+func TestPatch(t *testing.T) {
+	const stale = `W/"datetime'2000-01-01T00%3A00%3A00.0000000Z'"`
+	name := func(v string) *abstractions.Patch[item] {
+		return abstractions.Set(abstractions.NewPatch[item](), func(x *item) *string { return &x.Name }, v)
 	}
-	enc := func(v *patchee) []service.Property {
-		props, err := codec.Encode(v, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return props
+	cases := []struct {
+		name    string
+		id      string
+		p       func(current string) *abstractions.Patch[item]
+		kind    error
+		ifMatch string // the condition sent: "current" for the stored version; "" when nothing is sent
+	}{
+		{"unconditional", "p|a", func(string) *abstractions.Patch[item] { return name("new") }, nil, "*"},
+		{"on the current version", "P|A", func(cur string) *abstractions.Patch[item] { return name("new").WithETag(cur) }, nil, "current"},
+		{"on a stale version", "p|a", func(string) *abstractions.Patch[item] { return name("new").WithETag(stale) }, abstractions.ErrConcurrencyConflict, stale},
+		{"a missing row", "p|b", func(string) *abstractions.Patch[item] { return name("new") }, abstractions.ErrNotFound, "*"},
+		{"nil", "p|a", func(string) *abstractions.Patch[item] { return nil }, abstractions.ErrInvalidArgument, ""},
+		{"empty", "p|a", func(string) *abstractions.Patch[item] { return abstractions.NewPatch[item]() }, abstractions.ErrInvalidArgument, ""},
+		{"ETag *", "p|a", func(string) *abstractions.Patch[item] { return name("new").WithETag("*") }, abstractions.ErrInvalidArgument, ""},
+		{"malformed ETag", "p|a", func(string) *abstractions.Patch[item] { return name("new").WithETag("v2") }, abstractions.ErrInvalidArgument, ""},
+		{"nil selector", "p|a", func(string) *abstractions.Patch[item] {
+			return abstractions.Set[item, string](abstractions.NewPatch[item](), nil, "x")
+		}, abstractions.ErrInvalidArgument, ""},
+		{"selector through a pointer", "p|a", func(string) *abstractions.Patch[item] {
+			return abstractions.Set(abstractions.NewPatch[item](), func(x *item) *string { var other *item; return &other.Name }, "x")
+		}, abstractions.ErrNotSupported, ""},
+		{"the id", "p|a", func(string) *abstractions.Patch[item] {
+			return abstractions.Set(abstractions.NewPatch[item](), func(x *item) *string { return &x.ID }, "p|z")
+		}, abstractions.ErrNotSupported, ""},
 	}
-	a := enc(&patchee{Secret: []byte{1, 2}})
-	b := enc(&patchee{Secret: append([]byte(nil), 1, 2)})
-	c := enc(&patchee{Secret: []byte{1, 3}})
-	if !sameCells(cellsOf(a, "Secret"), cellsOf(b, "Secret")) || sameCells(cellsOf(a, "Secret"), cellsOf(c, "Secret")) {
-		t.Fatal("bytes compare by content")
-	}
-	long := &patchee{Name: strings.Repeat("é", 100), Secret: make([]byte, 100)}
-	for _, f := range []string{"Name", "Secret"} {
-		fld, _ := s.plan.Field(f)
-		d := describeField(reflectValue(long), fld)
-		if len(d) > 200 || !strings.Contains(d, "100") {
-			t.Errorf("%s described as %q", f, d)
-		}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, f := newStore[item](t, nil)
+			if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}, Name: "old", N: 7}); err != nil {
+				t.Fatal(err)
+			}
+			stored, _ := f.row("Items", "p", "a")
+			f.resetCalls()
+			etag, err := s.Patch(ctx, tc.id, tc.p(stored.ETag))
+			wantKind(t, err, tc.kind)
+			want := tc.ifMatch
+			if want == "current" {
+				want = stored.ETag
+			}
+			switch {
+			case want == "" && len(f.calls) != 0:
+				t.Errorf("a refused patch sent %v", f)
+			case want != "" && (len(f.actions) != 1 || f.actions[0].Op != service.OpMerge || f.actions[0].IfMatch != want):
+				t.Errorf("sent %+v, want a merge on condition %q", f.actions, want)
+			}
+			if tc.kind != nil {
+				return
+			}
+			got, err := s.One(ctx, "p|a")
+			if err != nil || got.Name != "new" || got.N != 7 || got.ETag != etag || !got.UpdatedAt.Equal(testNow) {
+				t.Errorf("after the patch: %+v, %v (ETag returned %q)", got, err, etag)
+			}
+		})
 	}
 }
-
-func reflectValue(v *patchee) reflect.Value { return reflect.ValueOf(v).Elem() }

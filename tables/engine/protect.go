@@ -126,7 +126,7 @@ func (s *Store[T]) checkProtected(ctx context.Context, op string, p *prepared[T]
 		return fmt.Errorf("%s %s (%q, %q): re-encoding the stored row to check protected fields: %w", op, s.table, p.pk, p.rk, err)
 	}
 	for _, f := range prot {
-		if sameCells(cellsOf(oldProps, f.Name), cellsOf(p.row.Properties, f.Name)) {
+		if sameCells(cellsOf(oldProps, f), cellsOf(p.row.Properties, f)) {
 			continue
 		}
 		auth := s.acct.opts.Authorizer
@@ -144,11 +144,11 @@ func (s *Store[T]) checkProtected(ctx context.Context, op string, p *prepared[T]
 	return nil
 }
 
-// cellsOf returns the cells of the column named name: the plain, JSON and compressed forms.
-func cellsOf(props []service.Property, name string) []service.Property {
+// cellsOf returns the cells of props a write of f stores: its cell or its compressed cell.
+func cellsOf(props []service.Property, f *codec.Field) []service.Property {
 	var out []service.Property
 	for _, pr := range props {
-		if pr.Name == name || pr.Name == name+"__Json" || pr.Name == name+"__GZip" {
+		if pr.Name == f.Cell || (f.Compressed != "" && pr.Name == f.Compressed) {
 			out = append(out, pr)
 		}
 	}

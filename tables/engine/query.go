@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"iter"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -86,31 +87,17 @@ func (s *Store[T]) filterError(op string, e *filterError) error {
 	return s.queryError(op, e.kind, msg)
 }
 
-// projection returns the columns of the selected fields, with the Id column (so that the
-// entity's ID reads as it does without a projection), JSON forms and aliases.
+// projection returns the cells a read of the selected fields takes their values from (the
+// codec's Field.Cells: JSON and compressed forms, aliases), with the Id column's, so that the
+// entity's ID reads as it does without a projection. ETag and Timestamp are always returned.
 func (s *Store[T]) projection(sels []abstractions.Selector[T]) ([]string, *filterError) {
 	var cols []string
 	seen := map[string]bool{}
 	add := func(f *codec.Field) {
-		if f.Role == codec.RoleETag || f.Role == codec.RoleTimestamp {
-			return // always returned
-		}
-		names := append([]string{f.Name}, f.Aliases...)
-		for _, n := range names {
-			// A string too large for a cell lives in a compressed column; a JSON value in
-			// its text column or a compressed one.
-			forms := []string{n}
-			switch {
-			case f.JSON:
-				forms = []string{n + "__Json", n + "__GZip"}
-			case f.Kind == service.KindString && f.Role == codec.RoleColumn:
-				forms = append(forms, n+"__GZip")
-			}
-			for _, c := range forms {
-				if !seen[c] {
-					seen[c] = true
-					cols = append(cols, c)
-				}
+		for _, c := range f.Cells {
+			if !seen[c] {
+				seen[c] = true
+				cols = append(cols, c)
 			}
 		}
 	}
@@ -386,9 +373,13 @@ func (s *Store[T]) decodeListed(ctx context.Context, op string, r *service.Row) 
 // ordinary one: a large value is always returned whole, so naming one fetches whole rows.
 // The projection also asks for _SplitOf, so that continuation rows are recognised.
 func (s *Store[T]) splitProjection(sel []string) []string {
-	for _, c := range s.large {
+	fields := s.plan.Fields()
+	for i := range fields {
+		if !fields[i].Large {
+			continue
+		}
 		for _, n := range sel {
-			if n == c.Name || n == c.Cell || n == c.Name+"__GZip" {
+			if n == fields[i].Name || slices.Contains(fields[i].Cells, n) {
 				return nil
 			}
 		}

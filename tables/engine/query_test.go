@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -352,8 +353,108 @@ func TestProjectionColumns(t *testing.T) {
 	if _, err := s.Query(context.Background(), abstractions.Query[qRow]{Select: sel}); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"Id", "In_City", "In_City__GZip", "List__Json", "List__GZip", "N32", "CreatedAt", "Created"}
+	want := []string{"Id", "Id__GZip", "In_City", "In_City__GZip", "List__Json", "List__GZip", "N32", "CreatedAt", "Created"}
 	if got := pt.queries[0].Select; !reflect.DeepEqual(got, want) {
 		t.Errorf("select %q, want %q", got, want)
+	}
+}
+
+// Every query refusal comes before anything is sent, from every entry point.
+func TestQueryRefusals(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		q    abstractions.Query[qRow]
+		kind error
+		page bool // refused by Page only
+	}{
+		{name: "negative take", q: abstractions.Query[qRow]{Take: -1}, kind: abstractions.ErrInvalidArgument},
+		{name: "prefix without a partition", q: abstractions.Query[qRow]{RowKeyPrefix: "a"}, kind: abstractions.ErrNotSupported},
+		{name: "bad prefix", q: abstractions.Query[qRow]{Partition: "p", RowKeyPrefix: "a/"}, kind: abstractions.ErrInvalidKey},
+		{name: "bad partition", q: abstractions.Query[qRow]{Partition: "a|b"}, kind: abstractions.ErrInvalidKey},
+		{name: "filter", q: abstractions.Query[qRow]{Where: qName.Ne("a")}, kind: abstractions.ErrNotSupported},
+		{name: "nil selector", q: abstractions.Query[qRow]{Select: []abstractions.Selector[qRow]{nil}}, kind: abstractions.ErrInvalidArgument},
+		{name: "selector of an ignored field", q: abstractions.Query[qRow]{Select: []abstractions.Selector[qRow]{
+			abstractions.Field(func(r *qRow) *int { return &r.Hidden })}}, kind: abstractions.ErrNotSupported},
+		{name: "page larger than the service's", q: abstractions.Query[qRow]{Take: 1001}, kind: abstractions.ErrInvalidArgument, page: true},
+		{name: "cursor not made by Page", q: abstractions.Query[qRow]{Cursor: "not a cursor"}, kind: abstractions.ErrInvalidArgument, page: true},
+		{name: "cursor of another query", q: abstractions.Query[qRow]{Cursor: encodeCursor(cursor{Bounds: "x", PK: "p", RK: "r"})},
+			kind: abstractions.ErrInvalidArgument, page: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, f := newStore[qRow](t, nil)
+			_, err := s.Page(ctx, tc.q)
+			wantKind(t, err, tc.kind)
+			// Query, Stream and Any refuse a cursor, and everything Page refuses but the page size.
+			if !tc.page || tc.q.Cursor != "" {
+				want := tc.kind
+				_, err = s.Query(ctx, tc.q)
+				wantKind(t, err, want)
+				for _, err = range s.Stream(ctx, tc.q) {
+					break
+				}
+				wantKind(t, err, want)
+				_, err = s.Any(ctx, tc.q)
+				wantKind(t, err, want)
+			}
+			if len(f.calls) != 0 {
+				t.Errorf("a refused query sent %v", f)
+			}
+		})
+	}
+}
+
+// Queries read what the engine's own filters select (the fake evaluates those) and report
+// the service's failures, from every entry point.
+func TestQueryPartitionAndPrefix(t *testing.T) {
+	ctx := context.Background()
+	s, f := newStore[qRow](t, nil)
+	var rows []service.Row
+	for _, id := range [][2]string{{"p", "ab"}, {"p", "abc"}, {"p", "ac"}, {"p", "b"}, {"q", "ab"}} {
+		rows = append(rows, service.Row{PartitionKey: id[0], RowKey: id[1], Properties: []service.Property{{Name: "Id", Value: service.String(id[0] + "|" + id[1])}}})
+	}
+	f.put("Items", rows...)
+	got, err := s.Query(ctx, abstractions.Query[qRow]{Partition: "P", RowKeyPrefix: "AB"})
+	if err != nil || len(got) != 2 || got[0].ID != "p|ab" || got[1].ID != "p|abc" {
+		t.Fatalf("prefix query: %v, %v", got, err)
+	}
+	n := 0
+	for v, err := range s.Stream(ctx, abstractions.Query[qRow]{Partition: "p"}) {
+		if err != nil || v.ID[0] != 'p' {
+			t.Fatalf("stream: %v, %v", v, err)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Errorf("streamed %d rows", n)
+	}
+	if ok, err := s.Any(ctx, abstractions.Query[qRow]{Partition: "r"}); ok || err != nil {
+		t.Errorf("any in an empty partition: %v, %v", ok, err)
+	}
+	busy := fakeStatus(http.StatusServiceUnavailable, "ServerBusy")
+	f.before = func(string) error { return busy }
+	var errs []error
+	for _, err := range s.Stream(ctx, abstractions.Query[qRow]{}) {
+		errs = append(errs, err)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], abstractions.ErrUnavailable) {
+		t.Errorf("a failing stream yielded %v", errs)
+	}
+	if _, err := s.Any(ctx, abstractions.Query[qRow]{}); !errors.Is(err, abstractions.ErrUnavailable) {
+		t.Errorf("a failing any: %v", err)
+	}
+	// A row that does not decode ends the stream with its error.
+	f.before = nil
+	f.put("Items", service.Row{PartitionKey: "z", RowKey: "bad", Properties: []service.Property{{Name: "N32", Value: service.String("x")}}})
+	errs = errs[:0]
+	for _, err := range s.Stream(ctx, abstractions.Query[qRow]{Partition: "z"}) {
+		errs = append(errs, err)
+	}
+	if len(errs) != 1 || errs[0] == nil {
+		t.Errorf("a row that does not decode yielded %v", errs)
+	}
+	if _, err := s.Page(ctx, abstractions.Query[qRow]{Partition: "z"}); err == nil {
+		t.Error("a page with a row that does not decode")
 	}
 }

@@ -112,16 +112,8 @@ func jsonValueLen(v Value) int {
 	case KindInt64:
 		return 2 + len(strconv.FormatInt(v.Int64(), 10))
 	case KindDouble:
-		f := v.Float()
-		switch {
-		case math.IsNaN(f):
-			return len(`"NaN"`)
-		case math.IsInf(f, 1):
-			return len(`"Infinity"`)
-		case math.IsInf(f, -1):
-			return len(`"-Infinity"`)
-		}
-		return len(jsonFloat(f))
+		var buf [32]byte
+		return len(AppendJSONDouble(buf[:0], v.Float()))
 	case KindDateTime:
 		return 2 + len(FormatDateTime(v.Time()))
 	case KindGuid:
@@ -161,21 +153,36 @@ func jsonStringLen(s string) int {
 	return n
 }
 
-// jsonFloat formats f as the adapter does: as encoding/json does (plain digits for ordinary
-// magnitudes, an exponent without a leading zero for very small or large ones), with ".0"
-// after a whole number so that the token itself says "double".
-func jsonFloat(f float64) []byte {
+// AppendJSONDouble appends the JSON of an Edm.Double as the Azure adapter sends it: the
+// number as encoding/json writes it (plain digits for ordinary magnitudes, an exponent
+// without a leading zero, such as 1e-7, for very small or large ones) with ".0" after a
+// whole number, so that the token itself says "double"; and the strings "NaN", "Infinity"
+// and "-Infinity", which the service accepts for the values JSON has no number for.
+func AppendJSONDouble(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(dst, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(dst, `"-Infinity"`...)
+	}
 	format := byte('f')
 	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
 		format = 'e'
 	}
-	b := strconv.AppendFloat(nil, f, format, -1, 64)
-	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-		b[n-2] = b[n-1]
-		b = b[:n-1]
+	start := len(dst)
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// Shorten e-09 to e-9, as encoding/json does.
+		if n := len(dst); n-start >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+		return dst
 	}
-	if format == 'f' && !bytes.ContainsRune(b, '.') {
-		b = append(b, ".0"...)
+	if !bytes.ContainsRune(dst[start:], '.') {
+		dst = append(dst, ".0"...)
 	}
-	return b
+	return dst
 }

@@ -3,13 +3,13 @@ package service
 import (
 	"bytes"
 	"encoding/hex"
-	"errors"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/unified-data/gotables/abstractions"
 )
 
 // Kind is the EDM type of a Value.
@@ -103,12 +103,14 @@ func DateTime(t time.Time) Value {
 }
 
 // Guid returns an Edm.Guid value for the 16 bytes of g in the order its text form is written
-// (RFC 4122 order, as "00112233-4455-6677-8899-aabbccddeeff").
-func Guid(g [16]byte) Value { return Value{kind: KindGuid, s: formatGuid(g)} }
+// (RFC 4122 order, as "00112233-4455-6677-8899-aabbccddeeff"). The text is
+// abstractions.GUID's, the one codec of GUID text.
+func Guid(g [16]byte) Value { return Value{kind: KindGuid, s: abstractions.GUID(g).String()} }
 
-// ParseGuid parses the 36-character text form of a GUID, in either case.
+// ParseGuid parses the 36-character text form of a GUID, in either case (see
+// abstractions.ParseGUID).
 func ParseGuid(s string) (Value, error) {
-	g, err := parseGuid(s)
+	g, err := abstractions.ParseGUID(s)
 	if err != nil {
 		return Value{}, err
 	}
@@ -144,7 +146,7 @@ func (v Value) Time() time.Time { return v.t }
 
 // GuidBytes returns the 16 bytes of an Edm.Guid value in text order.
 func (v Value) GuidBytes() [16]byte {
-	g, _ := parseGuid(v.s)
+	g, _ := abstractions.ParseGUID(v.s)
 	return g
 }
 
@@ -203,12 +205,6 @@ func (v Value) String() string {
 		s = v.s
 	}
 	return v.kind.String() + "(" + s + ")"
-}
-
-// FormatDateTime formats t the way the service writes Edm.DateTime values: UTC, seven
-// fractional digits, a trailing Z.
-func FormatDateTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.0000000Z")
 }
 
 // UTF16Len returns the length of s in UTF-16 code units, the unit the service measures
@@ -288,35 +284,4 @@ func firstUnit(r rune) uint16 {
 		return uint16(hi)
 	}
 	return uint16(r)
-}
-
-const hexDigits = "0123456789abcdef"
-
-func formatGuid(g [16]byte) string {
-	var buf [36]byte
-	j := 0
-	for i, c := range g {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			buf[j] = '-'
-			j++
-		}
-		buf[j] = hexDigits[c>>4]
-		buf[j+1] = hexDigits[c&0xf]
-		j += 2
-	}
-	return string(buf[:])
-}
-
-var errBadGuid = errors.New("service: a GUID is 32 hex digits in groups 8-4-4-4-12")
-
-func parseGuid(s string) ([16]byte, error) {
-	var g [16]byte
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
-		return g, errBadGuid
-	}
-	h := strings.ReplaceAll(s, "-", "")
-	if _, err := hex.Decode(g[:], []byte(h)); err != nil {
-		return g, errBadGuid
-	}
-	return g, nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -138,8 +137,8 @@ func (l *lexer) typed(start int, prefix string) (token, error) {
 	tok := token{kind: tokLiteral, pos: start, end: l.pos}
 	switch prefix {
 	case "datetime":
-		t, ok := parseDateTime(text)
-		if !ok {
+		t, err := service.ParseDateTime(text)
+		if err != nil {
 			return token{}, l.errorf(start, "malformed datetime literal: want yyyy-mm-ddThh:mm:ss with at most 7 fractional digits and Z or an offset")
 		}
 		tok.lit = literal{kind: service.KindDateTime, t: t}
@@ -256,84 +255,6 @@ func (l *lexer) number(start int) (token, error) {
 		tok.lit = literal{kind: service.KindInt32, i: n}
 	}
 	return tok, nil
-}
-
-// parseDateTime parses yyyy-mm-ddThh:mm:ss[.fffffff](Z|±hh:mm) and returns it in UTC. It is
-// stricter than time.Parse: at most seven fractional digits (the service's 100 ns ticks), an
-// explicit zone, and a result inside the years 1 to 9999 that the service can store.
-func parseDateTime(s string) (time.Time, bool) {
-	num := func(i, n int) (int, bool) {
-		if i+n > len(s) {
-			return 0, false
-		}
-		v := 0
-		for _, c := range []byte(s[i : i+n]) {
-			if !isDigit(c) {
-				return 0, false
-			}
-			v = v*10 + int(c-'0')
-		}
-		return v, true
-	}
-	sep := func(i int, c byte) bool { return i < len(s) && s[i] == c }
-	year, ok1 := num(0, 4)
-	month, ok2 := num(5, 2)
-	day, ok3 := num(8, 2)
-	hour, ok4 := num(11, 2)
-	minute, ok5 := num(14, 2)
-	sec, ok6 := num(17, 2)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) ||
-		!sep(4, '-') || !sep(7, '-') || !sep(10, 'T') || !sep(13, ':') || !sep(16, ':') {
-		return time.Time{}, false
-	}
-	i := 19
-	nsec := 0
-	if sep(i, '.') {
-		i++
-		n := 0
-		for i < len(s) && isDigit(s[i]) {
-			if n == 7 {
-				return time.Time{}, false
-			}
-			nsec = nsec*10 + int(s[i]-'0')
-			n++
-			i++
-		}
-		if n == 0 {
-			return time.Time{}, false
-		}
-		for ; n < 9; n++ {
-			nsec *= 10
-		}
-	}
-	offset := 0
-	switch {
-	case sep(i, 'Z') && i+1 == len(s):
-	case (sep(i, '+') || sep(i, '-')) && i+6 == len(s) && sep(i+3, ':'):
-		oh, ok1 := num(i+1, 2)
-		om, ok2 := num(i+4, 2)
-		if !ok1 || !ok2 || om > 59 || oh*60+om > 14*60 {
-			return time.Time{}, false
-		}
-		offset = (oh*60 + om) * 60
-		if s[i] == '-' {
-			offset = -offset
-		}
-	default:
-		return time.Time{}, false
-	}
-	if year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
-		return time.Time{}, false
-	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.FixedZone("", offset))
-	if t.Day() != day { // time.Date normalised an impossible day such as February 30
-		return time.Time{}, false
-	}
-	t = t.UTC()
-	if t.Year() < 1 || t.Year() > 9999 {
-		return time.Time{}, false
-	}
-	return t, true
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
