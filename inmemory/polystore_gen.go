@@ -19,8 +19,7 @@ func (s *PolyStore[B]) Delete(ctx context.Context, key abstractions.TableKey) er
 	return s.s.Delete(ctx, key)
 }
 
-// EnsureCreated creates the table if it does not exist yet. Stores create their table
-// on first use anyway; call it at start-up to fail fast.
+// EnsureCreated creates the table if it does not exist yet.
 func (s *PolyStore[B]) EnsureCreated(ctx context.Context) error { return s.s.EnsureCreated(ctx) }
 
 // Insert writes a new row ([abstractions.ErrDuplicateKey] when one exists), or, with IfMatch, replaces
@@ -72,8 +71,6 @@ func (s *PolyStore[B]) One(ctx context.Context, key abstractions.TableKey) (*abs
 	return s.s.One(ctx, key)
 }
 
-// Table returns the name of the table the store uses.
-//
 // Table returns the name of the store's table.
 func (s *PolyStore[B]) Table() string { return s.s.Table() }
 

@@ -59,8 +59,8 @@ func (s *Store[T]) EnsureCreated(ctx context.Context) error { return s.s.EnsureC
 // Exists reports whether a row with the id exists.
 func (s *Store[T]) Exists(ctx context.Context, id string) (bool, error) { return s.s.Exists(ctx, id) }
 
-// List reads every row of one partition (the partition key used as written), in row
-// key order, markers included. A row One would refuse fails the whole call.
+// List returns every row of one partition, in row-key order. A partition containing
+// "|" is refused with [abstractions.ErrInvalidKey] (so are those of Count and DeletePartition).
 func (s *Store[T]) List(ctx context.Context, partition string) ([]*T, error) {
 	return s.s.List(ctx, partition)
 }
@@ -68,9 +68,9 @@ func (s *Store[T]) List(ctx context.Context, partition string) ([]*T, error) {
 // ListAll returns every row of the table, in key order.
 func (s *Store[T]) ListAll(ctx context.Context) ([]*T, error) { return s.s.ListAll(ctx) }
 
-// One reads one row; a missing row fails with [abstractions.ErrNotFound]. A row whose discriminator
-// names no registered type, or a type that does not satisfy B, fails with [abstractions.ErrIntegrity]
-// naming it.
+// One returns the row with the id. A missing row fails with an error matching
+// [abstractions.ErrNotFound] (a *StoreError naming the table and the keys), as sql.ErrNoRows does:
+// check it with errors.Is. The value returned is never nil when err is nil.
 func (s *Store[T]) One(ctx context.Context, id string) (*T, error) { return s.s.One(ctx, id) }
 
 // Page returns one page of the rows q selects, starting after q.Cursor, and the cursor
@@ -151,11 +151,14 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 	return s.s.Update(ctx, v, mode)
 }
 
-// Upsert writes the row whether or not one exists, or, with IfMatch, replaces the row
-// at that version. It returns the row's new ETag.
+// Upsert inserts the row or replaces a stored one, unconditionally, in one round trip.
+// A CreatedAt the caller set is kept; a zero one is set to now.
 func (s *Store[T]) Upsert(ctx context.Context, v *T) error { return s.s.Upsert(ctx, v) }
 
-// UpsertBatch writes the rows as Upsert does, in transactions as InsertBatch does.
+// UpsertBatch inserts or replaces the entities in transactions grouped by partition, up
+// to 100 rows each, and returns how many it wrote. The transaction rules of CreateBatch
+// apply; a key named twice in one transaction fails it with the service's 400
+// InvalidDuplicateRow.
 func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (int, error) {
 	return s.s.UpsertBatch(ctx, vs)
 }

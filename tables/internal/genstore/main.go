@@ -31,7 +31,7 @@ func main() {
 	out := flag.String("out", "store_gen.go", "the file to write")
 	contractDir := flag.String("contract", "../abstractions", "the directory of package abstractions, whose interface methods document the calls")
 	flag.Parse()
-	contract, err := contractDocs(*contractDir)
+	contract, err := contractDocs(*contractDir, contracts[*typ])
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -239,9 +239,16 @@ func describe(fset *token.FileSet, fd *ast.FuncDecl) (method, map[string]bool, e
 	return m, used, nil
 }
 
-// contractDocs returns the doc comments of the methods of the interfaces of package
-// abstractions that stores implement, by method name.
-func contractDocs(dir string) (map[string]string, error) {
+// contracts are the interfaces of package abstractions each engine type implements, whose
+// method docs are the calls' documentation.
+var contracts = map[string][]string{
+	"Store":     {"Storage", "Querier", "Patcher", "Traced"},
+	"PolyStore": {"PolyStorage"},
+}
+
+// contractDocs returns the doc comments of the methods of the named interfaces of package
+// abstractions, by method name.
+func contractDocs(dir string, ifaces []string) (map[string]string, error) {
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
 	if err != nil {
@@ -252,7 +259,10 @@ func contractDocs(dir string) (map[string]string, error) {
 		return nil, fmt.Errorf("no package abstractions in %s", dir)
 	}
 	docs := map[string]string{}
-	wanted := map[string]bool{"Storage": true, "Querier": true, "Patcher": true, "Traced": true, "PolyStorage": true}
+	wanted := map[string]bool{}
+	for _, n := range ifaces {
+		wanted[n] = true
+	}
 	for _, f := range p.Files {
 		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)
