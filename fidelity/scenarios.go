@@ -23,6 +23,7 @@ func StoreScenarios() []Scenario {
 	all = append(all, mutateScenarios...)
 	all = append(all, queryStoreScenarios...)
 	all = append(all, cacheScenarios...)
+	all = append(all, safetyScenarios()...)
 	return all
 }
 
