@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -227,27 +227,49 @@ func failingCalls(ctx context.Context, e *Env, s *engine.Store[Customer], callCt
 	return len(calls)
 }
 
-// fakeAccount is a connection string for an account served at url. Its key is not a
-// secret: the fake servers check nothing.
+// fakeAccount is a connection string for an account at url. Its key is not a
+// secret: the fake transports check nothing.
 func fakeAccount(url string) string {
 	return "DefaultEndpointsProtocol=http;AccountName=fake;AccountKey=ZmFrZS1rZXk=;TableEndpoint=" + url + "/fake"
 }
 
-// fakeTables returns the Azure adapter over a server that runs handler, with one retry, and
-// a function that stops the server.
-func fakeTables(e *Env, handler http.HandlerFunc) (service.Tables, func()) {
-	srv := httptest.NewServer(handler)
-	// No keep-alive: no idle connection (and no goroutine) outlives the scenario.
+// fakeTables returns the Azure adapter over a transport that plays the service, with one
+// retry. (A transport rather than a server: the SDK's retry rewinds the request body while
+// net/http may still be writing it to a server that answered early, a data race.)
+func fakeTables(e *Env, transport policy.Transporter) service.Tables {
 	opts := azcore.ClientOptions{
-		Transport: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+		Transport: transport,
 		Retry:     policy.RetryOptions{MaxRetries: 1, RetryDelay: time.Millisecond, MaxRetryDelay: time.Millisecond},
 	}
-	t, err := azservice.NewFromConnectionString(fakeAccount(srv.URL), &azservice.Options{ClientOptions: opts})
+	t, err := azservice.NewFromConnectionString(fakeAccount("http://127.0.0.1:1"), &azservice.Options{ClientOptions: opts})
 	if err != nil {
-		srv.Close()
 		e.Fatalf("fake service: %v", err)
 	}
-	return t, srv.Close
+	return t
+}
+
+// busyTransport answers every request with 503 ServerBusy after reading it.
+type busyTransport struct{ requests atomic.Int64 }
+
+func (b *busyTransport) Do(req *http.Request) (*http.Response, error) {
+	b.requests.Add(1)
+	if req.Body != nil {
+		if _, err := io.Copy(io.Discard, req.Body); err != nil {
+			return nil, err
+		}
+	}
+	body := `{"odata.error":{"code":"ServerBusy","message":{"lang":"en-US","value":"The server is busy."}}}`
+	return &http.Response{StatusCode: http.StatusServiceUnavailable, Request: req,
+		Header: http.Header{"Content-Type": {"application/json;odata=minimalmetadata"}, "X-Ms-Error-Code": {"ServerBusy"}},
+		Body:   io.NopCloser(strings.NewReader(body))}, nil
+}
+
+// hangingTransport never answers: each request waits for its context to end.
+type hangingTransport struct{}
+
+func (hangingTransport) Do(req *http.Request) (*http.Response, error) {
+	<-req.Context().Done()
+	return nil, req.Context().Err()
 }
 
 // busyTables answers every call with 503 ServerBusy, as a service under load does.
@@ -275,23 +297,16 @@ func (b *busyTables) Query(context.Context, string, service.Query) (service.Page
 
 // unavailableService: a service that answers 503 to everything, after the client's retries,
 // fails every store call with an error matching ErrUnavailable that names the call. On
-// Azurite's side the answer comes from a small server through the Azure adapter and the
-// SDK's retry policy; on the memory side from a service that answers 503 itself.
+// Azurite's side the answer goes through the Azure adapter, the SDK's retry policy and its
+// error mapping (from a fake transport, not from Azurite); on the memory side a service
+// answers 503 itself.
 func unavailableService(ctx context.Context, e *Env) {
 	var tables service.Tables
 	var requests func() int64 // HTTP requests, or service calls in memory
 	perCall := int64(1)
 	if e.OnAzurite() {
-		var n atomic.Int64
-		t, stop := fakeTables(e, func(w http.ResponseWriter, r *http.Request) {
-			n.Add(1)
-			w.Header().Set("Content-Type", "application/json;odata=minimalmetadata")
-			w.Header().Set("x-ms-error-code", "ServerBusy")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprint(w, `{"odata.error":{"code":"ServerBusy","message":{"lang":"en-US","value":"The server is busy."}}}`)
-		})
-		defer stop()
-		tables, requests, perCall = t, n.Load, 2 // the SDK tries once more
+		bt := &busyTransport{}
+		tables, requests, perCall = fakeTables(e, bt), bt.requests.Load, 2 // the SDK tries once more
 	} else {
 		b := &busyTables{}
 		tables, requests = b, b.calls.Load
@@ -323,16 +338,7 @@ func (*hangingTables) CreateTable(ctx context.Context, _ string) error {
 func deadlinePassed(ctx context.Context, e *Env) {
 	var tables service.Tables = &hangingTables{}
 	if e.OnAzurite() {
-		stopped := make(chan struct{})
-		t, stop := fakeTables(e, func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-r.Context().Done():
-			case <-stopped:
-			}
-		})
-		defer stop()
-		defer close(stopped) // runs before stop: Close waits for the handlers
-		tables = t
+		tables = fakeTables(e, hangingTransport{})
 	}
 	acct := engine.NewAccount(e.Backend, tables, nil, &engine.Options{Now: storeClock})
 	s, err := engine.New[Customer](acct, &engine.StoreOptions{Table: e.Table})
