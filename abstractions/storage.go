@@ -91,8 +91,10 @@ type Storage[T any] interface {
 	UpsertBatch(ctx context.Context, vs []*T) (int, error)
 	// DeletePartition deletes every row of a partition in transactions of up to 100 rows
 	// and returns how many it deleted. A row another writer deletes meanwhile is skipped,
-	// not an error. It is atomic per transaction only: after a failure, call it again to
-	// finish.
+	// not an error, and not counted. A row the service will not delete (it answers 404
+	// while a read still finds the row) never counts as deleted: the others are, and the
+	// call fails naming that row. It is atomic per transaction only: after a failure, call
+	// it again to finish.
 	DeletePartition(ctx context.Context, partition string) (int, error)
 
 	Patcher[T] // partial updates

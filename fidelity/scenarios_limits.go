@@ -28,14 +28,12 @@ var limitScenarios = []Scenario{
 			e.OK("32768 units", err)
 			_, err = e.Tables.Write(ctx, e.Table, insert(row("p", "over", "S", service.String(strings.Repeat("a", 32769)))))
 			e.Status("32769 units", err, 400, "PropertyValueTooLarge")
-			// An emoji is two UTF-16 units: 16,385 of them are over the limit. (Azurite also
-			// refuses exactly 16,384, whose UTF-8 form is 64 KiB, so that boundary is left out.)
-			_, err = e.Tables.Write(ctx, e.Table, insert(row("p", "emoji", "S", service.String(strings.Repeat("😀", 16000)))))
-			e.OK("16000 emoji", err)
-			// Azurite now and then stores a multi-byte character that straddles a chunk of a
-			// large request body as U+FFFD (seen under -race), so the row is not compared.
-			_, err = e.Tables.Write(ctx, e.Table, service.Action{Op: service.OpDelete, Row: row("p", "emoji")})
-			e.OK("delete the emoji row", err)
+			// An emoji is two UTF-16 units: 16,384 of them are the limit, 16,385 are over it.
+			// (Through the Azure adapter the text reaches Azurite as ASCII escapes, so none
+			// of its characters can be split between two chunks of the body: see the
+			// "utf8-split-across-chunks" deviation.)
+			_, err = e.Tables.Write(ctx, e.Table, insert(row("p", "emoji", "S", service.String(strings.Repeat("😀", 16384)))))
+			e.OK("16384 emoji", err)
 			_, err = e.Tables.Write(ctx, e.Table, insert(row("p", "emoji-over", "S", service.String(strings.Repeat("😀", 16385)))))
 			e.Status("16385 emoji", err, 400, "PropertyValueTooLarge")
 			_, err = e.Tables.Write(ctx, e.Table, service.Action{Op: service.OpUpsertMerge, Row: row("p", "ascii", "S", service.String(strings.Repeat("a", 32769)))})

@@ -89,10 +89,25 @@ func (g *gate) Transact(ctx context.Context, table string, actions []service.Act
 	return err
 }
 
+// testClock is an account clock that moves only when a test moves it, so no cache entry
+// expires because the machine was slow.
+type testClock struct{ ns atomic.Int64 }
+
+func newTestClock() *testClock {
+	c := &testClock{}
+	c.ns.Store(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano())
+	return c
+}
+
+func (c *testClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *testClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// cachedStore returns a store with the cache policy over a gate, on a clock that stands
+// still: its entries expire only when a test says so.
 func cachedStore(t *testing.T, policy inmemory.CachePolicy) (*inmemory.Store[Doc], *gate) {
 	t.Helper()
 	g := newGate()
-	acct := inmemory.NewAccountOver(g, nil, &inmemory.Options{Cache: policy})
+	acct := inmemory.NewAccountOver(g, nil, &inmemory.Options{Cache: policy, Now: newTestClock().Now})
 	s, err := inmemory.For[Doc](acct, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -343,7 +358,7 @@ func TestCacheDeletePartitionFailingPartWayEvicts(t *testing.T) {
 func TestCacheDisabledStoreKeepsOthersCoherent(t *testing.T) {
 	ctx := context.Background()
 	g := newGate()
-	acct := inmemory.NewAccountOver(g, nil, &inmemory.Options{Cache: inmemory.Sliding(time.Minute)})
+	acct := inmemory.NewAccountOver(g, nil, &inmemory.Options{Cache: inmemory.Sliding(time.Minute), Now: newTestClock().Now})
 	cached, _ := inmemory.For[Doc](acct, nil)
 	plain, _ := inmemory.For[Doc](acct, &inmemory.StoreOptions{Cache: inmemory.Disabled})
 	if err := cached.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 1}); err != nil {
@@ -522,4 +537,75 @@ func TestCachesReads(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A cancelled context fails a read even when the cache could answer it.
+func TestCacheHitHonoursContext(t *testing.T) {
+	ctx := context.Background()
+	s, _ := cachedStore(t, inmemory.Sliding(time.Minute))
+	if err := s.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}}); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.One(cctx, "p|a"); !errors.Is(err, context.Canceled) {
+		t.Errorf("One: %v", err)
+	}
+	if _, err := s.Exists(cctx, "p|a"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Exists: %v", err)
+	}
+	if _, err := s.List(cctx, "p"); !errors.Is(err, context.Canceled) {
+		t.Errorf("List: %v", err)
+	}
+}
+
+// Patching a cached row keeps the Absolute deadline of the entry: a write by another
+// process is seen once the entry's time is up, however often this process patches it.
+func TestCacheAbsoluteDeadlineSurvivesPatches(t *testing.T) {
+	ctx := context.Background()
+	svc := newGate()
+	clock := newTestClock()
+	primary := inmemory.NewAccountOver(svc, nil, &inmemory.Options{Cache: inmemory.Absolute(150 * time.Millisecond), Now: clock.Now})
+	other := inmemory.NewAccountOver(svc, nil, nil)
+	a, _ := inmemory.For[Doc](primary, nil)
+	b, _ := inmemory.For[Doc](other, nil)
+	if err := a.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "p|x"}, Tags: []string{"alice"}}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := b.One(ctx, "p|x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Tags = []string{"bob"}
+	if err := b.Update(ctx, d, abstractions.Strict); err != nil {
+		t.Fatal(err)
+	}
+	tags := func() string {
+		t.Helper()
+		got, err := a.One(ctx, "p|x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Tags[0]
+	}
+	// Patches every 20 ms: the entry stays warm (the patch is applied to it) until its
+	// 150 ms are up, and not one patch longer.
+	for i := 1; i <= 30; i++ {
+		if _, err := a.Patch(ctx, "p|x", abstractions.Set(abstractions.NewPatch[Doc](), func(d *Doc) *int { return &d.N }, i)); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(20 * time.Millisecond)
+		elapsed := time.Duration(i) * 20 * time.Millisecond
+		want := "alice" // the entry of the create, patched
+		if elapsed >= 150*time.Millisecond {
+			want = "bob"
+		}
+		if got := tags(); got != want {
+			t.Fatalf("%v after the create, under Absolute(150ms): read %q, want %q", elapsed, got, want)
+		}
+		if want == "bob" {
+			return
+		}
+	}
+	t.Fatal("the loop ended before the deadline")
 }

@@ -107,7 +107,9 @@ func ledgerStore(t testing.TB) (*inmemory.PolyStore[Ledger], *counting) {
 	return s, svc
 }
 
-func key(pk, rk string) abstractions.TableKey { return abstractions.TableKey{PartitionKey: pk, RowKey: rk} }
+func key(pk, rk string) abstractions.TableKey {
+	return abstractions.TableKey{PartitionKey: pk, RowKey: rk}
+}
 
 func TestPolyForRefusals(t *testing.T) {
 	acct := inmemory.NewAccount(nil)
@@ -162,11 +164,20 @@ func TestPolyRefusalsSendNothing(t *testing.T) {
 		want error
 		says string
 	}{
-		{"protected field", func() error { _, err := s.Insert(ctx, abstractions.PolyWrite[Ledger]{Key: k, Item: &Salary{Cents: 1}}); return err },
+		{"protected field", func() error {
+			_, err := s.Insert(ctx, abstractions.PolyWrite[Ledger]{Key: k, Item: &Salary{Cents: 1}})
+			return err
+		},
 			abstractions.ErrNotSupported, "Salary.Cents is protected"},
-		{"split field", func() error { _, err := s.Insert(ctx, abstractions.PolyWrite[Ledger]{Key: k, Item: &Scan{Body: "x"}}); return err },
+		{"split field", func() error {
+			_, err := s.Insert(ctx, abstractions.PolyWrite[Ledger]{Key: k, Item: &Scan{Body: "x"}})
+			return err
+		},
 			abstractions.ErrNotSupported, "split or offload"},
-		{"not a struct", func() error { _, err := s.Insert(ctx, abstractions.PolyWrite[Ledger]{Key: k, Item: Cents(5)}); return err },
+		{"not a struct", func() error {
+			_, err := s.Insert(ctx, abstractions.PolyWrite[Ledger]{Key: k, Item: Cents(5)})
+			return err
+		},
 			abstractions.ErrInvalidArgument, "structs"},
 		{"an unregistered type", func() error {
 			_, err := s.Upsert(ctx, abstractions.PolyWrite[Ledger]{Key: k, Item: &unregistered{}})

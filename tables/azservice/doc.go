@@ -26,6 +26,14 @@
 // *service.TransactionError naming the failing action, read from the multipart response.
 // When ctx ends first, the error matches ctx's error.
 //
+// # The emulator
+//
+// With the emulator's development account (devstoreaccount1, which
+// "UseDevelopmentStorage=true" stands for), single-entity writes send every non-ASCII
+// character as a \u escape: Azurite 3.35 may store a multi-byte character that straddles
+// two chunks of a request body as U+FFFD (Azure/Azurite#2670). The service reads the same
+// text either way; on Azure the bodies are sent as the SDK encodes them.
+//
 // # What the SDK cannot do
 //
 // The generated request builders refuse an empty PartitionKey in a URL, so Replace, Merge,

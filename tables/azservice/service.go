@@ -31,20 +31,26 @@ type Options struct {
 	ClientOptions azcore.ClientOptions
 }
 
-// clientOptions returns the table client's options: the caller's, with the read tap added.
-func (o *Options) clientOptions() *aztables.ClientOptions {
+// clientOptions returns the table client's options: the caller's, with the read tap added,
+// and for the emulator (see asciiBodies) the ASCII rewrite of request bodies.
+func (o *Options) clientOptions(emulator bool) *aztables.ClientOptions {
 	co := &aztables.ClientOptions{}
 	if o != nil {
 		co.ClientOptions = o.ClientOptions
 	}
 	co.PerCallPolicies = append(append([]policy.Policy(nil), co.PerCallPolicies...), bodyTap{})
+	if emulator {
+		co.PerCallPolicies = append(co.PerCallPolicies, asciiBodies{})
+	}
 	return co
 }
 
 // NewFromConnectionString returns the Service of an Azure Storage connection string with an
 // AccountKey or a SharedAccessSignature, including "UseDevelopmentStorage=true", which stands
 // for Azurite on its default loopback ports with the well-known development account. A
-// string that names no table endpoint is refused. Errors match
+// string that names no table endpoint is refused. With the emulator's development account
+// (devstoreaccount1) the text of entity writes is sent as ASCII escapes, which Azurite
+// stores correctly where it may corrupt raw multi-byte characters (see the package doc). Errors match
 // abstractions.ErrInvalidArgument and name the faulty setting, never a key or a signature.
 func NewFromConnectionString(conn string, opts *Options) (*Service, error) {
 	cs, err := azconn.Parse(conn)
@@ -55,17 +61,18 @@ func NewFromConnectionString(conn string, opts *Options) (*Service, error) {
 		return nil, azconn.NoEndpoint("table")
 	}
 	s := &Service{endpoint: cs.TableURL}
+	emulator := cs.AccountName == azconn.DevAccountName
 	if cs.AccountKey != "" {
 		cred, err := aztables.NewSharedKeyCredential(cs.AccountName, cs.AccountKey)
 		if err != nil {
 			return nil, fmt.Errorf("%w: AccountKey is not usable", azconn.ErrConnString)
 		}
-		if s.tables, err = aztables.NewServiceClientWithSharedKey(cs.TableURL, cred, opts.clientOptions()); err != nil {
+		if s.tables, err = aztables.NewServiceClientWithSharedKey(cs.TableURL, cred, opts.clientOptions(emulator)); err != nil {
 			return nil, fmt.Errorf("azservice: creating the table client: %w", err)
 		}
 		return s, nil
 	}
-	if s.tables, err = aztables.NewServiceClientWithNoCredential(cs.TableURL+"/?"+cs.SAS, opts.clientOptions()); err != nil {
+	if s.tables, err = aztables.NewServiceClientWithNoCredential(cs.TableURL+"/?"+cs.SAS, opts.clientOptions(emulator)); err != nil {
 		return nil, fmt.Errorf("azservice: creating the table client: %w", err)
 	}
 	return s, nil
@@ -83,7 +90,7 @@ func NewWithCredential(tableURL string, cred azcore.TokenCredential, opts *Optio
 	if err := CheckEndpoint("table", tableURL); err != nil {
 		return nil, err
 	}
-	tc, err := aztables.NewServiceClient(tableURL, cred, opts.clientOptions())
+	tc, err := aztables.NewServiceClient(tableURL, cred, opts.clientOptions(false))
 	if err != nil {
 		return nil, fmt.Errorf("azservice: creating the table client: %w", err)
 	}

@@ -55,9 +55,11 @@ func (p *plan) chunks() [][]int {
 
 // runBatch sends the plan's transactions in order and returns how many actions committed.
 // It stops at the first failure; the transactions before it stay committed. committed, when
-// not nil, receives the plan indices of each transaction that committed.
+// not nil, receives the plan indices of each transaction that committed. A skipGone plan
+// goes on past a row the service will not delete and fails at the end, naming it.
 func (s *Store[T]) runBatch(ctx context.Context, op string, p *plan, committed func(indices []int)) (int, error) {
 	done := 0
+	var stuck error // the first row a skipGone plan could not delete
 	for _, idx := range p.chunks() {
 		if err := ctx.Err(); err != nil {
 			return done, err
@@ -73,12 +75,29 @@ func (s *Store[T]) runBatch(ctx context.Context, op string, p *plan, committed f
 			return nil, s.do(ctx, func() error { return s.acct.tables.Transact(ctx, s.table, chunk) })
 		})
 		for err != nil && p.skipGone {
-			// A delete whose row is already gone reached its goal; the transaction failed
-			// whole because of it, so send the others again without it.
+			// A delete answered 404 and the transaction failed whole because of it. Either
+			// another writer removed the row, which reached the delete's goal, or the
+			// service misread the action's key (Azurite does with U+2028 and U+2029 in a
+			// transaction) and the row is still there; settleDelete tells them apart.
 			var te *service.TransactionError
 			if !errors.As(err, &te) || te.Index < 0 || te.Index >= len(chunk) || chunk[te.Index].Op != service.OpDelete ||
 				!abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 				break
+			}
+			r := chunk[te.Index].Row
+			outcome, serr := s.settleDelete(ctx, op, r.PartitionKey, r.RowKey)
+			switch {
+			case outcome == stillThere:
+				if stuck == nil {
+					stuck = serr
+				}
+			case serr != nil:
+				return done, serr
+			case outcome == deletedAlone:
+				done++
+				if committed != nil {
+					committed(idx[te.Index : te.Index+1])
+				}
 			}
 			chunk = append(chunk[:te.Index:te.Index], chunk[te.Index+1:]...)
 			idx = append(idx[:te.Index:te.Index], idx[te.Index+1:]...)
@@ -98,7 +117,50 @@ func (s *Store[T]) runBatch(ctx context.Context, op string, p *plan, committed f
 			committed(idx)
 		}
 	}
-	return done, nil
+	return done, stuck
+}
+
+// A settled is what a delete that answered 404 inside a transaction turned out to mean.
+type settled int
+
+const (
+	goneAlready  settled = iota // another writer removed the row: nothing to do, nothing to count
+	deletedAlone                // the service misread the key in the transaction; a delete of its own worked
+	stillThere                  // the service answers 404 to every delete of a row it still reads
+)
+
+// settleDelete finds out, with a point read, what a delete that answered 404 inside a
+// transaction means, and deletes the row alone when it is still there. For stillThere the
+// error says so, naming the row; the caller goes on with the other rows and reports it. Any
+// other error ends the call.
+func (s *Store[T]) settleDelete(ctx context.Context, op, pk, rk string) (settled, error) {
+	exists := func() (bool, error) {
+		_, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, keysOnly)
+		if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
+			return false, nil
+		}
+		return err == nil, s.translate(op, pk, rk, err)
+	}
+	if there, err := exists(); err != nil || !there {
+		return goneAlready, err
+	}
+	err := s.tracked(s.writeKeys([2]string{pk, rk}), func() (*service.Row, error) {
+		_, err := s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: service.ETagAny})
+		return nil, err
+	})
+	if err == nil {
+		return deletedAlone, nil
+	}
+	if !abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
+		return goneAlready, s.translate(op, pk, rk, err)
+	}
+	// Gone now (another writer was quicker), unless the service cannot address the row.
+	if there, rerr := exists(); rerr != nil || !there {
+		return goneAlready, rerr
+	}
+	return stillThere, &abstractions.StoreError{Op: op, Table: s.table, PartitionKey: pk, RowKey: rk, Err: err,
+		Message: "the service answers 404 to every delete of this row, yet a read still finds it, so it is still there " +
+			"(the count returned leaves it out); delete it with another client"}
 }
 
 // translateTx names the row a failed transaction blamed.

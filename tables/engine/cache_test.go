@@ -15,6 +15,14 @@ func rowEntry(v int32) *entry {
 	return &entry{row: service.Row{PartitionKey: "p", RowKey: "r", Properties: []service.Property{{Name: "V", Value: service.Int32(v)}}}, ttl: time.Minute}
 }
 
+// stopped is a clock that stands still: no entry expires because the machine was slow.
+func stopped() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+
+// manualClock is a clock a test moves.
+type manualClock struct{ now time.Time }
+
+func (c *manualClock) Now() time.Time { return c.now }
+
 func cached(c *readCache, key string) (int32, bool) {
 	e, ok := c.get(key)
 	if !ok {
@@ -25,7 +33,7 @@ func cached(c *readCache, key string) (int32, bool) {
 }
 
 func TestCacheWriteStoresItsVersion(t *testing.T) {
-	c := newReadCache(time.Now)
+	c := newReadCache(stopped)
 	keys := []string{"k"}
 	c.beginWrite(keys)
 	c.endWrite(keys, func(string, *entry) *entry { return rowEntry(1) })
@@ -38,7 +46,7 @@ func TestCacheWriteStoresItsVersion(t *testing.T) {
 }
 
 func TestCacheReadOverlappingAWriteLeavesNothing(t *testing.T) {
-	c := newReadCache(time.Now)
+	c := newReadCache(stopped)
 	since := c.beginRead("k") // the read fetches version 1 …
 	c.beginWrite([]string{"k"})
 	c.endWrite([]string{"k"}, func(string, *entry) *entry { return rowEntry(2) })
@@ -47,7 +55,7 @@ func TestCacheReadOverlappingAWriteLeavesNothing(t *testing.T) {
 		t.Fatalf("the read replaced the newer write: %v %v", v, ok)
 	}
 	// A read that started while a write was in flight stores nothing either.
-	c2 := newReadCache(time.Now)
+	c2 := newReadCache(stopped)
 	c2.beginWrite([]string{"k"})
 	since = c2.beginRead("k")
 	c2.endRead("k", since, rowEntry(1))
@@ -58,7 +66,7 @@ func TestCacheReadOverlappingAWriteLeavesNothing(t *testing.T) {
 }
 
 func TestCacheOverlappingWritesLeaveNothing(t *testing.T) {
-	c := newReadCache(time.Now)
+	c := newReadCache(stopped)
 	k := []string{"k"}
 	c.beginWrite(k)
 	c.beginWrite(k)
@@ -79,7 +87,7 @@ func TestCacheOverlappingWritesLeaveNothing(t *testing.T) {
 }
 
 func TestCacheFailedWriteDrops(t *testing.T) {
-	c := newReadCache(time.Now)
+	c := newReadCache(stopped)
 	k := []string{"k", "list"}
 	c.beginWrite(k)
 	c.endWrite(k, func(string, *entry) *entry { return rowEntry(1) })
@@ -93,7 +101,7 @@ func TestCacheFailedWriteDrops(t *testing.T) {
 }
 
 func TestCacheReadStoresWhenQuiet(t *testing.T) {
-	c := newReadCache(time.Now)
+	c := newReadCache(stopped)
 	since := c.beginRead("k")
 	c.endRead("k", since, rowEntry(7))
 	if v, ok := cached(c, "k"); !ok || v != 7 {
@@ -102,8 +110,8 @@ func TestCacheReadStoresWhenQuiet(t *testing.T) {
 }
 
 func TestCacheExpiry(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := newReadCache(func() time.Time { return now })
+	clock := &manualClock{now: stopped()}
+	c := newReadCache(clock.Now)
 	e := rowEntry(1)
 	e.ttl = 20 * time.Millisecond
 	c.beginWrite([]string{"abs"})
@@ -112,18 +120,24 @@ func TestCacheExpiry(t *testing.T) {
 	s.ttl, s.sliding = 40*time.Millisecond, true
 	c.beginWrite([]string{"sl"})
 	c.endWrite([]string{"sl"}, func(string, *entry) *entry { return s })
-	for i := 0; i < 4; i++ {
-		now = now.Add(15 * time.Millisecond)
+	// Read every 15 ms, the sliding entry stays; the absolute one goes after 20 ms.
+	for i := 1; i <= 4; i++ {
+		clock.now = clock.now.Add(15 * time.Millisecond)
 		if _, ok := cached(c, "sl"); !ok {
-			t.Fatal("a sliding entry read every 15 ms expired")
+			t.Fatalf("a sliding entry read every 15 ms expired after %d reads", i)
+		}
+		if _, ok := cached(c, "abs"); ok != (i == 1) {
+			t.Fatalf("after %v the absolute entry of 20 ms is cached: %v", time.Duration(i)*15*time.Millisecond, ok)
 		}
 	}
-	if _, ok := cached(c, "abs"); ok {
-		t.Fatal("an absolute entry outlived its time")
+	// Left alone for its 40 ms, the sliding entry goes too, exactly then.
+	clock.now = clock.now.Add(40*time.Millisecond - time.Nanosecond)
+	if _, ok := cached(c, "sl"); !ok {
+		t.Fatal("the sliding entry expired before its time")
 	}
-	now = now.Add(40 * time.Millisecond)
+	clock.now = clock.now.Add(40 * time.Millisecond)
 	if _, ok := cached(c, "sl"); ok {
-		t.Fatal("a sliding entry outlived its time unread")
+		t.Fatal("the sliding entry outlived 40 ms without a read")
 	}
 }
 
