@@ -5,9 +5,9 @@ go 1.25.0
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
 	github.com/google/go-cmp v0.7.0
-	github.com/unified-data/gotables/abstractions v0.0.0
-	github.com/unified-data/gotables/inmemory v0.0.0
-	github.com/unified-data/gotables/tables v0.0.0
+	github.com/unified-data/gotables/abstractions v0.1.0
+	github.com/unified-data/gotables/inmemory v0.1.0
+	github.com/unified-data/gotables/tables v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -21,16 +21,11 @@ require (
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
 	github.com/klauspost/compress v1.19.2 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
+	github.com/patrickmn/go-cache v2.1.0+incompatible // indirect
 	github.com/pierrec/lz4/v4 v4.1.28 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	golang.org/x/exp v0.0.0-20260813180055-c1d0aacb2297 // indirect
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
-)
-
-replace (
-	github.com/unified-data/gotables/abstractions => ../abstractions
-	github.com/unified-data/gotables/inmemory => ../inmemory
-	github.com/unified-data/gotables/tables => ../tables
 )
