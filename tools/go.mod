@@ -9,6 +9,7 @@ require (
 	github.com/unified-data/gotables/inmemory v0.1.0
 	github.com/unified-data/gotables/tables v0.1.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/mod v0.39.0
 )
 
 require (
