@@ -34,7 +34,13 @@ say "GOPROXY=$GOPROXY GONOSUMDB=$GONOSUMDB GOWORK=$GOWORK"
 
 for m in "${modules[@]}"; do
 	cd "$tmp/release/src/$m"
-	if [[ -z $(go list ./... 2>/dev/null) ]]; then
+	# A module without packages (go list warns, and succeeds) has nothing to build, and go vet
+	# would fail on it; a go list that fails stops the check.
+	if ! pkgs=$(go list ./... 2>"$tmp/go-list.err"); then
+		cat "$tmp/go-list.err" >&2
+		exit 1
+	fi
+	if [[ -z $pkgs ]]; then
 		say "$m $version: no packages, nothing to build"
 		continue
 	fi
@@ -45,7 +51,7 @@ done
 
 mkdir "$tmp/consumer"
 cd "$tmp/consumer"
-go mod init example.com/consumer >/dev/null 2>&1
+go mod init example.com/consumer
 say "go get $tables@$version"
 go get "$tables@$version"
 say "go get $inmemory@$version"
