@@ -56,7 +56,7 @@ lint: ## Check gofmt, go vet, staticcheck, the modules' pins on each other and g
 	@bash scripts/lint.sh
 
 tidy: ## Run go mod tidy in every module, its siblings served from an on-disk proxy.
-	@go run ./tools/cmd/release tidy
+	@bash scripts/release-tool.sh tidy
 
 consumer-check: ## Build every module, and a program outside the repository, from an on-disk proxy.
 	@VERSION='$(VERSION)' bash scripts/consumer-check.sh

@@ -25,7 +25,7 @@ inmemory=$(module_path inmemory)
 program=$PWD/scripts/consumer/consumer.txtar
 
 say "staging the release in a temporary directory"
-version=$(go run ./tools/cmd/release stage ${VERSION:+-version "$VERSION"} -dir "$tmp/release")
+version=$(bash scripts/release-tool.sh stage ${VERSION:+-version "$VERSION"} -dir "$tmp/release")
 
 # From here on the go command sees the staged release and nothing of the workspace.
 # shellcheck source=/dev/null

@@ -54,10 +54,10 @@ echo "lint: staticcheck"
 "$staticcheck" "${pkgs[@]}" || failed+=(staticcheck)
 
 echo "lint: module pins"
-go run ./tools/cmd/release check || failed+=("module pins")
+bash scripts/release-tool.sh check || failed+=("module pins")
 
 echo "lint: go mod tidy -diff"
-go run ./tools/cmd/release tidy -diff || failed+=("go mod tidy")
+bash scripts/release-tool.sh tidy -diff || failed+=("go mod tidy")
 
 if ((${#failed[@]} > 0)); then
 	echo "lint: failed: ${failed[*]}" >&2

@@ -18,9 +18,9 @@ if [[ -z $version ]]; then
 	exit 2
 fi
 if [[ ${PUSH:-0} == 1 ]]; then
-	exec go run ./tools/cmd/release apply -version "$version" -push
+	exec bash scripts/release-tool.sh apply -version "$version" -push
 elif [[ ${DRY_RUN:-1} == 0 ]]; then
-	exec go run ./tools/cmd/release apply -version "$version"
+	exec bash scripts/release-tool.sh apply -version "$version"
 else
-	exec go run ./tools/cmd/release plan -version "$version"
+	exec bash scripts/release-tool.sh plan -version "$version"
 fi

@@ -27,6 +27,11 @@
 //
 // The workspace is the directory holding go.work, found from the current directory upwards
 // (or from -C dir).
+//
+// The command imports nothing from the other modules of the workspace, so that
+// scripts/release-tool.sh can build it with GOWORK=off from the tools module alone: it then
+// runs even when a go.mod pins a sibling version the workspace cannot load, which is the
+// mistake check reports.
 package main
 
 import (

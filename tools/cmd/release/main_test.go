@@ -110,6 +110,20 @@ func TestCheckPassesOnTheRepository(t *testing.T) {
 	}
 }
 
+// The command builds from the tools module alone (see the package documentation): none of
+// the packages it links comes from another module of the workspace.
+func TestImportsNoSibling(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not installed")
+	}
+	out := command(t, ".", "go", "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", ".")
+	for _, mod := range strings.Fields(out) {
+		if strings.HasPrefix(mod, "github.com/unified-data/gotables/") && mod != "github.com/unified-data/gotables/tools" {
+			t.Errorf("the command links a package of module %s", mod)
+		}
+	}
+}
+
 func TestUsage(t *testing.T) {
 	for _, args := range [][]string{nil, {"plan"}, {"stage"}, {"bogus"}, {"check", "extra"}} {
 		if code, _, _ := runRelease(args...); code != 2 {
