@@ -129,7 +129,11 @@ func Stage(ctx context.Context, w *Workspace, opts StageOptions) (*Staged, error
 	if err != nil {
 		return nil, err
 	}
-	rel, err := filepath.Rel(top, w.Root)
+	root, err := filepath.EvalSymlinks(w.Root) // git prints the top with links resolved
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(top, root)
 	if err != nil {
 		return nil, err
 	}

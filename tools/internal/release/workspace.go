@@ -1,12 +1,25 @@
 // Package release keeps the modules of this repository releasable as one family: every module
 // requires its siblings at the version of the release it belongs to, and go.work makes the
-// workspace build them from the working tree.
+// workspace build them from the working tree (a replace line per module at that version,
+// since a workspace still reads the go.mod of a required version).
 //
 // It reads the list of modules from go.work (Load), checks that the modules pin each other at
 // one version (Workspace.CheckPins), moves those pins for a release (Workspace.SetVersion), and
 // builds what a release publishes: each module's files as its version will hold them, with
 // go.sum files that name the siblings' hashes, and a module proxy on disk that serves them
 // (Stage). The release command (tools/cmd/release) and the repository's scripts use it.
+//
+// The go.sum lines for siblings. A hash covers a module's files, go.sum included, so a
+// module's lines for its siblings can only be written in dependency order, and only for a
+// release: the release writes them (Stage, then apply in tools/cmd/release) and commits them,
+// and between releases they name the published version, which the working tree no longer
+// equals. Before the first release there are none. Whatever builds a module on its own from
+// the working tree (Stage, and with it the consumer check and the tidy check) writes them
+// afresh in its staged copies, from "go mod tidy" run with GOWORK=off against the on-disk
+// proxy of the siblings staged before, with GONOSUMDB for these modules only and a module
+// cache of its own, so that an unpublished version never reaches the real one. The lines are
+// reproducible: the same files give the same hashes, and Staged.VerifyRevision checks that the
+// release commit zips, as the go command zips a module from a tag, to the hashes written.
 package release
 
 import (
