@@ -15,10 +15,14 @@ GOTESTFLAGS ?=
 FUZZTIME ?= 10s
 # A connection string for "make demo"; without it the demo runs in memory.
 CONN ?=
+# "make release": the version; DRY_RUN=0 commits and tags, PUSH=1 pushes as well.
+VERSION ?=
+DRY_RUN ?= 1
+PUSH ?= 0
 
 export FUZZTIME
 
-.PHONY: help test demo bench lint fuzz size azurite-start azurite-stop
+.PHONY: help test demo bench lint tidy fuzz size consumer-check release azurite-start azurite-stop
 
 help: ## List the targets.
 	@echo "Targets:"
@@ -51,8 +55,17 @@ bench: ## Run the side-by-side harness and every benchmark against Azurite; outp
 size: ## Build the shop server and its raw-aztables twin stripped; check their size ratio.
 	@go test -count=1 -v -run '^TestServerSizeWithinRawBudget$$' ./tools/examples/shop/ | grep -E 'stripped:|^(---|ok|FAIL)'
 
-lint: ## Check gofmt, go vet and staticcheck over every module.
+lint: ## Check gofmt, go vet, staticcheck, the modules' pins on each other and go mod tidy.
 	@bash scripts/lint.sh
+
+tidy: ## Run go mod tidy in every module, its siblings served from an on-disk proxy.
+	@bash scripts/release-tool.sh tidy
+
+consumer-check: ## Build every module, and a program outside the repository, from an on-disk proxy.
+	@VERSION='$(VERSION)' bash scripts/consumer-check.sh
+
+release: ## Release at VERSION=v0.x.y: prints the plan; DRY_RUN=0 commits and tags, PUSH=1 pushes.
+	@VERSION='$(VERSION)' DRY_RUN='$(DRY_RUN)' PUSH='$(PUSH)' bash scripts/release.sh
 
 fuzz: ## Run each fuzz target for FUZZTIME (10s).
 	@bash scripts/fuzz.sh

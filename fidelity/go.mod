@@ -6,10 +6,10 @@ require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
 	github.com/andybalholm/brotli v1.2.2
 	github.com/google/go-cmp v0.7.0
-	github.com/unified-data/gotables/abstractions v0.0.0
-	github.com/unified-data/gotables/identity v0.0.0
-	github.com/unified-data/gotables/inmemory v0.0.0
-	github.com/unified-data/gotables/tables v0.0.0
+	github.com/unified-data/gotables/abstractions v0.1.0
+	github.com/unified-data/gotables/identity v0.1.0
+	github.com/unified-data/gotables/inmemory v0.1.0
+	github.com/unified-data/gotables/tables v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -30,11 +30,4 @@ require (
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
-)
-
-replace (
-	github.com/unified-data/gotables/abstractions => ../abstractions
-	github.com/unified-data/gotables/identity => ../identity
-	github.com/unified-data/gotables/inmemory => ../inmemory
-	github.com/unified-data/gotables/tables => ../tables
 )

@@ -2,18 +2,14 @@ module github.com/unified-data/gotables/identity
 
 go 1.25.0
 
-require github.com/unified-data/gotables/abstractions v0.0.0
+require github.com/unified-data/gotables/abstractions v0.1.0
+
+require github.com/patrickmn/go-cache v2.1.0+incompatible // indirect
 
 // For tests only: the stores run on the in-memory backend, and the golden rows are written
 // to its service directly.
 require (
-	github.com/unified-data/gotables/inmemory v0.0.0
-	github.com/unified-data/gotables/tables v0.0.0
+	github.com/unified-data/gotables/inmemory v0.1.0
+	github.com/unified-data/gotables/tables v0.1.0
 	go.uber.org/goleak v1.3.0
-)
-
-replace (
-	github.com/unified-data/gotables/abstractions => ../abstractions
-	github.com/unified-data/gotables/inmemory => ../inmemory
-	github.com/unified-data/gotables/tables => ../tables
 )

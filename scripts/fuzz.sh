@@ -6,7 +6,9 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 fuzztime=${FUZZTIME:-10s}
-modules=(abstractions tables inmemory identity fidelity tools)
+# The modules, from go.work (a failure stops the script, as a process substitution would not).
+list=$(bash scripts/modules.sh)
+mapfile -t modules <<<"$list"
 
 targets=()
 for m in "${modules[@]}"; do

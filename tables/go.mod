@@ -2,7 +2,7 @@ module github.com/unified-data/gotables/tables
 
 go 1.25.0
 
-require github.com/unified-data/gotables/abstractions v0.0.0
+require github.com/unified-data/gotables/abstractions v0.1.0
 
 require github.com/patrickmn/go-cache v2.1.0+incompatible
 
@@ -27,5 +27,3 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 )
-
-replace github.com/unified-data/gotables/abstractions => ../abstractions

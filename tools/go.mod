@@ -1,19 +1,22 @@
 module github.com/unified-data/gotables/tools
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
 	github.com/Azure/azure-sdk-for-go/sdk/data/aztables v1.4.1
 	github.com/Azure/azure-sdk-for-go/sdk/tracing/azotel v0.4.0
-	github.com/unified-data/gotables/abstractions v0.0.0
-	github.com/unified-data/gotables/inmemory v0.0.0
-	github.com/unified-data/gotables/tables v0.0.0
-	go.opentelemetry.io/otel v1.47.0
-	go.opentelemetry.io/otel/sdk v1.47.0
-	go.opentelemetry.io/otel/trace v1.47.0
+	github.com/unified-data/gotables/abstractions v0.1.0
+	github.com/unified-data/gotables/inmemory v0.1.0
+	github.com/unified-data/gotables/tables v0.1.0
+	go.opentelemetry.io/otel v1.46.0
+	go.opentelemetry.io/otel/sdk v1.46.0
+	go.opentelemetry.io/otel/trace v1.46.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/mod v0.39.0
 )
+
+require go.opentelemetry.io/otel/metric v1.46.0 // indirect
 
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/internal v1.13.0 // indirect
@@ -31,21 +34,10 @@ require (
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/patrickmn/go-cache v2.1.0+incompatible // indirect
 	github.com/pierrec/lz4/v4 v4.1.28 // indirect
-	github.com/unified-data/gotables/identity v0.0.0
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
-	go.opentelemetry.io/otel/log v1.47.0 // indirect
-	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	golang.org/x/exp v0.0.0-20260813180055-c1d0aacb2297 // indirect
 	golang.org/x/net v0.58.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 )
-
-replace (
-	github.com/unified-data/gotables/abstractions => ../abstractions
-	github.com/unified-data/gotables/inmemory => ../inmemory
-	github.com/unified-data/gotables/tables => ../tables
-)
-
-replace github.com/unified-data/gotables/identity => ../identity
