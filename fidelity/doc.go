@@ -1,7 +1,12 @@
 // Package fidelity is the differential suite: every scenario runs on Azurite and on the
 // in-memory service, records what it observed (results, errors as status and code, rows and
 // blobs left behind, with ETags and service times normalised), checks its own expectations on
-// each backend, and requires the two observation logs to be equal.
+// each backend, and requires the observation logs to be equal.
+//
+// The suite has one entry point, RunConformanceTests, which a backend joins with a
+// HarnessMaker, as gocloud.dev's drivertest does; TestConformance passes the Azurite and the
+// memory service's makers. Scenarios (Scenario, Env) and their fixtures are the package's
+// own.
 //
 // Where Azurite 3.35 is known to answer differently from the real Azure service, the memory
 // service follows Azure; the scenario names the entry of Deviations and asserts each

@@ -14,24 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
 )
-
-// Backend names.
-const (
-	Azurite = "azurite"
-	Memory  = "memory"
-)
-
-// A Backend is one pair of services a scenario runs on.
-type Backend struct {
-	// Name is Azurite or Memory.
-	Name   string
-	Tables service.Tables
-	Blobs  service.Blobs
-}
 
 // A Scenario is one behaviour exercised on both backends. Run drives the services through
 // the Env, recording what it observes and checking its own expectations; the suite then
@@ -261,94 +246,6 @@ func (e *Env) renderRow(r *service.Row) string {
 	}
 	b.WriteString("}")
 	return b.String()
-}
-
-// Run runs every scenario on each available backend and compares the observation logs.
-// newBackends is called once per scenario run and returns the backends to use; the memory
-// backend must always be there.
-func Run(t *testing.T, scenarios []Scenario, backends func(t *testing.T) []Backend) {
-	t.Helper()
-	seen := map[string]bool{}
-	for _, sc := range scenarios {
-		if seen[sc.Name] {
-			t.Fatalf("two scenarios are named %q", sc.Name)
-		}
-		seen[sc.Name] = true
-		if sc.Deviation != "" {
-			if _, ok := Deviations[sc.Deviation]; !ok {
-				t.Fatalf("scenario %q names unknown deviation %q", sc.Name, sc.Deviation)
-			}
-		}
-	}
-	for _, sc := range scenarios {
-		t.Run(sc.Name, func(t *testing.T) {
-			t.Parallel()
-			logs := map[string][]Observation{}
-			for _, b := range backends(t) {
-				logs[b.Name] = runOne(t, sc, b)
-			}
-			az, okA := logs[Azurite]
-			mem, okM := logs[Memory]
-			if !okA || !okM || sc.Deviation != "" {
-				return
-			}
-			if d := cmp.Diff(az, mem); d != "" {
-				t.Errorf("azurite and memory observed different things (-azurite +memory):\n%s", d)
-			}
-		})
-	}
-}
-
-func runOne(t *testing.T, sc Scenario, b Backend) []Observation {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	e := &Env{t: t, Backend: b.Name, Tables: b.Tables, Blobs: b.Blobs, Suffix: randomSuffix()}
-	e.Table = "fid" + e.Suffix
-	e.Container = "fid-" + e.Suffix
-	if !sc.NoTable {
-		if err := b.Tables.CreateTable(ctx, e.Table); err != nil {
-			t.Fatalf("[%s] create table %s: %v", b.Name, e.Table, err)
-		}
-	}
-	if sc.Container {
-		if err := b.Blobs.CreateContainer(ctx, e.Container); err != nil {
-			t.Fatalf("[%s] create container: %v", b.Name, err)
-		}
-	}
-	defer func() {
-		// Clean-up runs on a fresh context: the scenario's may have ended.
-		cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
-		defer ccancel()
-		if !sc.NoTable {
-			_ = b.Tables.DeleteTable(cctx, e.Table)
-		}
-		for _, n := range e.extra {
-			_ = b.Tables.DeleteTable(cctx, n)
-			_ = b.Blobs.DeleteContainer(cctx, n)
-		}
-		if sc.Container {
-			_ = b.Blobs.DeleteContainer(cctx, e.Container)
-		}
-	}()
-	done := make(chan struct{})
-	go func() {
-		// Run on a goroutine so Env.Fatalf (runtime.Goexit) ends only the scenario body.
-		defer close(done)
-		sc.Run(ctx, e)
-	}()
-	<-done
-	if t.Failed() {
-		return e.log
-	}
-	// What the scenario left behind is part of what it did.
-	if !sc.NoTable {
-		e.dumpTable(ctx, e.Table)
-	}
-	if sc.Container {
-		e.dumpContainer(ctx, e.Container)
-	}
-	return e.log
 }
 
 // dumpTable records every row of a table, following continuations.

@@ -4,9 +4,9 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// ServiceScenarios returns every scenario of the service layer: raw table and blob
+// serviceScenarios returns every scenario of the service layer: raw table and blob
 // operations run on both services.
-func ServiceScenarios() []Scenario {
+func serviceScenarios() []Scenario {
 	var all []Scenario
 	for _, group := range [][]Scenario{tableScenarios, rowScenarios, limitScenarios, transactionScenarios, queryScenarios, blobScenarios} {
 		all = append(all, group...)
@@ -15,11 +15,11 @@ func ServiceScenarios() []Scenario {
 	return all
 }
 
-// StoreScenarios returns every scenario of the store layer: Storage[T] behaviour run by the
+// storeScenarios returns every scenario of the store layer: Storage[T] behaviour run by the
 // engine over each service.
-func StoreScenarios() []Scenario {
-	all := append([]Scenario(nil), storeScenarios...)
-	all = append(all, storeMoreScenarios...)
+func storeScenarios() []Scenario {
+	all := append([]Scenario(nil), storeBasics...)
+	all = append(all, storeTableScenarios...)
 	all = append(all, mutateScenarios...)
 	all = append(all, queryStoreScenarios...)
 	all = append(all, cacheScenarios...)

@@ -87,7 +87,7 @@ func alice() *Customer {
 		Tags: []string{"vip", "eu"}, Address: Address{City: "Lviv", Country: "UA"}}
 }
 
-var storeScenarios = []Scenario{
+var storeBasics = []Scenario{
 	{
 		Name: "store/create-and-read",
 		Run: func(ctx context.Context, e *Env) {

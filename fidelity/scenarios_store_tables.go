@@ -32,9 +32,9 @@ func (e *Env) tableExists(ctx context.Context, step, table string) bool {
 	return ok
 }
 
-// storeMoreScenarios cover a store's table life cycle (EnsureCreated, lazy creation) and what
+// storeTableScenarios cover a store's table life cycle (EnsureCreated, lazy creation) and what
 // every method does with a context that has already ended.
-var storeMoreScenarios = []Scenario{
+var storeTableScenarios = []Scenario{
 	{
 		Name:    "store/ensure-created",
 		NoTable: true,

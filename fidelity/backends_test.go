@@ -1,0 +1,99 @@
+package fidelity
+
+import (
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"go.uber.org/goleak"
+
+	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables/azblobs"
+	"github.com/unified-data/gotables/tables/azservice"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// transport carries the Azurite harness's requests. The suite closes its idle keep-alive
+// connections when it ends, so goleak sees no connection goroutine left behind.
+var transport = http.DefaultTransport.(*http.Transport).Clone()
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(closingIdle{m})
+}
+
+// closingIdle runs the tests, then closes the transport's idle connections before goleak
+// looks for goroutines.
+type closingIdle struct{ m *testing.M }
+
+func (c closingIdle) Run() int {
+	code := c.m.Run()
+	transport.CloseIdleConnections()
+	return code
+}
+
+// harness is the Harness of a pair of services.
+type harness struct {
+	name   string
+	tables service.Tables
+	blobs  service.Blobs
+}
+
+func (h *harness) Name() string           { return h.name }
+func (h *harness) Tables() service.Tables { return h.tables }
+func (h *harness) Blobs() service.Blobs   { return h.blobs }
+
+var (
+	memOnce sync.Once
+	mem     *harness
+	azOnce  sync.Once
+	az      *harness
+	azErr   error
+)
+
+// newMemoryHarness is the memory service's maker: one service for the whole suite, as one
+// emulator serves the Azurite half.
+func newMemoryHarness(testing.TB) Harness {
+	memOnce.Do(func() {
+		svc := memservice.New()
+		mem = &harness{name: Memory, tables: svc, blobs: svc}
+	})
+	return mem
+}
+
+// newAzuriteHarness is Azurite's maker: the emulator UNIFIED_TABLES_TEST_CONNECTION_STRING
+// names (make test starts one). Without it the backend is skipped, unless
+// UNIFIED_TABLES_REQUIRE_AZURITE=1 makes that a failure.
+func newAzuriteHarness(tb testing.TB) Harness {
+	tb.Helper()
+	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
+	if conn == "" {
+		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
+			tb.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set: start Azurite with `make test`")
+		}
+		tb.Log("UNIFIED_TABLES_TEST_CONNECTION_STRING not set: running on the memory service only")
+		return nil
+	}
+	azOnce.Do(func() {
+		opts := azcore.ClientOptions{Transport: &http.Client{Transport: transport}}
+		tables, err := azservice.NewFromConnectionString(conn, &azservice.Options{ClientOptions: opts})
+		if err != nil {
+			azErr = err
+			return
+		}
+		blobs, err := azblobs.NewFromConnectionString(conn, &azblobs.Options{ClientOptions: opts})
+		if err != nil {
+			azErr = err
+			return
+		}
+		az = &harness{name: Azurite, tables: tables, blobs: blobs}
+	})
+	if azErr != nil {
+		tb.Fatalf("azurite: %v", azErr)
+	}
+	return az
+}
+
+// makers are the suite's backends: Azurite first, so that diffs read "-azurite +memory".
+var makers = []HarnessMaker{newAzuriteHarness, newMemoryHarness}
