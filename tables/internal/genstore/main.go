@@ -19,6 +19,7 @@ import (
 	"go/token"
 	"log"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -46,7 +47,6 @@ func main() {
 
 type method struct {
 	name, doc, params, results, args string
-	variadic                         bool
 }
 
 // generate reads the exported methods of engine.Store and returns the Go source of the
@@ -57,18 +57,14 @@ type method struct {
 // engine's own comment when it says more than where the contract is.
 func generate(dir, pkg, typ string, contract map[string]string) ([]byte, error) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	p, err := parsePackage(fset, dir, "engine")
 	if err != nil {
 		return nil, err
-	}
-	p, ok := pkgs["engine"]
-	if !ok {
-		return nil, fmt.Errorf("no package engine in %s", dir)
 	}
 	imports := map[string]string{} // name → path, of the files that declare methods
 	var methods []method
 	param := "T"
-	for _, f := range p.Files {
+	for _, f := range p {
 		fileImports := map[string]string{}
 		for _, is := range f.Imports {
 			path := strings.Trim(is.Path.Value, `"`)
@@ -250,20 +246,16 @@ var contracts = map[string][]string{
 // abstractions, by method name.
 func contractDocs(dir string, ifaces []string) (map[string]string, error) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	p, err := parsePackage(fset, dir, "abstractions")
 	if err != nil {
 		return nil, err
-	}
-	p, ok := pkgs["abstractions"]
-	if !ok {
-		return nil, fmt.Errorf("no package abstractions in %s", dir)
 	}
 	docs := map[string]string{}
 	wanted := map[string]bool{}
 	for _, n := range ifaces {
 		wanted[n] = true
 	}
-	for _, f := range p.Files {
+	for _, f := range p {
 		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)
 			if !ok {
@@ -296,4 +288,30 @@ var sentinel = regexp.MustCompile(`(^|[^.\w\[])(Err[A-Z]\w*)`)
 // abstractions ([abstractions.ErrNotFound]), as they read from a backend package.
 func qualify(doc string) string {
 	return sentinel.ReplaceAllString(doc, "${1}[abstractions.${2}]")
+}
+
+// parsePackage parses the non-test Go files of package name in dir, in file-name order.
+func parsePackage(fset *token.FileSet, dir, name string) ([]*ast.File, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []*ast.File
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, n), nil, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		if f.Name.Name == name {
+			files = append(files, f)
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no package %s in %s", name, dir)
+	}
+	return files, nil
 }
