@@ -36,6 +36,7 @@ package inmemory
 
 //go:generate go run ../tables/internal/genstore -engine ../tables/engine -contract ../abstractions -pkg inmemory -type Store -out store_gen.go
 //go:generate go run ../tables/internal/genstore -engine ../tables/engine -contract ../abstractions -pkg inmemory -type PolyStore -out polystore_gen.go
+//go:generate go run ../tables/internal/genstore -engine ../tables/engine -contract ../abstractions -pkg inmemory -type Account -out account_gen.go
 
 import (
 	"fmt"
@@ -102,7 +103,18 @@ func (o *Options) engine() *engine.Options {
 // stores share. Accounts share nothing: two of them are two storage accounts. Stores of one
 // account share its read cache. It is safe for concurrent use. A zero Account is not usable:
 // For refuses it.
-type Account = engine.Account
+//
+// Its methods forward to the engine's account (account_gen.go is generated: go generate).
+type Account struct{ s *engine.Account }
+
+// engine returns the engine's account, nil for a nil or zero Account (which the engine
+// refuses).
+func (a *Account) engine() *engine.Account {
+	if a == nil {
+		return nil
+	}
+	return a.s
+}
 
 // Store is the repository of one entity type T in one table: the in-memory implementation of
 // [abstractions.Storage], whose methods document each call. It runs the same code as
@@ -111,7 +123,10 @@ type Account = engine.Account
 //
 // Its methods forward to the engine both backends run (store_gen.go is generated from it:
 // go generate).
-type Store[T any] struct{ s *engine.Store[T] }
+type Store[T any] struct {
+	s    *engine.Store[T]
+	acct *Account
+}
 
 // StoreOptions configure one store: its table's name (Table; "" names it after the type)
 // and its read-cache policy (Cache; the zero CachePolicy keeps the account's). A nil
@@ -180,7 +195,7 @@ func NewAccount(opts *Options) *Account {
 // tables must not be (the stores of such an account are refused).
 func NewAccountOver(tables service.Tables, blobs service.Blobs, opts *Options) *Account {
 	name := fmt.Sprintf("memory://account-%d", accounts.Add(1))
-	return engine.NewAccount(name, tables, blobs, opts.engine())
+	return &Account{engine.NewAccount(name, tables, blobs, opts.engine())}
 }
 
 // For returns the store of entity type T in the account: T is a struct that embeds
@@ -190,26 +205,29 @@ func NewAccountOver(tables service.Tables, blobs service.Blobs, opts *Options) *
 // digits, starting with a letter), fail with [abstractions.ErrInvalidArgument]; a field the
 // serializer cannot map fails with [abstractions.ErrNotSupported], naming the field.
 func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
-	s, err := engine.New[T, P](a, opts)
+	s, err := engine.New[T, P](a.engine(), opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Store[T]{s}, nil
+	return &Store[T]{s: s, acct: a}, nil
 }
 
 // PolyStore is the storage of many item types in one table, read back through the base
 // interface B with each item's concrete type. It implements [abstractions.PolyStorage], and runs
 // the same code as tables.PolyStore. Make one per table with PolyFor.
-type PolyStore[B any] struct{ s *engine.PolyStore[B] }
+type PolyStore[B any] struct {
+	s    *engine.PolyStore[B]
+	acct *Account
+}
 
 // PolyFor returns the polymorphic store of base B in the account, as tables.PolyFor does for
 // the Azure backend and with the same refusals. Pass it the registry production uses
 // ([codec.TypeRegistry]): the discriminators a test sees are then the ones Azure stores,
 // and a duplicate key names the same table.
 func PolyFor[B any](a *Account, types *codec.TypeRegistry, opts *StoreOptions) (*PolyStore[B], error) {
-	s, err := engine.NewPoly[B](a, types, opts)
+	s, err := engine.NewPoly[B](a.engine(), types, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &PolyStore[B]{s}, nil
+	return &PolyStore[B]{s: s, acct: a}, nil
 }

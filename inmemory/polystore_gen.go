@@ -10,7 +10,7 @@ import (
 )
 
 // Account returns the store's account.
-func (s *PolyStore[B]) Account() *Account { return s.s.Account() }
+func (s *PolyStore[B]) Account() *Account { return s.acct }
 
 // Delete deletes the row if it exists; deleting a missing row is not an error.
 //

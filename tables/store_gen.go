@@ -10,7 +10,7 @@ import (
 )
 
 // Account returns the store's account.
-func (s *Store[T]) Account() *Account { return s.s.Account() }
+func (s *Store[T]) Account() *Account { return s.acct }
 
 // Any reports whether q selects at least one row, reading at most one.
 func (s *Store[T]) Any(ctx context.Context, q abstractions.Query[T]) (bool, error) {

@@ -49,6 +49,7 @@ package tables
 
 //go:generate go run ./internal/genstore -engine ./engine -contract ../abstractions -pkg tables -type Store -out store_gen.go
 //go:generate go run ./internal/genstore -engine ./engine -contract ../abstractions -pkg tables -type PolyStore -out polystore_gen.go
+//go:generate go run ./internal/genstore -engine ./engine -contract ../abstractions -pkg tables -type Account -out account_gen.go
 
 import (
 	"fmt"
@@ -191,7 +192,18 @@ func (e BlobEndpoint) LogValue() slog.Value { return slog.StringValue(e.String()
 // NewAccountWithCredential, once per process and account, and share it: stores of one
 // account share its read cache and what it knows of its tables. It is safe for concurrent
 // use. A zero Account is not usable: For refuses it.
-type Account = engine.Account
+//
+// Its methods forward to the engine's account (account_gen.go is generated: go generate).
+type Account struct{ s *engine.Account }
+
+// engine returns the engine's account, nil for a nil or zero Account (which the engine
+// refuses).
+func (a *Account) engine() *engine.Account {
+	if a == nil {
+		return nil
+	}
+	return a.s
+}
 
 // Store is the repository of one entity type T in one table: the Azure implementation of
 // [abstractions.Storage], whose methods document each call (Create, Upsert, Update, Delete,
@@ -202,7 +214,10 @@ type Account = engine.Account
 //
 // Its methods forward to the engine both backends run (store_gen.go is generated from it:
 // go generate).
-type Store[T any] struct{ s *engine.Store[T] }
+type Store[T any] struct {
+	s    *engine.Store[T]
+	acct *Account
+}
 
 // StoreOptions configure one store: its table's name (Table; "" names it after the type)
 // and its read-cache policy (Cache; the zero CachePolicy keeps the account's). A nil
@@ -312,7 +327,7 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}
-	return engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine()), nil
+	return &Account{engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine())}, nil
 }
 
 // NewAccountWithCredential returns the account at tableURL (such as
@@ -335,7 +350,7 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}
-	return engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine()), nil
+	return &Account{engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine())}, nil
 }
 
 // For returns the store of entity type T in the account: T is a struct that embeds
@@ -347,18 +362,21 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 // field the serializer cannot map fails with [abstractions.ErrNotSupported], naming the
 // field.
 func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
-	s, err := engine.New[T, P](a, opts)
+	s, err := engine.New[T, P](a.engine(), opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Store[T]{s}, nil
+	return &Store[T]{s: s, acct: a}, nil
 }
 
 // PolyStore is the storage of many item types in one table, read back through the base
 // interface B with each item's concrete type: an event stream, a command log, an outbox. It
 // implements [abstractions.PolyStorage], whose methods document each call, and runs the same code as
 // inmemory.PolyStore. Make one per table with PolyFor.
-type PolyStore[B any] struct{ s *engine.PolyStore[B] }
+type PolyStore[B any] struct {
+	s    *engine.PolyStore[B]
+	acct *Account
+}
 
 // PolyFor returns the polymorphic store of base B in the account. B is an interface every
 // item type's pointer implements: directly, or through a base struct the item types embed.
@@ -374,9 +392,9 @@ type PolyStore[B any] struct{ s *engine.PolyStore[B] }
 // protected properties (an item type with a protected, split or offload field is refused
 // when written).
 func PolyFor[B any](a *Account, types *codec.TypeRegistry, opts *StoreOptions) (*PolyStore[B], error) {
-	s, err := engine.NewPoly[B](a, types, opts)
+	s, err := engine.NewPoly[B](a.engine(), types, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &PolyStore[B]{s}, nil
+	return &PolyStore[B]{s: s, acct: a}, nil
 }

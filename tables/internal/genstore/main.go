@@ -28,7 +28,7 @@ import (
 func main() {
 	engineDir := flag.String("engine", "engine", "the directory of package engine")
 	pkg := flag.String("pkg", "tables", "the package to write")
-	typ := flag.String("type", "Store", "the engine type to wrap (a generic type with one type parameter)")
+	typ := flag.String("type", "Store", "the engine type to wrap (a pointer-receiver type, generic with one type parameter or not)")
 	out := flag.String("out", "store_gen.go", "the file to write")
 	contractDir := flag.String("contract", "../abstractions", "the directory of package abstractions, whose interface methods document the calls")
 	flag.Parse()
@@ -63,7 +63,7 @@ func generate(dir, pkg, typ string, contract map[string]string) ([]byte, error) 
 	}
 	imports := map[string]string{} // name → path, of the files that declare methods
 	var methods []method
-	param := "T"
+	param := ""
 	for _, f := range p {
 		fileImports := map[string]string{}
 		for _, is := range f.Imports {
@@ -142,7 +142,13 @@ func generate(dir, pkg, typ string, contract map[string]string) ([]byte, error) 
 			b.WriteString("// " + line + "\n")
 		}
 		call := "s.s." + m.name + "(" + m.args + ")"
-		recv := "s *" + typ + "[" + param + "]"
+		if m.name == "Account" && m.results == "*Account" {
+			call = "s.acct" // the backend's account the store was made with
+		}
+		recv := "s *" + typ
+		if param != "" {
+			recv += "[" + param + "]"
+		}
 		if m.results == "" {
 			fmt.Fprintf(&b, "func (%s) %s(%s) { %s }\n\n", recv, m.name, m.params, call)
 		} else {
@@ -160,6 +166,9 @@ func recvParam(fl *ast.FieldList, typ string) (string, bool) {
 	star, ok := fl.List[0].Type.(*ast.StarExpr)
 	if !ok {
 		return "", false
+	}
+	if id, ok := star.X.(*ast.Ident); ok {
+		return "", id.Name == typ // a type without type parameters
 	}
 	ix, ok := star.X.(*ast.IndexExpr)
 	if !ok {
@@ -238,6 +247,7 @@ func describe(fset *token.FileSet, fd *ast.FuncDecl) (method, map[string]bool, e
 // contracts are the interfaces of package abstractions each engine type implements, whose
 // method docs are the calls' documentation.
 var contracts = map[string][]string{
+	"Account":   nil,
 	"Store":     {"Storage", "Querier", "Patcher", "Traced"},
 	"PolyStore": {"PolyStorage"},
 }

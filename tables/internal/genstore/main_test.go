@@ -20,6 +20,8 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		{"tables", "../..", "PolyStore", "polystore_gen.go"},
 		{"inmemory", "../../../inmemory", "Store", "store_gen.go"},
 		{"inmemory", "../../../inmemory", "PolyStore", "polystore_gen.go"},
+		{"tables", "../..", "Account", "account_gen.go"},
+		{"inmemory", "../../../inmemory", "Account", "account_gen.go"},
 	} {
 		contract, err := contractDocs("../../../abstractions", contracts[tc.typ])
 		if err != nil {
