@@ -27,6 +27,7 @@ func StoreScenarios() []Scenario {
 	all = append(all, polyScenarios()...)
 	all = append(all, identityScenarios()...)
 	all = append(all, largeScenarios()...)
+	all = append(all, offloadScenarios()...)
 	return all
 }
 
