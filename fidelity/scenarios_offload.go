@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -176,8 +177,61 @@ func describeFile(f *abstractions.File) string {
 	return fmt.Sprintf("file(len=%d/%v sha=%s/%v type=%q)", n, okN, sum, okS, f.ContentType())
 }
 
+// failingReader delivers some bytes, then fails.
+type failingReader struct{ left int }
+
+var errBody = errors.New("the body broke")
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if f.left == 0 {
+		return 0, errBody
+	}
+	n := min(len(p), f.left)
+	clear(p[:n])
+	f.left -= n
+	return n, nil
+}
+
 func offloadScenarios() []Scenario {
 	return []Scenario{
+		{
+			Name:      "offload/service-upload-stream-and-touch",
+			Container: true,
+			Run: func(ctx context.Context, e *Env) {
+				create := service.UploadOptions{Mode: service.UploadCreate, ContentType: "text/plain", ContentEncoding: "gzip"}
+				p1, err := e.Blobs.UploadStream(ctx, e.Container, "small", strings.NewReader("hello"), create)
+				e.OK("a small stream", err)
+				e.Observe("its properties", p1)
+				_, err = e.Blobs.UploadStream(ctx, e.Container, "small", strings.NewReader("again"), create)
+				e.Status("create-only over an existing blob", err, 409, "BlobAlreadyExists")
+				big := pattern(9<<20+123, 12)
+				pb, err := e.Blobs.UploadStream(ctx, e.Container, "big", bytes.NewReader(big), service.UploadOptions{Mode: service.UploadCreate})
+				e.OK("a stream of several blocks", err)
+				e.Observe("its properties", pb)
+				b, err := e.Blobs.Download(ctx, e.Container, "big", service.Conditions{})
+				e.OK("download", err)
+				got, err := io.ReadAll(b.Body)
+				b.Body.Close()
+				e.OK("read", err)
+				e.Equal("the content", bytes.Equal(got, big), true)
+				_, err = e.Blobs.UploadStream(ctx, e.Container, "big", bytes.NewReader(big), service.UploadOptions{Mode: service.UploadCreate})
+				e.Status("create-only over an existing large blob", err, 409, "BlobAlreadyExists")
+				_, err = e.Blobs.UploadStream(ctx, e.Container, "broken", &failingReader{left: 5 << 20}, service.UploadOptions{Mode: service.UploadCreate})
+				e.Equal("a body that fails fails the upload with its own error", errors.Is(err, errBody), true)
+				_, err = e.Blobs.Download(ctx, e.Container, "broken", service.Conditions{})
+				e.Status("and stores nothing", err, 404, "BlobNotFound")
+				e.OK("delete the large blob", e.Blobs.DeleteBlob(ctx, e.Container, "big", service.Conditions{}))
+
+				e.nextSecond(ctx)
+				pt, err := e.Blobs.Touch(ctx, e.Container, "small")
+				e.OK("touch", err)
+				e.Observe("its properties", pt)
+				e.Equal("a new ETag", pt.ETag != p1.ETag, true)
+				e.Equal("a later LastModified", pt.LastModified.After(p1.LastModified), true)
+				_, err = e.Blobs.Touch(ctx, e.Container, "missing")
+				e.Status("touch a missing blob", err, 404, "BlobNotFound")
+			},
+		},
 		{
 			Name: "offload/threshold-boundaries",
 			Run: func(ctx context.Context, e *Env) {
