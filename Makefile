@@ -51,7 +51,7 @@ bench: ## Run the side-by-side harness and every benchmark against Azurite; outp
 files-bench: ## Write and read back a 200 MB file through Azurite: heap bound test and library-vs-azblob benchmark (FILES_TEST_MB sets the size).
 	@FILES_TEST_MB=$${FILES_TEST_MB:-200} bash scripts/with-azurite.sh bash -euo pipefail -c '
 		go test -count=1 -v -run "^TestFileHeapBound$$" ./tables/azblobs/ | grep -E "files_test|^(---|ok|FAIL)"
-		go test -count=1 -run "^$$" -bench "^BenchmarkFileRoundTrip$$" -benchtime=2x -count=3 ./tables/azblobs/
+		go test -run "^$$" -bench "^BenchmarkFileRoundTrip$$" -benchtime=2x -count=3 ./tables/azblobs/
 	'
 
 size: ## Build the shop server and its raw-aztables twin stripped; check their size ratio.
