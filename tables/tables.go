@@ -44,7 +44,9 @@
 //
 // An account has no blob service unless its options name one: blob features link the blob
 // SDK, which a program that stores only table rows does not need. Import package
-// tables/azblobs and set Options.Blobs to azblobs.Connect to opt in.
+// tables/azblobs and set Options.Blobs to azblobs.Connect to opt in. Blob offload (large values
+// and *abstractions.File fields stored in blobs) needs it too, with Options.BlobOffload; see
+// [BlobOffloadOptions], [Store.SweepOrphanBlobs] and [RunOrphanSweep].
 package tables
 
 import (
