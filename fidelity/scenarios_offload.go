@@ -450,6 +450,39 @@ func offloadScenarios() []Scenario {
 			},
 		},
 		{
+			Name: "offload/batches-and-partition-delete",
+			Run: func(ctx context.Context, e *Env) {
+				s, c := offStore(e, noGrace)
+				shared := abstractions.FileFromReader(&streamOnly{r: bytes.NewReader(pattern(50_000, 13))}, "image/png")
+				batch := func(v byte) []*OffDoc {
+					return []*OffDoc{
+						{Entity: abstractions.Entity{ID: "p|a"}, Data: pattern(120_000, uint64(v)), Attachment: shared},
+						{Entity: abstractions.Entity{ID: "p|b"}, Attachment: abstractions.FileFromBytes([]byte{v}, "")},
+						{Entity: abstractions.Entity{ID: "p|c"}, Attachment: shared},
+					}
+				}
+				e.OK("create batch: one file in two rows", s.CreateBatch(ctx, batch(1)))
+				e.observeBlobs(ctx, c, "blobs after the create")
+				e.nextSecond(ctx)
+				n, err := s.UpsertBatch(ctx, batch(2))
+				e.OK("upsert batch", err)
+				e.Equal("written", n, 3)
+				e.observeBlobs(ctx, c, "released blobs are deleted after the batch")
+				list, err := s.List(ctx, "p")
+				e.OK("list", err)
+				for _, d := range list {
+					data, err := readFile(ctx, d.Attachment)
+					e.OK("open "+d.ID, err)
+					e.Observe("file of "+d.ID, len(data))
+				}
+				e.nextSecond(ctx)
+				n, err = s.DeletePartition(ctx, "p")
+				e.OK("delete the partition", err)
+				e.Equal("entities deleted", n, 3)
+				e.observeBlobs(ctx, c, "the partition's blobs are deleted with it")
+			},
+		},
+		{
 			Name: "offload/retries",
 			Run: func(ctx context.Context, e *Env) {
 				s, c := offStore(e, noGrace)
