@@ -310,7 +310,7 @@ func (s *FileSource) Release() {
 	}
 	s.done = true
 	f := s.f
-	if f.seeker != nil && f.blob == nil && f.broken == nil && f.started {
+	if f.seeker != nil && f.broken == nil && f.started {
 		if _, err := f.seeker.Seek(f.start, io.SeekStart); err != nil {
 			f.lose(fmt.Errorf("%w: the file's reader cannot be put back at the start of its content (%v); make the File again over a reader that can seek",
 				ErrInvalidArgument, err))
