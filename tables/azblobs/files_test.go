@@ -2,6 +2,7 @@ package azblobs_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"io"
 	"net/http"
@@ -189,15 +190,17 @@ func rss() uint64 {
 func fileStore(t testing.TB) *tables.Store[Attachment] {
 	t.Helper()
 	conn := connString(t)
+	container := "files-" + strings.ToLower(rand.Text()[:12])
 	acct, err := tables.NewAccount(conn, &tables.Options{
 		ClientOptions: clientOptions(t),
 		Blobs:         azblobs.Connect,
 		// Replaced blobs are deleted at once, so the emulator does not keep them all.
-		BlobOffload: &tables.BlobOffloadOptions{Container: "files-test", CleanupGrace: -1},
+		BlobOffload: &tables.BlobOffloadOptions{Container: container, CleanupGrace: -1},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = acct.Blobs().DeleteContainer(context.Background(), container) })
 	s, err := tables.For[Attachment](acct, &tables.StoreOptions{Table: "FilesTest"})
 	if err != nil {
 		t.Fatal(err)
