@@ -22,7 +22,7 @@ PUSH ?= 0
 
 export FUZZTIME
 
-.PHONY: help test demo bench lint tidy fuzz size consumer-check release azurite-start azurite-stop
+.PHONY: help test demo bench files-bench lint tidy fuzz size consumer-check release azurite-start azurite-stop
 
 help: ## List the targets.
 	@echo "Targets:"
@@ -51,6 +51,12 @@ bench: ## Run the side-by-side harness and every benchmark against Azurite; outp
 	' bench $$pkgs | tee tools/bench-results/latest.txt.tmp
 	mv tools/bench-results/latest.txt.tmp tools/bench-results/latest.txt
 	echo "written to tools/bench-results/latest.txt"
+
+files-bench: ## Write and read back a 200 MB file through Azurite: heap bound test and library-vs-azblob benchmark (FILES_TEST_MB sets the size).
+	@FILES_TEST_MB=$${FILES_TEST_MB:-200} bash scripts/with-azurite.sh bash -euo pipefail -c '
+		go test -count=1 -v -run "^TestFileHeapBound$$" ./tables/azblobs/ | grep -E "files_test|^(---|ok|FAIL)"
+		go test -run "^$$" -bench "^BenchmarkFileRoundTrip$$" -benchtime=2x -count=3 ./tables/azblobs/
+	'
 
 size: ## Build the shop server and its raw-aztables twin stripped; check their size ratio.
 	@go test -count=1 -v -run '^TestServerSizeWithinRawBudget$$' ./tools/examples/shop/ | grep -E 'stripped:|^(---|ok|FAIL)'

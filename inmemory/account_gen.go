@@ -8,6 +8,10 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
+// BlobOffload returns the account's blob offload settings as in force (defaults filled in),
+// or nil when offload is not configured.
+func (s *Account) BlobOffload() *BlobOffloadOptions { return s.s.BlobOffload() }
+
 // Blobs returns the account's blob service, or nil. Like Tables, it bypasses the stores.
 func (s *Account) Blobs() service.Blobs { return s.s.Blobs() }
 

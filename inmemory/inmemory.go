@@ -39,6 +39,7 @@ package inmemory
 //go:generate go run ../tables/internal/genstore -engine ../tables/engine -contract ../abstractions -pkg inmemory -type Account -out account_gen.go
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -86,6 +87,10 @@ type Options struct {
 	// backend's tracing provider does; nil traces nothing. Tests use it to check what a
 	// program traces without a service.
 	Tracer engine.Tracer
+	// BlobOffload turns blob offload on, in the account's memory blob service: see
+	// [BlobOffloadOptions]. nil leaves it off. Options out of range make the stores of
+	// types with large values fail (For) with [abstractions.ErrInvalidArgument].
+	BlobOffload *BlobOffloadOptions
 }
 
 func (o *Options) engine() *engine.Options {
@@ -95,7 +100,7 @@ func (o *Options) engine() *engine.Options {
 	return &engine.Options{
 		IDs: o.IDs, ImplicitLastWriterWins: o.ImplicitLastWriterWins, Oversized: o.Oversized,
 		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
-		RecordKeys: o.RecordKeys, Tracer: o.Tracer,
+		RecordKeys: o.RecordKeys, Tracer: o.Tracer, BlobOffload: o.BlobOffload,
 	}
 }
 
@@ -230,4 +235,34 @@ func PolyFor[B any](a *Account, types *codec.TypeRegistry, opts *StoreOptions) (
 		return nil, err
 	}
 	return &PolyStore[B]{s: s, acct: a}, nil
+}
+
+// BlobOffloadOptions configure blob offload for every store of an account: the container
+// (created on first use), the threshold above which a large value goes to a blob, and the
+// cleanup grace. See [engine.BlobOffloadOptions] for each field.
+type BlobOffloadOptions = engine.BlobOffloadOptions
+
+// DefaultCleanupGrace and NoCleanup are the default cleanup grace and the grace that turns
+// the cleanup after writes and deletes off.
+const (
+	DefaultCleanupGrace = engine.DefaultCleanupGrace
+	NoCleanup           = engine.NoCleanup
+)
+
+// SweepOptions configure [RunOrphanSweep]: the interval between rounds, the age a blob must
+// have to be swept, the delay before the first round, and the logger.
+type SweepOptions = engine.SweepOptions
+
+// SweepError reports the blobs (or partitions) a sweep could not delete after trying all
+// of them; it unwraps to the joined failures.
+type SweepError = engine.SweepError
+
+// OrphanSweeper is what [RunOrphanSweep] sweeps: a [Store] of a type with large values.
+type OrphanSweeper = engine.OrphanSweeper
+
+// RunOrphanSweep runs the table-wide orphan blob sweep of each store on a schedule until ctx
+// ends, and returns ctx's error; see [engine.RunOrphanSweep]. Run it on a goroutine of your
+// own: it starts none.
+func RunOrphanSweep(ctx context.Context, opts *SweepOptions, stores ...OrphanSweeper) error {
+	return engine.RunOrphanSweep(ctx, opts, stores...)
 }

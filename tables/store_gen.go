@@ -5,6 +5,7 @@ package tables
 import (
 	"context"
 	"iter"
+	"time"
 
 	"github.com/unified-data/gotables/abstractions"
 )
@@ -137,6 +138,27 @@ func (s *Store[T]) StartSpan(ctx context.Context, op string, id string) (context
 // ends the sequence, yielded with a nil row.
 func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq2[*T, error] {
 	return s.s.Stream(ctx, q)
+}
+
+// SweepAllOrphanBlobs is SweepOrphanBlobs for every partition of the table that has blobs:
+// it lists the partitions from the container, takes one cutoff from the blob service's
+// clock, and sweeps each in turn. A failing partition does not stop the others: the error
+// is then a *SweepError holding one failure per partition (a partition whose deletes failed
+// contributes its own *SweepError), and Deleted counts every partition's deletions.
+func (s *Store[T]) SweepAllOrphanBlobs(ctx context.Context, olderThan time.Duration) (int, error) {
+	return s.s.SweepAllOrphanBlobs(ctx, olderThan)
+}
+
+// SweepOrphanBlobs deletes the blobs of one partition that no row of the partition
+// references and that were last written more than olderThan ago, on the blob service's
+// clock, and returns how many it deleted. olderThan must exceed the longest write (from a
+// blob's upload to its row's commit): a younger blob may belong to a write in flight. The
+// partition key is resolved as ids are (normalised unless the account uses ids as written).
+// A store without blob offload, or of a type with no large value, fails with
+// ErrNotSupported; a negative olderThan with ErrInvalidArgument. Blobs that could not be
+// deleted do not stop the others: the error is then a *SweepError holding each failure.
+func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, partitionKey string, olderThan time.Duration) (int, error) {
+	return s.s.SweepOrphanBlobs(ctx, partitionKey, olderThan)
 }
 
 // Table returns the name of the table the store uses.

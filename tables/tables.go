@@ -44,7 +44,9 @@
 //
 // An account has no blob service unless its options name one: blob features link the blob
 // SDK, which a program that stores only table rows does not need. Import package
-// tables/azblobs and set Options.Blobs to azblobs.Connect to opt in.
+// tables/azblobs and set Options.Blobs to azblobs.Connect to opt in. Blob offload (large values
+// and *abstractions.File fields stored in blobs) needs it too, with Options.BlobOffload; see
+// [BlobOffloadOptions], [Store.SweepOrphanBlobs] and [RunOrphanSweep].
 package tables
 
 //go:generate go run ./internal/genstore -engine ./engine -contract ../abstractions -pkg tables -type Store -out store_gen.go
@@ -52,6 +54,7 @@ package tables
 //go:generate go run ./internal/genstore -engine ./engine -contract ../abstractions -pkg tables -type Account -out account_gen.go
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -120,6 +123,10 @@ type Options struct {
 	// account without one (and the blob SDK out of the program); set it to azblobs.Connect
 	// (package tables/azblobs) to opt in.
 	Blobs BlobConnector
+	// BlobOffload turns blob offload on: large values above the threshold, and every file
+	// (*abstractions.File), are stored in blobs of the account's offload container. It needs
+	// Blobs. nil leaves it off. See [BlobOffloadOptions].
+	BlobOffload *BlobOffloadOptions
 }
 
 // engine returns the options every backend shares.
@@ -131,7 +138,20 @@ func (o *Options) engine() *engine.Options {
 		IDs: o.IDs, ImplicitLastWriterWins: o.ImplicitLastWriterWins, Oversized: o.Oversized,
 		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
 		RecordKeys: o.RecordKeys, Tracer: newTracer(o.ClientOptions.TracingProvider),
+		BlobOffload: o.BlobOffload,
 	}
+}
+
+// checkOffload refuses blob offload options out of range, or without a blob service.
+func (o *Options) checkOffload() error {
+	if o == nil || o.BlobOffload == nil {
+		return nil
+	}
+	if o.Blobs == nil {
+		return fmt.Errorf("%w: Options.BlobOffload needs a blob service: set Options.Blobs to azblobs.Connect (package tables/azblobs)",
+			abstractions.ErrInvalidArgument)
+	}
+	return o.BlobOffload.Check()
 }
 
 // clientOptions are the SDK client options of every client the account builds.
@@ -309,6 +329,9 @@ const (
 // setting is wrong and never repeats a key or a signature; so does a string without a blob
 // endpoint when opts.Blobs is set.
 func NewAccount(connectionString string, opts *Options) (*Account, error) {
+	if err := opts.checkOffload(); err != nil {
+		return nil, err
+	}
 	svc, err := azservice.NewFromConnectionString(connectionString, opts.azure())
 	if err != nil {
 		return nil, err
@@ -337,6 +360,9 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 // URL with a host, or that carries user information or a query, fails with an error
 // matching [abstractions.ErrInvalidArgument].
 func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredential, opts *Options) (*Account, error) {
+	if err := opts.checkOffload(); err != nil {
+		return nil, err
+	}
 	svc, err := azservice.NewWithCredential(tableURL, cred, opts.azure())
 	if err != nil {
 		return nil, err
@@ -397,4 +423,34 @@ func PolyFor[B any](a *Account, types *codec.TypeRegistry, opts *StoreOptions) (
 		return nil, err
 	}
 	return &PolyStore[B]{s: s, acct: a}, nil
+}
+
+// BlobOffloadOptions configure blob offload for every store of an account: the container
+// (created on first use), the threshold above which a large value goes to a blob, and the
+// cleanup grace. See [engine.BlobOffloadOptions] for each field.
+type BlobOffloadOptions = engine.BlobOffloadOptions
+
+// DefaultCleanupGrace and NoCleanup are the default cleanup grace and the grace that turns
+// the cleanup after writes and deletes off.
+const (
+	DefaultCleanupGrace = engine.DefaultCleanupGrace
+	NoCleanup           = engine.NoCleanup
+)
+
+// SweepOptions configure [RunOrphanSweep]: the interval between rounds, the age a blob must
+// have to be swept, the delay before the first round, and the logger.
+type SweepOptions = engine.SweepOptions
+
+// SweepError reports the blobs (or partitions) a sweep could not delete after trying all
+// of them; it unwraps to the joined failures.
+type SweepError = engine.SweepError
+
+// OrphanSweeper is what [RunOrphanSweep] sweeps: a [Store] of a type with large values.
+type OrphanSweeper = engine.OrphanSweeper
+
+// RunOrphanSweep runs the table-wide orphan blob sweep of each store on a schedule until ctx
+// ends, and returns ctx's error; see [engine.RunOrphanSweep]. Run it on a goroutine of your
+// own: it starts none.
+func RunOrphanSweep(ctx context.Context, opts *SweepOptions, stores ...OrphanSweeper) error {
+	return engine.RunOrphanSweep(ctx, opts, stores...)
 }

@@ -115,34 +115,48 @@ func (s *Service) Upload(ctx context.Context, containerName, name string, data [
 	if err := ctx.Err(); err != nil {
 		return service.BlobProperties{}, err
 	}
-	s.blobMu.Lock()
-	defer s.blobMu.Unlock()
+	return s.store(ctx, containerName, name, bytes.Clone(data), opts)
+}
+
+// checkUpload applies an upload's condition. The caller holds s.blobMu.
+func (s *Service) checkUpload(containerName, name string, opts service.UploadOptions) error {
 	c, err := s.container(containerName)
 	if err != nil {
-		return service.BlobProperties{}, err
+		return err
 	}
 	old := c.blobs[name]
 	switch opts.Mode {
 	case service.UploadOverwrite:
 	case service.UploadCreate:
 		if old != nil {
-			return service.BlobProperties{}, errBlobExists()
+			return errBlobExists()
 		}
 	case service.UploadIfMatch:
 		if old == nil || opts.IfMatch != "" && opts.IfMatch != service.ETagAny && !sameETag(opts.IfMatch, old.props.ETag) {
-			return service.BlobProperties{}, errConditionNotMet()
+			return errConditionNotMet()
 		}
 	default:
-		return service.BlobProperties{}, statusError(http.StatusBadRequest, "InvalidInput",
+		return statusError(http.StatusBadRequest, "InvalidInput",
 			fmt.Sprintf("The upload mode %d is not supported.", opts.Mode))
 	}
+	return nil
+}
+
+// store stores data, which it owns, as the named blob under opts' condition.
+func (s *Service) store(_ context.Context, containerName, name string, data []byte, opts service.UploadOptions) (service.BlobProperties, error) {
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	if err := s.checkUpload(containerName, name, opts); err != nil {
+		return service.BlobProperties{}, err
+	}
+	c := s.containers[containerName]
 	s.blobSeq++
 	contentType := opts.ContentType
 	if contentType == "" {
 		contentType = "application/octet-stream"
 	}
 	b := &blob{
-		data: bytes.Clone(data),
+		data: data,
 		props: service.BlobProperties{
 			ETag:            fmt.Sprintf(`"0x%X"`, etagBase+s.blobSeq),
 			LastModified:    secondOf(s.now()),
@@ -156,6 +170,52 @@ func (s *Service) Upload(ctx context.Context, containerName, name string, data [
 	}
 	c.blobs[name] = b
 	return b.props, nil
+}
+
+// UploadStream stores what body delivers as the named blob, under opts' condition, with the
+// errors of Upload. The condition is checked before body is read (an upload bound to fail
+// reads nothing, as the Azure adapter does) and again when the content is stored; a body
+// that fails stores nothing and its error is returned.
+func (s *Service) UploadStream(ctx context.Context, containerName, name string, body io.Reader, opts service.UploadOptions) (service.BlobProperties, error) {
+	if err := ctx.Err(); err != nil {
+		return service.BlobProperties{}, err
+	}
+	s.blobMu.RLock()
+	err := s.checkUpload(containerName, name, opts)
+	s.blobMu.RUnlock()
+	if err != nil {
+		return service.BlobProperties{}, err
+	}
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return service.BlobProperties{}, err
+	}
+	return s.store(ctx, containerName, name, data, opts)
+}
+
+// Touch marks the named blob as written now: its LastModified becomes the service's time
+// and it gets a new ETag; its content and headers stay. A missing blob fails with 404
+// BlobNotFound.
+func (s *Service) Touch(ctx context.Context, containerName, name string) (service.BlobProperties, error) {
+	if err := ctx.Err(); err != nil {
+		return service.BlobProperties{}, err
+	}
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	c, err := s.container(containerName)
+	if err != nil {
+		return service.BlobProperties{}, err
+	}
+	b := c.blobs[name]
+	if b == nil {
+		return service.BlobProperties{}, errBlobNotFound()
+	}
+	s.blobSeq++
+	nb := &blob{data: b.data, props: b.props}
+	nb.props.ETag = fmt.Sprintf(`"0x%X"`, etagBase+s.blobSeq)
+	nb.props.LastModified = secondOf(s.now())
+	c.blobs[name] = nb
+	return nb.props, nil
 }
 
 // Download opens the named blob for reading, over a copy of its data. A missing blob fails

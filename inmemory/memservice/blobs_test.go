@@ -328,3 +328,68 @@ func TestList(t *testing.T) {
 		t.Fatalf("listed %v", seen)
 	}
 }
+
+// brokenBody delivers some bytes, then fails.
+type brokenBody struct{ n int }
+
+func (b *brokenBody) Read(p []byte) (int, error) {
+	if b.n == 0 {
+		return 0, io.ErrUnexpectedEOF
+	}
+	k := min(b.n, len(p))
+	b.n -= k
+	return k, nil
+}
+
+func TestUploadStream(t *testing.T) {
+	s, _ := newContainer(t)
+	ctx := context.Background()
+	create := service.UploadOptions{Mode: service.UploadCreate, ContentType: "text/plain"}
+	p, err := s.UploadStream(ctx, "box", "b", strings.NewReader("streamed"), create)
+	if err != nil || p.ContentLength != 8 || p.ContentType != "text/plain" {
+		t.Fatalf("UploadStream = %+v, %v", p, err)
+	}
+	// The condition is checked before the body is read.
+	body := &brokenBody{n: 1}
+	_, err = s.UploadStream(ctx, "box", "b", body, create)
+	wantStatus(t, err, http.StatusConflict, "BlobAlreadyExists")
+	if body.n != 1 {
+		t.Error("a refused upload read its body")
+	}
+	// A failing body stores nothing.
+	if _, err := s.UploadStream(ctx, "box", "c", &brokenBody{n: 3}, create); err != io.ErrUnexpectedEOF {
+		t.Fatalf("broken body = %v", err)
+	}
+	_, err = s.Download(ctx, "box", "c", service.Conditions{})
+	wantStatus(t, err, http.StatusNotFound, "BlobNotFound")
+	_, err = s.UploadStream(ctx, "missing", "c", strings.NewReader("x"), create)
+	wantStatus(t, err, http.StatusNotFound, "ContainerNotFound")
+}
+
+func TestTouch(t *testing.T) {
+	s, c := newContainer(t)
+	ctx := context.Background()
+	p1, err := s.Upload(ctx, "box", "b", []byte("abc"), service.UploadOptions{ContentType: "text/plain", ContentEncoding: "gzip"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.set(t0.Add(3 * time.Second))
+	p2, err := s.Touch(ctx, "box", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2.ETag == p1.ETag || !p2.LastModified.Equal(p1.LastModified.Add(3*time.Second)) ||
+		p2.ContentType != p1.ContentType || p2.ContentEncoding != p1.ContentEncoding || p2.ContentLength != 3 {
+		t.Errorf("touch: %+v, was %+v", p2, p1)
+	}
+	b, err := s.Download(ctx, "box", "b", service.Conditions{IfMatch: p2.ETag})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(b.Body)
+	if string(data) != "abc" {
+		t.Errorf("content after touch = %q", data)
+	}
+	_, err = s.Touch(ctx, "box", "missing")
+	wantStatus(t, err, http.StatusNotFound, "BlobNotFound")
+}

@@ -67,7 +67,10 @@
 // with a letter or digit (400 InvalidResourceName). Conditions follow the real service: an
 // upload with If-Match on a missing blob fails with 412 ConditionNotMet even for "*", and a
 // read or delete of a missing blob fails with 404 BlobNotFound whatever its conditions.
-// Last-modified times and If-Unmodified-Since compare at one-second resolution.
+// Last-modified times and If-Unmodified-Since compare at one-second resolution. UploadStream
+// checks its condition before it reads the body and again when it stores the content (a
+// body that fails stores nothing); Touch gives a blob a new ETag and the current second as its
+// last-modified time and keeps its content and headers.
 //
 // # Concurrency
 //

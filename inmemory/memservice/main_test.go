@@ -3,6 +3,7 @@ package memservice
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -145,6 +146,8 @@ func TestContextDone(t *testing.T) {
 	_, calls["Write"] = s.Write(ctx, "Tab1", insert(row("p", "r")))
 	_, calls["Query"] = s.Query(ctx, "Tab1", service.Query{})
 	_, calls["Upload"] = s.Upload(ctx, "box", "b", nil, service.UploadOptions{})
+	_, calls["UploadStream"] = s.UploadStream(ctx, "box", "b", strings.NewReader("x"), service.UploadOptions{})
+	_, calls["Touch"] = s.Touch(ctx, "box", "b")
 	_, calls["Download"] = s.Download(ctx, "box", "b", service.Conditions{})
 	_, calls["List"] = s.List(ctx, "box", service.ListOptions{})
 	_, calls["Now"] = s.Now(ctx)

@@ -3,6 +3,7 @@ package azblobs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
@@ -101,6 +103,143 @@ func (s *Service) Upload(ctx context.Context, containerName, name string, data [
 		props.ContentType = defaultContentType
 	}
 	return props, nil
+}
+
+// Block sizes of UploadStream: blocks of streamBlockSize bytes, at most streamConcurrency of
+// them in flight, so an upload holds at most their product in memory whatever its size.
+const (
+	streamBlockSize   = 4 << 20
+	streamConcurrency = 3
+)
+
+// UploadStream stores what body delivers as the named blob with the SDK's staged upload:
+// content smaller than one block is one Put Blob (the condition checked before anything is
+// stored); larger content is sent as blocks of 4 MiB, at most three in flight, and committed
+// with one Put Block List that carries the condition, so nothing is stored when body fails
+// or the condition does not hold. UploadCreate first asks whether the blob exists (one Get
+// Blob Properties), so that an upload bound to fail does not send its blocks; the commit
+// still carries If-None-Match: *, which a blob created meanwhile fails (the service answers
+// 409 BlobAlreadyExists or 412 ConditionNotMet there; both are reported as 409
+// BlobAlreadyExists). Upload refuses an unknown mode without sending anything.
+func (s *Service) UploadStream(ctx context.Context, containerName, name string, body io.Reader, opts service.UploadOptions) (service.BlobProperties, error) {
+	c, err := s.container(containerName)
+	if err != nil {
+		return service.BlobProperties{}, err
+	}
+	uo := &blockblob.UploadStreamOptions{BlockSize: streamBlockSize, Concurrency: streamConcurrency, HTTPHeaders: &blob.HTTPHeaders{}}
+	if opts.ContentType != "" {
+		uo.HTTPHeaders.BlobContentType = &opts.ContentType
+	}
+	if opts.ContentEncoding != "" {
+		uo.HTTPHeaders.BlobContentEncoding = &opts.ContentEncoding
+	}
+	bc := c.NewBlockBlobClient(name)
+	switch opts.Mode {
+	case service.UploadOverwrite:
+	case service.UploadCreate:
+		if _, err := bc.GetProperties(ctx, nil); err == nil {
+			return service.BlobProperties{}, &abstractions.StatusError{StatusCode: http.StatusConflict, ErrorCode: "BlobAlreadyExists",
+				Message: "The specified blob already exists."}
+		} else if !bloberror.HasCode(err, bloberror.BlobNotFound) && !isStatus(err, http.StatusNotFound) {
+			return service.BlobProperties{}, mapError(ctx, "upload", err)
+		}
+		star := azcore.ETagAny
+		uo.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: &star}}
+	case service.UploadIfMatch:
+		etag := azcore.ETag(opts.IfMatch)
+		if etag == "" {
+			etag = azcore.ETagAny
+		}
+		uo.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &etag}}
+	default:
+		return service.BlobProperties{}, fmt.Errorf("azblobs: upload: unknown mode %d", opts.Mode)
+	}
+	counted := &countingReader{r: body}
+	resp, err := bc.UploadStream(ctx, counted, uo)
+	if err != nil {
+		if opts.Mode == service.UploadCreate && bloberror.HasCode(err, bloberror.ConditionNotMet) {
+			return service.BlobProperties{}, &abstractions.StatusError{StatusCode: http.StatusConflict, ErrorCode: "BlobAlreadyExists",
+				Message: "The specified blob already exists.", Err: err}
+		}
+		if counted.err != nil {
+			// The body failed: report its own error, which the SDK wraps.
+			return service.BlobProperties{}, counted.err
+		}
+		return service.BlobProperties{}, mapError(ctx, "upload", err)
+	}
+	props := service.BlobProperties{
+		ETag:            etagString(resp.ETag),
+		LastModified:    timeOf(resp.LastModified),
+		ContentLength:   counted.n,
+		ContentType:     opts.ContentType,
+		ContentEncoding: opts.ContentEncoding,
+	}
+	if props.ContentType == "" {
+		props.ContentType = defaultContentType
+	}
+	return props, nil
+}
+
+// countingReader counts what an upload read and keeps the reader's own failure.
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// isStatus reports an SDK response error with the status (a HEAD answer carries no code
+// in its body).
+func isStatus(err error, status int) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && re.StatusCode == status
+}
+
+// Touch marks the named blob as written now: it reads the blob's properties and sets its
+// metadata to what it holds, on condition of the ETag read, which changes its
+// LastModified and ETag and nothing else. A blob changed between the two requests is read
+// again (three attempts in all).
+func (s *Service) Touch(ctx context.Context, containerName, name string) (service.BlobProperties, error) {
+	c, err := s.container(containerName)
+	if err != nil {
+		return service.BlobProperties{}, err
+	}
+	bc := c.NewBlobClient(name)
+	var last error
+	for range 3 {
+		p, err := bc.GetProperties(ctx, nil)
+		if err != nil {
+			if isStatus(err, http.StatusNotFound) {
+				return service.BlobProperties{}, &abstractions.StatusError{StatusCode: http.StatusNotFound, ErrorCode: "BlobNotFound",
+					Message: "The specified blob does not exist.", Err: err}
+			}
+			return service.BlobProperties{}, mapError(ctx, "touch", err)
+		}
+		resp, err := bc.SetMetadata(ctx, p.Metadata, &blob.SetMetadataOptions{AccessConditions: &blob.AccessConditions{
+			ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: p.ETag}}})
+		if err == nil {
+			return service.BlobProperties{
+				ETag:            etagString(resp.ETag),
+				LastModified:    timeOf(resp.LastModified),
+				ContentLength:   azconn.Deref(p.ContentLength),
+				ContentType:     azconn.Deref(p.ContentType),
+				ContentEncoding: azconn.Deref(p.ContentEncoding),
+			}, nil
+		}
+		last = mapError(ctx, "touch", err)
+		if !bloberror.HasCode(err, bloberror.ConditionNotMet) {
+			return service.BlobProperties{}, last
+		}
+	}
+	return service.BlobProperties{}, last
 }
 
 // Download opens the named blob for reading under cond. The body is the SDK's retry

@@ -178,6 +178,13 @@
 // option, is split-aware (Plan.LargeValues); EncodeLarge hands its large values to the
 // planner of package largevalue whole, without the oversized policy.
 //
+// A field of type *abstractions.File is a file (Field.File): a large value that is always
+// stored in a blob, its row holding the reference cell {Name}__blob. The codec neither writes
+// nor reads it (Encode refuses a file with ErrNotSupported, Decode leaves the field nil):
+// EncodeLarge hands the *File to the store, and the store sets what it reads with SetFile.
+// split= and offload= on a file are refused, and so is a field of type abstractions.File
+// (not a pointer).
+//
 // # Reserved names
 //
 // Columns starting with '_' belong to the storage layer (the type discriminator, split

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -61,8 +62,32 @@ type LargeValue struct {
 	// a JSON-stored value.
 	Cell string
 	// Value is the value: an Edm.String holding the text (or JSON text, valid UTF-8) or an
-	// Edm.Binary holding the bytes.
+	// Edm.Binary holding the bytes. It is invalid for a file.
 	Value service.Value
+	// File is the value of a file field (Field.File); Cell is then the reference cell,
+	// Field.Name+"__blob".
+	File *abstractions.File
+}
+
+// SetFile stores f in the file field (Field.File) of v, a pointer to a struct of the type
+// whose plan holds the field, allocating nested structs held by pointer on the way.
+func SetFile(v any, field *Field, f *abstractions.File) error {
+	p, t, err := structPointer(v)
+	if err != nil {
+		return err
+	}
+	pl, err := planFor(t)
+	if err != nil {
+		return err
+	}
+	for i := range pl.cols {
+		c := &pl.cols[i]
+		if c.field == field && c.leaf.class == classFile {
+			*(**abstractions.File)(c.locateAlloc(p)) = f
+			return nil
+		}
+	}
+	return &PlanError{Type: t, Field: field.Path, Reason: "it is not a file field of the type"}
 }
 
 // EncodeLarge is Encode for a split-aware type (Plan.LargeValues): it returns the cells of
@@ -136,6 +161,17 @@ func (pl *Plan) encodeOnly(p unsafe.Pointer, only []string, o *Options, large *[
 		}
 		fp := c.locate(p)
 		if fp == nil {
+			continue
+		}
+		if c.leaf.class == classFile {
+			f := *(**abstractions.File)(fp)
+			if f == nil {
+				continue
+			}
+			if large == nil {
+				return nil, &ValueError{Column: c.cellName, Field: c.field.Path, Type: c.leaf.typ, Err: errFileOutsideStore}
+			}
+			*large = append(*large, LargeValue{Field: c.field, Cell: c.cellName, File: f})
 			continue
 		}
 		v, ok, err := c.leaf.enc(fp)

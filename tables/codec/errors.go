@@ -73,6 +73,10 @@ func (e *ValueError) Is(target error) bool {
 
 var errInvalidUTF8 = errors.New("the text is not valid UTF-8; the service would store U+FFFD in place of the invalid bytes")
 
+// errFileOutsideStore refuses a file where only a store can store it (Encode, a partial update).
+var errFileOutsideStore = fmt.Errorf("%w: a file is stored in a blob by a store (For), not as a cell; write the whole entity through its store",
+	abstractions.ErrNotSupported)
+
 // OversizedCellError reports a value too large for one cell under the Options' policy. Nothing
 // was trimmed and nothing is stored. It matches abstractions.ErrOversizedCell with errors.Is.
 type OversizedCellError struct {

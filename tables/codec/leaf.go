@@ -35,6 +35,10 @@ const (
 	// classJSON is the encoding/json text of the value in {Name}__Json, compressed to
 	// {Name}__GZip when too large.
 	classJSON
+	// classFile is a *abstractions.File: always a blob, its reference in {Name}__blob. The
+	// codec neither writes nor reads it; EncodeLarge hands it to the large-value planner and
+	// the store binds what it reads (SetFile).
+	classFile
 )
 
 // fastOp names a leaf whose exact-kind read the decoder performs inline, sparing a call
@@ -71,6 +75,8 @@ var (
 	durationType = reflect.TypeFor[time.Duration]()
 	guidType     = reflect.TypeFor[abstractions.GUID]()
 	entityType   = reflect.TypeFor[abstractions.Entity]()
+	fileType     = reflect.TypeFor[abstractions.File]()
+	filePtrType  = reflect.TypeFor[*abstractions.File]()
 
 	textMarshalerType   = reflect.TypeFor[encoding.TextMarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
@@ -96,6 +102,10 @@ func isJSONStruct(t reflect.Type) bool {
 // struct to flatten, and a reason for a type with no cell form.
 func leafFor(t reflect.Type) (leaf, bool, string) {
 	switch {
+	case t == filePtrType:
+		return fileLeaf(), true, ""
+	case t == fileType:
+		return leaf{}, false, "a file is stored through a field of type *abstractions.File; declare the field as a pointer"
 	case t == timeType:
 		return timeLeaf(), true, ""
 	case t == durationType:
@@ -570,3 +580,12 @@ func jsonLeaf(t reflect.Type) leaf {
 var gzipMagic = []byte{0x1f, 0x8b}
 
 func isGzip(b []byte) bool { return bytes.HasPrefix(b, gzipMagic) }
+
+// fileLeaf is the leaf of a *abstractions.File field, which has no cell of its own: the
+// large-value planner stores it (see classFile).
+func fileLeaf() leaf {
+	return leaf{class: classFile, kind: service.KindString, typ: filePtrType,
+		enc: func(unsafe.Pointer) (service.Value, bool, error) { return service.Value{}, false, nil },
+		dec: func(unsafe.Pointer, *service.Value) error { return errMismatch },
+	}
+}

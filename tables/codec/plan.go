@@ -95,6 +95,9 @@ type Field struct {
 	// Encoding is a large value's split encoding: the field's split=, else the type-level
 	// one, else SplitText for text and SplitBinary for a []byte. Empty for other fields.
 	Encoding string
+	// File reports a *abstractions.File field: a large value that is always stored in a
+	// blob, its reference in the cell Name+"__blob". Reads never download it.
+	File bool
 	// Protected lists the roles of the tag option protected=, kept for the store's
 	// protected-property check.
 	Protected []string
@@ -174,6 +177,7 @@ const (
 const (
 	jsonSuffix = "__Json"
 	gzipSuffix = "__GZip"
+	blobSuffix = "__blob"
 	// TypeNameColumn is the column of the type discriminator (Options.WriteTypeName).
 	TypeNameColumn = "_TypeName"
 )
@@ -644,6 +648,8 @@ func largeKind(l leaf) string {
 		t = t.Elem()
 	}
 	switch {
+	case l.class == classFile:
+		return "file"
 	case l.class == classJSON:
 		return "json"
 	case l.class == classString && t.Kind() == reflect.String && !isText(t):
@@ -661,6 +667,8 @@ func (b *builder) checkLarge(l leaf, path string, ti tagInfo, role Role) error {
 	}
 	kind := largeKind(l)
 	switch {
+	case kind == "file":
+		return b.errorf(path, "a file is always stored in a blob; split= and offload= do not apply to it, so remove them")
 	case role == RoleID:
 		return b.errorf(path, "the entity's ID is a key column and cannot be a large value; remove split= and offload=")
 	case kind == "":
@@ -680,6 +688,11 @@ func (b *builder) resolveLarge() {
 		c := &p.cols[i]
 		f := c.field
 		kind := largeKind(c.leaf)
+		if kind == "file" {
+			f.Large, f.File, f.Encoding, p.large, c.large = true, true, SplitBinary, true, true
+			c.cellName = f.Name + blobSuffix
+			continue
+		}
 		own := f.Split != "" || f.Offload != ""
 		// The type-level option covers the stored type's own string, []byte and JSON-stored
 		// fields (promoted ones included), not the ID and not the fields of nested structs.
@@ -738,6 +751,8 @@ func readNames(class leafClass, base string) []string {
 		return []string{base, base + gzipSuffix}
 	case classJSON:
 		return []string{base + jsonSuffix, base + gzipSuffix}
+	case classFile:
+		return nil // the store reads files (SetFile)
 	}
 	return []string{base}
 }

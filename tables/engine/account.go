@@ -55,6 +55,11 @@ type Options struct {
 	// keys often hold personal data (an email, a user name). Partition keys are always on
 	// spans; no log line above Debug ever holds a key unless this is set.
 	RecordKeys bool
+	// BlobOffload turns blob offload on (tier 3 of large values, and files): see
+	// BlobOffloadOptions. nil leaves it off: large values stay in the table, a value that
+	// needs a blob is refused (ErrOversizedValue) and a stored blob reference cannot be
+	// read (ErrBlobOffloadNotConfigured). The account needs a blob service.
+	BlobOffload *BlobOffloadOptions
 }
 
 // Account is one storage account: its services and the options every store of it shares.
@@ -67,6 +72,11 @@ type Account struct {
 	codec  codec.Options
 
 	cache *readCache // one per account, shared by all its stores
+
+	// off is the blob offload configuration, nil when off; offErr refuses split-aware
+	// stores when the options are out of range.
+	off    *offloadConfig
+	offErr error
 
 	mu      sync.Mutex
 	created map[string]bool // tables known to exist, by lower-case name
@@ -81,6 +91,10 @@ func NewAccount(name string, tables service.Tables, blobs service.Blobs, opts *O
 		a.opts = *opts
 	}
 	a.cache = newReadCache(a.clock)
+	if o := a.opts.BlobOffload; o != nil {
+		a.offErr = o.Check()
+		a.off = newOffload(o)
+	}
 	a.codec = codec.Options{Oversized: a.opts.Oversized}
 	return a
 }

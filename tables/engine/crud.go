@@ -23,6 +23,13 @@ type prepared[T any] struct {
 	// values whole), the form the read cache keeps.
 	layout  *largevalue.Layout
 	logical service.Row
+	// fixed, values and files are a split-aware entity's ordinary cells, large values and
+	// files, kept to plan its rows once its files are hashed; uploaded are the blobs this
+	// write has uploaded (or touched) so far.
+	fixed    []service.Property
+	values   []largevalue.Value
+	files    []fileValue
+	uploaded map[string]bool
 }
 
 // prepare copies v, resolves its id, stamps the times (CreatedAt only when zero) and
@@ -263,6 +270,11 @@ func (s *Store[T]) decode(row *service.Row) (*T, error) {
 	v, err := codec.Decode[T](row, &s.acct.codec)
 	if err != nil {
 		return nil, fmt.Errorf("read %s (%q, %q): %w", s.table, row.PartitionKey, row.RowKey, err)
+	}
+	if len(s.files) > 0 {
+		if err := s.bindFiles(v, row); err != nil {
+			return nil, err
+		}
 	}
 	return v, nil
 }

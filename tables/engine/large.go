@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
@@ -41,9 +42,6 @@ const splitAttempts = 5
 // attempt, doubling each time (at most 150 ms in all over five attempts).
 var splitRetry = abstractions.RetryOptions{Backoff: 10_000_000}
 
-// stateSelect is the projection of the read before a split-aware write.
-var stateSelect = []string{largevalue.PartsColumn, largevalue.OfColumn}
-
 // contSelect is the projection of a look at continuation keys.
 var contSelect = []string{largevalue.OfColumn, largevalue.IndexColumn}
 
@@ -53,10 +51,22 @@ func largeColumns(pl *codec.Plan) []largevalue.Column {
 	fields := pl.Fields()
 	for i := range fields {
 		f := &fields[i]
-		if !f.Large {
+		if !f.Large || f.File {
 			continue
 		}
 		out = append(out, largevalue.Column{Name: f.Name, Cell: f.Cell, Binary: f.Kind == service.KindBinary && !f.JSON})
+	}
+	return out
+}
+
+// fileFields returns the file fields of a plan.
+func fileFields(pl *codec.Plan) []*codec.Field {
+	var out []*codec.Field
+	fields := pl.Fields()
+	for i := range fields {
+		if fields[i].File {
+			out = append(out, &fields[i])
+		}
 	}
 	return out
 }
@@ -75,20 +85,32 @@ func (s *Store[T]) prepareLarge(op string, p *prepared[T]) error {
 	if err != nil {
 		return fmt.Errorf("%s %s (%q, %q): %w", op, s.table, p.pk, p.rk, err)
 	}
-	vals := make([]largevalue.Value, len(large))
-	logical := append(make([]service.Property, 0, len(fixed)+len(large)), fixed...)
+	p.fixed = fixed
+	p.values = make([]largevalue.Value, len(large))
+	p.files = nil
 	for i, lv := range large {
-		vals[i] = largevalue.Value{Column: lv.Field.Name, Cell: lv.Cell, Value: lv.Value, Encoding: lv.Field.Encoding}
-		logical = append(logical, service.Property{Name: lv.Cell, Value: lv.Value})
+		if lv.File != nil {
+			p.values[i] = largevalue.Value{Column: lv.Field.Name, Cell: lv.Cell}
+			p.files = append(p.files, fileValue{field: lv.Field, file: lv.File, value: i})
+			continue
+		}
+		p.values[i] = largevalue.Value{Column: lv.Field.Name, Cell: lv.Cell, Value: lv.Value, Encoding: lv.Field.Encoding,
+			Offload: s.offloadable(lv.Field)}
 	}
-	lay, err := largevalue.Plan(p.pk, p.rk, fixed, vals)
-	if err != nil {
-		return fmt.Errorf("%s %s (%q, %q): %w", op, s.table, p.pk, p.rk, err)
+	if len(p.files) > 0 {
+		// Planned once the files are hashed (resolveFiles), which takes a context.
+		return nil
 	}
-	p.layout = lay
-	p.row = lay.Rows[0]
-	p.logical = service.Row{PartitionKey: p.pk, RowKey: p.rk, Properties: logical}
-	return nil
+	return s.planLarge(op, p)
+}
+
+// offloadable reports whether a large field may go to a blob: its own offload= option wins
+// over the type-level one, and only offload=never forbids it.
+func (s *Store[T]) offloadable(f *codec.Field) bool {
+	if f.Offload != "" {
+		return f.Offload != codec.OffloadNever
+	}
+	return s.plan.Offload() != codec.OffloadNever
 }
 
 // stored is what a split-aware write knows of the rows at an entity's keys.
@@ -102,13 +124,15 @@ type stored struct {
 	leftovers map[string]string
 	// gone are declared continuation rows another writer already removed.
 	gone map[string]bool
+	// refs are the blob references the stored main row holds (see stateSelectFor).
+	refs []largevalue.BlobRef
 }
 
 // readState reads the main row's part count and version.
 func (s *Store[T]) readState(ctx context.Context, pk, rk string) (stored, error) {
 	var row service.Row
 	err := s.do(ctx, func() (err error) {
-		row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, stateSelect)
+		row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, s.stateSel)
 		return err
 	})
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
@@ -119,9 +143,9 @@ func (s *Store[T]) readState(ctx context.Context, pk, rk string) (stored, error)
 	}
 	parts, err := largevalue.Parts(&row)
 	if err != nil {
-		return stored{found: true, etag: row.ETag}, err
+		return stored{found: true, etag: row.ETag, refs: blobRefs(&row)}, err
 	}
-	return stored{found: true, etag: row.ETag, parts: parts}, nil
+	return stored{found: true, etag: row.ETag, parts: parts, refs: blobRefs(&row)}, nil
 }
 
 // continuationRows returns the rows at rk's continuation keys that are its continuation
@@ -215,6 +239,7 @@ type splitUnit[T any] struct {
 	etag string // modeStrict's version
 	st   stored
 	read bool // st is current for this attempt
+	fs   *fileSources
 }
 
 // lostRace is the error of a write that kept losing its condition.
@@ -225,12 +250,20 @@ func (s *Store[T]) lostRace(op, pk, rk string, last error) error {
 
 // writeLarge writes one split-aware entity; see writeUnits.
 func (s *Store[T]) writeLarge(ctx context.Context, op string, v *T, p *prepared[T], mode writeMode, etag string) error {
-	u := &splitUnit[T]{p: p, mode: mode, etag: etag}
+	fs := &fileSources{}
+	defer fs.release()
+	if err := s.resolveFiles(ctx, op, p, fs); err != nil {
+		return err
+	}
+	u := &splitUnit[T]{p: p, mode: mode, etag: etag, fs: fs}
 	w, err := s.writeUnits(ctx, op, []*splitUnit[T]{u})
 	if err != nil {
 		return err
 	}
 	p.commit(v, w)
+	if u.st.found {
+		s.cleanup(ctx, w.Timestamp, s.released(p.pk, p.rk, u.st.refs, p.layout.Blobs))
+	}
 	return nil
 }
 
@@ -278,6 +311,9 @@ func (s *Store[T]) writeUnits(ctx context.Context, op string, units []*splitUnit
 						return service.Written{}, err
 					}
 				}
+			}
+			if err := s.uploadBlobs(ctx, op, u.p, u.fs); err != nil {
+				return service.Written{}, err
 			}
 			ua := s.unitActions(u.p, u.mode, u.etag, &u.st)
 			if err := u.p.layout.Fit(ua); err != nil {
@@ -394,9 +430,9 @@ func (s *Store[T]) readFullState(ctx context.Context, pk, rk string) (service.Ro
 	}
 	parts, err := largevalue.Parts(&row)
 	if err != nil {
-		return row, stored{found: true, etag: row.ETag}, err
+		return row, stored{found: true, etag: row.ETag, refs: blobRefs(&row)}, err
 	}
-	return row, stored{found: true, etag: row.ETag, parts: parts}, nil
+	return row, stored{found: true, etag: row.ETag, parts: parts, refs: blobRefs(&row)}, nil
 }
 
 // deleteLarge deletes a split-aware entity with its continuation rows, on condition of the
@@ -472,6 +508,9 @@ func (s *Store[T]) deleteLarge(ctx context.Context, pk, rk string) error {
 		})
 		switch {
 		case err == nil:
+			if st.found {
+				s.cleanup(ctx, time.Time{}, s.released(pk, rk, st.refs, nil))
+			}
 			return nil
 		case st.found && (abstractions.HasStatus(err, http.StatusPreconditionFailed, "") ||
 			abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound")):
@@ -519,7 +558,12 @@ func (s *Store[T]) readLarge(ctx context.Context, op, pk, rk string, first *serv
 		if err == nil {
 			var logical service.Row
 			if logical, err = largevalue.Assemble(main, conts, s.large); err == nil {
-				return logical, nil
+				if logical, err = s.fetchBlobs(ctx, op, logical); err == nil {
+					return logical, nil
+				}
+				if !errors.Is(err, abstractions.ErrIntegrity) {
+					return service.Row{}, s.translate(op, pk, rk, err)
+				}
 			}
 		}
 		// The value does not reassemble: damaged, or replaced while it was read?

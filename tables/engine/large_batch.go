@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/largevalue"
@@ -28,6 +29,11 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, vs
 		byPK[pk] = append(byPK[pk], i)
 	}
 	done := 0
+	fs := &fileSources{}
+	defer fs.release()
+	// The blobs the replaced rows no longer reference, deleted once the last transaction
+	// has committed (a batch that fails part way deletes none).
+	var released []string
 	for _, pk := range parts {
 		var pack []*splitUnit[T]
 		var packIdx []int
@@ -39,15 +45,21 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, vs
 			if _, err := s.writeUnits(ctx, op, pack); err != nil {
 				return err
 			}
-			for _, i := range packIdx {
+			for j, i := range packIdx {
 				ps[i].commit(vs[i], service.Written{})
+				if u := pack[j]; u.st.found {
+					released = append(released, s.released(u.p.pk, u.p.rk, u.st.refs, u.p.layout.Blobs)...)
+				}
 			}
 			done += len(pack)
 			pack, packIdx, packActs = nil, nil, nil
 			return nil
 		}
 		for _, i := range byPK[pk] {
-			u := &splitUnit[T]{p: ps[i], mode: mode}
+			if err := s.resolveFiles(ctx, op, ps[i], fs); err != nil {
+				return done, err
+			}
+			u := &splitUnit[T]{p: ps[i], mode: mode, fs: fs}
 			if mode != modeCreate {
 				st, err := s.readState(ctx, u.p.pk, u.p.rk)
 				if err != nil && !errors.Is(err, abstractions.ErrIntegrity) {
@@ -68,6 +80,7 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, vs
 			return done, err
 		}
 	}
+	s.cleanup(ctx, time.Time{}, released)
 	return done, nil
 }
 
@@ -203,5 +216,22 @@ func (s *Store[T]) deletePartitionLarge(ctx context.Context, pk string) (int, er
 			return deleted, s.translateTx(op, acts, err)
 		}
 	}
+	s.cleanupPartition(ctx, pk)
 	return deleted, nil
+}
+
+// cleanupPartition deletes, after a partition delete, the blobs under the partition that are
+// older than the cleanup grace and that no row of the partition references now (a row
+// another writer created meanwhile keeps its blobs). Like the cleanup after a write, it runs
+// on for at most cleanupOvertime after ctx ends and reports nothing.
+func (s *Store[T]) cleanupPartition(ctx context.Context, pk string) {
+	off := s.acct.off
+	if off == nil || !off.cleanup {
+		return
+	}
+	cctx, cancel := overtime(ctx, cleanupOvertime)
+	defer cancel()
+	if _, err := s.sweepPartition(cctx, pk, cutoff(s.acct.serviceNow(cctx), off.grace)); err != nil {
+		s.acct.logger().Debug("unified tables: some blobs of a deleted partition were not deleted; the orphan sweep will", "table", s.table, "error", ErrorKind(err))
+	}
 }

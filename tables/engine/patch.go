@@ -132,7 +132,7 @@ func (s *Store[T]) patchRow(p *abstractions.Patch[T], pk, rk string,
 		case f.Role != codec.RoleColumn:
 			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 				"%s is the row's %s, which a patch cannot change", f.Path, f.Role)
-		case f.Split != "" || f.Offload != "" || (coveredByTypeLevel(s.plan, f)):
+		case f.Split != "" || f.Offload != "" || f.File || (coveredByTypeLevel(s.plan, f)):
 			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 				"%s may hold a large value, which partial updates cannot write; replace the entity instead", f.Path)
 		case len(f.Protected) > 0 && !p.ProtectedAllowed():

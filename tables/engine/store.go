@@ -26,6 +26,10 @@ type Store[T any] struct {
 	// columns as reads reassemble them (see large.go).
 	split bool
 	large []largevalue.Column
+	// files are the type's file fields; stateSel is the projection of the read before a
+	// split-aware write (nil: the whole row).
+	files    []*codec.Field
+	stateSel []string
 	// entity returns the Entity base of a *T: P(v).Base() for the P of New, so the
 	// compiler, not a run-time assertion, guarantees every T has one.
 	entity func(*T) *abstractions.Entity
@@ -89,9 +93,20 @@ func New[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 	if err := CheckTableName(cfg.Table); err != nil {
 		return nil, fmt.Errorf("store of %v: %w (name the table with StoreOptions.Table)", t, err)
 	}
-	return &Store[T]{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), plan: plan, policy: policy,
-		split: plan.LargeValues(), large: largeColumns(plan),
-		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}, nil
+	if plan.LargeValues() && a.off != nil {
+		if a.offErr != nil {
+			return nil, fmt.Errorf("store of %v: %w", t, a.offErr)
+		}
+		if a.blobs == nil {
+			return nil, fmt.Errorf("%w: store of %v: the account configures blob offload and has no blob service; give it one (tables.Options.Blobs = azblobs.Connect)",
+				abstractions.ErrInvalidArgument, t)
+		}
+	}
+	s := &Store[T]{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), plan: plan, policy: policy,
+		split: plan.LargeValues(), large: largeColumns(plan), files: fileFields(plan),
+		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
+	s.stateSel = stateSelectFor(s.large, s.files)
+	return s, nil
 }
 
 // Table returns the name of the store's table.

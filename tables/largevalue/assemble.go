@@ -230,7 +230,14 @@ func assembleOne(main *service.Row, c Column, n service.Value, cells map[string]
 	if !bytes.Equal(h.Sum(nil), want) {
 		return bad("the SHA-256 of the chunks does not match the manifest")
 	}
-	stored := buf.Bytes()
+	return decodeStored(c, enc, buf.Bytes())
+}
+
+// decodeStored turns the stored bytes of c's value, under encoding enc, into its cell.
+func decodeStored(c Column, enc string, stored []byte) (service.Property, error) {
+	bad := func(format string, args ...any) (service.Property, error) {
+		return service.Property{}, &IntegrityError{Column: c.Name, Reason: fmt.Sprintf(format, args...)}
+	}
 	var text []byte
 	isText := true
 	switch enc {

@@ -24,8 +24,15 @@
 //     digits), each holding _SplitOf (Edm.String, the main row's RowKey), _SplitIndex
 //     (Edm.Int32, its number) and chunk cells under the same names as on the main row. The
 //     main row and its continuation rows are written in one entity-group transaction.
-//   - Tier 3 (P__blob, a blob reference) belongs to blob offload, which this version does not
-//     write; a value that would need it is refused with an *OversizedValueError.
+//   - Tier 3, blob offload (when the store's account configures it, see Offload): a value
+//     stored split whose stored bytes exceed the threshold, the largest split value while
+//     the rows do not fit one transaction, and every file, is stored in a blob named
+//     {table}/{pk}/{rk}/{P}/{sha256} (segments escaped, see EscapeSegment), and the main
+//     row holds only P__blob, an Edm.String with the reference as JSON (BlobRef: path,
+//     sha256, length, contentType, encoding). The blob holds the stored bytes (the gzip form
+//     for gzip, with Content-Encoding: gzip), so a split value and the same value offloaded
+//     have the same hash. Without offload, a value that would need a blob is refused with an
+//     *OversizedValueError.
 //
 // The .NET manifest leaves some facts unstated; this package fixes them as above (the part
 // count includes the main row, the lengths count stored bytes, the hash is lower-case

@@ -149,7 +149,7 @@ func TestGoldenLayouts(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fixed := []service.Property{{Name: "Id", Value: service.String("p|doc")}, {Name: "Title", Value: service.String("t")}}
-			lay, err := Plan("p", "doc", fixed, tc.vals)
+			lay, err := Plan("p", "doc", fixed, tc.vals, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,9 @@
 package largevalue
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 
 	"github.com/unified-data/gotables/tables/service"
@@ -15,6 +18,33 @@ type Value struct {
 	Value service.Value
 	// Encoding is the split encoding: "text", "gzip" or "binary".
 	Encoding string
+	// Offload lets the value go to a blob (its field does not say offload=never); it has
+	// effect only when the plan's Offload options are set.
+	Offload bool
+	// Ref, when set, is a value that is always a blob (a file): its reference, whose path
+	// Plan fills in. Value, Cell and Encoding are then ignored.
+	Ref *BlobRef
+}
+
+// Offload configures tier 3 for one Plan: values stored split whose stored bytes exceed
+// Threshold go to blobs, and so does the largest split value while the entity's rows do not
+// fit one transaction. A nil *Offload keeps every value in the table.
+type Offload struct {
+	// Table is the table's name, the first segment of blob names.
+	Table string
+	// Threshold is the most stored bytes a split value may have (1 to MaxThreshold).
+	Threshold int
+}
+
+// A Blob is a value a Layout stores in a blob, which the writer uploads before the rows.
+type Blob struct {
+	// Column is the value's column.
+	Column string
+	// Ref is the reference the main row holds; Ref.Path is the blob's name.
+	Ref BlobRef
+	// Data is the blob's content: the value's stored bytes. It is nil for a value Plan was
+	// given as a reference (a file), whose content the writer has.
+	Data []byte
 }
 
 // Layout is the rows of one entity: Rows[0] is the main row, the rest its continuation rows
@@ -24,6 +54,8 @@ type Layout struct {
 	// Split is how many values are stored split.
 	Split  int
 	splits []*Split
+	// Blobs are the values stored in blobs, in field order.
+	Blobs []Blob
 }
 
 // Plan places an entity's cells: fixed are its ordinary cells, which stay on the main row;
@@ -31,13 +63,85 @@ type Layout struct {
 // one and the main row has room for it; otherwise it is stored split, its manifest on the
 // main row and its chunks on the main row as far as they fit, then on continuation rows.
 // When the cells that must stay on the main row exceed one entity, the largest inline values
-// are moved to split form, only as many as it takes. An entity that fits no layout within
-// one transaction is refused with an *OversizedValueError.
-func Plan(pk, rk string, fixed []service.Property, values []Value) (*Layout, error) {
+// are moved to split form, only as many as it takes. With off set, a split value whose
+// stored bytes exceed off.Threshold, and a value given as a reference, is stored in a blob
+// (one reference cell on the main row), and while the rows do not fit one transaction the
+// largest split value that may be offloaded is too. An entity that fits no layout within one
+// transaction is refused with an *OversizedValueError.
+func Plan(pk, rk string, fixed []service.Property, values []Value, off *Offload) (*Layout, error) {
+	blobs := make([]*Blob, len(values))
+	for i, v := range values {
+		if v.Ref == nil {
+			continue
+		}
+		if off == nil {
+			return nil, &OversizedValueError{Column: v.Column, EncodedBytes: int(v.Ref.Length),
+				Reason: "a file is always stored in a blob, and the account has no blob offload configured",
+				Remedy: "configure blob offload on the account (Options.BlobOffload)"}
+		}
+		b := &Blob{Column: v.Column, Ref: *v.Ref}
+		b.Ref.Path = BlobName(off.Table, pk, rk, v.Column, v.Ref.SHA256)
+		blobs[i] = b
+	}
+	for {
+		lay, err := place(pk, rk, fixed, values, blobs, off)
+		if err == nil {
+			for _, b := range blobs {
+				if b != nil {
+					if len(b.Ref.Path) > MaxBlobNameLength {
+						return nil, blobNameError(b.Ref.Path)
+					}
+					lay.Blobs = append(lay.Blobs, *b)
+				}
+			}
+			return lay, nil
+		}
+		// Rows that do not fit one transaction: offload the largest split value that may be.
+		var ov *OversizedValueError
+		if off == nil || lay == nil || !errors.As(err, &ov) {
+			return nil, err
+		}
+		move := -1
+		for i, sp := range lay.splits {
+			if sp != nil && values[i].Offload && (move < 0 || sp.Len > lay.splits[move].Len) {
+				move = i
+			}
+		}
+		if move < 0 {
+			return nil, err
+		}
+		blobs[move] = blobOf(pk, rk, values[move], off)
+	}
+}
+
+// blobOf returns the blob of value v.
+func blobOf(pk, rk string, v Value, off *Offload) *Blob {
+	enc, stored := Stored(v.Value, v.Encoding)
+	sum := sha256.Sum256(stored)
+	sha := hex.EncodeToString(sum[:])
+	ct := "text/plain; charset=utf-8"
+	switch {
+	case v.Cell != v.Column:
+		ct = "application/json"
+	case v.Value.Kind() == service.KindBinary:
+		ct = "application/octet-stream"
+	}
+	return &Blob{Column: v.Column, Data: stored, Ref: BlobRef{Path: BlobName(off.Table, pk, rk, v.Column, sha), SHA256: sha,
+		Length: int64(len(stored)), ContentType: ct, Encoding: enc}}
+}
+
+// place lays out the rows with the values blobs holds stored in blobs. A layout that does
+// not fit one transaction is returned with the error, for Plan to offload more.
+func place(pk, rk string, fixed []service.Property, values []Value, blobs []*Blob, off *Offload) (*Layout, error) {
 	splits := make([]*Split, len(values))
 	for i, v := range values {
-		if !fitsCell(v.Value) {
-			splits[i] = SplitValue(v.Column, v.Value, v.Encoding)
+		if blobs[i] != nil || fitsCell(v.Value) {
+			continue
+		}
+		splits[i] = SplitValue(v.Column, v.Value, v.Encoding)
+		if off != nil && v.Offload && splits[i].Len > off.Threshold {
+			splits[i] = nil
+			blobs[i] = blobOf(pk, rk, v, off)
 		}
 	}
 	// The main row without chunks; move the largest inline values until it fits.
@@ -46,9 +150,12 @@ func Plan(pk, rk string, fixed []service.Property, values []Value) (*Layout, err
 		main = append(main[:0], fixed...)
 		nsplit := 0
 		for i, v := range values {
-			if splits[i] == nil {
+			switch {
+			case blobs[i] != nil:
+				main = append(main, service.Property{Name: v.Column + BlobSuffix, Value: blobs[i].Ref.Value()})
+			case splits[i] == nil:
 				main = append(main, service.Property{Name: v.Cell, Value: v.Value})
-			} else {
+			default:
 				main = append(main, splits[i].Manifest()...)
 				nsplit++
 			}
@@ -62,7 +169,7 @@ func Plan(pk, rk string, fixed []service.Property, values []Value) (*Layout, err
 		}
 		move := -1
 		for i, v := range values {
-			if splits[i] == nil && (move < 0 || v.Value.Size() > values[move].Value.Size()) {
+			if splits[i] == nil && blobs[i] == nil && (move < 0 || v.Value.Size() > values[move].Value.Size()) {
 				move = i
 			}
 		}
@@ -75,6 +182,10 @@ func Plan(pk, rk string, fixed []service.Property, values []Value) (*Layout, err
 					"tagged `table:\",split=text\"`), or store less in one entity"}
 		}
 		splits[move] = SplitValue(values[move].Column, values[move].Value, values[move].Encoding)
+		if off != nil && values[move].Offload && splits[move].Len > off.Threshold {
+			splits[move] = nil
+			blobs[move] = blobOf(pk, rk, values[move], off)
+		}
 	}
 	nsplit := 0
 	for _, sp := range splits {
@@ -140,7 +251,7 @@ func Plan(pk, rk string, fixed []service.Property, values []Value) (*Layout, err
 		acts[i] = service.Action{Op: service.OpInsert, Row: rows[i]}
 	}
 	if err := lay.Fit(acts); err != nil {
-		return nil, err
+		return lay, err
 	}
 	return lay, nil
 }
@@ -160,7 +271,7 @@ func (l *Layout) Fit(actions []service.Action) error {
 	}
 	return &OversizedValueError{Column: col, EncodedBytes: n,
 		Reason: "the entity's rows do not fit one entity-group transaction: " + reason,
-		Remedy: "such a value needs blob offload, which this version of the library does not provide; store less in one entity"}
+		Remedy: "such a value needs blob offload: configure it on the account (Options.BlobOffload) and let the field be offloaded (no offload=never), or store less in one entity"}
 }
 
 // TransactionReason returns why actions do not fit one entity-group transaction as the

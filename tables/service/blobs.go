@@ -93,6 +93,16 @@ type Blobs interface {
 	DeleteContainer(ctx context.Context, container string) error
 	// Upload stores data as the named blob under opts' condition.
 	Upload(ctx context.Context, container, name string, data []byte, opts UploadOptions) (BlobProperties, error)
+	// UploadStream stores what body delivers, to its end, as the named blob under opts'
+	// condition, without holding the whole content in memory: large content is sent in
+	// blocks and committed at the end. Nothing is stored when body fails (its error is
+	// returned) or the condition does not hold; the condition is checked again at the
+	// commit, so a blob another writer created meanwhile still fails UploadCreate.
+	UploadStream(ctx context.Context, container, name string, body io.Reader, opts UploadOptions) (BlobProperties, error)
+	// Touch marks the named blob as written now (its LastModified becomes the service's
+	// time and its ETag changes) without changing its content or its headers, and returns
+	// its properties. A missing blob fails with 404 BlobNotFound.
+	Touch(ctx context.Context, container, name string) (BlobProperties, error)
 	// Download opens the named blob for reading; a missing blob fails with 404 BlobNotFound.
 	Download(ctx context.Context, container, name string, cond Conditions) (*Blob, error)
 	// DeleteBlob deletes the named blob under cond; a missing blob fails with 404 BlobNotFound.

@@ -1,0 +1,625 @@
+package abstractions
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"runtime"
+	"sync"
+	"weak"
+)
+
+// File is a file stored with an entity: a field of type *File is always stored in a blob of
+// the account's blob offload container, whatever its size, and its row holds only a
+// reference to it. Reading an entity never downloads a file: Open streams it when the caller
+// asks. A nil *File stores nothing.
+//
+// Make one with [FileFromBytes] or [FileFromReader]. A File is safe for concurrent use: one
+// File may be assigned to several fields or entities, written at the same time, and the
+// writes take turns on it (the first hashes its source, the others use that result).
+//
+// # Readers
+//
+// FileFromReader never buffers the content in memory and never closes the reader. What a
+// write does with the reader depends on whether it can seek:
+//
+//   - An io.ReadSeeker is read from the position it stands at when the first write uses it,
+//     twice (once to hash, once to upload), and put back at that position whenever the
+//     library is done reading it: after hashing, after each upload, and after a write that
+//     failed, was cancelled or succeeded. It must not change until the write completes. So a
+//     failed write can be retried with the same File, and a retry that makes a new File over
+//     the same reader (a Mutate function that runs again) stores the same bytes. A reader
+//     that cannot be put back (Seek fails) makes every later write of the File, and of any
+//     new File over that reader, fail with ErrInvalidArgument before anything is uploaded.
+//   - Any other reader is read once, to its end, into a temporary file (os.CreateTemp in the
+//     default directory, removed when the File no longer needs it), hashing as it goes; the
+//     upload reads the temporary file. A write that cannot create the temporary file fails
+//     before it reads anything, and leaves the reader as it was.
+//
+// The library remembers, for as long as the reader lives, each non-seekable reader a write
+// has read, by the reader's identity (a pointer):
+//
+//   - A reader a write read to its end, whether that write stored its row or failed: a new
+//     File over it is stored when the reader delivers at least one byte (it was given a new
+//     payload, as a server's request body is on each request of a connection), and refused
+//     with ErrInvalidArgument before anything is uploaded when it delivers nothing. That is
+//     the retry that would otherwise store an empty file and report success; so an empty
+//     payload on a reused reader is refused too. Store an empty file with FileFromBytes(nil,
+//     ...) or from an io.ReadSeeker.
+//   - A reader a failed or cancelled write read only part of (a cancelled write that had
+//     begun to read counts as having read part of it): every later File over it is refused
+//     with ErrInvalidArgument. The File whose write failed so has lost its bytes, and every
+//     later write of it is refused the same way: make the File again from its source.
+//
+// A File that a write has uploaded streams that blob from then on and no longer reads its
+// reader: a retry of the same File (say the row write lost a race) reuses the blob, as long
+// as an orphan sweep has not collected it meanwhile (the retry then fails with ErrIntegrity
+// and the File must be made again). Go's wrapping readers (bufio.Reader, gzip.Reader, …) do
+// not expose the reader they wrap, so the library cannot see through them: a new wrapper
+// over a reader an earlier attempt consumed is a reader of its own, and stores whatever that
+// reader still delivers, possibly nothing.
+//
+// So when a write may run again (abstractions.Mutate and the other verbs retry their
+// function after a conflict, or a retry loop of your own), make the File once, outside the
+// function, and assign that File on every attempt; or use FileFromBytes or an io.ReadSeeker;
+// or open the source again for each attempt (a new request, the file opened again), never a
+// new wrapper over the reader an earlier attempt read.
+//
+// # Reading
+//
+// Open streams the stored blob and verifies it: the read that would return the last byte
+// compares the SHA-256 first and fails with ErrIntegrity instead of returning that data when
+// it does not match, so a caller that reads to the end never gets changed content. A blob
+// that is gone (the row was replaced or deleted, and cleanup or a sweep removed it) fails
+// with ErrIntegrity: read the entity again and open its current file.
+type File struct {
+	// turn is the lock writes take turns on; a channel so that waiting honours a context.
+	turn        chan struct{}
+	contentType string
+
+	// The source: bytes, a reader, or a stored blob.
+	data    []byte
+	isBytes bool
+	r       io.Reader
+	seeker  io.Seeker
+	started bool  // start is known
+	start   int64 // where a seekable reader's content starts
+
+	// tmp is the temporary copy of a non-seekable reader; tmpPath is its name while it is
+	// not removed yet.
+	tmp     *os.File
+	tmpPath string
+	cleanup runtime.Cleanup
+
+	hashed bool
+	sum    string
+	length int64
+
+	blob FileBlob
+	// broken is why the File can no longer be written.
+	broken error
+}
+
+// FileBlob is the blob a stored File streams: storage implementations provide it (the
+// engine binds every File it reads or uploads to one). Applications do not implement it.
+type FileBlob interface {
+	// OpenBlob returns the blob's content from its first byte, unverified. A blob that is
+	// gone fails with an error matching ErrIntegrity.
+	OpenBlob(ctx context.Context) (io.ReadCloser, error)
+}
+
+// FileFromBytes returns a File holding data, with the content type recorded in the row
+// ("" stores application/octet-stream). The array is not copied: do not change it
+// afterwards. Its length and SHA-256 are known at once.
+func FileFromBytes(data []byte, contentType string) *File {
+	f := newFile(contentType)
+	f.data, f.isBytes = data, true
+	sum := sha256.Sum256(data)
+	f.sum, f.length, f.hashed = hex.EncodeToString(sum[:]), int64(len(data)), true
+	return f
+}
+
+// FileFromReader returns a File whose content is what r delivers, from its current position
+// to its end when r is an io.ReadSeeker. Nothing is read until a write stores the File; the
+// reader rules of [File] apply. A nil r is refused by the write (ErrInvalidArgument).
+func FileFromReader(r io.Reader, contentType string) *File {
+	f := newFile(contentType)
+	f.r = r
+	if s, ok := r.(io.Seeker); ok {
+		f.seeker = s
+	}
+	return f
+}
+
+// NewStoredFile returns the File of a stored blob, for storage implementations: reads bind
+// every file they return with it. sha256 is the lower-case hexadecimal SHA-256 of the
+// blob's content and length its length in bytes, as the row records them.
+func NewStoredFile(blob FileBlob, sha256 string, length int64, contentType string) *File {
+	f := newFile(contentType)
+	f.blob, f.sum, f.length, f.hashed = blob, sha256, length, true
+	return f
+}
+
+func newFile(contentType string) *File {
+	if contentType == "" {
+		contentType = "application/octet-stream"
+	}
+	return &File{turn: make(chan struct{}, 1), contentType: contentType}
+}
+
+// ContentType returns the content type recorded in the row.
+func (f *File) ContentType() string { return f.contentType }
+
+// Length returns the content's length in bytes; ok is false until a write has hashed the
+// content (it is known at once for FileFromBytes and for a File a read returned).
+func (f *File) Length() (n int64, ok bool) {
+	if f.lock(context.Background()) != nil {
+		return 0, false
+	}
+	defer f.unlock()
+	return f.length, f.hashed
+}
+
+// SHA256 returns the lower-case hexadecimal SHA-256 of the content; ok is false until it is
+// known (see Length).
+func (f *File) SHA256() (sum string, ok bool) {
+	if f.lock(context.Background()) != nil {
+		return "", false
+	}
+	defer f.unlock()
+	return f.sum, f.hashed
+}
+
+// Open returns the content: the bytes of a FileFromBytes, or the stored blob, streamed and
+// verified as [File] describes. The caller must close it. A File made from a reader that no
+// write has stored yet cannot be opened (ErrInvalidArgument): its reader is the library's
+// until the write is done.
+func (f *File) Open(ctx context.Context) (io.ReadCloser, error) {
+	if err := f.lock(ctx); err != nil {
+		return nil, err
+	}
+	blob, data, isBytes, sum, n := f.blob, f.data, f.isBytes, f.sum, f.length
+	f.unlock()
+	switch {
+	case isBytes:
+		return io.NopCloser(bytes.NewReader(data)), nil
+	case blob != nil:
+		rc, err := blob.OpenBlob(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return NewVerifyingReader(rc, sum, n), nil
+	}
+	return nil, fmt.Errorf("%w: the file was made from a reader and no write has stored it yet; open the reader itself, or store the entity first", ErrInvalidArgument)
+}
+
+// lock takes the File's turn, or fails with ctx's error.
+func (f *File) lock(ctx context.Context) error {
+	select {
+	case f.turn <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case f.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *File) unlock() { <-f.turn }
+
+// A FileSource is a File's content as one write sees it, for storage implementations:
+// the write calls [File.Source], uploads Open's bytes when the blob is missing, calls
+// Uploaded when the upload succeeded, and Release in every case.
+type FileSource struct {
+	f *File
+	// SHA256 is the lower-case hexadecimal SHA-256 of the content, and Length its length.
+	SHA256 string
+	Length int64
+	// Blob is the blob the File streams, when it streams one (a File a read returned, or
+	// one an earlier write uploaded); nil for bytes and readers.
+	Blob FileBlob
+	done bool
+}
+
+// Source takes the File's turn for one write and returns its content's description,
+// hashing the source first when no write has (a reader read to its end, a non-seekable
+// one copied to a temporary file). It applies the reader rules of [File]: a refused or
+// broken File fails with ErrInvalidArgument, before anything is uploaded. The caller must
+// call Release.
+func (f *File) Source(ctx context.Context) (*FileSource, error) {
+	if f == nil {
+		return nil, fmt.Errorf("%w: the file is nil", ErrInvalidArgument)
+	}
+	if err := f.lock(ctx); err != nil {
+		return nil, err
+	}
+	if err := f.hash(ctx); err != nil {
+		f.unlock()
+		return nil, err
+	}
+	return &FileSource{f: f, SHA256: f.sum, Length: f.length, Blob: f.blob}, nil
+}
+
+// Open returns the content's bytes from the first one, for an upload: the File's bytes, its
+// temporary copy, its seekable reader (put back at the start when the returned reader is
+// closed), or its blob (verified, so an upload of changed bytes fails before it completes).
+// The bytes of a reader are verified the same way. The caller must close it before Release.
+func (s *FileSource) Open(ctx context.Context) (io.ReadCloser, error) {
+	f := s.f
+	switch {
+	case f.isBytes:
+		return io.NopCloser(bytes.NewReader(f.data)), nil
+	case f.blob != nil:
+		rc, err := f.blob.OpenBlob(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return NewVerifyingReader(rc, f.sum, f.length), nil
+	case f.tmp != nil:
+		return NewVerifyingReader(io.NopCloser(io.NewSectionReader(f.tmp, 0, f.length)), f.sum, f.length), nil
+	case f.seeker != nil:
+		if _, err := f.seeker.Seek(f.start, io.SeekStart); err != nil {
+			return nil, f.lose(fmt.Errorf("%w: the file's reader cannot be put back at the start of its content (%v); make the File again over a reader that can seek",
+				ErrInvalidArgument, err))
+		}
+		return &seekBack{VerifyingReader: NewVerifyingReader(io.NopCloser(io.LimitReader(f.r, f.length+1)), f.sum, f.length), f: f}, nil
+	}
+	return nil, f.lose(fmt.Errorf("%w: the file's temporary copy was released by a failed write; make the File again from its source", ErrInvalidArgument))
+}
+
+// seekBack puts a seekable reader back at the start of its content when closed.
+type seekBack struct {
+	*VerifyingReader
+	f *File
+}
+
+func (s *seekBack) Close() error {
+	if _, err := s.f.seeker.Seek(s.f.start, io.SeekStart); err != nil {
+		s.f.lose(fmt.Errorf("%w: the file's reader cannot be put back at the start of its content (%v); make the File again over a reader that can seek",
+			ErrInvalidArgument, err))
+		markReader(s.f.r, readerBroken)
+	}
+	return nil
+}
+
+// Uploaded records that the write stored the content in blob: a File made from a reader
+// streams that blob from now on (its temporary copy is removed); a File of bytes keeps
+// reading its bytes.
+func (s *FileSource) Uploaded(blob FileBlob) {
+	f := s.f
+	if f.isBytes || f.blob != nil {
+		return
+	}
+	f.blob = blob
+	f.dropTemp()
+}
+
+// Release gives the File's turn back. A seekable reader stands at the start of its content.
+func (s *FileSource) Release() {
+	if s.done {
+		return
+	}
+	s.done = true
+	f := s.f
+	if f.seeker != nil && f.broken == nil && f.started {
+		if _, err := f.seeker.Seek(f.start, io.SeekStart); err != nil {
+			f.lose(fmt.Errorf("%w: the file's reader cannot be put back at the start of its content (%v); make the File again over a reader that can seek",
+				ErrInvalidArgument, err))
+			markReader(f.r, readerBroken)
+		}
+	}
+	f.unlock()
+}
+
+// lose marks the File unwritable with err and returns it.
+func (f *File) lose(err error) error {
+	if f.broken == nil {
+		f.broken = err
+	}
+	f.dropTemp()
+	return f.broken
+}
+
+func (f *File) dropTemp() {
+	if f.tmp == nil {
+		return
+	}
+	f.cleanup.Stop()
+	_ = f.tmp.Close()
+	if f.tmpPath != "" {
+		_ = os.Remove(f.tmpPath)
+	}
+	f.tmp, f.tmpPath = nil, ""
+}
+
+// hash learns the content's SHA-256 and length. The caller holds the turn.
+func (f *File) hash(ctx context.Context) error {
+	switch {
+	case f.broken != nil:
+		return f.broken
+	case f.hashed:
+		return nil
+	case f.r == nil:
+		return f.lose(fmt.Errorf("%w: the file has no reader (FileFromReader was given nil)", ErrInvalidArgument))
+	}
+	switch readerState(f.r) {
+	case readerPartlyRead:
+		return f.lose(fmt.Errorf("%w: a failed or cancelled write read this file's reader only part of the way, so its content is lost; "+
+			"make the File again from a new source of the bytes (open the file again, a new request), or buffer the content into an io.ReadSeeker",
+			ErrInvalidArgument))
+	case readerBroken:
+		return f.lose(fmt.Errorf("%w: a write could not put this file's reader back at the start of its content; make the File again over a new reader",
+			ErrInvalidArgument))
+	}
+	if f.seeker != nil {
+		return f.hashSeekable(ctx)
+	}
+	return f.hashStream(ctx)
+}
+
+func (f *File) hashSeekable(ctx context.Context) error {
+	if !f.started {
+		pos, err := f.seeker.Seek(0, io.SeekCurrent)
+		if err != nil {
+			markReader(f.r, readerBroken)
+			return f.lose(fmt.Errorf("%w: the file's reader cannot report its position (%v); make the File over a reader that can seek, or one that cannot (FileFromReader(struct{ io.Reader }{r}, ...))",
+				ErrInvalidArgument, err))
+		}
+		f.start, f.started = pos, true
+	}
+	h := sha256.New()
+	n, err := copyContext(ctx, h, f.r)
+	if _, serr := f.seeker.Seek(f.start, io.SeekStart); serr != nil {
+		markReader(f.r, readerBroken)
+		return f.lose(fmt.Errorf("%w: the file's reader cannot be put back at the start of its content (%v); make the File again over a new reader",
+			ErrInvalidArgument, serr))
+	}
+	if err != nil {
+		return err // the reader stands where it started: the File can be written again
+	}
+	f.sum, f.length, f.hashed = hex.EncodeToString(h.Sum(nil)), n, true
+	return nil
+}
+
+func (f *File) hashStream(ctx context.Context) error {
+	tmp, err := os.CreateTemp("", "gotables-file-*")
+	if err != nil {
+		// Nothing was read: the reader, and this File, can be written again.
+		return fmt.Errorf("%w: a file made from a reader that cannot seek is copied to a temporary file first, and none could be created: %v",
+			ErrUnavailable, err)
+	}
+	f.tmp, f.tmpPath = tmp, tmp.Name()
+	if os.Remove(f.tmpPath) == nil {
+		f.tmpPath = "" // unlinked; it lives until closed
+	}
+	f.cleanup = runtime.AddCleanup(f, func(t tempFile) { t.release() }, tempFile{tmp, f.tmpPath})
+	src := f.r
+	reused := readerState(src) == readerDone
+	if reused {
+		// The reader was read to its end by an earlier write: store it only if it was given
+		// a new payload, that is, if it delivers at least one byte now.
+		var one [1]byte
+		n, err := io.ReadFull(src, one[:])
+		if n == 0 {
+			if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+				markReader(f.r, readerPartlyRead)
+				return f.lose(fmt.Errorf("%w: reading the file's reader failed: %v; make the File again from its source", ErrUnavailable, err))
+			}
+			return f.lose(fmt.Errorf("%w: an earlier write read this file's reader to its end, and it delivers nothing now: "+
+				"that is a retry, which would store an empty file. Make the File once outside a function that may run again and assign it on every attempt, "+
+				"use FileFromBytes or an io.ReadSeeker, or open the source again for each attempt; store an empty file with FileFromBytes(nil, contentType)",
+				ErrInvalidArgument))
+		}
+		src = io.MultiReader(bytes.NewReader(one[:n]), src)
+	}
+	h := sha256.New()
+	n, err := copyContext(ctx, io.MultiWriter(h, tmp), src)
+	if err == nil {
+		markReader(f.r, readerDone)
+		if _, err = tmp.Seek(0, io.SeekStart); err == nil {
+			f.sum, f.length, f.hashed = hex.EncodeToString(h.Sum(nil)), n, true
+			return nil
+		}
+		return f.lose(fmt.Errorf("%w: the file's temporary copy failed (%v); its temporary copy was released by a failed write: make the File again from its source", ErrUnavailable, err))
+	}
+	// Read part of the way, or to its end into a copy that failed: either way the File has
+	// lost its bytes, and a cancelled read cannot tell what the reader took from its source.
+	markReader(f.r, readerPartlyRead)
+	return f.lose(fmt.Errorf("%w: reading the file's reader failed part of the way (%v), so its content is lost; make the File again from a new source of the bytes",
+		kindOf(err), err))
+}
+
+// kindOf is the sentinel a failed copy reports: the context's error, or ErrUnavailable.
+func kindOf(err error) error {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return context.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return context.DeadlineExceeded
+	}
+	return ErrUnavailable
+}
+
+type tempFile struct {
+	f    *os.File
+	path string
+}
+
+func (t tempFile) release() {
+	_ = t.f.Close()
+	if t.path != "" {
+		_ = os.Remove(t.path)
+	}
+}
+
+var errWrite = errors.New("write failed")
+
+// copyContext copies src to dst, checking ctx between reads.
+func copyContext(ctx context.Context, dst io.Writer, src io.Reader) (int64, error) {
+	buf := make([]byte, 256<<10)
+	var n int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		m, err := src.Read(buf)
+		if m > 0 {
+			if _, werr := dst.Write(buf[:m]); werr != nil {
+				return n, fmt.Errorf("%w: %v", errWrite, werr)
+			}
+			n += int64(m)
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// The states of a remembered reader.
+const (
+	readerUnknown = iota
+	readerDone
+	readerPartlyRead
+	readerBroken
+)
+
+// readers remembers the non-seekable readers writes have read, by identity, without
+// keeping them alive.
+var readers struct {
+	mu sync.Mutex
+	m  map[weak.Pointer[byte]]int
+}
+
+// readerKey returns a weak identity of r: readers that are pointers have one.
+func readerKey(r io.Reader) (weak.Pointer[byte], bool) {
+	v := reflect.ValueOf(r)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Type().Elem().Size() == 0 {
+		return weak.Pointer[byte]{}, false
+	}
+	return weak.Make((*byte)(v.UnsafePointer())), true
+}
+
+func readerState(r io.Reader) int {
+	k, ok := readerKey(r)
+	if !ok {
+		return readerUnknown
+	}
+	readers.mu.Lock()
+	defer readers.mu.Unlock()
+	return readers.m[k]
+}
+
+func markReader(r io.Reader, state int) {
+	k, ok := readerKey(r)
+	if !ok {
+		return
+	}
+	readers.mu.Lock()
+	defer readers.mu.Unlock()
+	if readers.m == nil {
+		readers.m = map[weak.Pointer[byte]]int{}
+	}
+	if len(readers.m) >= 64 {
+		// Forget readers that no longer exist.
+		for k := range readers.m {
+			if k.Value() == nil {
+				delete(readers.m, k)
+			}
+		}
+	}
+	if old := readers.m[k]; old == readerPartlyRead || old == readerBroken {
+		return // a lost reader stays lost
+	}
+	readers.m[k] = state
+}
+
+// VerifyingReader hands out a stored content of known SHA-256 and length and verifies it
+// by the time it has delivered it: the read that would return the last byte compares the
+// SHA-256 first and fails with ErrIntegrity instead of returning that data when it does not
+// match. Bytes beyond the length are never handed out, content that ends early fails at its
+// end, and once a check has failed every later read fails the same way.
+type VerifyingReader struct {
+	rc   io.ReadCloser
+	want string
+	left int64
+	h    hashWriter
+	err  error
+}
+
+type hashWriter interface {
+	io.Writer
+	Sum([]byte) []byte
+}
+
+// NewVerifyingReader returns a VerifyingReader of rc, which must deliver length bytes whose
+// SHA-256 is sha256 (lower-case hexadecimal). Closing it closes rc.
+func NewVerifyingReader(rc io.ReadCloser, sha256Hex string, length int64) *VerifyingReader {
+	return &VerifyingReader{rc: rc, want: sha256Hex, left: length, h: sha256.New()}
+}
+
+// Read implements io.Reader.
+func (v *VerifyingReader) Read(p []byte) (int, error) {
+	if v.err != nil {
+		return 0, v.err
+	}
+	if v.left == 0 {
+		if v.check() != nil {
+			return 0, v.err
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > v.left {
+		p = p[:v.left]
+	}
+	n, err := v.rc.Read(p)
+	if n > 0 {
+		v.h.Write(p[:n])
+		v.left -= int64(n)
+		if v.left == 0 && v.check() != nil {
+			return 0, v.err
+		}
+	}
+	switch {
+	case err == io.EOF && v.left > 0:
+		v.err = &integrityError{reason: fmt.Sprintf("the stored content ended %d bytes before its recorded length", v.left)}
+		if n > 0 {
+			return n, nil
+		}
+		return 0, v.err
+	case err == io.EOF:
+		return n, nil
+	case err != nil:
+		if errors.Is(err, ErrIntegrity) {
+			v.err = err
+		}
+		return n, err
+	}
+	return n, nil
+}
+
+func (v *VerifyingReader) check() error {
+	if got := hex.EncodeToString(v.h.Sum(nil)); got != v.want {
+		v.err = &integrityError{reason: "the stored content does not match its recorded SHA-256 (it was changed outside the library); nothing more is handed out"}
+	}
+	return v.err
+}
+
+// Close closes the content.
+func (v *VerifyingReader) Close() error { return v.rc.Close() }
+
+type integrityError struct{ reason string }
+
+func (e *integrityError) Error() string        { return "stored file damaged: " + e.reason }
+func (e *integrityError) Is(target error) bool { return target == ErrIntegrity }

@@ -1,0 +1,275 @@
+package abstractions
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// memBlob is a FileBlob over bytes, as a storage implementation would bind one.
+type memBlob struct {
+	data []byte
+	gone bool
+}
+
+func (b *memBlob) OpenBlob(context.Context) (io.ReadCloser, error) {
+	if b.gone {
+		return nil, &StoreError{Kind: ErrIntegrity, Message: "gone"}
+	}
+	return io.NopCloser(bytes.NewReader(b.data)), nil
+}
+
+func hexSum(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// stream is a reader that cannot seek.
+type stream struct{ r io.Reader }
+
+func (s *stream) Read(p []byte) (int, error) { return s.r.Read(p) }
+
+// failing delivers n bytes, then fails.
+type failing struct{ n int }
+
+func (f *failing) Read(p []byte) (int, error) {
+	if f.n == 0 {
+		return 0, errors.New("broken source")
+	}
+	k := min(f.n, len(p))
+	f.n -= k
+	return k, nil
+}
+
+// write is what a store does with a File: take it, read its content, release it.
+func write(ctx context.Context, f *File) ([]byte, error) {
+	src, err := f.Source(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Release()
+	rc, err := src.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
+}
+
+func TestFileFromBytes(t *testing.T) {
+	f := FileFromBytes([]byte("hello"), "")
+	if n, ok := f.Length(); !ok || n != 5 {
+		t.Errorf("Length = %d, %v", n, ok)
+	}
+	if s, ok := f.SHA256(); !ok || s != hexSum([]byte("hello")) {
+		t.Errorf("SHA256 = %s, %v", s, ok)
+	}
+	if f.ContentType() != "application/octet-stream" {
+		t.Errorf("ContentType = %q", f.ContentType())
+	}
+	rc, err := f.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(rc)
+	if string(got) != "hello" {
+		t.Errorf("Open read %q", got)
+	}
+}
+
+func TestFileSeekableReader(t *testing.T) {
+	ctx := context.Background()
+	r := bytes.NewReader([]byte("skip:content"))
+	_, _ = r.Seek(5, io.SeekStart)
+	f := FileFromReader(r, "text/plain")
+	if _, ok := f.Length(); ok {
+		t.Error("the length of an unread reader is known")
+	}
+	if _, err := f.Open(ctx); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Open of an unstored reader = %v, want ErrInvalidArgument", err)
+	}
+	for i := range 2 {
+		got, err := write(ctx, f)
+		if err != nil || string(got) != "content" {
+			t.Fatalf("write %d read %q, %v", i, got, err)
+		}
+		if pos, _ := r.Seek(0, io.SeekCurrent); pos != 5 {
+			t.Fatalf("after write %d the reader stands at %d, want 5", i, pos)
+		}
+	}
+	// A new File over the same reader (a retried Mutate function) stores the same bytes.
+	got, err := write(ctx, FileFromReader(r, ""))
+	if err != nil || string(got) != "content" {
+		t.Fatalf("a new File over the reader read %q, %v", got, err)
+	}
+}
+
+func TestFileStreamRules(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"read once, kept in a temporary copy", func(t *testing.T) {
+			s := &stream{strings.NewReader("payload")}
+			f := FileFromReader(s, "")
+			for range 2 {
+				got, err := write(ctx, f)
+				if err != nil || string(got) != "payload" {
+					t.Fatalf("write read %q, %v", got, err)
+				}
+			}
+		}},
+		{"a consumed reader that delivers nothing is refused", func(t *testing.T) {
+			s := &stream{strings.NewReader("payload")}
+			if _, err := write(ctx, FileFromReader(s, "")); err != nil {
+				t.Fatal(err)
+			}
+			_, err := write(ctx, FileFromReader(s, ""))
+			if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "FileFromBytes(nil") {
+				t.Fatalf("retry over a consumed reader = %v, want ErrInvalidArgument naming the remedies", err)
+			}
+		}},
+		{"a consumed reader given a new payload is stored", func(t *testing.T) {
+			s := &stream{strings.NewReader("first")}
+			if _, err := write(ctx, FileFromReader(s, "")); err != nil {
+				t.Fatal(err)
+			}
+			s.r = strings.NewReader("second")
+			got, err := write(ctx, FileFromReader(s, ""))
+			if err != nil || string(got) != "second" {
+				t.Fatalf("new payload read %q, %v", got, err)
+			}
+		}},
+		{"an empty first payload is stored", func(t *testing.T) {
+			got, err := write(ctx, FileFromReader(&stream{strings.NewReader("")}, ""))
+			if err != nil || len(got) != 0 {
+				t.Fatalf("empty payload read %q, %v", got, err)
+			}
+		}},
+		{"a reader read part of the way is lost", func(t *testing.T) {
+			src := &failing{n: 10}
+			f := FileFromReader(src, "")
+			if _, err := write(ctx, f); !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("failing source = %v, want ErrUnavailable", err)
+			}
+			if _, err := write(ctx, f); !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("the same File again = %v, want its failure", err)
+			}
+			if _, err := write(ctx, FileFromReader(src, "")); !errors.Is(err, ErrInvalidArgument) {
+				t.Fatalf("a new File over the broken reader = %v, want ErrInvalidArgument", err)
+			}
+		}},
+		{"a cancelled write counts as read part of the way", func(t *testing.T) {
+			cctx, cancel := context.WithCancel(ctx)
+			cancel()
+			s := &stream{strings.NewReader("payload")}
+			if _, err := write(cctx, FileFromReader(s, "")); !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled = %v", err)
+			}
+			if _, err := write(ctx, FileFromReader(s, "")); !errors.Is(err, ErrInvalidArgument) {
+				t.Fatalf("after a cancelled write = %v, want ErrInvalidArgument", err)
+			}
+		}},
+		{"an uploaded File streams its blob", func(t *testing.T) {
+			s := &stream{strings.NewReader("payload")}
+			f := FileFromReader(s, "")
+			src, err := f.Source(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src.Uploaded(&memBlob{data: []byte("payload")})
+			src.Release()
+			rc, err := f.Open(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(rc)
+			if string(got) != "payload" {
+				t.Fatalf("Open read %q", got)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+func TestFileTakesTurns(t *testing.T) {
+	f := FileFromBytes([]byte("x"), "")
+	src, err := f.Source(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := f.Source(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("a write waiting for its turn = %v, want context.Canceled", err)
+	}
+	src.Release()
+	src.Release() // a second Release does nothing
+	if src, err := f.Source(context.Background()); err != nil {
+		t.Errorf("after Release: %v", err)
+	} else {
+		src.Release()
+	}
+}
+
+func TestVerifyingReader(t *testing.T) {
+	data := []byte("the stored content")
+	tests := []struct {
+		name    string
+		stored  []byte
+		length  int64
+		wantErr bool
+		want    string
+	}{
+		{"intact", data, int64(len(data)), false, string(data)},
+		{"changed last byte", append(append([]byte{}, data[:len(data)-1]...), '!'), int64(len(data)), true, string(data[:len(data)-1])},
+		{"ends early", data[:5], int64(len(data)), true, string(data[:5])},
+		{"longer than recorded", append(append([]byte{}, data...), "extra"...), int64(len(data)), false, string(data)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := NewVerifyingReader(io.NopCloser(bytes.NewReader(tc.stored)), hexSum(data), tc.length)
+			var got []byte
+			buf := make([]byte, 4)
+			var err error
+			for {
+				var n int
+				n, err = v.Read(buf)
+				got = append(got, buf[:n]...)
+				if err != nil {
+					break
+				}
+			}
+			if tc.wantErr != errors.Is(err, ErrIntegrity) || !tc.wantErr && err != io.EOF {
+				t.Fatalf("err = %v, want integrity error %v", err, tc.wantErr)
+			}
+			if tc.wantErr && len(got) >= len(data) {
+				t.Errorf("handed out %d bytes of a damaged content", len(got))
+			}
+			if !strings.HasPrefix(tc.want, string(got)) || !tc.wantErr && string(got) != tc.want {
+				t.Errorf("read %q, want %q", got, tc.want)
+			}
+			if tc.wantErr {
+				if _, again := v.Read(buf); !errors.Is(again, ErrIntegrity) {
+					t.Errorf("a later read = %v, want the same failure", again)
+				}
+			}
+		})
+	}
+}
+
+func TestStoredFileGone(t *testing.T) {
+	b := &memBlob{data: []byte("x"), gone: true}
+	f := NewStoredFile(b, hexSum([]byte("x")), 1, "text/plain")
+	if _, err := f.Open(context.Background()); !errors.Is(err, ErrIntegrity) {
+		t.Errorf("Open of a gone blob = %v, want ErrIntegrity", err)
+	}
+}

@@ -1,0 +1,223 @@
+package inmemory_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// Report is the entity of the offload tests.
+type Report struct {
+	abstractions.Entity
+	Body string `table:",split=text"`
+	File *abstractions.File
+}
+
+// serviceClock is a settable clock for the memory service.
+type serviceClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *serviceClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *serviceClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func offloadStore(t *testing.T, grace time.Duration) (*inmemory.Store[Report], *memservice.Service, *serviceClock) {
+	t.Helper()
+	clk := &serviceClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	svc := memservice.New(memservice.WithClock(clk.now))
+	acct := inmemory.NewAccountOver(svc, svc, &inmemory.Options{
+		BlobOffload: &inmemory.BlobOffloadOptions{Container: "values", ThresholdBytes: 1000, CleanupGrace: grace}})
+	s, err := inmemory.For[Report](acct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, svc, clk
+}
+
+func blobCount(t *testing.T, svc *memservice.Service) int {
+	t.Helper()
+	page, err := svc.List(context.Background(), "values", service.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(page.Blobs)
+}
+
+func TestBlobOffloadOptionsChecked(t *testing.T) {
+	for _, o := range []*inmemory.BlobOffloadOptions{
+		{ThresholdBytes: -1},
+		{ThresholdBytes: 4_194_305},
+		{Container: "Bad_Name"},
+	} {
+		acct := inmemory.NewAccount(&inmemory.Options{BlobOffload: o})
+		if _, err := inmemory.For[Report](acct, nil); !errors.Is(err, abstractions.ErrInvalidArgument) {
+			t.Errorf("%+v: For = %v, want ErrInvalidArgument", o, err)
+		}
+	}
+	acct := inmemory.NewAccountOver(memservice.New(), nil, &inmemory.Options{BlobOffload: &inmemory.BlobOffloadOptions{}})
+	if _, err := inmemory.For[Report](acct, nil); !errors.Is(err, abstractions.ErrInvalidArgument) {
+		t.Errorf("offload without a blob service: For = %v, want ErrInvalidArgument", err)
+	}
+}
+
+// The cleanup grace is measured on the service's clock: a released blob younger than the
+// grace stays for the sweep, an older one is deleted at once.
+func TestCleanupGraceOnServiceClock(t *testing.T) {
+	ctx := context.Background()
+	s, svc, clk := offloadStore(t, time.Minute)
+	write := func(body string) {
+		t.Helper()
+		if err := s.Upsert(ctx, &Report{Entity: abstractions.Entity{ID: "p|r"}, Body: body}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(strings.Repeat("a", 70_000))
+	clk.add(30 * time.Second)
+	write(strings.Repeat("b", 70_000))
+	if n := blobCount(t, svc); n != 2 {
+		t.Fatalf("after a replace within the grace: %d blobs, want 2", n)
+	}
+	clk.add(2 * time.Minute)
+	write(strings.Repeat("c", 70_000))
+	if n := blobCount(t, svc); n != 2 {
+		t.Fatalf("after a replace past the grace: %d blobs, want 2 (the first one's released younger blob stays)", n)
+	}
+	n, err := s.SweepAllOrphanBlobs(ctx, time.Minute)
+	if err != nil || n != 1 {
+		t.Fatalf("sweep = %d, %v; want 1", n, err)
+	}
+	got, err := s.One(ctx, "p|r")
+	if err != nil || got.Body != strings.Repeat("c", 70_000) {
+		t.Fatalf("read after the sweep: %v", err)
+	}
+}
+
+func TestSweepRefusals(t *testing.T) {
+	ctx := context.Background()
+	plain, err := inmemory.For[Report](inmemory.NewAccount(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.SweepAllOrphanBlobs(ctx, time.Hour); !errors.Is(err, abstractions.ErrNotSupported) {
+		t.Errorf("sweep without offload = %v, want ErrNotSupported", err)
+	}
+	s, _, _ := offloadStore(t, time.Minute)
+	if _, err := s.SweepOrphanBlobs(ctx, "p", -time.Second); !errors.Is(err, abstractions.ErrInvalidArgument) {
+		t.Errorf("negative age = %v, want ErrInvalidArgument", err)
+	}
+	if n, err := s.SweepAllOrphanBlobs(ctx, time.Hour); err != nil || n != 0 {
+		t.Errorf("sweep of an empty table = %d, %v", n, err)
+	}
+}
+
+// failingBlobs makes every blob delete fail, to see a sweep aggregate its failures.
+type failingBlobs struct {
+	*memservice.Service
+}
+
+var errDenied = errors.New("denied")
+
+func (f failingBlobs) DeleteBlob(context.Context, string, string, service.Conditions) error {
+	return &abstractions.StatusError{StatusCode: 403, ErrorCode: "AuthorizationPermissionMismatch", Err: errDenied}
+}
+
+func TestSweepAggregatesFailures(t *testing.T) {
+	ctx := context.Background()
+	clk := &serviceClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	svc := memservice.New(memservice.WithClock(clk.now))
+	acct := inmemory.NewAccountOver(svc, failingBlobs{svc}, &inmemory.Options{
+		BlobOffload: &inmemory.BlobOffloadOptions{Container: "values", CleanupGrace: inmemory.NoCleanup}})
+	s, err := inmemory.For[Report](acct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"p|a", "q|b"} {
+		for _, v := range []string{"one", "two"} {
+			if err := s.Upsert(ctx, &Report{Entity: abstractions.Entity{ID: id}, File: abstractions.FileFromBytes([]byte(v), "")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	clk.add(time.Hour)
+	n, err := s.SweepAllOrphanBlobs(ctx, time.Minute)
+	var se *inmemory.SweepError
+	if n != 0 || !errors.As(err, &se) || se.Failed != 2 || !errors.Is(err, errDenied) {
+		t.Fatalf("sweep = %d, %v; want a SweepError of 2 failed partitions", n, err)
+	}
+	if !strings.Contains(err.Error(), "0 deleted, 2 failed") {
+		t.Errorf("message %q does not count", err)
+	}
+}
+
+// RunOrphanSweep sweeps on its schedule, starts no goroutine, and returns when its context
+// ends (TestMain checks for leaks with goleak).
+func TestRunOrphanSweep(t *testing.T) {
+	s, svc, clk := offloadStore(t, inmemory.NoCleanup)
+	ctx := context.Background()
+	for _, v := range []string{"one", "two"} {
+		if err := s.Upsert(ctx, &Report{Entity: abstractions.Entity{ID: "p|a"}, File: abstractions.FileFromBytes([]byte(v), "")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.add(2 * time.Hour)
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	plain, err := inmemory.For[Customer](inmemory.NewAccount(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- inmemory.RunOrphanSweep(rctx, &inmemory.SweepOptions{Interval: time.Millisecond, InitialDelay: -1, Logger: log}, s, plain)
+	}()
+	for blobCount(t, svc) != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("RunOrphanSweep returned %v, want context.Canceled", err)
+	}
+	mu.Lock()
+	out := logs.String()
+	mu.Unlock()
+	if strings.Count(out, "skips a store") != 1 {
+		t.Errorf("the store without blobs is not skipped once:\n%s", out)
+	}
+	if err := inmemory.RunOrphanSweep(ctx, &inmemory.SweepOptions{Interval: -1}); !errors.Is(err, abstractions.ErrInvalidArgument) {
+		t.Errorf("negative interval = %v", err)
+	}
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
