@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/largevalue"
@@ -14,10 +15,12 @@ import (
 // entity's rows (main row, continuation rows, deletes of stale ones) are one unit, and units
 // are packed in order into entity-group transactions, so an entity's rows never straddle
 // two. An upsert reads each main row first and writes on condition of the version read; a
-// transaction that loses a race is planned again and retried (see writeUnits). It returns
-// how many of the units were committed; the transactions before a failing one stay
-// committed.
-func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, vs []*T, ps []*prepared[T], order []int) (int, error) {
+// transaction that loses a race is planned again and retried (see writeUnits). Partitions
+// go concurrently, as runParts allows; a failure stops its partition, whose transactions
+// before it stay committed. It returns how many of the units were committed, and a
+// *abstractions.BatchError when a partition failed. committed receives the entity indices
+// of each transaction that committed, one call at a time.
+func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, ps []*prepared[T], order []int, committed func(indices []int)) (int, error) {
 	var parts []string
 	byPK := map[string][]int{}
 	for _, i := range order {
@@ -27,48 +30,62 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, vs
 		}
 		byPK[pk] = append(byPK[pk], i)
 	}
-	done := 0
+	var mu sync.Mutex // serialises committed
+	runs := make([]*partRun, 0, len(parts))
 	for _, pk := range parts {
-		var pack []*splitUnit[T]
-		var packIdx []int
-		var packActs []service.Action
-		flush := func() error {
-			if len(pack) == 0 {
-				return nil
+		r := &partRun{pk: pk}
+		idxs := byPK[pk]
+		for _, i := range idxs {
+			r.add(i, ps[i].rk, i)
+		}
+		// carried is the unit that did not fit the previous transaction, with its actions.
+		var carried *splitUnit[T]
+		var carriedActs []service.Action
+		r.step = func(ctx context.Context) (bool, error) {
+			var pack []*splitUnit[T]
+			var packIdx []int
+			var packActs []service.Action
+			for len(idxs) > 0 {
+				i := idxs[0]
+				u, ua := carried, carriedActs
+				carried, carriedActs = nil, nil
+				if u == nil {
+					u = &splitUnit[T]{p: ps[i], mode: mode}
+					if mode != modeCreate {
+						st, err := s.readState(ctx, u.p.pk, u.p.rk)
+						if err != nil && !errors.Is(err, abstractions.ErrIntegrity) {
+							return false, s.translate(op, u.p.pk, u.p.rk, err)
+						}
+						// A row whose part count cannot be read is reported by writeUnits.
+						u.st, u.read = st, err == nil
+					}
+					ua = s.unitActions(u.p, mode, "", &u.st)
+				}
+				if len(pack) > 0 && largevalue.TransactionReason(append(packActs[:len(packActs):len(packActs)], ua...)) != "" {
+					carried, carriedActs = u, ua
+					break
+				}
+				pack, packIdx, packActs = append(pack, u), append(packIdx, i), append(packActs, ua...)
+				idxs = idxs[1:]
 			}
 			if _, err := s.writeUnits(ctx, op, pack); err != nil {
-				return err
-			}
-			for _, i := range packIdx {
-				ps[i].commit(vs[i], service.Written{})
-			}
-			done += len(pack)
-			pack, packIdx, packActs = nil, nil, nil
-			return nil
-		}
-		for _, i := range byPK[pk] {
-			u := &splitUnit[T]{p: ps[i], mode: mode}
-			if mode != modeCreate {
-				st, err := s.readState(ctx, u.p.pk, u.p.rk)
-				if err != nil && !errors.Is(err, abstractions.ErrIntegrity) {
-					return done, s.translate(op, u.p.pk, u.p.rk, err)
+				if abstractions.OutcomeUnknown(err) {
+					r.unknown(packIdx...)
 				}
-				// A row whose part count cannot be read is reported by writeUnits.
-				u.st, u.read = st, err == nil
+				return false, err
 			}
-			ua := s.unitActions(u.p, mode, "", &u.st)
-			if len(pack) > 0 && largevalue.TransactionReason(append(packActs[:len(packActs):len(packActs)], ua...)) != "" {
-				if err := flush(); err != nil {
-					return done, err
-				}
+			r.commit(packIdx...)
+			if committed != nil {
+				mu.Lock()
+				committed(packIdx)
+				mu.Unlock()
 			}
-			pack, packIdx, packActs = append(pack, u), append(packIdx, i), append(packActs, ua...)
+			return len(idxs) > 0, nil
 		}
-		if err := flush(); err != nil {
-			return done, err
-		}
+		runs = append(runs, r)
 	}
-	return done, nil
+	s.runParts(ctx, op, runs)
+	return countCommitted(runs), s.batchError(op, runs)
 }
 
 // lastOccurrences returns the indices of ps in order, keeping only the last entity of each
