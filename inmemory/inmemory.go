@@ -85,16 +85,31 @@ type Options struct {
 	// backend's tracing provider does; nil traces nothing. Tests use it to check what a
 	// program traces without a service.
 	Tracer engine.Tracer
+	// BatchParallelism is the most transactions of different partitions one batch call has
+	// out at once, as tables.Options.BatchParallelism: 0 means
+	// engine.DefaultBatchParallelism, 1 one after another in the order of the input.
+	BatchParallelism int
+	// Retry is how a request the service answers with a transient failure (503 ServerBusy
+	// from a throttling model, see memservice.WithThrottling, or an error a wrapping test
+	// service injects) is retried: the Azure SDK's policy, with its defaults (3 retries,
+	// from 800 ms, doubling) for the zero value, so both backends back off alike. Set
+	// MaxRetries to -1 for none, or a short RetryDelay in tests.
+	Retry RetryPolicy
 }
+
+// RetryPolicy is the retry policy of an in-memory account (Options.Retry): the fields and
+// defaults of the Azure SDK's policy.RetryOptions that apply without HTTP.
+type RetryPolicy = engine.RetryPolicy
 
 func (o *Options) engine() *engine.Options {
 	if o == nil {
-		return nil
+		return &engine.Options{Retry: &RetryPolicy{}}
 	}
+	retry := o.Retry
 	return &engine.Options{
 		IDs: o.IDs, ImplicitLastWriterWins: o.ImplicitLastWriterWins, Oversized: o.Oversized,
 		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
-		RecordKeys: o.RecordKeys, Tracer: o.Tracer,
+		RecordKeys: o.RecordKeys, Tracer: o.Tracer, BatchParallelism: o.BatchParallelism, Retry: &retry,
 	}
 }
 
