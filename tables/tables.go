@@ -95,6 +95,14 @@ type Options struct {
 	// Off by default, because keys often hold personal data; partition keys are always on
 	// spans, and no log line above Debug holds a key unless this is set.
 	RecordKeys bool
+	// BatchParallelism is the most transactions of different partitions one batch call
+	// (CreateBatch, UpsertBatch, a polymorphic batch) has out at once: 0 means
+	// engine.DefaultBatchParallelism, 1 sends them one after another in the order of the
+	// input. A partition's own transactions always go one after another, in order. When
+	// the service answers busy (503 ServerBusy, 500 OperationTimedOut) the account sends
+	// fewer at once, growing back as transactions commit, while the SDK's retry policy
+	// (ClientOptions.Retry) backs off and retries the refused request.
+	BatchParallelism int
 
 	// ClientOptions are the Azure SDK's client options, applied to every client the account
 	// builds (the table client, and the blob client when Blobs is set), with the library's
@@ -130,6 +138,7 @@ func (o *Options) engine() *engine.Options {
 		IDs: o.IDs, ImplicitLastWriterWins: o.ImplicitLastWriterWins, Oversized: o.Oversized,
 		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
 		RecordKeys: o.RecordKeys, Tracer: newTracer(o.ClientOptions.TracingProvider),
+		BatchParallelism: o.BatchParallelism,
 	}
 }
 
@@ -141,8 +150,12 @@ func (o *Options) clientOptions() azcore.ClientOptions {
 	return withDefaults(o.ClientOptions)
 }
 
-func (o *Options) azure() *azservice.Options {
-	return &azservice.Options{ClientOptions: o.clientOptions()}
+// azure is the options of the table adapter, with busy's policy after the caller's per-try
+// ones (the caller's slice is not changed).
+func (o *Options) azure(busy *busySignal) *azservice.Options {
+	co := o.clientOptions()
+	co.PerRetryPolicies = append(co.PerRetryPolicies[:len(co.PerRetryPolicies):len(co.PerRetryPolicies)], busy)
+	return &azservice.Options{ClientOptions: co}
 }
 
 // A BlobConnector builds an account's blob service from what the account's constructor was
@@ -294,7 +307,8 @@ const (
 // setting is wrong and never repeats a key or a signature; so does a string without a blob
 // endpoint when opts.Blobs is set.
 func NewAccount(connectionString string, opts *Options) (*Account, error) {
-	svc, err := azservice.NewFromConnectionString(connectionString, opts.azure())
+	busy := &busySignal{}
+	svc, err := azservice.NewFromConnectionString(connectionString, opts.azure(busy))
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +326,9 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}
-	return engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine()), nil
+	a := engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine())
+	busy.acct.Store(a)
+	return a, nil
 }
 
 // NewAccountWithCredential returns the account at tableURL (such as
@@ -322,7 +338,8 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 // URL with a host, or that carries user information or a query, fails with an error
 // matching [abstractions.ErrInvalidArgument].
 func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredential, opts *Options) (*Account, error) {
-	svc, err := azservice.NewWithCredential(tableURL, cred, opts.azure())
+	busy := &busySignal{}
+	svc, err := azservice.NewWithCredential(tableURL, cred, opts.azure(busy))
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +352,9 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}
-	return engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine()), nil
+	a := engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine())
+	busy.acct.Store(a)
+	return a, nil
 }
 
 // For returns the store of entity type T in the account: T is a struct that embeds
