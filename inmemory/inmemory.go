@@ -14,7 +14,9 @@
 //
 // [NewAccount] returns a new, empty account. Accounts share nothing, so each test can take
 // its own. [NewAccountOver] builds one over services you provide: a memory service with a
-// pinned clock, or a wrapper that counts, delays or fails calls. Stores, their options and
+// pinned clock or a throttling model (memservice.WithThrottling), or a wrapper that counts,
+// delays or fails calls. Requests answered with a transient failure (503 ServerBusy, …) are
+// retried as the Azure SDK retries them ([Options].Retry). Stores, their options and
 // the read cache are those of package tables, with the same meaning: [Store],
 // [StoreOptions] and [CachePolicy] are the same types as there.
 //
