@@ -10,16 +10,13 @@ import (
 	"github.com/unified-data/gotables/tables"
 )
 
-// Rows of the bulk workloads: 10,000 rows over 10 partitions, 10 transactions each.
-const (
-	bulkRows  = 10_000
-	bulkParts = 10
-)
+// bulkParts is the number of partitions of the bulk workloads (Config.BulkRows rows).
+const bulkParts = 10
 
 // bulkDegrees are the BatchParallelism settings the bulk workload compares.
 var bulkDegrees = []int{1, 4, 8}
 
-// bulkWorkloads upsert 10,000 rows over 10 partitions through stores whose accounts send
+// bulkWorkloads upsert cfg.BulkRows rows over 10 partitions through stores whose accounts send
 // 1, 4 and 8 partitions' transactions at once, each beside the raw SDK sending the same
 // transactions one after another. store returns a store of the benchmark table on an
 // account with the given BatchParallelism.
@@ -28,7 +25,7 @@ func (s *sides) bulkWorkloads(cfg Config, store func(degree int) (*tables.Store[
 	rawRows := make([][]*rawOrder, cfg.Concurrency)
 	libRows := make([][]*Order, cfg.Concurrency)
 	for w := range cfg.Concurrency {
-		for i := range bulkRows {
+		for i := range cfg.BulkRows {
 			p := strconv.Itoa(i % bulkParts)
 			libRows[w] = append(libRows[w], newOrder("bulklib"+p, rowKey(i), i))
 			rawRows[w] = append(rawRows[w], newRawOrder("bulkraw"+p, rowKey(i), i))
@@ -37,7 +34,7 @@ func (s *sides) bulkWorkloads(cfg Config, store func(degree int) (*tables.Store[
 	raw := func(ctx context.Context, w, _ int) error { return s.rawBatch(ctx, rawRows[w]) }
 	var out []workload
 	for _, d := range bulkDegrees {
-		wl := workload{name: fmt.Sprintf("batch upsert 10,000 rows / 10 partitions, degree %d", d), ops: ops, raw: raw}
+		wl := workload{name: fmt.Sprintf("batch upsert %s rows / %d partitions, degree %d", thousands(cfg.BulkRows), bulkParts, d), ops: ops, raw: raw}
 		st, err := store(d)
 		if err != nil {
 			wl.library = func(context.Context, int, int) error { return err }
@@ -46,14 +43,23 @@ func (s *sides) bulkWorkloads(cfg Config, store func(degree int) (*tables.Store[
 		}
 		wl.library = func(ctx context.Context, w, _ int) error {
 			n, err := st.UpsertBatch(ctx, libRows[w])
-			if err == nil && n != bulkRows {
-				err = fmt.Errorf("wrote %d rows, want %d", n, bulkRows)
+			if err == nil && n != cfg.BulkRows {
+				err = fmt.Errorf("wrote %d rows, want %d", n, cfg.BulkRows)
 			}
 			return err
 		}
 		out = append(out, wl)
 	}
 	return out
+}
+
+// thousands writes n with a comma between thousands, as the workload names do.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // rawBatch upserts the rows with the SDK alone, partition after partition, in transactions
