@@ -80,9 +80,14 @@ type Storage[T any] interface {
 	CountAll(ctx context.Context) (int, error)
 
 	// CreateBatch inserts the entities in transactions grouped by partition, up to 100 rows
-	// each. Each transaction is atomic; when one fails, those before it stay committed and
-	// none after it is sent. A key named twice fails with ErrDuplicateKey before anything
-	// is sent. Batch writes do not report ETags: the entities' ETag fields are cleared.
+	// each. Each transaction is atomic, and a partition's transactions are sent in order;
+	// transactions of different partitions may be sent concurrently (the account's
+	// BatchParallelism). When one fails, that partition's transactions before it stay
+	// committed and none after it is sent, while the other partitions go on; the error is a
+	// *BatchError listing, per partition, the rows committed and those not (BatchError.Retry
+	// gives their positions in vs). A key named twice fails with ErrDuplicateKey before
+	// anything is sent. Batch writes do not report ETags: the entities' ETag fields are
+	// cleared, on the committed entities only.
 	CreateBatch(ctx context.Context, vs []*T) error
 	// UpsertBatch inserts or replaces the entities in transactions grouped by partition, up
 	// to 100 rows each, and returns how many it wrote. The transaction rules of CreateBatch

@@ -29,6 +29,7 @@ func storeScenarios() []Scenario {
 	all = append(all, largeScenarios()...)
 	all = append(all, safetyScenarios()...)
 	all = append(all, offloadScenarios()...)
+	all = append(all, scaleScenarios()...)
 	return all
 }
 

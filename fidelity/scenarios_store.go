@@ -277,7 +277,7 @@ var storeBasics = []Scenario{
 			e.OK("count q", err)
 			e.Equal("nothing sent", n, 0)
 			// Partition "a" commits; partition "p0" holds an existing key and fails whole;
-			// partition "z" comes after and is never sent.
+			// partition "z" commits too: a failure stops only its own partition.
 			mixed := []*Customer{
 				{Entity: abstractions.Entity{ID: "a|1"}}, {Entity: abstractions.Entity{ID: "p0|new"}},
 				{Entity: abstractions.Entity{ID: "p0|000"}}, {Entity: abstractions.Entity{ID: "z|1"}},

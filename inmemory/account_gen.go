@@ -18,6 +18,13 @@ func (s *Account) Blobs() service.Blobs { return s.s.Blobs() }
 // Name returns the name the account was created with.
 func (s *Account) Name() string { return s.s.Name() }
 
+// NoteBusy tells the account that its service answered busy (503 ServerBusy, 500
+// OperationTimedOut, 429), whether or not the request is then retried: batch calls then
+// send fewer transactions at once for a while, instead of adding to the overload. The
+// account's own retries (Options.Retry) call it; the Azure backend calls it from its HTTP
+// pipeline, where the SDK retries. It is safe for concurrent use.
+func (s *Account) NoteBusy() { s.s.NoteBusy() }
+
 // Ping checks that the table service answers and accepts the account's credential, with one
 // cheap request that changes nothing (a listing of at most one table). Use it as a
 // readiness probe. A service that cannot be reached fails with an error matching
@@ -27,6 +34,7 @@ func (s *Account) Name() string { return s.s.Name() }
 // table instead (Store.Exists).
 func (s *Account) Ping(ctx context.Context) error { return s.s.Ping(ctx) }
 
-// Tables returns the account's table service. Writes made through it bypass the stores and
-// their read cache: a row a store cached stays cached until it expires.
+// Tables returns the account's table service, as NewAccount was given it (without the
+// account's Retry). Writes made through it bypass the stores and their read cache: a row a
+// store cached stays cached until it expires.
 func (s *Account) Tables() service.Tables { return s.s.Tables() }

@@ -14,7 +14,9 @@
 //
 // [NewAccount] returns a new, empty account. Accounts share nothing, so each test can take
 // its own. [NewAccountOver] builds one over services you provide: a memory service with a
-// pinned clock, or a wrapper that counts, delays or fails calls. Stores, their options and
+// pinned clock or a throttling model (memservice.WithThrottling), or a wrapper that counts,
+// delays or fails calls. Requests answered with a transient failure (503 ServerBusy, …) are
+// retried as the Azure SDK retries them ([Options].Retry). Stores, their options and
 // the read cache are those of package tables, with the same meaning: [Store],
 // [StoreOptions] and [CachePolicy] are the same types as there.
 //
@@ -91,16 +93,32 @@ type Options struct {
 	// [BlobOffloadOptions]. nil leaves it off. Options out of range make the stores of
 	// types with large values fail (For) with [abstractions.ErrInvalidArgument].
 	BlobOffload *BlobOffloadOptions
+	// BatchParallelism is the most transactions of different partitions one batch call has
+	// out at once, as tables.Options.BatchParallelism: 0 means
+	// engine.DefaultBatchParallelism, 1 one after another in the order of the input.
+	BatchParallelism int
+	// Retry is how a request the service answers with a transient failure (503 ServerBusy
+	// from a throttling model, see memservice.WithThrottling, or an error a wrapping test
+	// service injects) is retried: the Azure SDK's policy, with its defaults (3 retries,
+	// from 800 ms, doubling) for the zero value, so both backends back off alike. Set
+	// MaxRetries to -1 for none, or a short RetryDelay in tests.
+	Retry RetryPolicy
 }
+
+// RetryPolicy is the retry policy of an in-memory account (Options.Retry): the fields and
+// defaults of the Azure SDK's policy.RetryOptions that apply without HTTP.
+type RetryPolicy = engine.RetryPolicy
 
 func (o *Options) engine() *engine.Options {
 	if o == nil {
-		return nil
+		return &engine.Options{Retry: &RetryPolicy{}}
 	}
+	retry := o.Retry
 	return &engine.Options{
 		IDs: o.IDs, ImplicitLastWriterWins: o.ImplicitLastWriterWins, Oversized: o.Oversized,
 		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
 		RecordKeys: o.RecordKeys, Tracer: o.Tracer, BlobOffload: o.BlobOffload,
+		BatchParallelism: o.BatchParallelism, Retry: &retry,
 	}
 }
 

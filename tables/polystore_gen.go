@@ -33,7 +33,9 @@ func (s *PolyStore[B]) Insert(ctx context.Context, w abstractions.PolyWrite[B]) 
 
 // InsertBatch writes the rows as Insert does, in entity-group transactions: one
 // partition each, in the order partitions first appear, at most 100 rows and 4 MiB
-// each. Each transaction is atomic; a failing one leaves earlier ones committed. A key
+// each, those of different partitions possibly at once. Each transaction is atomic; a
+// failing one stops its partition and leaves earlier ones committed, and the error is a
+// *BatchError saying which rows committed, as for Storage.CreateBatch. A key
 // named twice is refused with [abstractions.ErrDuplicateKey], and a batch holding an IfMatch write
 // that needs more than one transaction with [abstractions.ErrInvalidArgument] (its condition would
 // guard only part of it), both before anything is sent.

@@ -99,6 +99,14 @@ type Options struct {
 	// Off by default, because keys often hold personal data; partition keys are always on
 	// spans, and no log line above Debug holds a key unless this is set.
 	RecordKeys bool
+	// BatchParallelism is the most transactions of different partitions one batch call
+	// (CreateBatch, UpsertBatch, a polymorphic batch) has out at once: 0 means
+	// engine.DefaultBatchParallelism, 1 sends them one after another in the order of the
+	// input. A partition's own transactions always go one after another, in order. When
+	// the service answers busy (503 ServerBusy, 500 OperationTimedOut) the account sends
+	// fewer at once, growing back as transactions commit, while the SDK's retry policy
+	// (ClientOptions.Retry) backs off and retries the refused request.
+	BatchParallelism int
 
 	// ClientOptions are the Azure SDK's client options, applied to every client the account
 	// builds (the table client, and the blob client when Blobs is set), with the library's
@@ -139,6 +147,7 @@ func (o *Options) engine() *engine.Options {
 		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
 		RecordKeys: o.RecordKeys, Tracer: newTracer(o.ClientOptions.TracingProvider),
 		BlobOffload: o.BlobOffload,
+		BatchParallelism: o.BatchParallelism,
 	}
 }
 
@@ -162,8 +171,12 @@ func (o *Options) clientOptions() azcore.ClientOptions {
 	return withDefaults(o.ClientOptions)
 }
 
-func (o *Options) azure() *azservice.Options {
-	return &azservice.Options{ClientOptions: o.clientOptions()}
+// azure is the options of the table adapter, with busy's policy after the caller's per-try
+// ones (the caller's slice is not changed).
+func (o *Options) azure(busy *busySignal) *azservice.Options {
+	co := o.clientOptions()
+	co.PerRetryPolicies = append(co.PerRetryPolicies[:len(co.PerRetryPolicies):len(co.PerRetryPolicies)], busy)
+	return &azservice.Options{ClientOptions: co}
 }
 
 // A BlobConnector builds an account's blob service from what the account's constructor was
@@ -332,7 +345,8 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 	if err := opts.checkOffload(); err != nil {
 		return nil, err
 	}
-	svc, err := azservice.NewFromConnectionString(connectionString, opts.azure())
+	busy := &busySignal{}
+	svc, err := azservice.NewFromConnectionString(connectionString, opts.azure(busy))
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +364,9 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}
-	return &Account{engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine())}, nil
+	a := engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine())
+	busy.acct.Store(a)
+	return &Account{a}, nil
 }
 
 // NewAccountWithCredential returns the account at tableURL (such as
@@ -363,7 +379,8 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 	if err := opts.checkOffload(); err != nil {
 		return nil, err
 	}
-	svc, err := azservice.NewWithCredential(tableURL, cred, opts.azure())
+	busy := &busySignal{}
+	svc, err := azservice.NewWithCredential(tableURL, cred, opts.azure(busy))
 	if err != nil {
 		return nil, err
 	}
@@ -376,7 +393,9 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}
-	return &Account{engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine())}, nil
+	a := engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine())
+	busy.acct.Store(a)
+	return &Account{a}, nil
 }
 
 // For returns the store of entity type T in the account: T is a struct that embeds

@@ -72,6 +72,15 @@
 // body that fails stores nothing); Touch gives a blob a new ETag and the current second as its
 // last-modified time and keeps its content and headers.
 //
+// # Throttling
+//
+// WithThrottling adds a throttling model: token buckets of entities per second for the
+// account and for each partition (AzureTargets holds Azure's published targets, 20,000 and
+// 2,000). A table request past them is refused, before it does anything, with 503
+// ServerBusy, as the real service answers; Throttled counts the refusals. The in-memory
+// backend retries such answers with the Azure SDK's backoff, so tests see what code does near
+// the service's limits. Blob requests are not throttled.
+//
 // # Concurrency
 //
 // A Service is safe for concurrent use. Each method returns the context's error, without

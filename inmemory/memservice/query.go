@@ -43,6 +43,9 @@ func (s *Service) Query(ctx context.Context, table string, q service.Query) (ser
 	if err := ctx.Err(); err != nil {
 		return service.Page{}, err
 	}
+	if err := s.throttle.admit("", "", 1); err != nil {
+		return service.Page{}, err
+	}
 	top := q.Top
 	switch {
 	case top < 0:
@@ -90,5 +93,6 @@ func (s *Service) Query(ctx context.Context, table string, q service.Query) (ser
 		}
 		page.Rows = append(page.Rows, project(r, q.Select))
 	}
+	s.throttle.charge(len(page.Rows) - 1)
 	return page, nil
 }

@@ -149,6 +149,9 @@ func (s *Service) GetRow(ctx context.Context, table, pk, rk string, sel []string
 	if err := ctx.Err(); err != nil {
 		return service.Row{}, err
 	}
+	if err := s.throttle.admit(table, pk, 1); err != nil {
+		return service.Row{}, err
+	}
 	if err := checkKeys(pk, rk, false); err != nil {
 		return service.Row{}, err
 	}
@@ -173,6 +176,9 @@ func (s *Service) GetRow(ctx context.Context, table, pk, rk string, sel []string
 // changes nothing.
 func (s *Service) Write(ctx context.Context, table string, a service.Action) (service.Written, error) {
 	if err := ctx.Err(); err != nil {
+		return service.Written{}, err
+	}
+	if err := s.throttle.admit(table, a.Row.PartitionKey, 1); err != nil {
 		return service.Written{}, err
 	}
 	if service.BodySize(&a) > maxBodySize {

@@ -40,6 +40,7 @@ type Service struct {
 	now        func() time.Time
 	emptyEvery int64
 	queries    atomic.Int64
+	throttle   *throttle // nil: no throttling (WithThrottling)
 
 	mu        sync.RWMutex
 	tables    map[string]*table // by lower-case name
@@ -55,8 +56,8 @@ var (
 	_ service.Blobs  = (*Service)(nil)
 )
 
-// New returns an empty service: no tables, no containers, the system clock and no injected
-// empty pages unless opts say otherwise.
+// New returns an empty service: no tables, no containers, the system clock, no injected
+// empty pages and no throttling unless opts say otherwise.
 func New(opts ...Option) *Service {
 	s := &Service{
 		now:        time.Now,

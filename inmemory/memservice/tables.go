@@ -104,6 +104,9 @@ func (s *Service) CreateTable(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := s.throttle.admit("", "", 1); err != nil {
+		return err
+	}
 	if err := checkTableName(name); err != nil {
 		return err
 	}
@@ -124,6 +127,9 @@ func (s *Service) DeleteTable(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := s.throttle.admit("", "", 1); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.lookup(name)
@@ -139,13 +145,19 @@ func (s *Service) TableExists(ctx context.Context, name string) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
+	if err := s.throttle.admit("", "", 1); err != nil {
+		return false, err
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.lookup(name) != nil, nil
 }
 
 // Ping answers like the real service's cheapest authenticated request: the memory service
-// has no credential to refuse, so it fails only when ctx has ended.
+// has no credential to refuse, so it fails only when ctx has ended, or when throttled.
 func (s *Service) Ping(ctx context.Context) error {
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.throttle.admit("", "", 1)
 }

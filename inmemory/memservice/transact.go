@@ -22,6 +22,11 @@ func (s *Service) Transact(ctx context.Context, tableName string, actions []serv
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if len(actions) > 0 {
+		if err := s.throttle.admit(tableName, actions[0].Row.PartitionKey, len(actions)); err != nil {
+			return err
+		}
+	}
 	if service.TransactionBodySize(actions) > maxBodySize {
 		return errBodyTooLarge()
 	}

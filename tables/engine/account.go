@@ -60,6 +60,17 @@ type Options struct {
 	// needs a blob is refused (ErrOversizedValue) and a stored blob reference cannot be
 	// read (ErrBlobOffloadNotConfigured). The account needs a blob service.
 	BlobOffload *BlobOffloadOptions
+	// BatchParallelism is the most transactions of different partitions one batch call
+	// (CreateBatch, UpsertBatch, a polymorphic batch) has out at once. 0 means
+	// DefaultBatchParallelism; 1 sends them one after another, in the order of the input.
+	// The transactions of one partition are always sent one after another, in order. After
+	// the service answers busy the account sends fewer at once for a while (see pressure.go).
+	BatchParallelism int
+	// Retry, when not nil, makes the account retry a request its table service answered
+	// with a transient failure (408, 429, 500, 502, 503, 504), with exponential backoff, as
+	// the Azure SDK's retry policy does. The Azure backend leaves it nil, because the SDK
+	// retries; the memory backend sets it, so both back off alike.
+	Retry *RetryPolicy
 }
 
 // Account is one storage account: its services and the options every store of it shares.
@@ -77,6 +88,8 @@ type Account struct {
 	// stores when the options are out of range.
 	off    *offloadConfig
 	offErr error
+	given    service.Tables // the table service as given (tables is it, or it with retries)
+	pressure *pressure      // how many batch transactions may be out at once
 
 	mu      sync.Mutex
 	created map[string]bool // tables known to exist, by lower-case name
@@ -86,9 +99,13 @@ type Account struct {
 // messages (an endpoint URL, say). blobs may be nil when no blob feature is used. A nil opts
 // means the defaults. tables must not be nil: stores of an account without one are refused.
 func NewAccount(name string, tables service.Tables, blobs service.Blobs, opts *Options) *Account {
-	a := &Account{tables: tables, blobs: blobs, name: name, created: map[string]bool{}}
+	a := &Account{tables: tables, given: tables, blobs: blobs, name: name, created: map[string]bool{}}
 	if opts != nil {
 		a.opts = *opts
+	}
+	a.pressure = newPressure(a.opts.BatchParallelism)
+	if a.opts.Retry != nil && tables != nil {
+		a.tables = &retrying{Tables: tables, policy: a.opts.Retry.withDefaults(), busy: a.pressure.busy}
 	}
 	a.cache = newReadCache(a.clock)
 	if o := a.opts.BlobOffload; o != nil {
@@ -116,9 +133,17 @@ func (a *Account) Ping(ctx context.Context) error {
 // Name returns the name the account was created with.
 func (a *Account) Name() string { return a.name }
 
-// Tables returns the account's table service. Writes made through it bypass the stores and
-// their read cache: a row a store cached stays cached until it expires.
-func (a *Account) Tables() service.Tables { return a.tables }
+// Tables returns the account's table service, as NewAccount was given it (without the
+// account's Retry). Writes made through it bypass the stores and their read cache: a row a
+// store cached stays cached until it expires.
+func (a *Account) Tables() service.Tables { return a.given }
+
+// NoteBusy tells the account that its service answered busy (503 ServerBusy, 500
+// OperationTimedOut, 429), whether or not the request is then retried: batch calls then
+// send fewer transactions at once for a while, instead of adding to the overload. The
+// account's own retries (Options.Retry) call it; the Azure backend calls it from its HTTP
+// pipeline, where the SDK retries. It is safe for concurrent use.
+func (a *Account) NoteBusy() { a.pressure.busy() }
 
 // Blobs returns the account's blob service, or nil. Like Tables, it bypasses the stores.
 func (a *Account) Blobs() service.Blobs { return a.blobs }

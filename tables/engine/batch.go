@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
@@ -19,11 +20,16 @@ type plan struct {
 	skipGone bool
 }
 
-// chunks cuts the plan into transactions the service accepts: actions of one partition,
-// at most 100 of them and at most 4 MiB of request body. Actions are grouped by partition in
-// the order the partitions first appear, keeping their order within a partition. Each chunk
-// lists the indices of its actions in the plan.
-func (p *plan) chunks() [][]int {
+// A planPart is the transactions of one partition: lists of plan indices, in order.
+type planPart struct {
+	pk     string
+	chunks [][]int
+}
+
+// parts cuts the plan into transactions the service accepts: actions of one partition, at
+// most 100 of them and at most 4 MiB of request body. Partitions come in the order they
+// first appear, and actions keep their order within a partition.
+func (p *plan) parts() []planPart {
 	order := []string{}
 	byPK := map[string][]int{}
 	for i, a := range p.actions {
@@ -33,8 +39,9 @@ func (p *plan) chunks() [][]int {
 		}
 		byPK[pk] = append(byPK[pk], i)
 	}
-	var out [][]int
+	out := make([]planPart, 0, len(order))
 	for _, pk := range order {
+		part := planPart{pk: pk}
 		idx := byPK[pk]
 		for len(idx) > 0 {
 			n, size := 0, service.TransactionBodySize(nil)
@@ -46,78 +53,313 @@ func (p *plan) chunks() [][]int {
 				size += add
 				n++
 			}
-			out = append(out, idx[:n:n])
+			part.chunks = append(part.chunks, idx[:n:n])
 			idx = idx[n:]
 		}
+		out = append(out, part)
 	}
 	return out
 }
 
-// runBatch sends the plan's transactions in order and returns how many actions committed.
-// It stops at the first failure; the transactions before it stay committed. committed, when
-// not nil, receives the plan indices of each transaction that committed. A skipGone plan
-// goes on past a row the service will not delete and fails at the end, naming it.
+// chunks is every transaction of the plan, partition after partition.
+func (p *plan) chunks() [][]int {
+	var out [][]int
+	for _, part := range p.parts() {
+		out = append(out, part.chunks...)
+	}
+	return out
+}
+
+// runBatch sends the plan's transactions, those of different partitions concurrently (see
+// runParts), and returns how many actions committed. A failure stops its partition: the
+// partition's transactions before it stay committed and none after it is sent. committed,
+// when not nil, receives the plan indices of each transaction that committed, one call at a
+// time. A skipGone plan goes on past a row the service will not delete and fails at the
+// end, naming it. The error of a failed call is a *abstractions.BatchError.
 func (s *Store[T]) runBatch(ctx context.Context, op string, p *plan, committed func(indices []int)) (int, error) {
-	done := 0
-	var stuck error // the first row a skipGone plan could not delete
-	for _, idx := range p.chunks() {
-		if err := ctx.Err(); err != nil {
-			return done, err
+	var mu sync.Mutex // serialises committed
+	var runs []*partRun
+	for _, pp := range p.parts() {
+		r := &partRun{pk: pp.pk}
+		for _, c := range pp.chunks {
+			for _, j := range c {
+				r.add(j, p.actions[j].Row.RowKey, j)
+			}
 		}
-		chunk := make([]service.Action, len(idx))
-		keys := make([][2]string, len(idx))
-		for i, j := range idx {
-			chunk[i] = p.actions[j]
-			keys[i] = [2]string{chunk[i].Row.PartitionKey, chunk[i].Row.RowKey}
+		chunks := pp.chunks
+		var stuck error // the first row a skipGone plan could not delete
+		r.step = func(ctx context.Context) (bool, error) {
+			idx := chunks[0]
+			chunks = chunks[1:]
+			ok := func(indices ...int) {
+				r.commit(indices...)
+				if committed != nil {
+					mu.Lock()
+					committed(indices)
+					mu.Unlock()
+				}
+			}
+			if err := s.sendChunk(ctx, op, p, r, idx, ok, &stuck); err != nil {
+				return false, err
+			}
+			if len(chunks) > 0 {
+				return true, nil
+			}
+			return false, stuck
 		}
+		runs = append(runs, r)
+	}
+	s.runParts(ctx, op, runs)
+	return countCommitted(runs), s.batchError(op, runs)
+}
+
+// sendChunk sends one transaction of a plan and reports its committed actions to ok. For a
+// skipGone plan it settles deletes the service answers 404 to (see settleDelete), records
+// the first row that stays in *stuck, and sends the rest again.
+func (s *Store[T]) sendChunk(ctx context.Context, op string, p *plan, r *partRun, idx []int, ok func(...int), stuck *error) error {
+	chunk := make([]service.Action, len(idx))
+	keys := make([][2]string, len(idx))
+	for i, j := range idx {
+		chunk[i] = p.actions[j]
+		keys[i] = [2]string{chunk[i].Row.PartitionKey, chunk[i].Row.RowKey}
+	}
+	send := func() error {
 		// Transactions report no ETags, so the cache drops what they touch.
-		err := s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
+		return s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
 			return nil, s.do(ctx, func() error { return s.acct.tables.Transact(ctx, s.table, chunk) })
 		})
-		for err != nil && p.skipGone {
-			// A delete answered 404 and the transaction failed whole because of it. Either
-			// another writer removed the row, which reached the delete's goal, or the
-			// service misread the action's key (Azurite does with U+2028 and U+2029 in a
-			// transaction) and the row is still there; settleDelete tells them apart.
-			var te *service.TransactionError
-			if !errors.As(err, &te) || te.Index < 0 || te.Index >= len(chunk) || chunk[te.Index].Op != service.OpDelete ||
-				!abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
-				break
-			}
-			r := chunk[te.Index].Row
-			outcome, serr := s.settleDelete(ctx, op, r.PartitionKey, r.RowKey)
-			switch {
-			case outcome == stillThere:
-				if stuck == nil {
-					stuck = serr
-				}
-			case serr != nil:
-				return done, serr
-			case outcome == deletedAlone:
-				done++
-				if committed != nil {
-					committed(idx[te.Index : te.Index+1])
-				}
-			}
-			chunk = append(chunk[:te.Index:te.Index], chunk[te.Index+1:]...)
-			idx = append(idx[:te.Index:te.Index], idx[te.Index+1:]...)
-			if len(chunk) == 0 {
-				err = nil
-				break
-			}
-			err = s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
-				return nil, s.do(ctx, func() error { return s.acct.tables.Transact(ctx, s.table, chunk) })
-			})
+	}
+	err := send()
+	for err != nil && p.skipGone {
+		// A delete answered 404 and the transaction failed whole because of it. Either
+		// another writer removed the row, which reached the delete's goal, or the
+		// service misread the action's key (Azurite does with U+2028 and U+2029 in a
+		// transaction) and the row is still there; settleDelete tells them apart.
+		var te *service.TransactionError
+		if !errors.As(err, &te) || te.Index < 0 || te.Index >= len(chunk) || chunk[te.Index].Op != service.OpDelete ||
+			!abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
+			break
 		}
-		if err != nil {
-			return done, s.translateTx(op, chunk, err)
+		row := chunk[te.Index].Row
+		outcome, serr := s.settleDelete(ctx, op, row.PartitionKey, row.RowKey)
+		switch {
+		case outcome == stillThere:
+			if *stuck == nil {
+				*stuck = serr
+			}
+		case serr != nil:
+			return serr
+		case outcome == deletedAlone:
+			ok(idx[te.Index])
+		default: // gone already: the goal is reached, but nothing is counted
+			r.gone(idx[te.Index])
 		}
-		done += len(chunk)
-		if committed != nil {
-			committed(idx)
+		chunk = append(chunk[:te.Index:te.Index], chunk[te.Index+1:]...)
+		idx = append(idx[:te.Index:te.Index], idx[te.Index+1:]...)
+		if len(chunk) == 0 {
+			return nil
+		}
+		err = send()
+	}
+	if err != nil {
+		err = s.translateTx(op, chunk, err)
+		if abstractions.OutcomeUnknown(err) {
+			r.unknown(idx...)
+		}
+		return err
+	}
+	ok(idx...)
+	return nil
+}
+
+// rowState is what became of one row of a batch call.
+type rowState uint8
+
+const (
+	rowPending   rowState = iota // not sent, or refused: not written
+	rowCommitted                 // its transaction committed
+	rowGone                      // a delete found it gone: reported committed, not counted
+	rowUnknown                   // its transaction's answer was lost
+)
+
+// A partRun is one partition of a batch call: its rows and the step that sends its next
+// transaction. runParts calls step again while it reports more, one call at a time.
+type partRun struct {
+	pk   string
+	rows []abstractions.BatchRow
+	at   map[int]int // a plan index (or entity index) to its position in rows
+	mu   sync.Mutex
+	st   []rowState
+	step func(ctx context.Context) (more bool, err error)
+	err  error
+}
+
+func (r *partRun) add(key int, rk string, index int) {
+	if r.at == nil {
+		r.at = map[int]int{}
+	}
+	r.at[key] = len(r.rows)
+	r.rows = append(r.rows, abstractions.BatchRow{RowKey: rk, Index: index})
+	r.st = append(r.st, rowPending)
+}
+
+func (r *partRun) set(s rowState, keys ...int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range keys {
+		if i, ok := r.at[k]; ok {
+			r.st[i] = s
 		}
 	}
-	return done, stuck
+}
+
+func (r *partRun) commit(keys ...int)  { r.set(rowCommitted, keys...) }
+func (r *partRun) gone(keys ...int)    { r.set(rowGone, keys...) }
+func (r *partRun) unknown(keys ...int) { r.set(rowUnknown, keys...) }
+
+// countCommitted counts the rows that committed (not those found gone).
+func countCommitted(runs []*partRun) int {
+	n := 0
+	for _, r := range runs {
+		r.mu.Lock()
+		for _, st := range r.st {
+			if st == rowCommitted {
+				n++
+			}
+		}
+		r.mu.Unlock()
+	}
+	return n
+}
+
+// runParts runs the partitions' steps: each partition's one after another, and those of
+// different partitions concurrently, at most the account's window at once (its
+// BatchParallelism, less after busy answers). Partitions start in order, and a partition
+// that has more to send goes first in the queue again, so with a window of 1 the
+// transactions go in the order of the input, one partition after another. A step's failure
+// stops its partition; a failure that concerns the whole service, or the end of ctx, stops
+// every partition (steps already out finish). Every step has returned when it returns: no
+// goroutine is left behind.
+func (s *Store[T]) runParts(ctx context.Context, op string, runs []*partRun) {
+	type result struct {
+		r    *partRun
+		more bool
+		err  error
+	}
+	queue := append([]*partRun(nil), runs...)
+	// With a degree of 1 the steps run on the caller's goroutine, exactly as before
+	// batches went parallel.
+	inline := s.acct.pressure.max == 1
+	results := make(chan result)
+	var done []result // the inline results not yet handled
+	out := 0
+	var halt error // why no more steps start
+	for {
+		for halt == nil && len(queue) > 0 && out < s.acct.pressure.limit() {
+			if err := ctx.Err(); err != nil {
+				halt = err
+				break
+			}
+			r := queue[0]
+			queue = queue[1:]
+			out++
+			if inline {
+				more, err := r.step(ctx)
+				done = append(done, result{r, more, err})
+				break
+			}
+			go func() {
+				more, err := r.step(ctx)
+				results <- result{r, more, err}
+			}()
+		}
+		if out == 0 {
+			break
+		}
+		var res result
+		if inline {
+			res, done = done[0], done[1:]
+		} else {
+			res = <-results
+		}
+		out--
+		switch {
+		case res.err != nil:
+			res.r.err = res.err
+			if stopsBatch(res.err) && halt == nil {
+				halt = res.err
+			}
+		case res.more:
+			s.acct.pressure.committed()
+			queue = append([]*partRun{res.r}, queue...)
+		default:
+			s.acct.pressure.committed()
+		}
+	}
+	for _, r := range queue {
+		r.err = s.notSent(op, r.pk, halt)
+	}
+}
+
+// notSent is the error of a partition whose next transaction was never sent because of
+// cause (the failure of another partition, or the end of the context).
+func (s *Store[T]) notSent(op, pk string, cause error) error {
+	e := &abstractions.StoreError{Op: op, Table: s.table, PartitionKey: pk, Err: cause,
+		Message: "this partition's remaining transactions were not sent, because the call stopped"}
+	switch {
+	case errors.Is(cause, context.Canceled):
+		e.Kind = context.Canceled
+	case errors.Is(cause, abstractions.ErrUnavailable), errors.Is(cause, context.DeadlineExceeded):
+		e.Kind = abstractions.ErrUnavailable
+	}
+	return e
+}
+
+// stopsBatch reports a failure that says the service cannot be used as a whole (it is
+// unavailable, it refuses the credential, the table is gone) or that the call's context
+// ended, rather than something about the partition's own rows: the batch then sends
+// nothing more.
+func stopsBatch(err error) bool {
+	var te *service.TransactionError
+	switch {
+	case abstractions.OutcomeUnknown(err):
+		return true
+	case errors.As(err, &te):
+		return false
+	case abstractions.HasStatus(err, http.StatusUnauthorized, ""), abstractions.HasStatus(err, http.StatusForbidden, ""),
+		abstractions.HasStatus(err, http.StatusNotFound, "TableNotFound"):
+		return true
+	}
+	return false
+}
+
+// batchError reports a batch call in which some partition failed; it is nil when none did.
+func (s *Store[T]) batchError(op string, runs []*partRun) error {
+	failed := false
+	for _, r := range runs {
+		failed = failed || r.err != nil
+	}
+	if !failed {
+		return nil
+	}
+	be := &abstractions.BatchError{Op: op, Table: s.table, Partitions: make([]abstractions.BatchPartition, len(runs))}
+	for i, r := range runs {
+		bp := abstractions.BatchPartition{PartitionKey: r.pk, Err: r.err}
+		r.mu.Lock()
+		for j, row := range r.rows {
+			switch r.st[j] {
+			case rowCommitted, rowGone:
+				bp.Committed = append(bp.Committed, row)
+			case rowUnknown:
+				bp.Unknown = append(bp.Unknown, row)
+			default:
+				bp.NotCommitted = append(bp.NotCommitted, row)
+			}
+		}
+		r.mu.Unlock()
+		be.Partitions[i] = bp
+	}
+	return be
 }
 
 // A settled is what a delete that answered 404 inside a transaction turned out to mean.
@@ -211,7 +453,7 @@ func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) (err error) {
 		seen[k] = true
 	}
 	if s.split {
-		_, err = s.batchLarge(ctx, "create batch", modeCreate, vs, ps, lastOccurrences(ps))
+		_, err = s.batchLarge(ctx, "create batch", modeCreate, ps, lastOccurrences(ps), commitTo(vs, ps))
 		return err
 	}
 	_, err = s.batch(ctx, "create batch", service.OpInsert, vs, ps)
@@ -238,7 +480,7 @@ func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (_ int, err error) 
 	if s.split {
 		// A repeated key is written once, as its last occurrence, and counts as passed.
 		order := lastOccurrences(ps)
-		n, err := s.batchLarge(ctx, "upsert batch", modeUpsert, vs, ps, order)
+		n, err := s.batchLarge(ctx, "upsert batch", modeUpsert, ps, order, commitTo(vs, ps))
 		if err != nil {
 			return n, err
 		}
@@ -257,11 +499,17 @@ func (s *Store[T]) batch(ctx context.Context, op string, kind service.Op, vs []*
 	for i, pp := range ps {
 		p.actions[i] = service.Action{Op: kind, Row: pp.row}
 	}
-	return s.runBatch(ctx, op, p, func(indices []int) {
+	return s.runBatch(ctx, op, p, commitTo(vs, ps))
+}
+
+// commitTo copies committed entities back to the caller's. Transactions report no ETags,
+// so ETag and Timestamp are cleared.
+func commitTo[T any](vs []*T, ps []*prepared[T]) func(indices []int) {
+	return func(indices []int) {
 		for _, i := range indices {
 			ps[i].commit(vs[i], service.Written{})
 		}
-	})
+	}
 }
 
 // DeletePartition deletes every row of a partition; see [abstractions.Storage.DeletePartition].
@@ -284,6 +532,11 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (_ int
 		return 0, s.translate("delete partition", pk, "", err)
 	}
 	n, err := s.runBatch(ctx, "delete partition", p, nil)
+	// One partition: its own error says it all (the count says what was deleted).
+	var be *abstractions.BatchError
+	if errors.As(err, &be) && len(be.Partitions) == 1 {
+		err = be.Partitions[0].Err
+	}
 	if err != nil {
 		// Rows in the transactions that were never sent are still there, but the caller
 		// asked for them gone: drop them all so the next read asks the table.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -15,10 +16,13 @@ import (
 // entity's rows (main row, continuation rows, deletes of stale ones) are one unit, and units
 // are packed in order into entity-group transactions, so an entity's rows never straddle
 // two. An upsert reads each main row first and writes on condition of the version read; a
-// transaction that loses a race is planned again and retried (see writeUnits). It returns
-// how many of the units were committed; the transactions before a failing one stay
-// committed.
-func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, vs []*T, ps []*prepared[T], order []int) (int, error) {
+// transaction that loses a race is planned again and retried (see writeUnits). Partitions
+// go concurrently, as runParts allows; a failure stops its partition, whose transactions
+// before it stay committed. The blobs the batch released are deleted after it, when every
+// transaction committed. It returns how many of the units were committed, and a
+// *abstractions.BatchError when a partition failed. committed receives the entity indices
+// of each transaction that committed, one call at a time.
+func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, ps []*prepared[T], order []int, committed func(indices []int)) (int, error) {
 	var parts []string
 	byPK := map[string][]int{}
 	for _, i := range order {
@@ -28,60 +32,83 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, vs
 		}
 		byPK[pk] = append(byPK[pk], i)
 	}
-	done := 0
+	// Every file is hashed (taken for this write) before anything is sent, in the order of
+	// the input; the blobs upload with their entity's transaction.
 	fs := &fileSources{}
 	defer fs.release()
-	// The blobs the replaced rows no longer reference, deleted once the last transaction
-	// has committed (a batch that fails part way deletes none).
+	for _, i := range order {
+		if err := s.resolveFiles(ctx, op, ps[i], fs); err != nil {
+			return 0, err
+		}
+	}
+	var mu sync.Mutex // serialises committed and released
+	// The blobs the replaced rows no longer reference, deleted once every transaction has
+	// committed (a batch that fails part way deletes none).
 	var released []string
+	runs := make([]*partRun, 0, len(parts))
 	for _, pk := range parts {
-		var pack []*splitUnit[T]
-		var packIdx []int
-		var packActs []service.Action
-		flush := func() error {
-			if len(pack) == 0 {
-				return nil
+		r := &partRun{pk: pk}
+		idxs := byPK[pk]
+		for _, i := range idxs {
+			r.add(i, ps[i].rk, i)
+		}
+		// carried is the unit that did not fit the previous transaction, with its actions.
+		var carried *splitUnit[T]
+		var carriedActs []service.Action
+		r.step = func(ctx context.Context) (bool, error) {
+			var pack []*splitUnit[T]
+			var packIdx []int
+			var packActs []service.Action
+			for len(idxs) > 0 {
+				i := idxs[0]
+				u, ua := carried, carriedActs
+				carried, carriedActs = nil, nil
+				if u == nil {
+					u = &splitUnit[T]{p: ps[i], mode: mode, fs: fs}
+					if mode != modeCreate {
+						st, err := s.readState(ctx, u.p.pk, u.p.rk)
+						if err != nil && !errors.Is(err, abstractions.ErrIntegrity) {
+							return false, s.translate(op, u.p.pk, u.p.rk, err)
+						}
+						// A row whose part count cannot be read is reported by writeUnits.
+						u.st, u.read = st, err == nil
+					}
+					ua = s.unitActions(u.p, mode, "", &u.st)
+				}
+				if len(pack) > 0 && largevalue.TransactionReason(append(packActs[:len(packActs):len(packActs)], ua...)) != "" {
+					carried, carriedActs = u, ua
+					break
+				}
+				pack, packIdx, packActs = append(pack, u), append(packIdx, i), append(packActs, ua...)
+				idxs = idxs[1:]
 			}
 			if _, err := s.writeUnits(ctx, op, pack); err != nil {
-				return err
+				if abstractions.OutcomeUnknown(err) {
+					r.unknown(packIdx...)
+				}
+				return false, err
 			}
-			for j, i := range packIdx {
-				ps[i].commit(vs[i], service.Written{})
-				if u := pack[j]; u.st.found {
+			r.commit(packIdx...)
+			mu.Lock()
+			for _, u := range pack {
+				if u.st.found {
 					released = append(released, s.released(u.p.pk, u.p.rk, u.st.refs, u.p.layout.Blobs)...)
 				}
 			}
-			done += len(pack)
-			pack, packIdx, packActs = nil, nil, nil
-			return nil
-		}
-		for _, i := range byPK[pk] {
-			if err := s.resolveFiles(ctx, op, ps[i], fs); err != nil {
-				return done, err
+			if committed != nil {
+				committed(packIdx)
 			}
-			u := &splitUnit[T]{p: ps[i], mode: mode, fs: fs}
-			if mode != modeCreate {
-				st, err := s.readState(ctx, u.p.pk, u.p.rk)
-				if err != nil && !errors.Is(err, abstractions.ErrIntegrity) {
-					return done, s.translate(op, u.p.pk, u.p.rk, err)
-				}
-				// A row whose part count cannot be read is reported by writeUnits.
-				u.st, u.read = st, err == nil
-			}
-			ua := s.unitActions(u.p, mode, "", &u.st)
-			if len(pack) > 0 && largevalue.TransactionReason(append(packActs[:len(packActs):len(packActs)], ua...)) != "" {
-				if err := flush(); err != nil {
-					return done, err
-				}
-			}
-			pack, packIdx, packActs = append(pack, u), append(packIdx, i), append(packActs, ua...)
+			mu.Unlock()
+			return len(idxs) > 0, nil
 		}
-		if err := flush(); err != nil {
-			return done, err
-		}
+		runs = append(runs, r)
 	}
-	s.cleanup(ctx, time.Time{}, released)
-	return done, nil
+	s.runParts(ctx, op, runs)
+	err := s.batchError(op, runs)
+	if err == nil {
+		s.cleanup(ctx, time.Time{}, released)
+	}
+	return countCommitted(runs), err
 }
 
 // lastOccurrences returns the indices of ps in order, keeping only the last entity of each

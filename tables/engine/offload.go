@@ -188,10 +188,13 @@ type fileValue struct {
 // fileSources are the files one write holds, each taken once (a File assigned to several
 // fields or entities of the write is hashed and locked once).
 type fileSources struct {
-	m map[*abstractions.File]*abstractions.FileSource
+	mu sync.Mutex // the partitions of a batch upload concurrently
+	m  map[*abstractions.File]*abstractions.FileSource
 }
 
 func (fs *fileSources) get(ctx context.Context, f *abstractions.File) (*abstractions.FileSource, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
 	if src, ok := fs.m[f]; ok {
 		return src, nil
 	}
@@ -208,6 +211,8 @@ func (fs *fileSources) get(ctx context.Context, f *abstractions.File) (*abstract
 
 // release gives every file back (a seekable reader stands where its content starts).
 func (fs *fileSources) release() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
 	for _, src := range fs.m {
 		src.Release()
 	}

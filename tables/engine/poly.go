@@ -191,6 +191,13 @@ func (s *PolyStore[B]) batch(ctx context.Context, op string, kind service.Op, ws
 		}
 	}
 	_, err := s.host.runBatch(ctx, op, p, nil)
+	var be *abstractions.BatchError
+	if errors.As(err, &be) {
+		for i := range be.Partitions {
+			be.Partitions[i].Err = s.retell(be.Partitions[i].Err)
+		}
+		return be
+	}
 	if err != nil {
 		var se *abstractions.StoreError
 		if !errors.As(err, &se) {

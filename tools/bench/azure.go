@@ -111,7 +111,15 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 		return nil, fmt.Errorf("seeding: %w", err)
 	}
 
-	for _, wl := range s.workloads(ctx, cfg) {
+	// Stores of the same table on accounts that differ only in BatchParallelism.
+	withDegree := func(d int) (*tables.Store[Order], error) {
+		a, err := tables.NewAccount(cfg.ConnectionString, &tables.Options{ClientOptions: client, BatchParallelism: d})
+		if err != nil {
+			return nil, err
+		}
+		return tables.For[Order](a, &tables.StoreOptions{Table: table})
+	}
+	for _, wl := range append(s.workloads(ctx, cfg), s.bulkWorkloads(cfg, withDegree)...) {
 		if wl.library == nil {
 			continue
 		}
@@ -389,33 +397,7 @@ func (s *sides) batchWorkload(cfg Config, target string) workload {
 			}
 			return err
 		},
-		raw: func(ctx context.Context, w, _ int) error {
-			byPartition := map[string][]aztables.TransactionAction{}
-			var order []string
-			now := s.now()
-			for _, o := range rawRows[w] {
-				body, err := o.marshal(now)
-				if err != nil {
-					return err
-				}
-				if _, ok := byPartition[o.PartitionKey]; !ok {
-					order = append(order, o.PartitionKey)
-				}
-				byPartition[o.PartitionKey] = append(byPartition[o.PartitionKey],
-					aztables.TransactionAction{ActionType: aztables.TransactionTypeInsertReplace, Entity: body})
-			}
-			for _, p := range order {
-				actions := byPartition[p]
-				for len(actions) > 0 {
-					n := min(len(actions), txMax)
-					if _, err := s.raw.SubmitTransaction(ctx, actions[:n], nil); err != nil {
-						return err
-					}
-					actions = actions[n:]
-				}
-			}
-			return nil
-		},
+		raw: func(ctx context.Context, w, _ int) error { return s.rawBatch(ctx, rawRows[w]) },
 	}
 }
 

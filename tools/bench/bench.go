@@ -42,6 +42,9 @@ type Config struct {
 	// ConnectTimeout bounds the first request to the account, so that an unreachable
 	// endpoint fails fast instead of waiting out the SDK's retries (default 15s).
 	ConnectTimeout time.Duration
+	// BulkRows is the number of rows of the bulk upserts that compare batch degrees (default
+	// 10,000, over 10 partitions).
+	BulkRows int
 }
 
 // Backends named in the results.
@@ -113,6 +116,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = 15 * time.Second
+	}
+	if c.BulkRows <= 0 {
+		c.BulkRows = 10_000
 	}
 	if c.Progress == nil {
 		c.Progress = io.Discard

@@ -166,7 +166,7 @@ func checkGone(t *testing.T, conn string, names []string) {
 func TestRunAzurite(t *testing.T) {
 	conn := azuriteConn(t)
 	var out, progress bytes.Buffer
-	if err := Run(context.Background(), Config{ConnectionString: conn, Ops: 3, JSON: true, SkipMemory: true, Progress: &progress}, &out); err != nil {
+	if err := Run(context.Background(), Config{ConnectionString: conn, Ops: 3, BulkRows: 300, JSON: true, SkipMemory: true, Progress: &progress}, &out); err != nil {
 		t.Fatalf("%v\nprogress:\n%s", err, progress.String())
 	}
 	az := byBackend(t, decode(t, out.Bytes()), BackendAzure)

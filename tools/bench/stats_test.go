@@ -59,3 +59,11 @@ func TestThroughput(t *testing.T) {
 		t.Error("Throughput over no time reported a figure")
 	}
 }
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int]string{7: "7", 300: "300", 1000: "1,000", 10000: "10,000", 1234567: "1,234,567"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
