@@ -146,7 +146,7 @@ func (o *Options) engine() *engine.Options {
 		IDs: o.IDs, ImplicitLastWriterWins: o.ImplicitLastWriterWins, Oversized: o.Oversized,
 		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
 		RecordKeys: o.RecordKeys, Tracer: newTracer(o.ClientOptions.TracingProvider),
-		BlobOffload: o.BlobOffload,
+		BlobOffload:      o.BlobOffload,
 		BatchParallelism: o.BatchParallelism,
 	}
 }

@@ -86,8 +86,8 @@ type Account struct {
 
 	// off is the blob offload configuration, nil when off; offErr refuses split-aware
 	// stores when the options are out of range.
-	off    *offloadConfig
-	offErr error
+	off      *offloadConfig
+	offErr   error
 	given    service.Tables // the table service as given (tables is it, or it with retries)
 	pressure *pressure      // how many batch transactions may be out at once
 
