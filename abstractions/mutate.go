@@ -59,19 +59,29 @@ type Outcome[T any] struct {
 // RetryOptions configure the compare-and-swap loop of Mutate, TryMutate, TryTransition and
 // MutateOrCreate. The verbs take a *RetryOptions; nil, like the zero value, means the
 // defaults.
+//
+// The budget is for writers outside the process: the calls of one process on one row take
+// turns when the store is a Turnstile (the stores of both backends are), so they never make
+// each other lose. With the defaults a call that keeps losing to another process waits a
+// random 10–20 ms before its second attempt, 20–40 ms before its third and 40–80 ms before
+// its fourth and last: at most 140 ms of waiting before it reports the conflict.
 type RetryOptions struct {
-	// Attempts is the most read-and-write rounds a call makes; 0 means 3.
+	// Attempts is the most read-and-write rounds a call makes; 0 means 4.
 	Attempts int
-	// Backoff is the wait before the second attempt, doubled before each later one; 0 means
-	// 10ms, a negative value means no wait. Each wait is drawn at random between half and
-	// all of its value, so racing callers spread out, and ends early when ctx ends.
+	// Backoff is the wait before the second attempt, doubled before each later one (each
+	// loss in a row doubles it) up to MaxRetryWait, or Backoff when it is larger; 0 means
+	// 20ms, a negative value means no wait. Each wait is drawn at random between half and all of its value, so racing
+	// callers spread out, and ends early when ctx ends.
 	Backoff time.Duration
 }
 
 const (
-	defaultAttempts = 3
-	defaultBackoff  = 10 * time.Millisecond
+	defaultAttempts = 4
+	defaultBackoff  = 20 * time.Millisecond
 )
+
+// MaxRetryWait bounds one wait of RetryOptions.Wait, however many attempts a caller allows.
+const MaxRetryWait = 2 * time.Second
 
 // WithDefaults returns a copy of the options with every unset field at its default, as the
 // verbs use them; a nil *RetryOptions gives the defaults. Packages that run a compare-and-swap
@@ -91,16 +101,18 @@ func (o *RetryOptions) WithDefaults() RetryOptions {
 	return r
 }
 
-// Wait sleeps before attempt number next (2, 3, …): a jittered pause between half and all of
-// Backoff, doubling with each attempt. It returns ctx's error when ctx ends first, and at
-// once for a first attempt or a negative Backoff. It uses a timer, not a goroutine.
+// Wait sleeps before attempt number next (2, 3, …), that is after next-1 lost attempts in a
+// row: a pause drawn at random between half and all of Backoff·2^(next-2), the doubling
+// stopping at MaxRetryWait. Waits that grow with each loss let the writer that won go on undisturbed,
+// and the random draw keeps writers that lost at the same moment from coming back at the
+// same moment. Wait returns ctx's error when ctx ends first, and returns at once for a
+// first attempt or a negative Backoff. It uses a timer, not a goroutine.
 func (o RetryOptions) Wait(ctx context.Context, next int) error {
-	if o.Backoff < 0 || next < 2 {
+	lo, hi := o.waitRange(next)
+	if hi <= 0 {
 		return ctx.Err()
 	}
-	d := o.Backoff << min(next-2, 20)
-	d = d/2 + rand.N(d/2+1)
-	t := time.NewTimer(d)
+	t := time.NewTimer(lo + rand.N(hi-lo+1))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -108,6 +120,19 @@ func (o RetryOptions) Wait(ctx context.Context, next int) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// waitRange is the range Wait draws the wait before attempt next from; 0, 0 for none.
+func (o RetryOptions) waitRange(next int) (lo, hi time.Duration) {
+	if o.Backoff <= 0 || next < 2 {
+		return 0, 0
+	}
+	// Doubling stops at MaxRetryWait; a Backoff above it is waited as it is.
+	d := max(o.Backoff, MaxRetryWait)
+	if shift := next - 2; shift < 31 && o.Backoff <= MaxRetryWait>>shift {
+		d = o.Backoff << shift
+	}
+	return d / 2, d
 }
 
 // transition is the loop every verb but GetOrCreate shares: read the row, decide, apply and
@@ -124,6 +149,13 @@ func transition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id str
 		return Outcome[T]{}, fmt.Errorf("%w: the mutate function is nil", ErrInvalidArgument)
 	}
 	o := opts.WithDefaults()
+	// Callers of this process queue for the row here, so that their attempts lose only to
+	// writers elsewhere (see Turnstile).
+	release, err := takeTurn(ctx, s, id)
+	if err != nil {
+		return Outcome[T]{}, err
+	}
+	defer release()
 	var lastErr error
 	for attempt := 1; attempt <= o.Attempts; attempt++ {
 		if attempt > 1 {

@@ -21,6 +21,7 @@ func StoreScenarios() []Scenario {
 	all := append([]Scenario(nil), storeScenarios...)
 	all = append(all, storeMoreScenarios...)
 	all = append(all, mutateScenarios...)
+	all = append(all, hotRowScenarios...)
 	all = append(all, queryStoreScenarios...)
 	all = append(all, cacheScenarios...)
 	all = append(all, blobDocScenarios()...)

@@ -67,6 +67,7 @@ type Account struct {
 	codec  codec.Options
 
 	cache *readCache // one per account, shared by all its stores
+	turns turnstile  // the rows' queues of the outcome verbs (turnstile.go)
 
 	mu      sync.Mutex
 	created map[string]bool // tables known to exist, by lower-case name
