@@ -253,6 +253,14 @@ func outcome[T any](out Outcome[T], err error) (Outcome[T], error) {
 // is undone). If a write's response is lost after the service applied it, the retry finds a
 // newer version and applies mutate again: make it idempotent (record an operation id in the
 // entity, say) when that matters.
+//
+// When s is a Turnstile (the stores of both backends are), the call first waits for the
+// row's turn among this process's verb calls on the same row through the same account (ctx
+// ending the wait), and holds it until it returns: such calls run one after another, so an
+// attempt loses only to a writer outside the process (or through another account value),
+// and the attempt budget is spent on those alone. mutate must
+// therefore not call a verb on the same row through the same account: that call would wait
+// for the turn its caller holds, until ctx ends.
 func TryMutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (Outcome[T], error) {
 	ctx, span := startSpan(ctx, s, "try mutate", id)
 	out, err := outcome(transition[T, P](ctx, s, id, nil, mutate, nil, opts, span))
@@ -264,7 +272,8 @@ func TryMutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id stri
 // in Value. So the callers racing for the same transition get one OutcomeUpdated, and every
 // loser, whose retry reads the winner's row, OutcomePreconditionFailed with that row;
 // OutcomeConflicted is left for a row so busy that the condition still held at every lost
-// attempt. A nil when is refused with ErrInvalidArgument.
+// attempt. A nil when is refused with ErrInvalidArgument. It takes the row's turn first (see
+// TryMutate).
 func TryTransition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, when func(*T) bool, apply func(*T) error,
 	opts *RetryOptions) (Outcome[T], error) {
 	if when == nil {
@@ -277,7 +286,9 @@ func TryTransition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id 
 
 // Mutate is TryMutate for callers that treat the other branches as failures: it returns the
 // stored entity, an error matching ErrNotFound for a missing row, and one matching
-// ErrConcurrencyConflict when every attempt lost its race (a caller may simply call again).
+// ErrConcurrencyConflict when every attempt lost its race to writers outside the process (a
+// caller may simply call again). Like every verb but GetOrCreate, it takes the row's turn
+// first (see TryMutate).
 func Mutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (*T, error) {
 	ctx, span := startSpan(ctx, s, "mutate", id)
 	out, err := transition[T, P](ctx, s, id, nil, mutate, nil, opts, span)
@@ -291,7 +302,8 @@ func Mutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string,
 // N calls on a missing id leave the effect of N changes. A create that loses to another
 // caller's counts as a lost race: the next attempt applies the change to the winner's row.
 // Errors are those of Mutate; create must return a new entity each time (its ID is set to
-// id). A nil create is refused with ErrInvalidArgument.
+// id). A nil create is refused with ErrInvalidArgument. It takes the row's turn first (see
+// TryMutate), so the calls of one process on a missing id never race each other's creates.
 func MutateOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, create func() *T, mutate func(*T) error,
 	opts *RetryOptions) (*T, error) {
 	if create == nil {
