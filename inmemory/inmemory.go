@@ -104,7 +104,8 @@ type Account = engine.Account
 // Store is the repository of one entity type T in one table: the in-memory implementation of
 // [abstractions.Storage], whose methods document each call. It is the same type, running
 // the same code, as tables.Store. Beyond Storage it has Account, which returns the store's
-// account. It is safe for concurrent use; make one per type with For and keep it.
+// account; like tables.Store it is an [abstractions.Turnstile], so the verbs' calls on one
+// row through one account take turns. It is safe for concurrent use; make one per type with For and keep it.
 type Store[T any] = engine.Store[T]
 
 // StoreOptions configure one store: its table's name (Table; "" names it after the type)

@@ -67,7 +67,7 @@ func writeText(out io.Writer, cfg Config, results []Result) error {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "\nconcurrency %d; medians per operation; ratio = library median / raw SDK median; library, raw and floor operations alternate.\n", cfg.Concurrency)
-	b.WriteString("floor = plain net/http with requests signed by hand (no SDK); CPU/op = client CPU time (user+system, getrusage) per operation, from a pass of each side alone.\n")
+	b.WriteString("floor = plain net/http with requests signed by hand (no SDK); CPU/op = client CPU time (user+system, getrusage) per operation, the sides taking turns in chunks of ten.\n")
 	for _, r := range results {
 		if r.Note != "" && r.Status != StatusPending {
 			fmt.Fprintf(&b, "%s (%s): %s\n", r.Workload, r.Backend, r.Note)
