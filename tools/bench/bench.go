@@ -77,14 +77,15 @@ type Result struct {
 	LibraryFloorRatio *float64 `json:"library_floor_ratio,omitempty"`
 	RawFloorRatio     *float64 `json:"raw_floor_ratio,omitempty"`
 	// The client CPU time (user + system, getrusage) of one operation of each side, from a
-	// pass of that side alone after the timed one; only with one worker.
+	// pass after the timed one in which the sides take turns (see cpuPerOp); only with one
+	// worker, and only for workloads with a floor.
 	LibraryCPUNs *int64 `json:"library_cpu_ns_per_op,omitempty"`
 	RawCPUNs     *int64 `json:"raw_cpu_ns_per_op,omitempty"`
 	FloorCPUNs   *int64 `json:"floor_cpu_ns_per_op,omitempty"`
 	// LibraryFloorCPURatio is the library's CPU per operation over the floor's.
 	LibraryFloorCPURatio *float64 `json:"library_floor_cpu_ratio,omitempty"`
-	// FloorTarget is the target against the floor, such as "<= 1.2x floor latency, <= 1.5x
-	// floor CPU", and FloorMet whether this run reached it.
+	// FloorTarget is the target against the floor, such as "<= 1.2x floor, CPU <= 1.5x",
+	// and FloorMet whether this run reached it.
 	FloorTarget string `json:"floor_target,omitempty"`
 	FloorMet    *bool  `json:"floor_target_met,omitempty"`
 	// Target is the acceptance target of the workload, such as "ratio <= 1.05", and Met
@@ -166,8 +167,8 @@ type samples struct {
 	// allocsPerOp is the allocations of one library operation, from a pass of its own;
 	// negative when not counted (more than one worker).
 	allocsPerOp float64
-	// cpu is the client CPU time of one operation of each side (library, raw, floor),
-	// from a pass of each side alone; zero when not measured.
+	// cpu is the client CPU time of one operation of each side, in the order library, raw
+	// (when there is one), floor; zero when not measured.
 	cpu [3]time.Duration
 }
 
@@ -186,8 +187,9 @@ const maxAllocOps = 20
 // is exact only after runtime.ReadMemStats, which stops the world and empties every
 // processor's allocation cache, and doing that around each timed operation would slow the
 // operation that follows (by microseconds: a cached read would look ten times slower).
-// The client CPU time per operation is measured the same way, in a pass of each side
-// alone, because the process's CPU clock cannot tell the sides apart.
+// The client CPU time per operation is measured after that too, in a pass where each side
+// runs alone between two readings of the clock (cpuPerOp), because the process's CPU clock
+// cannot tell sides running side by side apart.
 func measure(ctx context.Context, cfg Config, wl workload) (samples, error) {
 	workers := cfg.Concurrency
 	type side struct {

@@ -117,6 +117,7 @@ func ratio(v *float64) string {
 	return num(v, 2)
 }
 
+// verdict is the target column: each target the row has, with whether the run met it.
 func verdict(r Result) string {
 	v := targetVerdict(r.Target, r.Met)
 	if r.FloorTarget != "" {
@@ -130,17 +131,13 @@ func verdict(r Result) string {
 }
 
 func targetVerdict(target string, met *bool) string {
-	r := struct {
-		Target string
-		Met    *bool
-	}{target, met}
 	switch {
-	case r.Target == "":
+	case target == "":
 		return "-"
-	case r.Met == nil:
-		return r.Target + " ?"
-	case *r.Met:
-		return r.Target + " ok"
+	case met == nil:
+		return target + " ?"
+	case *met:
+		return target + " ok"
 	}
-	return r.Target + " MISSED"
+	return target + " MISSED"
 }
