@@ -258,9 +258,10 @@ func outcome[T any](out Outcome[T], err error) (Outcome[T], error) {
 // row's turn among this process's verb calls on the same row through the same account (ctx
 // ending the wait), and holds it until it returns: such calls run one after another, so an
 // attempt loses only to a writer outside the process (or through another account value),
-// and the attempt budget is spent on those alone. mutate must
-// therefore not call a verb on the same row through the same account: that call would wait
-// for the turn its caller holds, until ctx ends.
+// and the attempt budget is spent on those alone. mutate must therefore not call a verb on
+// the same row through the same account: that call would wait for the turn its caller holds,
+// until ctx ends. Nor should it call one on another row whose holder may in turn wait for
+// this one: two calls waiting for each other's rows wait until their contexts end.
 func TryMutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (Outcome[T], error) {
 	ctx, span := startSpan(ctx, s, "try mutate", id)
 	out, err := outcome(transition[T, P](ctx, s, id, nil, mutate, nil, opts, span))

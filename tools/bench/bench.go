@@ -1,6 +1,8 @@
 // Package bench measures Unified Data Tables against hand-written Azure SDK code: the same
 // workloads, in one process, against the same account, the library's operation and the raw
-// SDK's one alternating, and the library's workloads on the in-memory backend. It is what
+// SDK's one alternating, and the library's workloads on the in-memory backend. The
+// single-row workloads also run through a floor of plain net/http with requests signed by
+// hand (floor.go), with the client CPU time per operation of each side. It is what
 // "udtables bench" runs; see Run.
 package bench
 
