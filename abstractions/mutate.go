@@ -59,19 +59,29 @@ type Outcome[T any] struct {
 // RetryOptions configure the compare-and-swap loop of Mutate, TryMutate, TryTransition and
 // MutateOrCreate. The verbs take a *RetryOptions; nil, like the zero value, means the
 // defaults.
+//
+// The budget is for writers outside the process: the calls of one process on one row take
+// turns when the store is a Turnstile (the stores of both backends are), so they never make
+// each other lose. With the defaults a call that keeps losing to another process waits a
+// random 10–20 ms before its second attempt, 20–40 ms before its third and 40–80 ms before
+// its fourth and last: at most 140 ms of waiting before it reports the conflict.
 type RetryOptions struct {
-	// Attempts is the most read-and-write rounds a call makes; 0 means 3.
+	// Attempts is the most read-and-write rounds a call makes; 0 means 4.
 	Attempts int
-	// Backoff is the wait before the second attempt, doubled before each later one; 0 means
-	// 10ms, a negative value means no wait. Each wait is drawn at random between half and
-	// all of its value, so racing callers spread out, and ends early when ctx ends.
+	// Backoff is the wait before the second attempt, doubled before each later one (each
+	// loss in a row doubles it) up to MaxRetryWait, or Backoff when it is larger; 0 means
+	// 20ms, a negative value means no wait. Each wait is drawn at random between half and all of its value, so racing
+	// callers spread out, and ends early when ctx ends.
 	Backoff time.Duration
 }
 
 const (
-	defaultAttempts = 3
-	defaultBackoff  = 10 * time.Millisecond
+	defaultAttempts = 4
+	defaultBackoff  = 20 * time.Millisecond
 )
+
+// MaxRetryWait bounds one wait of RetryOptions.Wait, however many attempts a caller allows.
+const MaxRetryWait = 2 * time.Second
 
 // WithDefaults returns a copy of the options with every unset field at its default, as the
 // verbs use them; a nil *RetryOptions gives the defaults. Packages that run a compare-and-swap
@@ -91,16 +101,18 @@ func (o *RetryOptions) WithDefaults() RetryOptions {
 	return r
 }
 
-// Wait sleeps before attempt number next (2, 3, …): a jittered pause between half and all of
-// Backoff, doubling with each attempt. It returns ctx's error when ctx ends first, and at
-// once for a first attempt or a negative Backoff. It uses a timer, not a goroutine.
+// Wait sleeps before attempt number next (2, 3, …), that is after next-1 lost attempts in a
+// row: a pause drawn at random between half and all of Backoff·2^(next-2), the doubling
+// stopping at MaxRetryWait. Waits that grow with each loss let the writer that won go on undisturbed,
+// and the random draw keeps writers that lost at the same moment from coming back at the
+// same moment. Wait returns ctx's error when ctx ends first, and returns at once for a
+// first attempt or a negative Backoff. It uses a timer, not a goroutine.
 func (o RetryOptions) Wait(ctx context.Context, next int) error {
-	if o.Backoff < 0 || next < 2 {
+	lo, hi := o.waitRange(next)
+	if hi <= 0 {
 		return ctx.Err()
 	}
-	d := o.Backoff << min(next-2, 20)
-	d = d/2 + rand.N(d/2+1)
-	t := time.NewTimer(d)
+	t := time.NewTimer(lo + rand.N(hi-lo+1))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -108,6 +120,19 @@ func (o RetryOptions) Wait(ctx context.Context, next int) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// waitRange is the range Wait draws the wait before attempt next from; 0, 0 for none.
+func (o RetryOptions) waitRange(next int) (lo, hi time.Duration) {
+	if o.Backoff <= 0 || next < 2 {
+		return 0, 0
+	}
+	// Doubling stops at MaxRetryWait; a Backoff above it is waited as it is.
+	d := max(o.Backoff, MaxRetryWait)
+	if shift := next - 2; shift < 31 && o.Backoff <= MaxRetryWait>>shift {
+		d = o.Backoff << shift
+	}
+	return d / 2, d
 }
 
 // transition is the loop every verb but GetOrCreate shares: read the row, decide, apply and
@@ -124,6 +149,13 @@ func transition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id str
 		return Outcome[T]{}, fmt.Errorf("%w: the mutate function is nil", ErrInvalidArgument)
 	}
 	o := opts.WithDefaults()
+	// Callers of this process queue for the row here, so that their attempts lose only to
+	// writers elsewhere (see Turnstile).
+	release, err := takeTurn(ctx, s, id)
+	if err != nil {
+		return Outcome[T]{}, err
+	}
+	defer release()
 	var lastErr error
 	for attempt := 1; attempt <= o.Attempts; attempt++ {
 		if attempt > 1 {
@@ -221,6 +253,15 @@ func outcome[T any](out Outcome[T], err error) (Outcome[T], error) {
 // is undone). If a write's response is lost after the service applied it, the retry finds a
 // newer version and applies mutate again: make it idempotent (record an operation id in the
 // entity, say) when that matters.
+//
+// When s is a Turnstile (the stores of both backends are), the call first waits for the
+// row's turn among this process's verb calls on the same row through the same account (ctx
+// ending the wait), and holds it until it returns: such calls run one after another, so an
+// attempt loses only to a writer outside the process (or through another account value),
+// and the attempt budget is spent on those alone. mutate must therefore not call a verb on
+// the same row through the same account: that call would wait for the turn its caller holds,
+// until ctx ends. Nor should it call one on another row whose holder may in turn wait for
+// this one: two calls waiting for each other's rows wait until their contexts end.
 func TryMutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (Outcome[T], error) {
 	ctx, span := startSpan(ctx, s, "try mutate", id)
 	out, err := outcome(transition[T, P](ctx, s, id, nil, mutate, nil, opts, span))
@@ -232,7 +273,8 @@ func TryMutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id stri
 // in Value. So the callers racing for the same transition get one OutcomeUpdated, and every
 // loser, whose retry reads the winner's row, OutcomePreconditionFailed with that row;
 // OutcomeConflicted is left for a row so busy that the condition still held at every lost
-// attempt. A nil when is refused with ErrInvalidArgument.
+// attempt. A nil when is refused with ErrInvalidArgument. It takes the row's turn first (see
+// TryMutate).
 func TryTransition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, when func(*T) bool, apply func(*T) error,
 	opts *RetryOptions) (Outcome[T], error) {
 	if when == nil {
@@ -245,7 +287,9 @@ func TryTransition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id 
 
 // Mutate is TryMutate for callers that treat the other branches as failures: it returns the
 // stored entity, an error matching ErrNotFound for a missing row, and one matching
-// ErrConcurrencyConflict when every attempt lost its race (a caller may simply call again).
+// ErrConcurrencyConflict when every attempt lost its race to writers outside the process (a
+// caller may simply call again). Like every verb but GetOrCreate, it takes the row's turn
+// first (see TryMutate).
 func Mutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (*T, error) {
 	ctx, span := startSpan(ctx, s, "mutate", id)
 	out, err := transition[T, P](ctx, s, id, nil, mutate, nil, opts, span)
@@ -259,7 +303,8 @@ func Mutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string,
 // N calls on a missing id leave the effect of N changes. A create that loses to another
 // caller's counts as a lost race: the next attempt applies the change to the winner's row.
 // Errors are those of Mutate; create must return a new entity each time (its ID is set to
-// id). A nil create is refused with ErrInvalidArgument.
+// id). A nil create is refused with ErrInvalidArgument. It takes the row's turn first (see
+// TryMutate), so the calls of one process on a missing id never race each other's creates.
 func MutateOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, create func() *T, mutate func(*T) error,
 	opts *RetryOptions) (*T, error) {
 	if create == nil {

@@ -120,8 +120,8 @@ func TestMutateRunsOutOfAttempts(t *testing.T) {
 		t.Fatalf("mutate ran %d times, want 4", calls)
 	}
 	out, err := TryMutate(ctx, s, "p|1", inc, fast)
-	if err != nil || out.Status != OutcomeConflicted || out.Attempts != 3 || out.Value != nil {
-		t.Fatalf("TryMutate: got %+v, %v; want OutcomeConflicted after 3 attempts, no error", out, err)
+	if err != nil || out.Status != OutcomeConflicted || out.Attempts != 4 || out.Value != nil {
+		t.Fatalf("TryMutate: got %+v, %v; want OutcomeConflicted after the default 4 attempts, no error", out, err)
 	}
 	if c, _ := s.One(ctx, "p|1"); c.N%100 != 0 {
 		t.Fatalf("a lost attempt was written: N=%d", c.N)
@@ -303,9 +303,9 @@ func TestRetryOptionsDefaults(t *testing.T) {
 		in   *RetryOptions
 		want RetryOptions
 	}{
-		{"nil", nil, RetryOptions{Attempts: 3, Backoff: 10 * time.Millisecond}},
-		{"zero", &RetryOptions{}, RetryOptions{Attempts: 3, Backoff: 10 * time.Millisecond}},
-		{"negative attempts", &RetryOptions{Attempts: -1, Backoff: time.Second}, RetryOptions{Attempts: 3, Backoff: time.Second}},
+		{"nil", nil, RetryOptions{Attempts: 4, Backoff: 20 * time.Millisecond}},
+		{"zero", &RetryOptions{}, RetryOptions{Attempts: 4, Backoff: 20 * time.Millisecond}},
+		{"negative attempts", &RetryOptions{Attempts: -1, Backoff: time.Second}, RetryOptions{Attempts: 4, Backoff: time.Second}},
 		{"set", &RetryOptions{Attempts: 7, Backoff: -1}, RetryOptions{Attempts: 7, Backoff: -1}},
 	} {
 		if got := tc.in.WithDefaults(); got != tc.want {
@@ -320,6 +320,30 @@ func TestRetryOptionsDefaults(t *testing.T) {
 		// A lower bound only: a timer never fires early, however loaded the machine.
 		if d := time.Since(start); d < time.Millisecond {
 			t.Fatalf("the third attempt waited %v, want at least half of 2ms", d)
+		}
+	}
+}
+
+func TestRetryWaitsGrowWithLosses(t *testing.T) {
+	ms := time.Millisecond
+	def := (*RetryOptions)(nil).WithDefaults()
+	for _, tc := range []struct {
+		name   string
+		o      RetryOptions
+		next   int
+		lo, hi time.Duration
+	}{
+		{"first attempt", def, 1, 0, 0},
+		{"after one loss", def, 2, 10 * ms, 20 * ms},
+		{"after two", def, 3, 20 * ms, 40 * ms},
+		{"after three", def, 4, 40 * ms, 80 * ms},
+		{"doubling stops at MaxRetryWait", def, 12, MaxRetryWait / 2, MaxRetryWait},
+		{"far beyond", def, 1000, MaxRetryWait / 2, MaxRetryWait},
+		{"a Backoff above the bound stays", RetryOptions{Backoff: time.Hour}, 5, 30 * time.Minute, time.Hour},
+		{"no wait", RetryOptions{Backoff: -1}, 3, 0, 0},
+	} {
+		if lo, hi := tc.o.waitRange(tc.next); lo != tc.lo || hi != tc.hi {
+			t.Errorf("%s: waitRange(%d) = %v..%v, want %v..%v", tc.name, tc.next, lo, hi, tc.lo, tc.hi)
 		}
 	}
 }

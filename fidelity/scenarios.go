@@ -21,6 +21,7 @@ func storeScenarios() []Scenario {
 	all := append([]Scenario(nil), storeBasics...)
 	all = append(all, storeTableScenarios...)
 	all = append(all, mutateScenarios...)
+	all = append(all, hotRowScenarios...)
 	all = append(all, queryStoreScenarios...)
 	all = append(all, cacheScenarios...)
 	all = append(all, blobDocScenarios()...)

@@ -159,7 +159,7 @@ var mutateScenarios = []Scenario{
 				distinct = distinct && k == 1 && n >= 1 && n <= workers*each
 			}
 			e.Equal("every success returned its own value 1..800", distinct, true)
-			e.t.Logf("[%s] 16x50 Mutate: the 3-attempt budget ran out %d times for 800 successful calls", e.Backend, exhausted.Load())
+			e.t.Logf("[%s] 16x50 Mutate: the attempt budget ran out %d times for 800 successful calls", e.Backend, exhausted.Load())
 		},
 	},
 	{

@@ -141,8 +141,9 @@ func (a *Account) engine() *engine.Account {
 
 // Store is the repository of one entity type T in one table: the in-memory implementation of
 // [abstractions.Storage], whose methods document each call. It runs the same code as
-// tables.Store. Beyond Storage it has Account, which returns the store's
-// account. It is safe for concurrent use; make one per type with For and keep it.
+// tables.Store. Beyond Storage it has Account, which returns the store's account; like
+// tables.Store it is an [abstractions.Turnstile], so the verbs' calls on one row through one
+// account take turns. It is safe for concurrent use; make one per type with For and keep it.
 //
 // Its methods forward to the engine both backends run (store_gen.go is generated from it:
 // go generate).

@@ -171,6 +171,19 @@ func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, partitionKey string, ol
 // Table returns the name of the store's table.
 func (s *Store[T]) Table() string { return s.s.Table() }
 
+// Turn waits for the turn of the row with the id among the account's outcome-verb calls
+// (abstractions.Turnstile); the verbs call it, a program need not. The queue is the
+// account's: two stores of one table in one account share it, whatever the case of the
+// table's name, and the id is resolved as the store resolves it (normalised unless the
+// account keeps ids as written), so "EU|Alice" and "eu|alice" wait in one queue. Callers
+// are served in the order they came. When ctx ends first, Turn returns ctx's error. An id
+// the store refuses, and a caller beyond MaxRowWaiters, get no turn and a release that does
+// nothing: the verb's read refuses the one, the other races as before.
+//
+// Only calls through this account queue: another account value over the same table, like
+// another process, is a writer the verbs' attempts may lose to.
+func (s *Store[T]) Turn(ctx context.Context, id string) (func(), error) { return s.s.Turn(ctx, id) }
+
 // Update replaces a stored row under the given concurrency mode. A missing row fails
 // with an error matching [abstractions.ErrNotFound], a lost race with [abstractions.ErrConcurrencyConflict]. An entity
 // without an ETag is refused with [abstractions.ErrInvalidArgument] in Strict mode, and in Auto mode

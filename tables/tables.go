@@ -243,7 +243,9 @@ func (a *Account) engine() *engine.Account {
 // One, Exists, List, Count, the batches, DeletePartition, Patch, Query, Stream, Page, Any).
 // Beyond Storage it has Account, which returns the store's account. The generic verbs of
 // package abstractions (Mutate, TryTransition, GetOrCreate, …) take a Store as they take
-// any Storage. It is safe for concurrent use; make one per type with For and keep it.
+// any Storage; the store is an [abstractions.Turnstile], so the verbs' calls on one row
+// through one account take turns instead of racing each other. It is safe for concurrent
+// use; make one per type with For and keep it.
 //
 // Its methods forward to the engine both backends run (store_gen.go is generated from it:
 // go generate).
@@ -281,6 +283,10 @@ type StoreOptions = engine.StoreOptions
 //   - Entries hold rows, not values: every hit decodes a fresh copy, so no caller can change
 //     what another gets.
 //   - Stores whose own policy is Disabled keep it coherent too.
+//   - The outcome verbs' calls on one row take turns (see [abstractions.Turnstile]), so a
+//     Mutate reads, cached, the version the previous call of the process wrote. Its attempt
+//     fails only when another process wrote since; the failed write drops the entry, and the
+//     next attempt reads the table.
 //
 // Writes made through another account or by another process are seen only when an entry
 // expires: use Disabled in secondary processes, and Absolute with a short time in the

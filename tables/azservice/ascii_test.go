@@ -51,11 +51,11 @@ func TestEscapeNonASCII(t *testing.T) {
 	}
 }
 
-// recorder is a transport that keeps the body of each request and answers it as the
+// bodyRecorder is a transport that keeps the body of each request and answers it as the
 // service answers a write, without a network.
-type recorder struct{ bodies []string }
+type bodyRecorder struct{ bodies []string }
 
-func (r *recorder) Do(req *http.Request) (*http.Response, error) {
+func (r *bodyRecorder) Do(req *http.Request) (*http.Response, error) {
 	var b []byte
 	if req.Body != nil {
 		var err error
@@ -82,7 +82,7 @@ func TestASCIIBodiesForTheEmulatorOnly(t *testing.T) {
 		ascii   bool
 	}{{azconn.DevAccountName, true}, {"someaccount", false}} {
 		t.Run(tc.account, func(t *testing.T) {
-			rec := &recorder{}
+			rec := &bodyRecorder{}
 			conn := "DefaultEndpointsProtocol=http;AccountName=" + tc.account + ";AccountKey=" + azconn.DevAccountKey +
 				";TableEndpoint=http://127.0.0.1:1/" + tc.account
 			s, err := NewFromConnectionString(conn, &Options{ClientOptions: azcore.ClientOptions{Transport: rec}})

@@ -18,6 +18,14 @@
 // value, which is how the service answers a $select of a property the row lacks. A value
 // that does not parse as its type fails with an error matching abstractions.ErrIntegrity.
 //
+// # Requests
+//
+// Tables, queries and transactions go through aztables. Point reads and single-row writes
+// go through an azcore pipeline of the package's own, built from the same client options and
+// credential: they send the JSON the package wrote, where aztables would decode it into a
+// map and encode it again, and otherwise the same requests, with the same spans, telemetry
+// and errors. An Azure Cosmos DB table endpoint keeps aztables for every request.
+//
 // # Errors
 //
 // Every failure the service reports becomes an *abstractions.StatusError with the HTTP

@@ -1,6 +1,7 @@
 package azservice
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/url"
 
@@ -17,17 +18,20 @@ import (
 // the Azure SDK. It implements service.Tables and is safe for concurrent use.
 type Service struct {
 	tables   *aztables.ServiceClient
+	rows     *rowClient // entity requests (pipeline.go); nil sends them through aztables
 	endpoint string
 }
 
 var _ service.Tables = (*Service)(nil)
 
-// Options configure the client a constructor builds. A nil *Options, like the zero value,
+// Options configure the clients a constructor builds. A nil *Options, like the zero value,
 // means the SDK's defaults.
 type Options struct {
 	// ClientOptions are the Azure SDK's client options: transport, retries, per-call and
-	// per-retry policies, logging, telemetry and tracing. The constructors add the
-	// package's own policy (the read tap, see Service) after the per-call ones given here.
+	// per-retry policies, logging, telemetry and tracing. They apply to aztables' client
+	// (tables, queries, transactions), to which the constructors add the package's own
+	// policy (the read tap) after the per-call ones given here, and to the pipeline of the
+	// entity requests (point reads and row writes), which the package sends itself.
 	ClientOptions azcore.ClientOptions
 }
 
@@ -70,9 +74,19 @@ func NewFromConnectionString(conn string, opts *Options) (*Service, error) {
 		if s.tables, err = aztables.NewServiceClientWithSharedKey(cs.TableURL, cred, opts.clientOptions(emulator)); err != nil {
 			return nil, fmt.Errorf("azservice: creating the table client: %w", err)
 		}
+		key, err := base64.StdEncoding.DecodeString(cs.AccountKey)
+		if err != nil {
+			return nil, fmt.Errorf("%w: AccountKey is not usable", azconn.ErrConnString)
+		}
+		if s.rows, err = newRowClient(cs.TableURL, "", credential{account: cs.AccountName, key: key}, opts, emulator); err != nil {
+			return nil, fmt.Errorf("azservice: creating the table client: %w", err)
+		}
 		return s, nil
 	}
 	if s.tables, err = aztables.NewServiceClientWithNoCredential(cs.TableURL+"/?"+cs.SAS, opts.clientOptions(emulator)); err != nil {
+		return nil, fmt.Errorf("azservice: creating the table client: %w", err)
+	}
+	if s.rows, err = newRowClient(cs.TableURL, cs.SAS, credential{}, opts, emulator); err != nil {
 		return nil, fmt.Errorf("azservice: creating the table client: %w", err)
 	}
 	return s, nil
@@ -94,7 +108,11 @@ func NewWithCredential(tableURL string, cred azcore.TokenCredential, opts *Optio
 	if err != nil {
 		return nil, fmt.Errorf("azservice: creating the table client: %w", err)
 	}
-	return &Service{tables: tc, endpoint: tableURL}, nil
+	rows, err := newRowClient(tableURL, "", credential{token: cred}, opts, false)
+	if err != nil {
+		return nil, fmt.Errorf("azservice: creating the table client: %w", err)
+	}
+	return &Service{tables: tc, rows: rows, endpoint: tableURL}, nil
 }
 
 // CheckEndpoint returns an error matching abstractions.ErrInvalidArgument when u is not an

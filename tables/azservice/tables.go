@@ -85,6 +85,9 @@ func (s *Service) GetRow(ctx context.Context, table, partitionKey, rowKey string
 	if sel != nil || partitionKey == "" {
 		return s.getRowByQuery(ctx, table, partitionKey, rowKey, sel)
 	}
+	if s.rows != nil {
+		return s.rows.getRow(ctx, table, partitionKey, rowKey)
+	}
 	var raw *http.Response
 	t := &tap{}
 	resp, err := s.tables.NewClient(table).GetEntity(policy.WithCaptureResponse(withTap(ctx, t), &raw), partitionKey, rowKey, nil)
@@ -232,6 +235,9 @@ func (s *Service) Write(ctx context.Context, table string, a service.Action) (se
 	}
 	if a.Op != service.OpInsert && a.Row.PartitionKey == "" {
 		return service.Written{}, errEmptyPartitionKey
+	}
+	if s.rows != nil {
+		return s.rows.write(ctx, table, a)
 	}
 	client := s.tables.NewClient(table)
 	ifMatch := azcore.ETag(a.IfMatch)

@@ -83,6 +83,7 @@ type Account struct {
 	codec  codec.Options
 
 	cache *readCache // one per account, shared by all its stores
+	turns turnstile  // the rows' queues of the outcome verbs (turnstile.go)
 
 	// off is the blob offload configuration, nil when off; offErr refuses split-aware
 	// stores when the options are out of range.

@@ -36,6 +36,7 @@ type sides struct {
 	store  *tables.Store[Order]
 	cached *tables.Store[Order] // the same table, with the read cache on
 	raw    *aztables.Client
+	floor  *floorClient // plain net/http, requests signed by hand (floor.go)
 	table  string
 	now    func() time.Time
 	seq    atomic.Int64 // row keys of inserts, unique across workers
@@ -85,7 +86,11 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sides{store: store, cached: cached, raw: rawSvc.NewClient(table), table: table, now: time.Now}
+	floor, err := newFloorClient(cfg.ConnectionString, table, &http.Client{Transport: tr})
+	if err != nil {
+		return nil, err
+	}
+	s := &sides{store: store, cached: cached, raw: rawSvc.NewClient(table), floor: floor, table: table, now: time.Now}
 
 	cctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
 	err = store.EnsureCreated(cctx)
@@ -137,9 +142,23 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 				r.Met = ptr(*r.Ratio <= 0.01)
 			}
 		}
-		cfg.progress("%s: library %v, raw %v", wl.name, time.Duration(*r.LibraryMedianNs), time.Duration(*r.RawMedianNs))
+		if r.FloorTarget == targetFloor && r.LibraryFloorRatio != nil && r.LibraryFloorCPURatio != nil {
+			r.FloorMet = ptr(*r.LibraryFloorRatio <= floorLatency && *r.LibraryFloorCPURatio <= floorCPU)
+		}
+		line := fmt.Sprintf("%s: library %v, raw %v", wl.name, time.Duration(*r.LibraryMedianNs), time.Duration(*r.RawMedianNs))
+		if r.FloorMedianNs != nil {
+			line += fmt.Sprintf(", floor %v", time.Duration(*r.FloorMedianNs))
+		}
+		cfg.progress("%s", line)
 		results = append(results, r)
 	}
+	cfg.progress("%s…", hotRowName)
+	r, err := s.hotRow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg.progress("%s: %s", hotRowName, r.Note)
+	results = append(results, r)
 	return results, nil
 }
 
@@ -153,10 +172,10 @@ func (s *sides) seed(ctx context.Context) error {
 func (s *sides) workloads(ctx context.Context, cfg Config) []workload {
 	const target = targetRatio
 	return append([]workload{
-		{name: "point read", ops: cfg.Ops, target: target, library: s.libRead, raw: s.rawRead},
+		{name: "point read", ops: cfg.Ops, target: target, floorTarget: targetFloor, library: s.libRead, raw: s.rawRead, floor: s.floorRead},
 		s.cachedReadWorkload(ctx, cfg),
-		{name: "insert", ops: cfg.Ops, target: target, library: s.libInsert, raw: s.rawInsert},
-		{name: "upsert", ops: cfg.Ops, target: target, library: s.libUpsert, raw: s.rawUpsert},
+		{name: "insert", ops: cfg.Ops, target: target, floorTarget: targetFloor, library: s.libInsert, raw: s.rawInsert, floor: s.floorInsert},
+		{name: "upsert", ops: cfg.Ops, target: target, floorTarget: targetFloor, library: s.libUpsert, raw: s.rawUpsert, floor: s.floorUpsert},
 		s.updateWorkload(ctx, cfg),
 		{name: "query 1,000-row partition", ops: cfg.heavyOps(), target: target, library: s.libList, raw: s.rawList},
 		s.pageWorkload(cfg),
@@ -169,6 +188,12 @@ func (s *sides) workloads(ctx context.Context, cfg Config) []workload {
 const (
 	targetRatio  = "ratio <= 1.05"
 	targetCached = "ratio <= 0.01" // at least 100 times faster than the raw read
+	// targetFloor is the single-row operations' target against the floor: the median at
+	// most floorLatency times the floor's, the client CPU per operation at most floorCPU
+	// times.
+	targetFloor  = "<= 1.2x floor, CPU <= 1.5x"
+	floorLatency = 1.2
+	floorCPU     = 1.5
 )
 
 // cachedReadWorkload reads the rows the point read reads, through a store with the read
@@ -214,6 +239,19 @@ func (s *sides) rawRead(ctx context.Context, w, i int) error {
 	return err
 }
 
+func (s *sides) floorRead(ctx context.Context, w, i int) error {
+	_, err := s.floor.get(ctx, "read", rowKey(readKey(w, i)))
+	return err
+}
+
+func (s *sides) floorInsert(ctx context.Context, _, i int) error {
+	return s.floor.insert(ctx, newFloorOrder("insfloor", "k"+strconv.FormatInt(s.seq.Add(1), 10), i), s.now())
+}
+
+func (s *sides) floorUpsert(ctx context.Context, w, i int) error {
+	return s.floor.replace(ctx, newFloorOrder("upsfloor", rowKey(readKey(w, i)), i), "", s.now())
+}
+
 func (s *sides) libInsert(ctx context.Context, _, i int) error {
 	return s.store.Create(ctx, newOrder("inslib", "k"+strconv.FormatInt(s.seq.Add(1), 10), i))
 }
@@ -251,10 +289,16 @@ func (s *sides) rawUpsert(ctx context.Context, w, i int) error {
 // updateWorkload updates one row per worker and side over and over, each time with the
 // ETag the previous write returned, as an optimistic-concurrency loop does.
 func (s *sides) updateWorkload(ctx context.Context, cfg Config) workload {
-	wl := workload{name: "update (Strict)", ops: cfg.Ops, target: targetRatio}
+	wl := workload{name: "update (Strict)", ops: cfg.Ops, target: targetRatio, floorTarget: targetFloor}
 	libRows := make([]*Order, cfg.Concurrency)
 	rawRows := make([]*rawOrder, cfg.Concurrency)
+	floorRows := make([]*floorOrder, cfg.Concurrency)
 	for w := range cfg.Concurrency {
+		floorRows[w] = newFloorOrder("updfloor", rowKey(w), w)
+		if err := s.floor.insert(ctx, floorRows[w], s.now()); err != nil {
+			wl.library = func(context.Context, int, int) error { return err }
+			return wl
+		}
 		libRows[w] = newOrder("updlib", rowKey(w), w)
 		if err := s.store.Create(ctx, libRows[w]); err != nil {
 			wl.library = func(context.Context, int, int) error { return err }
@@ -276,6 +320,11 @@ func (s *sides) updateWorkload(ctx context.Context, cfg Config) workload {
 		v := libRows[w]
 		v.Quantity++
 		return s.store.Update(ctx, v, abstractions.Strict)
+	}
+	wl.floor = func(ctx context.Context, w, _ int) error {
+		o := floorRows[w]
+		o.Quantity++
+		return s.floor.replace(ctx, o, o.ETag, s.now())
 	}
 	wl.raw = func(ctx context.Context, w, _ int) error {
 		o := rawRows[w]

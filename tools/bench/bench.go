@@ -1,6 +1,8 @@
 // Package bench measures Unified Data Tables against hand-written Azure SDK code: the same
 // workloads, in one process, against the same account, the library's operation and the raw
-// SDK's one alternating, and the library's workloads on the in-memory backend. It is what
+// SDK's one alternating, and the library's workloads on the in-memory backend. The
+// single-row workloads also run through a floor of plain net/http with requests signed by
+// hand (floor.go), with the client CPU time per operation of each side. It is what
 // "udtables bench" runs; see Run.
 package bench
 
@@ -73,6 +75,24 @@ type Result struct {
 	LibraryOpsPerSec   *float64 `json:"library_ops_per_s"`
 	RawOpsPerSec       *float64 `json:"raw_ops_per_s"`
 	LibraryAllocsPerOp *float64 `json:"library_allocs_per_op"`
+	// FloorMedianNs is the median of the floor workload (see floor.go): the same operation
+	// through plain net/http with requests signed by hand. Nil for workloads without one.
+	FloorMedianNs *int64 `json:"floor_median_ns,omitempty"`
+	// LibraryFloorRatio and RawFloorRatio are each side's median over the floor's.
+	LibraryFloorRatio *float64 `json:"library_floor_ratio,omitempty"`
+	RawFloorRatio     *float64 `json:"raw_floor_ratio,omitempty"`
+	// The client CPU time (user + system, getrusage) of one operation of each side, from a
+	// pass after the timed one in which the sides take turns (see cpuPerOp); only with one
+	// worker, and only for workloads with a floor.
+	LibraryCPUNs *int64 `json:"library_cpu_ns_per_op,omitempty"`
+	RawCPUNs     *int64 `json:"raw_cpu_ns_per_op,omitempty"`
+	FloorCPUNs   *int64 `json:"floor_cpu_ns_per_op,omitempty"`
+	// LibraryFloorCPURatio is the library's CPU per operation over the floor's.
+	LibraryFloorCPURatio *float64 `json:"library_floor_cpu_ratio,omitempty"`
+	// FloorTarget is the target against the floor, such as "<= 1.2x floor, CPU <= 1.5x",
+	// and FloorMet whether this run reached it.
+	FloorTarget string `json:"floor_target,omitempty"`
+	FloorMet    *bool  `json:"floor_target_met,omitempty"`
 	// Target is the acceptance target of the workload, such as "ratio <= 1.05", and Met
 	// whether this run reached it; both are empty when the workload has none.
 	Target string `json:"target,omitempty"`
@@ -136,22 +156,28 @@ func (c Config) progress(format string, args ...any) {
 // An op is one operation of a workload: worker w's i-th.
 type op func(ctx context.Context, w, i int) error
 
-// A workload is the same operation through the library and through raw SDK code.
+// A workload is the same operation through the library, through raw SDK code and, for
+// the single-row operations, through the floor client.
 type workload struct {
-	name    string
-	ops     int
-	target  string
-	library op
-	raw     op // nil on the memory backend
+	name        string
+	ops         int
+	target      string
+	floorTarget string
+	library     op
+	raw         op // nil on the memory backend
+	floor       op // nil but for the single-row operations against an account
 }
 
 // samples are what measuring one workload produced.
 type samples struct {
-	library, raw []time.Duration
-	wall         time.Duration // of the measured loop
+	library, raw, floor []time.Duration
+	wall                time.Duration // of the measured loop
 	// allocsPerOp is the allocations of one library operation, from a pass of its own;
 	// negative when not counted (more than one worker).
 	allocsPerOp float64
+	// cpu is the client CPU time of one operation of each side, in the order library, raw
+	// (when there is one), floor; zero when not measured.
+	cpu [3]time.Duration
 }
 
 // warmups is the number of unmeasured operations of each side before measuring, so that
@@ -161,23 +187,35 @@ const warmups = 2
 // maxAllocOps caps the library operations of the allocation pass.
 const maxAllocOps = 20
 
-// measure runs the workload's operations on cfg.Concurrency workers. Each worker
-// alternates which side goes first, so neither always runs on a connection the other just
-// warmed or pays for a collection the other triggered.
+// measure runs the workload's operations on cfg.Concurrency workers. Each worker rotates
+// which side goes first, so that no side always runs on a connection another just warmed
+// or pays for a collection another triggered.
 //
 // Allocations are counted afterwards, in a pass of library operations alone: the counter
 // is exact only after runtime.ReadMemStats, which stops the world and empties every
 // processor's allocation cache, and doing that around each timed operation would slow the
 // operation that follows (by microseconds: a cached read would look ten times slower).
+// The client CPU time per operation is measured after that too, in a pass where each side
+// runs alone between two readings of the clock (cpuPerOp), because the process's CPU clock
+// cannot tell sides running side by side apart.
 func measure(ctx context.Context, cfg Config, wl workload) (samples, error) {
 	workers := cfg.Concurrency
+	type side struct {
+		name string
+		run  op
+		pick func(*samples) *[]time.Duration
+	}
+	sides := []side{{"library", wl.library, func(s *samples) *[]time.Duration { return &s.library }}}
+	if wl.raw != nil {
+		sides = append(sides, side{"raw SDK", wl.raw, func(s *samples) *[]time.Duration { return &s.raw }})
+	}
+	if wl.floor != nil {
+		sides = append(sides, side{"floor", wl.floor, func(s *samples) *[]time.Duration { return &s.floor }})
+	}
 	for i := range warmups {
-		if err := wl.library(ctx, 0, -1-i); err != nil {
-			return samples{}, fmt.Errorf("%s (library, warm-up): %w", wl.name, err)
-		}
-		if wl.raw != nil {
-			if err := wl.raw(ctx, 0, -1-i); err != nil {
-				return samples{}, fmt.Errorf("%s (raw SDK, warm-up): %w", wl.name, err)
+		for _, sd := range sides {
+			if err := sd.run(ctx, 0, -1-i); err != nil {
+				return samples{}, fmt.Errorf("%s (%s, warm-up): %w", wl.name, sd.name, err)
 			}
 		}
 	}
@@ -192,43 +230,20 @@ func measure(ctx context.Context, cfg Config, wl workload) (samples, error) {
 		}
 		wg.Go(func() {
 			s := &per[w]
-			s.library = make([]time.Duration, 0, n)
-			if wl.raw != nil {
-				s.raw = make([]time.Duration, 0, n)
-			}
-			lib := func(i int) error {
-				t := time.Now()
-				err := wl.library(ctx, w, i)
-				s.library = append(s.library, time.Since(t))
-				if err != nil {
-					return fmt.Errorf("%s (library): %w", wl.name, err)
-				}
-				return nil
-			}
-			raw := func(i int) error {
-				if wl.raw == nil {
-					return nil
-				}
-				t := time.Now()
-				err := wl.raw(ctx, w, i)
-				s.raw = append(s.raw, time.Since(t))
-				if err != nil {
-					return fmt.Errorf("%s (raw SDK): %w", wl.name, err)
-				}
-				return nil
+			for _, sd := range sides {
+				*sd.pick(s) = make([]time.Duration, 0, n)
 			}
 			for i := range n {
-				first, second := lib, raw
-				if i%2 == 1 {
-					first, second = raw, lib
-				}
-				if err := first(i); err != nil {
-					errs[w] = err
-					return
-				}
-				if err := second(i); err != nil {
-					errs[w] = err
-					return
+				for k := range sides {
+					sd := sides[(i+k)%len(sides)]
+					t := time.Now()
+					err := sd.run(ctx, w, i)
+					d := sd.pick(s)
+					*d = append(*d, time.Since(t))
+					if err != nil {
+						errs[w] = fmt.Errorf("%s (%s): %w", wl.name, sd.name, err)
+						return
+					}
 				}
 			}
 		})
@@ -238,6 +253,7 @@ func measure(ctx context.Context, cfg Config, wl workload) (samples, error) {
 	for _, s := range per {
 		total.library = append(total.library, s.library...)
 		total.raw = append(total.raw, s.raw...)
+		total.floor = append(total.floor, s.floor...)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return total, err
@@ -257,8 +273,60 @@ func measure(ctx context.Context, cfg Config, wl workload) (samples, error) {
 		}
 		runtime.ReadMemStats(&after)
 		total.allocsPerOp = float64(after.Mallocs-before.Mallocs) / float64(n)
+		if wl.floor != nil {
+			runs := make([]op, len(sides))
+			for k, sd := range sides {
+				runs[k] = sd.run
+			}
+			cpu, err := cpuPerOp(ctx, runs, wl.ops+maxAllocOps, min(wl.ops, maxCPUOps))
+			if err != nil {
+				return total, fmt.Errorf("%s (measuring CPU time): %w", wl.name, err)
+			}
+			copy(total.cpu[:], cpu)
+		}
 	}
 	return total, nil
+}
+
+// maxCPUOps caps the operations of each side's CPU-time pass.
+const maxCPUOps = 400
+
+// cpuChunk is how many operations of one side run between two readings of the CPU clock.
+const cpuChunk = 10
+
+// cpuPerOp returns the client CPU time of one operation of each side: the process's CPU
+// time (user and system over all threads, so the HTTP transport's goroutines and the
+// collector count) while that side alone runs. The sides take turns in chunks of cpuChunk
+// operations, the first side of each round rotating, so a change of the machine's load
+// during the pass weighs on every side alike; each side's figure is the median of its
+// chunks, so a chunk that met a collection or a burst of another program's work does not
+// decide it. Operations are numbered from first on. All zero when the system has no CPU
+// clock.
+func cpuPerOp(ctx context.Context, sides []op, first, n int) ([]time.Duration, error) {
+	perChunk := make([][]time.Duration, len(sides))
+	next := first
+	for round := 0; round*cpuChunk < n; round++ {
+		for k := range sides {
+			side := (round + k) % len(sides)
+			before, ok := processCPU()
+			if !ok {
+				return make([]time.Duration, len(sides)), nil
+			}
+			for range cpuChunk {
+				if err := sides[side](ctx, 0, next); err != nil {
+					return nil, err
+				}
+				next++
+			}
+			after, _ := processCPU()
+			perChunk[side] = append(perChunk[side], (after-before)/cpuChunk)
+		}
+	}
+	out := make([]time.Duration, len(sides))
+	for k, c := range perChunk {
+		out[k] = Median(c)
+	}
+	return out, nil
 }
 
 // result turns samples into a result row.
@@ -280,6 +348,31 @@ func result(cfg Config, backend string, wl workload, s samples) Result {
 		}
 		if v, ok := Ratio(lib, raw); ok {
 			r.Ratio = &v
+		}
+	}
+	if len(s.floor) > 0 {
+		floor := Median(s.floor)
+		r.FloorMedianNs = ptr(int64(floor))
+		if v, ok := Ratio(lib, floor); ok {
+			r.LibraryFloorRatio = &v
+		}
+		if len(s.raw) > 0 {
+			if v, ok := Ratio(Median(s.raw), floor); ok {
+				r.RawFloorRatio = &v
+			}
+		}
+		r.FloorTarget = wl.floorTarget
+	}
+	if s.cpu[0] > 0 {
+		r.LibraryCPUNs = ptr(int64(s.cpu[0]))
+		k := 1
+		if len(s.raw) > 0 {
+			r.RawCPUNs = ptr(int64(s.cpu[k]))
+			k++
+		}
+		r.FloorCPUNs = ptr(int64(s.cpu[k]))
+		if v, ok := Ratio(s.cpu[0], s.cpu[k]); ok {
+			r.LibraryFloorCPURatio = &v
 		}
 	}
 	return r

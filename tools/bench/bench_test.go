@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"regexp"
@@ -171,12 +172,33 @@ func TestRunAzurite(t *testing.T) {
 	}
 	az := byBackend(t, decode(t, out.Bytes()), BackendAzure)
 	for name, r := range az {
+		if name == hotRowName {
+			continue // no raw side; checked below
+		}
 		if ratio, _ := r["ratio"].(float64); ratio <= 0 {
 			t.Errorf("%s: ratio = %v", name, r["ratio"])
 		}
 		if ns, _ := r["raw_median_ns"].(float64); ns <= 0 {
 			t.Errorf("%s: raw_median_ns = %v", name, r["raw_median_ns"])
 		}
+	}
+	// The single-row operations have the floor beside them, and their CPU time per operation.
+	for _, name := range []string{"point read", "insert", "upsert", "update (Strict)"} {
+		r := az[name]
+		for _, k := range []string{"floor_median_ns", "library_floor_ratio", "raw_floor_ratio", "library_cpu_ns_per_op", "raw_cpu_ns_per_op",
+			"floor_cpu_ns_per_op", "library_floor_cpu_ratio"} {
+			if v, _ := r[k].(float64); v <= 0 {
+				t.Errorf("%s: %s = %v", name, k, r[k])
+			}
+		}
+		if _, ok := r["floor_target_met"].(bool); !ok || r["floor_target"] != targetFloor {
+			t.Errorf("%s: no verdict on the floor target: %v", name, r)
+		}
+	}
+	hot := az[hotRowName]
+	if hot == nil || hot["ops"] != float64(hotWorkers*hotEach) || hot["library_floor_ratio"] == nil || hot["floor_target_met"] == nil ||
+		!strings.Contains(fmt.Sprint(hot["note"]), "ran out of attempts") {
+		t.Errorf("the hot-row row: %v", hot)
 	}
 	names := deletedTables(progress.String())
 	if len(names) != 1 {

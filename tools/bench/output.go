@@ -24,15 +24,21 @@ func writeJSON(out io.Writer, results []Result) error {
 // writeText writes the results as an aligned table (names left, figures right) and a
 // legend.
 func writeText(out io.Writer, cfg Config, results []Result) error {
-	rows := [][]string{{"workload", "backend", "ops", "library median", "raw median", "ratio", "library ops/s", "raw ops/s", "allocs/op", "target"}}
+	rows := [][]string{{"workload", "backend", "ops", "library median", "raw median", "ratio", "floor median", "lib/floor", "raw/floor",
+		"lib CPU/op", "raw CPU/op", "floor CPU/op", "lib/floor CPU", "library ops/s", "raw ops/s", "allocs/op", "target"}}
 	for _, r := range results {
 		if r.Status == StatusPending {
-			rows = append(rows, []string{r.Workload, r.Backend, "-", "pending", "-", "-", "-", "-", "-", "-"})
+			row := []string{r.Workload, r.Backend, "-", "pending"}
+			for len(row) < len(rows[0]) {
+				row = append(row, "-")
+			}
+			rows = append(rows, row)
 			continue
 		}
 		rows = append(rows, []string{r.Workload, r.Backend, strconv.Itoa(r.Ops),
-			dur(r.LibraryMedianNs), dur(r.RawMedianNs), ratio(r.Ratio), num(r.LibraryOpsPerSec, 0),
-			num(r.RawOpsPerSec, 0), num(r.LibraryAllocsPerOp, 0), verdict(r)})
+			dur(r.LibraryMedianNs), dur(r.RawMedianNs), ratio(r.Ratio), dur(r.FloorMedianNs), ratio(r.LibraryFloorRatio), ratio(r.RawFloorRatio),
+			dur(r.LibraryCPUNs), dur(r.RawCPUNs), dur(r.FloorCPUNs), ratio(r.LibraryFloorCPURatio),
+			num(r.LibraryOpsPerSec, 0), num(r.RawOpsPerSec, 0), num(r.LibraryAllocsPerOp, 0), verdict(r)})
 	}
 	width := make([]int, len(rows[0]))
 	for _, row := range rows {
@@ -60,7 +66,13 @@ func writeText(out io.Writer, cfg Config, results []Result) error {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "\nconcurrency %d; medians per operation; ratio = library median / raw SDK median; library and raw operations alternate.\n", cfg.Concurrency)
+	fmt.Fprintf(&b, "\nconcurrency %d; medians per operation; ratio = library median / raw SDK median; library, raw and floor operations alternate.\n", cfg.Concurrency)
+	b.WriteString("floor = plain net/http with requests signed by hand (no SDK); CPU/op = client CPU time (user+system, getrusage) per operation, the sides taking turns in chunks of ten.\n")
+	for _, r := range results {
+		if r.Note != "" && r.Status != StatusPending {
+			fmt.Fprintf(&b, "%s (%s): %s\n", r.Workload, r.Backend, r.Note)
+		}
+	}
 	if cfg.Concurrency != 1 {
 		b.WriteString("allocs/op is only counted with concurrency 1.\n")
 	}
@@ -105,14 +117,27 @@ func ratio(v *float64) string {
 	return num(v, 2)
 }
 
+// verdict is the target column: each target the row has, with whether the run met it.
 func verdict(r Result) string {
-	switch {
-	case r.Target == "":
-		return "-"
-	case r.Met == nil:
-		return r.Target + " ?"
-	case *r.Met:
-		return r.Target + " ok"
+	v := targetVerdict(r.Target, r.Met)
+	if r.FloorTarget != "" {
+		f := targetVerdict(r.FloorTarget, r.FloorMet)
+		if r.Target == "" {
+			return f
+		}
+		v += "; " + f
 	}
-	return r.Target + " MISSED"
+	return v
+}
+
+func targetVerdict(target string, met *bool) string {
+	switch {
+	case target == "":
+		return "-"
+	case met == nil:
+		return target + " ?"
+	case *met:
+		return target + " ok"
+	}
+	return target + " MISSED"
 }

@@ -49,8 +49,15 @@ account, alternating library and raw operations, and prints per workload the med
 each side, the ratio library / raw, operations per second and the library's allocations per
 operation. Workloads: point read (cache off, and a cache hit), insert, upsert, update (Strict), query of a 1,000-row
 partition, one page of 100 rows after another, batch upsert of 1,000 rows over 10 partitions, count of 10,000 rows, and writing and reading a 1 MB text value stored split (against the same rows written by
-hand in one transaction and read back with a point read and a range query). Then it runs
-the library's workloads on the in-memory backend.
+hand in one transaction and read back with a point read and a range query).
+
+The single-row operations (point read, insert, upsert, update) also run through the floor:
+a plain net/http client that signs its own requests (SharedKeyLite) and encodes with
+encoding/json, no SDK. Their rows add the floor's median, each side's median over it, and
+each side's client CPU time per operation (user + system, from getrusage, in a pass where
+the sides take turns in chunks of ten). The hot-row row times 32 goroutines making 25
+Mutate increments each of one row against the floor's 800 read+update pairs one after
+another. Then it runs the library's workloads on the in-memory backend.
 
 The account is the flag's, or Azurite's with --azurite, or the one in $` + testConnectionEnv + `;
 without any, only the memory backend runs. The benchmark uses a table with a random name and

@@ -1,0 +1,222 @@
+package azservice
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
+
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// Entity requests (point reads and single-row writes) do not go through aztables' methods:
+// AddEntity, UpdateEntity and UpsertEntity decode the body they are given into a map and
+// encode the map again, and every call builds its request through generic URL and header
+// code and parses response headers nobody reads. A rowClient sends the body this package
+// already built, through an azcore pipeline of its own made from the same client options
+// (transport, retries, per-call and per-retry policies, logging, telemetry, tracing) and
+// the same credential (the account key, signed as aztables signs it; the SAS in the URL; or
+// the token credential's bearer policy), with the request line, headers and span names
+// aztables uses, and maps the answers the same way (azcore.ResponseError, then mapError).
+// Tables, queries and transactions still go through aztables. See the README's
+// "Performance" section for the figures behind this.
+
+// The module name and version the pipeline reports in its telemetry (User-Agent) and
+// tracing: aztables', whose requests these are, byte for byte.
+const (
+	aztablesModule  = "github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	aztablesVersion = "v1.4.1"
+	apiVersion      = "2019-02-02"
+	storageAudience = "https://storage.azure.com/.default"
+)
+
+// rowClient sends entity requests to one account.
+type rowClient struct {
+	pl       runtime.Pipeline
+	tracer   tracing.Tracer
+	endpoint string // the table endpoint, without a trailing "/" or a query
+	query    string // "?" + the SAS when the account uses one, else ""
+}
+
+// credential is how a rowClient authenticates: exactly one of key and token is set, or
+// neither when the SAS in query does.
+type credential struct {
+	account string
+	key     []byte
+	token   azcore.TokenCredential
+}
+
+// newRowClient returns the rowClient of the endpoint, or nil when the endpoint is one
+// aztables treats specially (an Azure Cosmos DB table endpoint, whose requests aztables
+// rewrites): such accounts keep sending entity requests through aztables. For the emulator
+// (emulator set) entity bodies are sent as ASCII, as aztables' are (see asciiBodies).
+func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator bool) (*rowClient, error) {
+	if isCosmosEndpoint(endpoint) {
+		return nil, nil
+	}
+	var co azcore.ClientOptions
+	if opts != nil {
+		co = opts.ClientOptions
+	}
+	plOpts := runtime.PipelineOptions{Tracing: runtime.TracingOptions{Namespace: "Microsoft.Tables"}}
+	if emulator {
+		plOpts.PerCall = []policy.Policy{asciiBodies{}}
+	}
+	switch {
+	case cred.key != nil:
+		plOpts.PerRetry = []policy.Policy{newSharedKeyLite(cred.account, cred.key)}
+	case cred.token != nil:
+		plOpts.PerRetry = []policy.Policy{runtime.NewBearerTokenPolicy(cred.token, []string{storageAudience}, nil)}
+	}
+	client, err := azcore.NewClient(aztablesModule, aztablesVersion, plOpts, &co)
+	if err != nil {
+		return nil, err
+	}
+	c := &rowClient{pl: client.Pipeline(), tracer: client.Tracer(), endpoint: strings.TrimSuffix(endpoint, "/")}
+	if sas != "" {
+		c.query = "?" + strings.TrimPrefix(sas, "?")
+	}
+	return c, nil
+}
+
+// isCosmosEndpoint is aztables' test for an Azure Cosmos DB table endpoint.
+func isCosmosEndpoint(u string) bool {
+	return (strings.Contains(u, "localhost") && strings.Contains(u, "8902")) ||
+		strings.Contains(u, ".table.cosmos.") || strings.Contains(u, ".table.cosmosdb.")
+}
+
+// rowPath returns the URL of one row of a table: the keys quoted as OData strings (a
+// single quote doubled) and escaped for a path, as aztables writes them.
+func (c *rowClient) rowURL(table, pk, rk string) string {
+	var b strings.Builder
+	b.Grow(len(c.endpoint) + len(table) + len(pk) + len(rk) + len(c.query) + 32)
+	b.WriteString(c.endpoint)
+	b.WriteByte('/')
+	b.WriteString(url.PathEscape(table))
+	b.WriteString("(PartitionKey='")
+	b.WriteString(url.PathEscape(strings.ReplaceAll(pk, "'", "''")))
+	b.WriteString("',RowKey='")
+	b.WriteString(url.PathEscape(strings.ReplaceAll(rk, "'", "''")))
+	b.WriteString("')")
+	b.WriteString(c.query)
+	return b.String()
+}
+
+// tableURL returns the URL of a table, where inserts go.
+func (c *rowClient) tableURL(table string) string {
+	return c.endpoint + "/" + url.PathEscape(table) + c.query
+}
+
+// Accept headers of the requests, as aztables sends them.
+var (
+	acceptMinimal = []string{"application/json;odata=minimalmetadata"}
+	acceptJSON    = []string{"application/json"}
+	version       = []string{apiVersion}
+	dataService   = []string{"3.0"}
+	noEcho        = []string{"return-no-content"}
+)
+
+// do sends one request and returns its response when the status is one of ok; any other
+// status is an *azcore.ResponseError, as aztables returns it. span names the call for
+// tracing ("Client.GetEntity", …), as aztables names it.
+func (c *rowClient) do(ctx context.Context, span, method, u string, body []byte, accept []string, ifMatch string, prefer bool,
+	ok ...int) (resp *http.Response, err error) {
+	ctx, end := runtime.StartSpan(ctx, span, c.tracer, nil)
+	defer func() { end(err) }()
+	req, err := runtime.NewRequest(ctx, method, u)
+	if err != nil {
+		return nil, err
+	}
+	h := req.Raw().Header
+	h["x-ms-version"] = version
+	h["DataServiceVersion"] = dataService
+	h["Accept"] = accept
+	if ifMatch != "" {
+		h["If-Match"] = []string{ifMatch}
+	}
+	if prefer {
+		h["Prefer"] = noEcho
+	}
+	if body != nil {
+		if err := req.SetBody(streaming.NopCloser(bytes.NewReader(body)), "application/json"); err != nil {
+			return nil, err
+		}
+	}
+	resp, err = c.pl.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if !runtime.HasStatusCode(resp, ok...) {
+		return nil, runtime.NewResponseError(resp)
+	}
+	return resp, nil
+}
+
+// getRow is Service.GetRow without a projection: Get Entity, the body decoded as the
+// service sent it.
+func (c *rowClient) getRow(ctx context.Context, table, pk, rk string) (service.Row, error) {
+	resp, err := c.do(ctx, "Client.GetEntity", http.MethodGet, c.rowURL(table, pk, rk), nil, acceptMinimal, "", false, http.StatusOK)
+	if err != nil {
+		return service.Row{}, mapError(ctx, "get row", err)
+	}
+	body, err := runtime.Payload(resp)
+	if err != nil {
+		return service.Row{}, mapError(ctx, "get row", err)
+	}
+	row, err := decodeEntityBody(body)
+	if err != nil {
+		return service.Row{}, fmt.Errorf("azservice: get row (%q, %q) of %s: %w", pk, rk, table, err)
+	}
+	if row.ETag == "" {
+		row.ETag = resp.Header.Get("ETag")
+	}
+	return row, nil
+}
+
+// write is Service.Write once the action is known to be valid: Insert Entity (without the
+// echo), Update and Merge Entity under If-Match (the action's ETag, or * when empty), the
+// upserts as Update and Merge Entity without If-Match, Delete Entity under If-Match.
+func (c *rowClient) write(ctx context.Context, table string, a service.Action) (service.Written, error) {
+	ifMatch := a.IfMatch
+	if ifMatch == "" {
+		ifMatch = service.ETagAny
+	}
+	pk, rk := a.Row.PartitionKey, a.Row.RowKey
+	if a.Op == service.OpDelete {
+		_, err := c.do(ctx, "Client.DeleteEntity", http.MethodDelete, c.rowURL(table, pk, rk), nil, acceptMinimal, ifMatch, false, http.StatusNoContent)
+		return service.Written{}, mapError(ctx, "delete row", err)
+	}
+	// The body is not pooled: the transport may still hold it when the call returns (a
+	// service that answers before reading the whole request).
+	body, err := appendEntity(make([]byte, 0, 512), pk, rk, a.Row.Properties)
+	if err != nil {
+		return service.Written{}, err
+	}
+	var resp *http.Response
+	switch a.Op {
+	case service.OpInsert:
+		resp, err = c.do(ctx, "Client.AddEntity", http.MethodPost, c.tableURL(table), body, acceptMinimal, "", true, http.StatusCreated, http.StatusNoContent)
+	case service.OpReplace:
+		resp, err = c.do(ctx, "Client.UpdateEntity", http.MethodPut, c.rowURL(table, pk, rk), body, acceptJSON, ifMatch, false, http.StatusNoContent)
+	case service.OpMerge:
+		resp, err = c.do(ctx, "Client.UpdateEntity", http.MethodPatch, c.rowURL(table, pk, rk), body, acceptJSON, ifMatch, false, http.StatusNoContent)
+	case service.OpUpsertReplace:
+		resp, err = c.do(ctx, "Client.UpsertEntity", http.MethodPut, c.rowURL(table, pk, rk), body, acceptJSON, "", false, http.StatusNoContent)
+	case service.OpUpsertMerge:
+		resp, err = c.do(ctx, "Client.UpsertEntity", http.MethodPatch, c.rowURL(table, pk, rk), body, acceptJSON, "", false, http.StatusNoContent)
+	}
+	if err != nil {
+		return service.Written{}, mapError(ctx, "write row", err)
+	}
+	w := service.Written{ETag: resp.Header.Get("ETag")}
+	w.Timestamp, _ = etagTime(w.ETag)
+	return w, nil
+}
