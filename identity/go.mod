@@ -4,8 +4,6 @@ go 1.25.0
 
 require github.com/unified-data/gotables/abstractions v0.1.0
 
-require github.com/patrickmn/go-cache v2.1.0+incompatible // indirect
-
 // For tests only: the stores run on the in-memory backend, and the golden rows are written
 // to its service directly.
 require (

@@ -8,5 +8,3 @@ require (
 )
 
 require go.uber.org/goleak v1.3.0
-
-require github.com/patrickmn/go-cache v2.1.0+incompatible // indirect

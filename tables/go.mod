@@ -4,9 +4,10 @@ go 1.25.0
 
 require github.com/unified-data/gotables/abstractions v0.1.0
 
-require github.com/patrickmn/go-cache v2.1.0+incompatible
-
-require github.com/andybalholm/brotli v1.2.2
+require (
+	github.com/andybalholm/brotli v1.2.2
+	github.com/google/go-cmp v0.6.0
+)
 
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3

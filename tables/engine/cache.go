@@ -4,7 +4,6 @@ import (
 	"sync"
 	"time"
 
-	gocache "github.com/patrickmn/go-cache"
 
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -71,7 +70,7 @@ func (p CachePolicy) String() string {
 // key, so the next read goes to the table.
 type readCache struct {
 	mu     sync.Mutex
-	items  *gocache.Cache
+	items  map[string]*entry
 	seq    uint64
 	states map[string]*keyState
 	puts   int
@@ -100,15 +99,18 @@ type entry struct {
 	deadline time.Time
 }
 
-// expirySweepEvery is how many stores pass between sweeps of expired items. go-cache's own
-// janitor is a goroutine that outlives the account; the cache sweeps inline instead.
+// expirySweepEvery is how many stores pass between sweeps of expired items: the cache has no
+// janitor goroutine (which would outlive the account); it sweeps inline instead.
 const expirySweepEvery = 1024
 
-// newReadCache returns an empty cache whose expiry follows now. Items are kept in go-cache
-// without its own expiry (which reads the wall clock itself): the cache checks each entry's
-// deadline against now, so a test's clock, not time.Now, decides when an entry is gone.
+// newReadCache returns an empty cache whose expiry follows now: each entry's deadline is
+// checked against now, so a test's clock, not time.Now, decides when an entry is gone. The
+// entries are a plain map under the cache's own lock, which every operation takes anyway
+// for its coherence bookkeeping. (An earlier version kept them in go-cache; with expiry on
+// the account's clock it had nothing left to do but a second lock, and it linked
+// encoding/gob into every program for its unused Save and Load.)
 func newReadCache(now func() time.Time) *readCache {
-	return &readCache{items: gocache.New(gocache.NoExpiration, 0), states: map[string]*keyState{}, now: now}
+	return &readCache{items: map[string]*entry{}, states: map[string]*keyState{}, now: now}
 }
 
 func (c *readCache) state(key string) *keyState {
@@ -130,14 +132,13 @@ func (c *readCache) release(key string, st *keyState) {
 func (c *readCache) get(key string) (*entry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	x, ok := c.items.Get(key)
+	e, ok := c.items[key]
 	if !ok {
 		return nil, false
 	}
-	e := x.(*entry)
 	now := c.now()
 	if !now.Before(e.deadline) {
-		c.items.Delete(key)
+		delete(c.items, key)
 		return nil, false
 	}
 	if e.sliding {
@@ -199,15 +200,13 @@ func (c *readCache) endWrite(keys []string, put func(key string, current *entry)
 		var e *entry
 		if put != nil && !st.overlapped {
 			var current *entry
-			if x, ok := c.items.Get(k); ok {
-				current = x.(*entry)
-			}
+			current = c.items[k]
 			e = put(k, current)
 		}
 		if e != nil {
 			c.store(k, e)
 		} else {
-			c.items.Delete(k)
+			delete(c.items, k)
 		}
 		if st.writers == 0 {
 			st.overlapped = false
@@ -221,7 +220,7 @@ func (c *readCache) drop(keys []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, k := range keys {
-		c.items.Delete(k)
+		delete(c.items, k)
 	}
 }
 
@@ -231,14 +230,14 @@ func (c *readCache) store(key string, e *entry) {
 	case e.sliding || e.deadline.IsZero():
 		e.deadline = now.Add(e.ttl)
 	case !now.Before(e.deadline):
-		c.items.Delete(key)
+		delete(c.items, key)
 		return
 	}
-	c.items.Set(key, e, gocache.NoExpiration)
+	c.items[key] = e
 	if c.puts++; c.puts%expirySweepEvery == 0 {
-		for k, it := range c.items.Items() {
-			if !now.Before(it.Object.(*entry).deadline) {
-				c.items.Delete(k)
+		for k, it := range c.items {
+			if !now.Before(it.deadline) {
+				delete(c.items, k)
 			}
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"net/url"
@@ -139,16 +138,35 @@ func ParseErrorBody(body []byte) (code, message string) {
 		}
 		return oe.Code, trimTrailer(msg)
 	case '<':
-		var e struct {
-			Code    string `xml:"Code"`
-			Message string `xml:"Message"`
-		}
-		if xml.Unmarshal(body, &e) != nil {
+		code, ok := xmlElement(body, "Code")
+		if !ok {
 			return "", ""
 		}
-		return e.Code, trimTrailer(e.Message)
+		msg, _ := xmlElement(body, "Message")
+		return code, trimTrailer(msg)
 	}
 	return "", ""
+}
+
+// xmlEntities decodes the entities a storage error's text may hold.
+var xmlEntities = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&quot;", `"`, "&apos;", "'", "&amp;", "&")
+
+// xmlElement returns the text of the first <name>…</name> element of a storage error body
+// (<Error><Code>…</Code><Message>…</Message></Error>), its entities decoded. The service's
+// error bodies are this flat shape; reading them by hand keeps encoding/xml's reflection out
+// of the table path, which needs it for nothing else.
+func xmlElement(body []byte, name string) (string, bool) {
+	open, end := []byte("<"+name+">"), []byte("</"+name+">")
+	i := bytes.Index(body, open)
+	if i < 0 {
+		return "", false
+	}
+	rest := body[i+len(open):]
+	j := bytes.Index(rest, end)
+	if j < 0 {
+		return "", false
+	}
+	return xmlEntities.Replace(string(rest[:j])), true
 }
 
 type odataError struct {
