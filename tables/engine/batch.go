@@ -72,7 +72,10 @@ func (s *Store[T]) runBatch(ctx context.Context, op string, p *plan, committed f
 		}
 		// Transactions report no ETags, so the cache drops what they touch.
 		err := s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
-			return nil, s.do(ctx, func() error { return s.acct.tables.Transact(ctx, s.table, chunk) })
+			return nil, s.do(ctx, func() error {
+				_, err := s.acct.tables.Transact(ctx, s.table, chunk)
+				return err
+			})
 		})
 		for err != nil && p.skipGone {
 			// A delete answered 404 and the transaction failed whole because of it. Either
@@ -106,7 +109,10 @@ func (s *Store[T]) runBatch(ctx context.Context, op string, p *plan, committed f
 				break
 			}
 			err = s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
-				return nil, s.do(ctx, func() error { return s.acct.tables.Transact(ctx, s.table, chunk) })
+				return nil, s.do(ctx, func() error {
+					_, err := s.acct.tables.Transact(ctx, s.table, chunk)
+					return err
+				})
 			})
 		}
 		if err != nil {

@@ -235,8 +235,8 @@ func (s *Store[T]) writeLarge(ctx context.Context, op string, v *T, p *prepared[
 }
 
 // writeUnits writes entities of one partition in one transaction (or one action, when that
-// is all they need), reading and retrying as the modes require. It returns the version a
-// single action reported (a transaction reports none).
+// is all they need), reading and retrying as the modes require. It returns the version of
+// the first unit's main row, as the write's response reports it (zero when it does not).
 func (s *Store[T]) writeUnits(ctx context.Context, op string, units []*splitUnit[T]) (service.Written, error) {
 	prot := s.protectedFields()
 	var lastErr error
@@ -307,8 +307,15 @@ func (s *Store[T]) writeUnits(ctx context.Context, op string, units []*splitUnit
 				return cachedWrite(u.p.logical, w), nil
 			})
 		} else {
+			// The entity is not cached: the cache keeps what one row's write reports.
 			err = s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
-				return nil, s.do(ctx, func() error { return s.acct.tables.Transact(ctx, s.table, acts) })
+				return nil, s.do(ctx, func() error {
+					ws, err := s.acct.tables.Transact(ctx, s.table, acts)
+					if err == nil && len(ws) == len(acts) {
+						w = ws[0] // the first unit's main row
+					}
+					return err
+				})
 			})
 		}
 		if err == nil {
@@ -446,7 +453,7 @@ func (s *Store[T]) deleteLarge(ctx context.Context, pk, rk string) error {
 					if len(acts) == 1 {
 						_, err = s.acct.tables.Write(ctx, s.table, acts[0])
 					} else {
-						err = s.acct.tables.Transact(ctx, s.table, acts)
+						_, err = s.acct.tables.Transact(ctx, s.table, acts)
 					}
 					if err == nil {
 						return nil

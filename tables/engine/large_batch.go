@@ -31,7 +31,7 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, vs
 	for _, pk := range parts {
 		var pack []*splitUnit[T]
 		var packIdx []int
-		var packActs []service.Action
+		var budget largevalue.Budget
 		flush := func() error {
 			if len(pack) == 0 {
 				return nil
@@ -43,7 +43,7 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, vs
 				ps[i].commit(vs[i], service.Written{})
 			}
 			done += len(pack)
-			pack, packIdx, packActs = nil, nil, nil
+			pack, packIdx, budget = nil, nil, largevalue.Budget{}
 			return nil
 		}
 		for _, i := range byPK[pk] {
@@ -56,13 +56,16 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, vs
 				// A row whose part count cannot be read is reported by writeUnits.
 				u.st, u.read = st, err == nil
 			}
+			// A unit that does not fit with the pack starts the next one; a unit that fits no
+			// transaction alone is refused by writeUnits, which fits it again.
 			ua := s.unitActions(u.p, mode, "", &u.st)
-			if len(pack) > 0 && largevalue.TransactionReason(append(packActs[:len(packActs):len(packActs)], ua...)) != "" {
+			if budget.Add(u.p.layout, ua) != "" && len(pack) > 0 {
 				if err := flush(); err != nil {
 					return done, err
 				}
+				budget.Add(u.p.layout, ua)
 			}
-			pack, packIdx, packActs = append(pack, u), append(packIdx, i), append(packActs, ua...)
+			pack, packIdx = append(pack, u), append(packIdx, i)
 		}
 		if err := flush(); err != nil {
 			return done, err
@@ -132,7 +135,8 @@ func (s *Store[T]) deletePartitionLarge(ctx context.Context, pk string) (int, er
 					_, err := s.acct.tables.Write(ctx, s.table, packActs[0])
 					return err
 				}
-				return s.acct.tables.Transact(ctx, s.table, packActs)
+				_, err := s.acct.tables.Transact(ctx, s.table, packActs)
+				return err
 			})
 		})
 		switch {
@@ -196,7 +200,8 @@ func (s *Store[T]) deletePartitionLarge(ctx context.Context, pk string) (int, er
 				_, err := s.acct.tables.Write(ctx, s.table, acts[0])
 				return err
 			}
-			return s.acct.tables.Transact(ctx, s.table, acts)
+			_, err := s.acct.tables.Transact(ctx, s.table, acts)
+			return err
 		})
 		if err != nil && !abstractions.HasStatus(err, http.StatusPreconditionFailed, "") &&
 			!abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
