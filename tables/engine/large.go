@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
@@ -41,22 +43,70 @@ const splitAttempts = 5
 // attempt, doubling each time (at most 150 ms in all over five attempts).
 var splitRetry = abstractions.RetryOptions{Backoff: 10_000_000}
 
-// stateSelect is the projection of the read before a split-aware write.
-var stateSelect = []string{largevalue.PartsColumn, largevalue.OfColumn}
-
 // contSelect is the projection of a look at continuation keys.
 var contSelect = []string{largevalue.OfColumn, largevalue.IndexColumn}
 
-// largeColumns returns the large-value columns of a plan, as a read reassembles them.
+// Bounds of the projection of the read before a split-aware write: beyond them the read
+// fetches the whole row, to stay within the 255 properties the service projects and the
+// request-URL limit of the service and the emulator.
+const (
+	maxStateColumns   = 200  // large-value columns named
+	maxStateSelectLen = 2000 // characters of the URL-encoded $select
+)
+
+// stateProjection returns the projection of the read before a split-aware write (see
+// readState): the part count, the continuation marker and the blob reference cell of each
+// large-value column, aliases included; or nil, the whole row, when that names more than
+// maxStateColumns columns or is longer than maxStateSelectLen characters URL-encoded.
+func stateProjection(cols []largevalue.Column) []string {
+	if len(cols) > maxStateColumns {
+		return nil
+	}
+	sel := []string{largevalue.PartsColumn, largevalue.OfColumn}
+	for _, c := range cols {
+		sel = append(sel, c.Name+largevalue.BlobSuffix)
+	}
+	if len(url.QueryEscape(strings.Join(sel, ","))) > maxStateSelectLen {
+		return nil
+	}
+	return sel
+}
+
+// largeColumns returns the large-value columns of a plan as a read reassembles them: each
+// large field's column, then its aliases.
 func largeColumns(pl *codec.Plan) []largevalue.Column {
 	var out []largevalue.Column
 	fields := pl.Fields()
 	for i := range fields {
-		f := &fields[i]
-		if !f.Large {
-			continue
+		if f := &fields[i]; f.Large {
+			out = appendColumns(out, f)
 		}
-		out = append(out, largevalue.Column{Name: f.Name, Cell: f.Cell, Binary: f.Kind == service.KindBinary && !f.JSON})
+	}
+	return out
+}
+
+// plainColumns returns the columns of a type that is not split-aware that may hold a value
+// another type stored split (strings, bytes and JSON-stored values, with their aliases):
+// such a reader reassembles the value when it is on the main row (largevalue.AssembleMain).
+func plainColumns(pl *codec.Plan) []largevalue.Column {
+	var out []largevalue.Column
+	fields := pl.Fields()
+	for i := range fields {
+		f := &fields[i]
+		if f.Role == codec.RoleColumn && (f.JSON || f.Kind == service.KindString || f.Kind == service.KindBinary) {
+			out = appendColumns(out, f)
+		}
+	}
+	return out
+}
+
+// appendColumns appends the column of f and of each of its aliases.
+func appendColumns(out []largevalue.Column, f *codec.Field) []largevalue.Column {
+	binary := f.Kind == service.KindBinary && !f.JSON
+	out = append(out, largevalue.Column{Name: f.Name, Cell: f.Cell, Binary: binary})
+	suffix := strings.TrimPrefix(f.Cell, f.Name) // "__Json" for a JSON-stored field
+	for _, a := range f.Aliases {
+		out = append(out, largevalue.Column{Name: a, Cell: a + suffix, Binary: binary, AliasOf: f.Name})
 	}
 	return out
 }
@@ -102,13 +152,32 @@ type stored struct {
 	leftovers map[string]string
 	// gone are declared continuation rows another writer already removed.
 	gone map[string]bool
+	// blobs are the large-value columns whose value the stored row holds in a blob (a
+	// reference cell written by a library that offloads values), which the write replaces.
+	blobs []string
+}
+
+// storedState is what the stored main row r tells a write.
+func (s *Store[T]) storedState(r *service.Row) (stored, error) {
+	st := stored{found: true, etag: r.ETag}
+	for _, c := range s.large {
+		if _, ok := r.Get(c.Name + largevalue.BlobSuffix); ok {
+			st.blobs = append(st.blobs, c.Name)
+		}
+	}
+	parts, err := largevalue.Parts(r)
+	if err != nil {
+		return st, err
+	}
+	st.parts = parts
+	return st, nil
 }
 
 // readState reads the main row's part count and version.
 func (s *Store[T]) readState(ctx context.Context, pk, rk string) (stored, error) {
 	var row service.Row
 	err := s.do(ctx, func() (err error) {
-		row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, stateSelect)
+		row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, s.stateSel)
 		return err
 	})
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
@@ -117,11 +186,7 @@ func (s *Store[T]) readState(ctx context.Context, pk, rk string) (stored, error)
 	if err != nil {
 		return stored{}, err
 	}
-	parts, err := largevalue.Parts(&row)
-	if err != nil {
-		return stored{found: true, etag: row.ETag}, err
-	}
-	return stored{found: true, etag: row.ETag, parts: parts}, nil
+	return s.storedState(&row)
 }
 
 // continuationRows returns the rows at rk's continuation keys that are its continuation
@@ -319,6 +384,9 @@ func (s *Store[T]) writeUnits(ctx context.Context, op string, units []*splitUnit
 			})
 		}
 		if err == nil {
+			for _, u := range units {
+				s.releasedBlobs(op, u.p.pk, u.p.rk, u.st.blobs)
+			}
 			return w, nil
 		}
 		idx := 0
@@ -385,6 +453,21 @@ func (s *Store[T]) writeUnits(ctx context.Context, op string, units []*splitUnit
 	return service.Written{}, s.lostRace(op, u.p.pk, u.p.rk, lastErr)
 }
 
+// releasedBlobs logs the blob references (of the columns blobs) that a committed write or
+// delete of the row pk, rk replaced: this version does not delete blobs, so they are left to
+// the orphan sweep of the library that wrote them.
+func (s *Store[T]) releasedBlobs(op, pk, rk string, blobs []string) {
+	if len(blobs) == 0 {
+		return
+	}
+	args := []any{"op", op, "table", s.table, "columns", blobs}
+	if s.acct.opts.RecordKeys {
+		args = append(args, "partition", pk, "row", rk)
+	}
+	s.acct.logger().Warn("unified tables: the write replaced values held in blobs, which this version does not delete; "+
+		"the orphan sweep of the library that offloaded them removes them", args...)
+}
+
 // readFullState is readState for a type with protected fields: it reads the whole main row,
 // which the protected-field check compares.
 func (s *Store[T]) readFullState(ctx context.Context, pk, rk string) (service.Row, stored, error) {
@@ -399,11 +482,8 @@ func (s *Store[T]) readFullState(ctx context.Context, pk, rk string) (service.Ro
 	if err != nil {
 		return service.Row{}, stored{}, err
 	}
-	parts, err := largevalue.Parts(&row)
-	if err != nil {
-		return row, stored{found: true, etag: row.ETag}, err
-	}
-	return row, stored{found: true, etag: row.ETag, parts: parts}, nil
+	st, err := s.storedState(&row)
+	return row, st, err
 }
 
 // deleteLarge deletes a split-aware entity with its continuation rows, on condition of the
@@ -479,6 +559,7 @@ func (s *Store[T]) deleteLarge(ctx context.Context, pk, rk string) error {
 		})
 		switch {
 		case err == nil:
+			s.releasedBlobs(op, pk, rk, st.blobs)
 			return nil
 		case st.found && (abstractions.HasStatus(err, http.StatusPreconditionFailed, "") ||
 			abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound")):
@@ -527,6 +608,10 @@ func (s *Store[T]) readLarge(ctx context.Context, op, pk, rk string, first *serv
 			var logical service.Row
 			if logical, err = largevalue.Assemble(main, conts, s.large); err == nil {
 				return logical, nil
+			}
+			if errors.Is(err, abstractions.ErrBlobOffloadNotConfigured) {
+				return service.Row{}, &abstractions.StoreError{Kind: abstractions.ErrBlobOffloadNotConfigured, Op: op, Table: s.table,
+					PartitionKey: pk, RowKey: rk, Err: err, Message: "nothing was returned"}
 			}
 		}
 		// The value does not reassemble: damaged, or replaced while it was read?

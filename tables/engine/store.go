@@ -23,9 +23,13 @@ type Store[T any] struct {
 	plan       *codec.Plan
 	policy     CachePolicy
 	// split reports a split-aware type (codec.Plan.LargeValues); large are its large-value
-	// columns as reads reassemble them (see large.go).
-	split bool
-	large []largevalue.Column
+	// columns as reads reassemble them, and stateSel the projection of the read before a
+	// write (see large.go). A type that is not split-aware reads split values on the main
+	// row of its columns plain (plainColumns).
+	split    bool
+	large    []largevalue.Column
+	stateSel []string
+	plain    []largevalue.Column
 	// entity returns the Entity base of a *T: P(v).Base() for the P of New, so the
 	// compiler, not a run-time assertion, guarantees every T has one.
 	entity func(*T) *abstractions.Entity
@@ -89,9 +93,16 @@ func New[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 	if err := CheckTableName(cfg.Table); err != nil {
 		return nil, fmt.Errorf("store of %v: %w (name the table with StoreOptions.Table)", t, err)
 	}
-	return &Store[T]{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), plan: plan, policy: policy,
-		split: plan.LargeValues(), large: largeColumns(plan),
-		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}, nil
+	s := &Store[T]{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), plan: plan, policy: policy,
+		split:  plan.LargeValues(),
+		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
+	if s.split {
+		s.large = largeColumns(plan)
+		s.stateSel = stateProjection(s.large)
+	} else {
+		s.plain = plainColumns(plan)
+	}
+	return s, nil
 }
 
 // Table returns the name of the store's table.
