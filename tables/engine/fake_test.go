@@ -50,9 +50,11 @@ type fakeTables struct {
 	// ETag headers would.
 	noTransactionETags bool
 
-	calls   []string // the calls answered, in order
+	calls   []string   // the calls answered, in order
+	gets    [][]string // the projection of each GetRow (nil: the whole row)
 	queries []service.Query
 	actions []service.Action // the actions of every Write and Transact, as received
+	txSizes []int            // the number of actions of each Transact
 	pages   int
 }
 
@@ -108,7 +110,7 @@ func (f *fakeTables) count(call string) int {
 func (f *fakeTables) resetCalls() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls, f.queries, f.actions = nil, nil, nil
+	f.calls, f.gets, f.queries, f.actions, f.txSizes = nil, nil, nil, nil, nil
 }
 
 func (f *fakeTables) CreateTable(ctx context.Context, table string) error {
@@ -159,6 +161,7 @@ func (f *fakeTables) GetRow(ctx context.Context, table, pk, rk string, sel []str
 		return service.Row{}, err
 	}
 	defer f.mu.Unlock()
+	f.gets = append(f.gets, sel)
 	rows, ok := f.tables[strings.ToLower(table)]
 	if !ok {
 		return service.Row{}, errFakeTableNotFound
@@ -241,6 +244,7 @@ func (f *fakeTables) Transact(ctx context.Context, table string, actions []servi
 	}
 	defer f.mu.Unlock()
 	f.actions = append(f.actions, actions...)
+	f.txSizes = append(f.txSizes, len(actions))
 	rows, ok := f.tables[strings.ToLower(table)]
 	if !ok {
 		return nil, errFakeTableNotFound

@@ -209,6 +209,7 @@ func translate(op, table, pk, rk string, err error) error {
 
 // librarySentinels are the errors the service layer may wrap itself (a stored value that
 // fails to decode, a blob service that is not configured, a request the SDK cannot send).
+// The codec's errors keep their own types too (ownError).
 var librarySentinels = []error{
 	abstractions.ErrIntegrity, abstractions.ErrBlobOffloadNotConfigured, abstractions.ErrNotSupported,
 	abstractions.ErrInvalidArgument, abstractions.ErrInvalidKey, abstractions.ErrOversizedCell,
@@ -221,5 +222,9 @@ func ownError(err error) bool {
 			return true
 		}
 	}
-	return false
+	// A stored value that does not fit its field, met while a scan decodes what it reads,
+	// is not a failure to reach the service.
+	var ve *codec.ValueError
+	var pe *codec.PlanError
+	return errors.As(err, &ve) || errors.As(err, &pe)
 }
