@@ -43,8 +43,7 @@ import (
 // with 400 InvalidInput without a call, as the service rejects an empty change set.
 //
 // Transact refuses, without sending anything, what Write refuses, and a Replace, Merge or
-// upsert action whose keys contain a single quote, which Write cannot address either (see
-// the package documentation).
+// upsert action whose keys contain a single quote (see the package documentation).
 func (s *Service) Transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
 	if len(actions) == 0 {
 		return nil, &abstractions.StatusError{
@@ -70,8 +69,8 @@ func (s *Service) Transact(ctx context.Context, table string, actions []service.
 			return nil, fmt.Errorf("azservice: transaction action %d: %w", i, errEmptyPartitionKey)
 		}
 		if a.Op != service.OpInsert && a.Op != service.OpDelete && (strings.IndexByte(pk, '\'') >= 0 || strings.IndexByte(rk, '\'') >= 0) {
-			return nil, fmt.Errorf("azservice: transaction action %d: the SDK cannot address a key containing a single quote in a %v; "+
-				"this adapter refuses it in a transaction too: %w", i, a.Op, abstractions.ErrNotSupported)
+			return nil, fmt.Errorf("azservice: transaction action %d: a key containing a single quote cannot be written by a batched %v; write the row alone: %w",
+				i, a.Op, abstractions.ErrNotSupported)
 		}
 		if a.Op != service.OpDelete {
 			var err error

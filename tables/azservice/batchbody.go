@@ -174,11 +174,11 @@ func boundaryID() string {
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-// isCosmosEndpoint reports whether url is an Azure Cosmos DB table endpoint (or its
+// isCosmosEndpoint reports whether u is an Azure Cosmos DB table endpoint (or its
 // emulator), as the SDK decides it: merges are sent there as POST with X-HTTP-Method.
-func isCosmosEndpoint(url string) bool {
-	return strings.Contains(url, "localhost") && strings.Contains(url, "8902") ||
-		strings.Contains(url, ".table.cosmos.") || strings.Contains(url, ".table.cosmosdb.")
+func isCosmosEndpoint(u string) bool {
+	return strings.Contains(u, "localhost") && strings.Contains(u, "8902") ||
+		strings.Contains(u, ".table.cosmos.") || strings.Contains(u, ".table.cosmosdb.")
 }
 
 // parseBatchETags returns the ETag header of each inner response of a successful batch
