@@ -25,7 +25,18 @@
 //     (Edm.Int32, its number) and chunk cells under the same names as on the main row. The
 //     main row and its continuation rows are written in one entity-group transaction.
 //   - Tier 3 (P__blob, a blob reference) belongs to blob offload, which this version does not
-//     write; a value that would need it is refused with an *OversizedValueError.
+//     write; a value that would need it is refused with an *OversizedValueError, and a read
+//     of a row holding one fails with an *OffloadedError rather than return the value empty.
+//
+// # Readers
+//
+// Assemble reads a split-aware type's values, from the main row and its continuation rows.
+// A Column may be an alias (Column.AliasOf), the old name of a renamed column: the value
+// stored under it is read, in every form, unless the row holds the column's own value.
+// AssembleMain is the reader of a type that is not split-aware: it reassembles a value
+// whose chunks are all on the main row, and refuses one that continues on continuation
+// rows; a group of cells counts as a split value only when its manifest is complete and
+// well formed.
 //
 // The .NET manifest leaves some facts unstated; this package fixes them as above (the part
 // count includes the main row, the lengths count stored bytes, the hash is lower-case
@@ -57,5 +68,6 @@
 // no form: it names the column, its encoded bytes, the reason and what to do. *IntegrityError
 // (matching abstractions.ErrIntegrity) reports stored cells that do not reassemble: a missing
 // chunk or continuation row, a malformed manifest, a length or SHA-256 that does not match.
-// A read never returns part of a value.
+// *OffloadedError (matching abstractions.ErrBlobOffloadNotConfigured) reports a value held
+// in a blob. A read never returns part of a value.
 package largevalue
