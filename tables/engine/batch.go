@@ -70,7 +70,8 @@ func (s *Store[T]) runBatch(ctx context.Context, op string, p *plan, committed f
 			chunk[i] = p.actions[j]
 			keys[i] = [2]string{chunk[i].Row.PartitionKey, chunk[i].Row.RowKey}
 		}
-		// Transactions report no ETags, so the cache drops what they touch.
+		// A batch reports no versions (see abstractions.Storage.CreateBatch), so the cache
+		// drops what it touches.
 		err := s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
 			return nil, s.do(ctx, func() error {
 				_, err := s.acct.tables.Transact(ctx, s.table, chunk)
@@ -257,7 +258,7 @@ func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (_ int, err error) 
 }
 
 // batch writes prepared entities with one operation and copies each committed one back to
-// the caller's entity. Transactions report no ETags, so ETag and Timestamp are cleared.
+// the caller's entity. A batch reports no versions, so ETag and Timestamp are cleared.
 func (s *Store[T]) batch(ctx context.Context, op string, kind service.Op, vs []*T, ps []*prepared[T]) (int, error) {
 	p := &plan{actions: make([]service.Action, len(ps))}
 	for i, pp := range ps {
