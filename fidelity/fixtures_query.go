@@ -157,7 +157,7 @@ func (c *countingTables) Write(ctx context.Context, table string, a service.Acti
 	return c.Tables.Write(ctx, table, a)
 }
 
-func (c *countingTables) Transact(ctx context.Context, table string, actions []service.Action) error {
+func (c *countingTables) Transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
 	c.n.Add(1)
 	return c.Tables.Transact(ctx, table, actions)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -101,6 +102,46 @@ type SlotsDoc struct {
 	S60 []byte `table:",split=gzip"`
 	S61 []byte `table:",split=gzip"`
 	S62 []byte `table:",split=gzip"`
+}
+
+// LegacyNote is a split-aware type as it was before a rename: its values are stored under
+// the columns Old and Tags.
+type LegacyNote struct {
+	abstractions.Entity
+	Old  string   `table:",split=text"`
+	Tags []string `table:",split=gzip"`
+}
+
+// RenamedNote is LegacyNote after renaming Old to Body and Tags to Labels: the aliases read
+// the values stored under the old names, in every form.
+type RenamedNote struct {
+	abstractions.Entity
+	Body   string   `table:",split=text,alias=Old"`
+	Labels []string `table:",split=gzip,alias=Tags"`
+}
+
+// PlainNote shares a table with LargeDoc without opting its fields in.
+type PlainNote struct {
+	abstractions.Entity
+	Title string
+	Body  string
+	Data  []byte
+}
+
+// LongNamesDoc has large-value columns whose names make the projection of the read before
+// a write longer than 2,000 characters as a URL-encoded $select: that read fetches the whole
+// row instead.
+type LongNamesDoc struct {
+	abstractions.Entity
+	_                                                                                                                                                                                                                                                    struct{} `table:",split=text"`
+	ChapterOneOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater   string
+	ChapterTwoOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater   string
+	ChapterThreeOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater string
+	ChapterFourOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater  string
+	ChapterFiveOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater  string
+	ChapterSixOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater   string
+	ChapterSevenOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater string
+	ChapterEightOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater string
 }
 
 // BadSplit misuses split= on a native scalar.
@@ -213,7 +254,7 @@ func roundTrip(ctx context.Context, e *Env, s *engine.Store[LargeDoc], step stri
 }
 
 func largeScenarios() []Scenario {
-	return []Scenario{
+	return append(largeScenariosMore(), []Scenario{
 		{
 			Name: "large/tier-boundaries",
 			Run: func(ctx context.Context, e *Env) {
@@ -534,6 +575,155 @@ func largeScenarios() []Scenario {
 				e.OK("final read", err)
 				e.Equal("the final version is whole", strings.Count(got.Body, got.Body[:1]) == len(got.Body), true)
 				e.clearTable(ctx)
+			},
+		},
+	}...)
+}
+
+// largeScenariosMore are the scenarios of ETags after split writes, aliases, plain readers,
+// blob references and the read before a write of a type with long column names.
+func largeScenariosMore() []Scenario {
+	return []Scenario{
+		{
+			// A write that needs a transaction takes the main row's version from the
+			// transaction's response: the entity can be updated strictly at once.
+			Name: "large/etag-after-split-write",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[LargeDoc](e, nil)
+				d := &LargeDoc{Entity: abstractions.Entity{ID: "p|e"}, Body: strings.Repeat("e", 600_000)}
+				e.OK("create with continuation rows", s.Create(ctx, d))
+				got, err := s.One(ctx, "p|e")
+				e.OK("read", err)
+				e.Equal("create returns the stored version", d.ETag != "" && d.ETag == got.ETag && d.Timestamp.Equal(got.Timestamp), true)
+				d.Body = strings.Repeat("f", 700_000)
+				e.OK("strict update with the version create returned", s.Update(ctx, d, abstractions.Strict))
+				got, err = s.One(ctx, "p|e")
+				e.OK("read again", err)
+				e.Equal("update returns the stored version", d.ETag == got.ETag && got.Body == d.Body, true)
+				e.OK("upsert", s.Upsert(ctx, d))
+				got, err = s.One(ctx, "p|e")
+				e.OK("read after upsert", err)
+				e.Equal("upsert returns the stored version", d.ETag == got.ETag, true)
+				batch := []*LargeDoc{{Entity: abstractions.Entity{ID: "p|e"}, Body: strings.Repeat("g", 600_000)}}
+				_, err = s.UpsertBatch(ctx, batch)
+				e.OK("upsert batch", err)
+				e.Equal("a batch reports no version", batch[0].ETag, "")
+				e.clearTable(ctx)
+			},
+		},
+		{
+			// Values stored under the old names of renamed fields are read in every form;
+			// the next write stores them under the new names and drops the old rows.
+			Name: "large/aliases",
+			Run: func(ctx context.Context, e *Env) {
+				old := storeOf[LegacyNote](e, nil)
+				renamed := storeOf[RenamedNote](e, nil)
+				tags := []string{strings.Repeat("t", 40_000), "u"}
+				for _, n := range []struct {
+					id, body string
+				}{{"p|cell", "short"}, {"p|main", strings.Repeat("m", 50_000)}, {"p|conts", cyrillic(700_000)}} {
+					e.OK("write "+n.id+" under the old names", old.Create(ctx, &LegacyNote{Entity: abstractions.Entity{ID: n.id}, Old: n.body, Tags: tags}))
+					got, err := renamed.One(ctx, n.id)
+					e.OK("read "+n.id+" through the aliases", err)
+					e.Equal("read "+n.id+" whole", err == nil && got.Body == n.body && reflect.DeepEqual(got.Labels, tags), true)
+				}
+				e.observeRows(ctx, "rows under the old names")
+				list, err := renamed.List(ctx, "p")
+				e.OK("list through the aliases", err)
+				e.Equal("listed whole", len(list) == 3 && list[1].ID == "p|conts" && list[1].Body == cyrillic(700_000), true)
+				got, err := renamed.One(ctx, "p|conts")
+				e.OK("read", err)
+				got.Body = "rewritten"
+				e.OK("strict update through the new type", renamed.Update(ctx, got, abstractions.Strict))
+				e.observeRows(ctx, "rewritten under the new names, old continuation rows gone")
+				// The column's own value wins over an old one.
+				_, err = e.Tables.Write(ctx, e.Table, service.Action{Op: service.OpMerge, IfMatch: "*",
+					Row: row("p", "conts", "Old", service.String("stale"))})
+				e.OK("an old cell beside the new one", err)
+				got, err = renamed.One(ctx, "p|conts")
+				e.OK("read", err)
+				e.Equal("the column's own value wins", got.Body, "rewritten")
+				e.clearTable(ctx)
+			},
+		},
+		{
+			// A type that does not opt a field in reads a value another type stored split
+			// when its chunks are all on the main row, and refuses one that continues on
+			// continuation rows; cells that merely have a manifest's names are ignored.
+			Name: "large/plain-reader",
+			Run: func(ctx context.Context, e *Env) {
+				large := storeOf[LargeDoc](e, nil)
+				plain := storeOf[PlainNote](e, nil)
+				body, data := strings.Repeat("b", 50_000), pattern(100_000, 9)
+				e.OK("write split on the main row", large.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "a|main"}, Title: "t", Body: body, Data: data}))
+				got, err := plain.One(ctx, "a|main")
+				e.OK("plain read", err)
+				e.Equal("plain read reassembles", err == nil && got.Body == body && bytes.Equal(got.Data, data) && got.Title == "t", true)
+				list, err := plain.List(ctx, "a")
+				e.OK("plain list", err)
+				e.Equal("plain list reassembles", len(list) == 1 && list[0].Body == body, true)
+
+				e.OK("write split on continuation rows", large.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "b|conts"}, Body: strings.Repeat("c", 700_000)}))
+				_, err = plain.One(ctx, "b|conts")
+				e.Is("plain read of a value on continuation rows", err, abstractions.ErrIntegrity)
+				_, err = plain.List(ctx, "b")
+				e.Is("plain list of a value on continuation rows", err, abstractions.ErrIntegrity)
+				_, err = plain.One(ctx, "b|conts~0001")
+				e.Is("a continuation row is not an entity of the plain type", err, abstractions.ErrNotFound)
+
+				_, err = e.Tables.Write(ctx, e.Table, insert(row("c", "other", "Title", service.String("x"),
+					"Body", service.String("kept"), "Body__len", service.Int64(4), "Body__chunks", service.String("n/a"))))
+				e.OK("cells that merely have a manifest's names", err)
+				got, err = plain.One(ctx, "c|other")
+				e.OK("read them", err)
+				e.Equal("they are ignored", err == nil && got.Body == "kept", true)
+				e.clearTable(ctx)
+			},
+		},
+		{
+			// A value held in a blob (written by a library that offloads values) is never
+			// read as empty; a write replaces it.
+			Name: "large/blob-reference",
+			Run: func(ctx context.Context, e *Env) {
+				var warnings bytes.Buffer
+				s := storeOf[LargeDoc](e, &engine.Options{Logger: slog.New(slog.NewTextHandler(&warnings, nil))})
+				_, err := e.Tables.Write(ctx, e.Table, insert(row("p", "off", "Id", service.String("p|off"), "Title", service.String("t"),
+					"Body__blob", service.String(`{"c":"blobs","n":"t/p/off/Body/00"}`))))
+				e.OK("a row with a blob reference", err)
+				_, err = s.One(ctx, "p|off")
+				e.Is("read", err, abstractions.ErrBlobOffloadNotConfigured)
+				_, err = s.List(ctx, "p")
+				e.Is("list", err, abstractions.ErrBlobOffloadNotConfigured)
+				ok, err := s.Exists(ctx, "p|off")
+				e.OK("exists", err)
+				e.Equal("the row exists", ok, true)
+				e.OK("upsert replaces it", s.Upsert(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|off"}, Body: "inline"}))
+				e.Equal("the replaced blob reference is logged", strings.Contains(warnings.String(), "columns=[Body]"), true)
+				got, err := s.One(ctx, "p|off")
+				e.OK("read the new value", err)
+				e.Equal("new value", err == nil && got.Body == "inline", true)
+				e.observeRows(ctx, "rows")
+				e.clearTable(ctx)
+			},
+		},
+		{
+			// The read before a write of a type whose large columns' names are long fetches
+			// the whole row: the writes work as for any split-aware type.
+			Name: "large/long-column-names",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[LongNamesDoc](e, nil)
+				d := &LongNamesDoc{Entity: abstractions.Entity{ID: "p|long"}}
+				d.ChapterOneOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater = strings.Repeat("1", 600_000)
+				e.OK("create", s.Create(ctx, d))
+				d.ChapterOneOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater = "short"
+				d.ChapterEightOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater = strings.Repeat("8", 40_000)
+				e.OK("upsert a shorter value", s.Upsert(ctx, d))
+				e.observeRows(ctx, "shrunk")
+				got, err := s.One(ctx, "p|long")
+				e.OK("read", err)
+				e.Equal("read back", err == nil && got.ChapterEightOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater == d.ChapterEightOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater, true)
+				e.OK("delete", s.Delete(ctx, "p|long"))
+				e.observeRows(ctx, "deleted")
 			},
 		},
 	}

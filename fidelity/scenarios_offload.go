@@ -29,6 +29,22 @@ type OffDoc struct {
 	Attachment *abstractions.File
 }
 
+// OffLegacy is a type with offloaded values as it was before a rename: a large value under
+// the column Old and a file under OldScan.
+type OffLegacy struct {
+	abstractions.Entity
+	Old     string `table:",split=text"`
+	OldScan *abstractions.File
+}
+
+// OffRenamed is OffLegacy after renaming Old to Body and OldScan to Scan: the aliases read
+// the blob references stored under the old names.
+type OffRenamed struct {
+	abstractions.Entity
+	Body string             `table:",split=text,alias=Old"`
+	Scan *abstractions.File `table:",alias=OldScan"`
+}
+
 // offThreshold is the offload threshold of most scenarios: small, so the boundaries are
 // cheap to reach.
 const offThreshold = 100_000
@@ -480,6 +496,53 @@ func offloadScenarios() []Scenario {
 				e.OK("delete the partition", err)
 				e.Equal("entities deleted", n, 3)
 				e.observeBlobs(ctx, c, "the partition's blobs are deleted with it")
+			},
+		},
+		{
+			// Blob references under the old names of renamed fields are read (a value's blob
+			// downloaded, a file bound); the column's own value wins; the next write releases
+			// the old blobs as any replaced blob.
+			Name: "offload/aliases",
+			Run: func(ctx context.Context, e *Env) {
+				c := e.Name("off")
+				opts := &engine.Options{BlobOffload: &engine.BlobOffloadOptions{Container: c, ThresholdBytes: offThreshold, CleanupGrace: noGrace}}
+				legacy := storeOf[OffLegacy](e, opts)
+				renamed := storeOf[OffRenamed](e, opts)
+				body, scan := cyrillic(150_000), pattern(20_000, 17)
+				e.OK("write under the old names", legacy.Create(ctx, &OffLegacy{Entity: abstractions.Entity{ID: "p|a"}, Old: body,
+					OldScan: abstractions.FileFromBytes(scan, "application/pdf")}))
+				rows := e.observeOffRows(ctx, "rows under the old names")
+				e.observeBlobs(ctx, c, "blobs under the old names")
+				got, err := renamed.One(ctx, "p|a")
+				e.OK("read through the aliases", err)
+				e.Equal("the value is read from its blob", err == nil && got.Body == body, true)
+				data, err := readFile(ctx, got.Scan)
+				e.OK("open the file through its alias", err)
+				e.Equal("the file is whole", bytes.Equal(data, scan), true)
+				list, err := renamed.List(ctx, "p")
+				e.OK("list through the aliases", err)
+				e.Equal("listed whole", len(list) == 1 && list[0].Body == body, true)
+
+				e.nextSecond(ctx)
+				got.Body = "short"
+				got.Scan = abstractions.FileFromBytes([]byte("new scan"), "text/plain")
+				e.OK("strict update through the new type", renamed.Update(ctx, got, abstractions.Strict))
+				e.observeOffRows(ctx, "rewritten under the new names")
+				e.observeBlobs(ctx, c, "the old names' blobs released")
+
+				// The column's own value wins over an old reference, whose blob is gone: it
+				// is not even downloaded.
+				var oldRef service.Value
+				if len(rows) == 1 {
+					oldRef, _ = rows[0].Get("Old" + largevalue.BlobSuffix)
+				}
+				_, err = e.Tables.Write(ctx, e.Table, service.Action{Op: service.OpMerge, IfMatch: "*",
+					Row: row("p", "a", "Old"+largevalue.BlobSuffix, oldRef)})
+				e.OK("an old reference beside the new value", err)
+				got, err = renamed.One(ctx, "p|a")
+				e.OK("read", err)
+				e.Equal("the column's own value wins", err == nil && got.Body == "short", true)
+				e.clearTable(ctx)
 			},
 		},
 		{

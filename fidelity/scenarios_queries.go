@@ -20,7 +20,7 @@ func seed(ctx context.Context, e *Env, rows []service.Row) {
 		for i := range actions {
 			actions[i] = insert(rows[i])
 		}
-		if err := e.Tables.Transact(ctx, e.Table, actions); err != nil {
+		if err := txErr(e.Tables.Transact(ctx, e.Table, actions)); err != nil {
 			e.Fatalf("seed: %v", err)
 		}
 		rows = rows[n:]

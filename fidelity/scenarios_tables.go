@@ -87,7 +87,7 @@ var tableScenarios = []Scenario{
 			e.Status("upsert", err, 404, "TableNotFound")
 			_, err = e.Tables.Query(ctx, name, service.Query{})
 			e.Status("query", err, 404, "TableNotFound")
-			e.TxStatus("transaction", e.Tables.Transact(ctx, name, []service.Action{insert(row("p", "r"))}), 0, 404, "TableNotFound")
+			e.TxStatus("transaction", txErr(e.Tables.Transact(ctx, name, []service.Action{insert(row("p", "r"))})), 0, 404, "TableNotFound")
 		},
 	},
 }

@@ -40,10 +40,10 @@ type cancelAfterTx struct {
 	cancel func()
 }
 
-func (c *cancelAfterTx) Transact(ctx context.Context, table string, actions []service.Action) error {
-	err := c.gate.Transact(ctx, table, actions)
+func (c *cancelAfterTx) Transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
+	ws, err := c.gate.Transact(ctx, table, actions)
 	c.cancel()
-	return err
+	return ws, err
 }
 
 // A key with a quote cannot be sent in a batched upsert through the Azure SDK, so neither
@@ -68,7 +68,7 @@ type deleteFirst struct {
 	once  sync.Once
 }
 
-func (d *deleteFirst) Transact(ctx context.Context, table string, actions []service.Action) error {
+func (d *deleteFirst) Transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
 	if d.armed.Load() {
 		d.once.Do(func() {
 			d.gate.Tables.Write(ctx, table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: "p", RowKey: d.row}})
@@ -106,10 +106,10 @@ type misreadInTransactions struct {
 	row string
 }
 
-func (m *misreadInTransactions) Transact(ctx context.Context, table string, actions []service.Action) error {
+func (m *misreadInTransactions) Transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
 	for i, a := range actions {
 		if a.Op == service.OpDelete && a.Row.RowKey == m.row {
-			return &service.TransactionError{Index: i, Err: &abstractions.StatusError{StatusCode: http.StatusNotFound, ErrorCode: "ResourceNotFound"}}
+			return nil, &service.TransactionError{Index: i, Err: &abstractions.StatusError{StatusCode: http.StatusNotFound, ErrorCode: "ResourceNotFound"}}
 		}
 	}
 	return m.gate.Transact(ctx, table, actions)

@@ -82,11 +82,11 @@ func (g *gate) Query(ctx context.Context, table string, q service.Query) (servic
 	return g.Tables.Query(ctx, table, q)
 }
 
-func (g *gate) Transact(ctx context.Context, table string, actions []service.Action) error {
+func (g *gate) Transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
 	g.txs.Add(1)
-	err := g.Tables.Transact(ctx, table, actions)
+	ws, err := g.Tables.Transact(ctx, table, actions)
 	g.wait("tx")
-	return err
+	return ws, err
 }
 
 // testClock is an account clock that moves only when a test moves it, so no cache entry

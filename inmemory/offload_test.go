@@ -221,3 +221,48 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// A blob reference is read through an account with offload and refused through one without;
+// only the account without offload logs the blobs a replace leaves behind, since the one
+// with offload deletes them itself (here at once: no grace).
+func TestBlobReferencesWithAndWithoutOffload(t *testing.T) {
+	ctx := context.Background()
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	clk := &serviceClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	svc := memservice.New(memservice.WithClock(clk.now))
+	off, err := inmemory.For[Report](inmemory.NewAccountOver(svc, svc, &inmemory.Options{Logger: log,
+		BlobOffload: &inmemory.BlobOffloadOptions{Container: "values", ThresholdBytes: 1000, CleanupGrace: -1}}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := inmemory.For[Report](inmemory.NewAccountOver(svc, svc, &inmemory.Options{Logger: log}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Repeat("a", 70_000)
+	for _, id := range []string{"p|a", "p|b"} {
+		if err := off.Create(ctx, &Report{Entity: abstractions.Entity{ID: id}, Body: body}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := off.One(ctx, "p|a"); err != nil || got.Body != body {
+		t.Fatalf("read with offload: %v", err)
+	}
+	if _, err := plain.One(ctx, "p|a"); !errors.Is(err, abstractions.ErrBlobOffloadNotConfigured) {
+		t.Fatalf("read without offload = %v, want ErrBlobOffloadNotConfigured", err)
+	}
+	clk.add(2 * time.Second)
+	if err := off.Upsert(ctx, &Report{Entity: abstractions.Entity{ID: "p|a"}, Body: "short"}); err != nil {
+		t.Fatal(err)
+	}
+	if logs.Len() != 0 || blobCount(t, svc) != 1 {
+		t.Fatalf("a replace with offload: logged %q, %d blobs left (want nothing logged, 1 blob)", logs.String(), blobCount(t, svc))
+	}
+	if err := plain.Upsert(ctx, &Report{Entity: abstractions.Entity{ID: "p|b"}, Body: "short"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "columns=[Body]") || blobCount(t, svc) != 1 {
+		t.Fatalf("a replace without offload: logged %q, %d blobs left (want the column logged, its blob kept)", logs.String(), blobCount(t, svc))
+	}
+}

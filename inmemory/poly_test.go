@@ -84,7 +84,7 @@ func (c *counting) Write(ctx context.Context, table string, a service.Action) (s
 	return c.Service.Write(ctx, table, a)
 }
 
-func (c *counting) Transact(ctx context.Context, table string, actions []service.Action) error {
+func (c *counting) Transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
 	c.calls.Add(1)
 	return c.Service.Transact(ctx, table, actions)
 }

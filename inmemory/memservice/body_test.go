@@ -30,11 +30,11 @@ func TestTransactionBodyTooLarge(t *testing.T) {
 		insert(row("p", "a", bodyOf(2_200_000)...)),
 		insert(row("p", "b", bodyOf(2_200_000)...)),
 	}
-	err := s.Transact(ctx, "Tab1", actions)
+	err := txErr(s.Transact(ctx, "Tab1", actions))
 	wantStatus(t, err, http.StatusRequestEntityTooLarge, "RequestBodyTooLarge")
 	// Alone, each one is a valid write.
 	mustWrite(t, s, actions[0])
-	if err := s.Transact(ctx, "Tab1", actions[1:]); err != nil {
+	if err := txErr(s.Transact(ctx, "Tab1", actions[1:])); err != nil {
 		t.Fatal(err)
 	}
 }

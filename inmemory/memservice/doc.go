@@ -36,11 +36,14 @@
 //
 // The service refuses a request body larger than 4 MiB with 413 RequestBodyTooLarge before it
 // looks at the entity. This package estimates the body the Azure adapter would send: the
-// entity as compact UTF-8 JSON with its keys, strings escaped by encoding/json's rules
-// without the HTML escapes, whole doubles with a ".0", binaries in base64 and an @odata.type
-// annotation for Edm.Binary, Edm.Int64, Edm.Double, Edm.DateTime and Edm.Guid values. A transaction adds 512 bytes per action for its multipart
-// headers and request line, plus the keys of actions that address their row by URL, and 256
-// bytes for the batch envelope. The estimate is exact enough near the limit for the engine's
+// entity as compact UTF-8 JSON with its keys, strings escaped by encoding/json's rules,
+// whole doubles with a ".0", binaries in base64 and an @odata.type annotation for
+// Edm.Binary, Edm.Int64, Edm.Double, Edm.DateTime and Edm.Guid values (service.BodySize). A
+// single-row write counts the HTML escapes of <, > and & (the SDK encodes that body again);
+// a transaction's entities do not (the adapter writes that body itself), and a transaction
+// adds 512 bytes per action for its multipart headers and request line, plus the keys of
+// actions that address their row by URL, and 256 bytes for the batch envelope
+// (service.TransactionBodySize). The estimate is exact enough near the limit for the engine's
 // own checks to be tested; it is not a byte-for-byte model of the wire.
 //
 // # Transactions

@@ -136,7 +136,7 @@ func TestContextDone(t *testing.T) {
 	calls := map[string]error{
 		"CreateTable":     s.CreateTable(ctx, "Other"),
 		"DeleteTable":     s.DeleteTable(ctx, "Tab1"),
-		"Transact":        s.Transact(ctx, "Tab1", []service.Action{insert(row("p", "r"))}),
+		"Transact":        txErr(s.Transact(ctx, "Tab1", []service.Action{insert(row("p", "r"))})),
 		"CreateContainer": s.CreateContainer(ctx, "box"),
 		"DeleteContainer": s.DeleteContainer(ctx, "box"),
 		"DeleteBlob":      s.DeleteBlob(ctx, "box", "b", service.Conditions{}),

@@ -75,7 +75,7 @@ func seed(t *testing.T, s *Service, n int) {
 		actions = append(actions, service.Action{Op: service.OpInsert,
 			Row: row("p", fmt.Sprintf("r%04d", i), prop("v", service.Int32(int32(i))), prop("odd", service.Bool(i%2 == 1)))})
 		if len(actions) == 100 || i == n-1 {
-			if err := s.Transact(context.Background(), "Tab1", actions); err != nil {
+			if err := txErr(s.Transact(context.Background(), "Tab1", actions)); err != nil {
 				t.Fatal(err)
 			}
 			actions = actions[:0]

@@ -94,7 +94,7 @@ func TestMissingTable(t *testing.T) {
 	}
 	_, err = s.Query(ctx, "Nope", service.Query{})
 	wantStatus(t, err, http.StatusNotFound, "TableNotFound")
-	err = s.Transact(ctx, "Nope", []service.Action{insert(row("p", "r"))})
+	err = txErr(s.Transact(ctx, "Nope", []service.Action{insert(row("p", "r"))}))
 	wantTx(t, err, 0, http.StatusNotFound, "TableNotFound")
 }
 

@@ -37,11 +37,11 @@ func TestThrottlingPartition(t *testing.T) {
 	s, c := throttled(t, Throttling{PartitionRate: 200})
 	// A full bucket holds one second: two transactions of 100.
 	for i := range 2 {
-		if err := s.Transact(ctx, "Tab1", batchOf("hot", 100*i, 100)); err != nil {
+		if err := txErr(s.Transact(ctx, "Tab1", batchOf("hot", 100*i, 100))); err != nil {
 			t.Fatalf("transaction %d: %v", i, err)
 		}
 	}
-	err := s.Transact(ctx, "Tab1", batchOf("hot", 200, 1))
+	err := txErr(s.Transact(ctx, "Tab1", batchOf("hot", 200, 1)))
 	wantStatus(t, err, http.StatusServiceUnavailable, "ServerBusy")
 	_, err = s.Write(ctx, "Tab1", insert(row("hot", "x")))
 	wantStatus(t, err, http.StatusServiceUnavailable, "ServerBusy")
@@ -54,20 +54,20 @@ func TestThrottlingPartition(t *testing.T) {
 	if _, err := s.GetRow(ctx, "Tab1", "hot", "x", nil); err == nil {
 		t.Error("a refused write was applied")
 	}
-	if err := s.Transact(ctx, "Tab1", batchOf("cold", 0, 100)); err != nil {
+	if err := txErr(s.Transact(ctx, "Tab1", batchOf("cold", 0, 100))); err != nil {
 		t.Fatal(err)
 	}
 	// Half a second refills half the bucket.
 	c.set(t0.Add(500 * time.Millisecond))
-	if err := s.Transact(ctx, "Tab1", batchOf("hot", 200, 100)); err != nil {
+	if err := txErr(s.Transact(ctx, "Tab1", batchOf("hot", 200, 100))); err != nil {
 		t.Fatalf("after half a second: %v", err)
 	}
-	wantStatus(t, s.Transact(ctx, "Tab1", batchOf("hot", 300, 1)), http.StatusServiceUnavailable, "ServerBusy")
+	wantStatus(t, txErr(s.Transact(ctx, "Tab1", batchOf("hot", 300, 1))), http.StatusServiceUnavailable, "ServerBusy")
 	// Rows of another table's partition of the same name have a bucket of their own.
 	if err := s.CreateTable(ctx, "Tab2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Transact(ctx, "Tab2", batchOf("hot", 0, 100)); err != nil {
+	if err := txErr(s.Transact(ctx, "Tab2", batchOf("hot", 0, 100))); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -77,11 +77,11 @@ func TestThrottlingAccount(t *testing.T) {
 	s, c := throttled(t, Throttling{AccountRate: 150, PartitionRate: 1000, Burst: 2 * time.Second})
 	// The account holds 300 tokens: three partitions of 100 pass, the fourth does not.
 	for p := range 3 {
-		if err := s.Transact(ctx, "Tab1", batchOf(fmt.Sprint("p", p), 0, 100)); err != nil {
+		if err := txErr(s.Transact(ctx, "Tab1", batchOf(fmt.Sprint("p", p), 0, 100))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	err := s.Transact(ctx, "Tab1", batchOf("p3", 0, 100))
+	err := txErr(s.Transact(ctx, "Tab1", batchOf("p3", 0, 100)))
 	wantStatus(t, err, http.StatusServiceUnavailable, "ServerBusy")
 	if se := err.Error(); se == "" {
 		t.Error("no message")
@@ -106,13 +106,13 @@ func TestThrottlingAccount(t *testing.T) {
 func TestThrottlingOversizedRequest(t *testing.T) {
 	ctx := context.Background()
 	s, c := throttled(t, Throttling{PartitionRate: 50})
-	if err := s.Transact(ctx, "Tab1", batchOf("p", 0, 100)); err != nil {
+	if err := txErr(s.Transact(ctx, "Tab1", batchOf("p", 0, 100))); err != nil {
 		t.Fatalf("a full bucket: %v", err)
 	}
 	c.set(t0.Add(time.Second)) // back to zero after the debt of 50
-	wantStatus(t, s.Transact(ctx, "Tab1", batchOf("p", 100, 100)), http.StatusServiceUnavailable, "ServerBusy")
+	wantStatus(t, txErr(s.Transact(ctx, "Tab1", batchOf("p", 100, 100))), http.StatusServiceUnavailable, "ServerBusy")
 	c.set(t0.Add(2 * time.Second))
-	if err := s.Transact(ctx, "Tab1", batchOf("p", 100, 100)); err != nil {
+	if err := txErr(s.Transact(ctx, "Tab1", batchOf("p", 100, 100))); err != nil {
 		t.Fatalf("full again: %v", err)
 	}
 }

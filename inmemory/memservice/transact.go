@@ -7,8 +7,11 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// Transact performs an entity-group transaction: every action or none. It fails with a plain
-// 413 RequestBodyTooLarge when the estimated body exceeds 4 MiB and a plain 400 InvalidInput
+// Transact performs an entity-group transaction: every action or none, and reports each
+// action's new ETag and Timestamp (a delete's are zero), as the service's response does. With
+// a throttling model, a transaction over its partition's or account's budget fails first with
+// a plain 503 ServerBusy, as a single-row write would. It fails with a plain 413
+// RequestBodyTooLarge when the estimated body exceeds 4 MiB and a plain 400 InvalidInput
 // when there are no actions. Every other failure is a *service.TransactionError naming the
 // action the service blames:
 //   - more than 100 actions: index 0, 400 InvalidInput (the service's message starts "0:"
@@ -18,28 +21,28 @@ import (
 //   - a row addressed twice: the second occurrence, 400 InvalidDuplicateRow;
 //   - then, running the actions in order, the first one whose validation or operation fails,
 //     with the error Write would return (a missing table fails at index 0).
-func (s *Service) Transact(ctx context.Context, tableName string, actions []service.Action) error {
+func (s *Service) Transact(ctx context.Context, tableName string, actions []service.Action) ([]service.Written, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	if len(actions) > 0 {
 		if err := s.throttle.admit(tableName, actions[0].Row.PartitionKey, len(actions)); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if service.TransactionBodySize(actions) > maxBodySize {
-		return errBodyTooLarge()
+		return nil, errBodyTooLarge()
 	}
 	if len(actions) == 0 {
-		return errInvalidInput("The batch request body is empty: a change set needs at least one operation.")
+		return nil, errInvalidInput("The batch request body is empty: a change set needs at least one operation.")
 	}
 	if len(actions) > maxActions {
-		return txError(0, errInvalidInput("The batch request operation exceeds the maximum 100 changes per change set."))
+		return nil, txError(0, errInvalidInput("The batch request operation exceeds the maximum 100 changes per change set."))
 	}
 	pk := actions[0].Row.PartitionKey
 	for i := range actions {
 		if actions[i].Row.PartitionKey != pk {
-			return txError(i, statusError(http.StatusBadRequest, "CommandsInBatchActOnDifferentPartitions",
+			return nil, txError(i, statusError(http.StatusBadRequest, "CommandsInBatchActOnDifferentPartitions",
 				"All commands in a batch must operate on same entity group."))
 		}
 	}
@@ -47,7 +50,7 @@ func (s *Service) Transact(ctx context.Context, tableName string, actions []serv
 	for i := range actions {
 		rk := actions[i].Row.RowKey
 		if _, dup := seen[rk]; dup {
-			return txError(i, statusError(http.StatusBadRequest, "InvalidDuplicateRow",
+			return nil, txError(i, statusError(http.StatusBadRequest, "InvalidDuplicateRow",
 				"The batch request contains multiple changes with same row key. "+
 					"An entity can appear only once in a batch request."))
 		}
@@ -63,23 +66,27 @@ func (s *Service) Transact(ctx context.Context, tableName string, actions []serv
 	for i := range actions {
 		req, err := prepare(&actions[i])
 		if err != nil {
-			return txError(i, err)
+			return nil, txError(i, err)
 		}
 		if t == nil {
 			if t = s.lookup(tableName); t == nil {
-				return txError(i, errTableNotFound())
+				return nil, txError(i, errTableNotFound())
 			}
 		}
 		c, err := s.apply(t, req)
 		if err != nil {
-			return txError(i, err)
+			return nil, txError(i, err)
 		}
 		changes = append(changes, c)
 	}
 	// Each row gets its own Timestamp, as on Azurite; whether the real service gives the
 	// rows of one transaction a common one is not documented.
-	for _, c := range changes {
+	out := make([]service.Written, len(changes))
+	for i, c := range changes {
 		t.commit(c, s.stamp())
+		if c.row != nil {
+			out[i] = service.Written{ETag: c.row.ETag, Timestamp: c.row.Timestamp}
+		}
 	}
-	return nil
+	return out, nil
 }

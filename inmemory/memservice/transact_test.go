@@ -50,7 +50,7 @@ func TestTransactionRules(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := newTable(t)
-			wantTx(t, s.Transact(ctx, "Tab1", tc.actions), tc.index, http.StatusBadRequest, tc.code)
+			wantTx(t, txErr(s.Transact(ctx, "Tab1", tc.actions)), tc.index, http.StatusBadRequest, tc.code)
 			if page, _ := s.Query(ctx, "Tab1", service.Query{}); len(page.Rows) != 0 {
 				t.Fatalf("a refused transaction stored %d rows", len(page.Rows))
 			}
@@ -58,8 +58,8 @@ func TestTransactionRules(t *testing.T) {
 	}
 
 	s, _ := newTable(t)
-	wantStatus(t, s.Transact(ctx, "Tab1", nil), http.StatusBadRequest, "InvalidInput")
-	if err := s.Transact(ctx, "Tab1", inserts(100, "p")); err != nil {
+	wantStatus(t, txErr(s.Transact(ctx, "Tab1", nil)), http.StatusBadRequest, "InvalidInput")
+	if err := txErr(s.Transact(ctx, "Tab1", inserts(100, "p"))); err != nil {
 		t.Fatalf("100 actions: %v", err)
 	}
 }
@@ -97,7 +97,7 @@ func TestTransactionActionErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			wantTx(t, s.Transact(ctx, "Tab1", append(good(), tc.bad)), 2, tc.status, tc.code)
+			wantTx(t, txErr(s.Transact(ctx, "Tab1", append(good(), tc.bad))), 2, tc.status, tc.code)
 			// Nothing of the transaction is left.
 			_, err := s.GetRow(ctx, "Tab1", "p", "new", nil)
 			wantStatus(t, err, http.StatusNotFound, "ResourceNotFound")
@@ -113,7 +113,7 @@ func TestTransactionActionErrors(t *testing.T) {
 		service.Action{Op: service.OpDelete, Row: row("p", "exists")},
 		service.Action{Op: service.OpUpsertReplace, Row: row("p", "up", prop("u", service.Bool(true)))},
 	)
-	if err := s.Transact(ctx, "Tab1", actions); err != nil {
+	if err := txErr(s.Transact(ctx, "Tab1", actions)); err != nil {
 		t.Fatal(err)
 	}
 	if got := propMap(mustGet(t, s, "p", "old")); !equalProps(got, map[string]service.Value{"v": service.Int32(2), "w": service.Int32(9)}) {
@@ -129,9 +129,9 @@ func TestTransactionValidationBeforeTable(t *testing.T) {
 	ctx := context.Background()
 	s := New()
 	// The first action's own errors come before the missing table.
-	err := s.Transact(ctx, "Nope", []service.Action{insert(row("p", "a/b")), insert(row("p", "r"))})
+	err := txErr(s.Transact(ctx, "Nope", []service.Action{insert(row("p", "a/b")), insert(row("p", "r"))}))
 	wantTx(t, err, 0, http.StatusBadRequest, "OutOfRangeInput")
-	err = s.Transact(ctx, "Nope", []service.Action{insert(row("p", "r")), insert(row("p", "a/b"))})
+	err = txErr(s.Transact(ctx, "Nope", []service.Action{insert(row("p", "r")), insert(row("p", "a/b"))}))
 	wantTx(t, err, 0, http.StatusNotFound, "TableNotFound")
 }
 
@@ -139,8 +139,8 @@ func TestTransactionTimestamps(t *testing.T) {
 	s, _ := newTable(t)
 	before := mustWrite(t, s, insert(row("p", "before")))
 	// A failed transaction stamps nothing.
-	wantTx(t, s.Transact(context.Background(), "Tab1", append(inserts(2, "p"), insert(row("p", "before")))), 2, 409, "EntityAlreadyExists")
-	if err := s.Transact(context.Background(), "Tab1", inserts(3, "p")); err != nil {
+	wantTx(t, txErr(s.Transact(context.Background(), "Tab1", append(inserts(2, "p"), insert(row("p", "before"))))), 2, 409, "EntityAlreadyExists")
+	if err := txErr(s.Transact(context.Background(), "Tab1", inserts(3, "p"))); err != nil {
 		t.Fatal(err)
 	}
 	last := before.Timestamp
@@ -150,5 +150,48 @@ func TestTransactionTimestamps(t *testing.T) {
 			t.Fatalf("row %s written at %v (%s), want %v", k, r.Timestamp, r.ETag, want)
 		}
 		last = r.Timestamp
+	}
+}
+
+// txErr is the error of a Transact call, for the tests that look at nothing else.
+func txErr(_ []service.Written, err error) error { return err }
+
+// A transaction reports each row's new version, in the order of its actions, as a read then
+// returns it; a delete reports none.
+func TestTransactionReportsVersions(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newTable(t)
+	old := mustWrite(t, s, insert(row("p", "old", prop("v", service.Int32(1)))))
+	mustWrite(t, s, insert(row("p", "gone")))
+	acts := []service.Action{
+		insert(row("p", "new")),
+		{Op: service.OpReplace, Row: row("p", "old", prop("v", service.Int32(2))), IfMatch: old.ETag},
+		{Op: service.OpDelete, Row: row("p", "gone")},
+		{Op: service.OpUpsertMerge, Row: row("p", "merged")},
+	}
+	written, err := s.Transact(ctx, "Tab1", acts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(written) != len(acts) {
+		t.Fatalf("%d versions for %d actions", len(written), len(acts))
+	}
+	for i, a := range acts {
+		if a.Op == service.OpDelete {
+			if written[i] != (service.Written{}) {
+				t.Errorf("the delete reported %+v", written[i])
+			}
+			continue
+		}
+		r, err := s.GetRow(ctx, "Tab1", "p", a.Row.RowKey, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if written[i].ETag != r.ETag || !written[i].Timestamp.Equal(r.Timestamp) {
+			t.Errorf("action %d reported %+v; the row is at %s, %v", i, written[i], r.ETag, r.Timestamp)
+		}
+	}
+	if written[1].ETag == old.ETag {
+		t.Error("the replace reported the version it replaced")
 	}
 }

@@ -105,7 +105,7 @@ func TestASCIIBodiesForTheEmulatorOnly(t *testing.T) {
 				}
 			}
 			rec.bodies = nil
-			_ = s.Transact(ctx, "T", []service.Action{{Op: service.OpUpsertReplace, Row: r}}) // the fake refuses it
+			_ = txErr(s.Transact(ctx, "T", []service.Action{{Op: service.OpUpsertReplace, Row: r}})) // the fake refuses it
 			if len(rec.bodies) != 1 || !strings.Contains(rec.bodies[0], text.Str()) {
 				t.Errorf("the transaction's body was rewritten: %q", rec.bodies)
 			}

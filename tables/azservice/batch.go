@@ -3,6 +3,7 @@ package azservice
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -19,12 +21,20 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// Transact performs an entity-group transaction with one Submit Transaction call.
+// Transact performs an entity-group transaction with one Submit Transaction call and
+// returns the version each action wrote, read from the response's inner parts (the ETag
+// of each insert, replace, merge and upsert; a delete reports none).
 //
 // Replace and Merge carry If-Match (the action's ETag, or * when empty): without it the
-// SDK sends no condition and the service would upsert. The upserts carry none; Delete
-// carries If-Match like Replace. The SDK checks none of the service's transaction rules,
-// and neither does Transact: the service does.
+// service would upsert. The upserts carry none; Delete carries If-Match like Replace. The
+// service checks the transaction rules (count, partition, duplicates, size); Transact
+// checks none of them.
+//
+// The request body is written here (see batchBody), not by the SDK: the SDK decodes each
+// entity into a map and encodes it again, which for a transaction of a few megabytes costs
+// more time than the request itself. The SDK's transaction call still sends the request,
+// through the client's pipeline (retries, authentication, logging, tracing), with the body
+// put in place by the batchBodies policy.
 //
 // A failure of one action is a *service.TransactionError whose Err is the
 // *abstractions.StatusError of that action, read from the multipart response (the SDK
@@ -33,13 +43,10 @@ import (
 // with 400 InvalidInput without a call, as the service rejects an empty change set.
 //
 // Transact refuses, without sending anything, what Write refuses, and a Replace, Merge or
-// upsert action whose keys contain a single quote: the SDK writes batched keys into the
-// action's URL without doubling quotes, and the body's keys must stay as they are, so such
-// an action would address another row. (Delete actions have no body; their keys are
-// escaped here.)
-func (s *Service) Transact(ctx context.Context, table string, actions []service.Action) error {
+// upsert action whose keys contain a single quote (see the package documentation).
+func (s *Service) Transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
 	if len(actions) == 0 {
-		return &abstractions.StatusError{
+		return nil, &abstractions.StatusError{
 			StatusCode: http.StatusBadRequest,
 			ErrorCode:  "InvalidInput",
 			Message:    "the transaction has no actions",
@@ -48,72 +55,70 @@ func (s *Service) Transact(ctx context.Context, table string, actions []service.
 	bp := getBuf()
 	defer putBuf(bp)
 	buf := (*bp)[:0]
+	if n := entitiesCap(actions); cap(buf) < n {
+		buf = make([]byte, 0, n)
+	}
 	ends := make([]int, len(actions))
-	tas := make([]aztables.TransactionAction, len(actions))
 	for i := range actions {
 		a := &actions[i]
 		pk, rk := a.Row.PartitionKey, a.Row.RowKey
+		if a.Op < service.OpInsert || a.Op > service.OpDelete {
+			return nil, fmt.Errorf("azservice: transaction action %d: unknown operation %v", i, a.Op)
+		}
 		if a.Op != service.OpInsert && pk == "" {
-			return fmt.Errorf("azservice: transaction action %d: %w", i, errEmptyPartitionKey)
+			return nil, fmt.Errorf("azservice: transaction action %d: %w", i, errEmptyPartitionKey)
 		}
-		ifMatch := azcore.ETag(a.IfMatch)
-		if ifMatch == "" {
-			ifMatch = azcore.ETagAny
-		}
-		ta := &tas[i]
-		switch a.Op {
-		case service.OpInsert:
-			ta.ActionType = aztables.TransactionTypeAdd
-		case service.OpReplace:
-			ta.ActionType, ta.IfMatch = aztables.TransactionTypeUpdateReplace, &ifMatch
-		case service.OpMerge:
-			ta.ActionType, ta.IfMatch = aztables.TransactionTypeUpdateMerge, &ifMatch
-		case service.OpUpsertReplace:
-			ta.ActionType = aztables.TransactionTypeInsertReplace
-		case service.OpUpsertMerge:
-			ta.ActionType = aztables.TransactionTypeInsertMerge
-		case service.OpDelete:
-			ta.ActionType, ta.IfMatch = aztables.TransactionTypeDelete, &ifMatch
-		default:
-			return fmt.Errorf("azservice: transaction action %d: unknown operation %v", i, a.Op)
-		}
-		var err error
-		switch {
-		case a.Op == service.OpDelete:
-			buf = appendKeys(buf, doubleQuotes(pk), doubleQuotes(rk))
-		case a.Op != service.OpInsert && (strings.IndexByte(pk, '\'') >= 0 || strings.IndexByte(rk, '\'') >= 0):
-			return fmt.Errorf("azservice: transaction action %d: the SDK cannot address a key containing a single quote in a batched %v; write the row alone: %w",
+		if a.Op != service.OpInsert && a.Op != service.OpDelete && (strings.IndexByte(pk, '\'') >= 0 || strings.IndexByte(rk, '\'') >= 0) {
+			return nil, fmt.Errorf("azservice: transaction action %d: a key containing a single quote cannot be written by a batched %v; write the row alone: %w",
 				i, a.Op, abstractions.ErrNotSupported)
-		default:
+		}
+		if a.Op != service.OpDelete {
+			var err error
 			if buf, err = appendEntity(buf, pk, rk, a.Row.Properties); err != nil {
 				*bp = buf
-				return fmt.Errorf("azservice: transaction action %d: %w", i, err)
+				return nil, fmt.Errorf("azservice: transaction action %d: %w", i, err)
 			}
 		}
 		ends[i] = len(buf)
 	}
 	*bp = buf
-	start := 0
-	for i := range tas {
-		tas[i].Entity = buf[start:ends[i]:ends[i]]
-		start = ends[i]
-	}
+	b := &batchBody{table: table, actions: actions, entities: buf, ends: ends}
 
+	// The SDK is handed one action standing for the transaction, which the batchBodies
+	// policy replaces with b's body. Should the policy not run, this action is what the
+	// service receives: a delete on condition of a version no row can have, which changes
+	// nothing, and b.sent reports the mistake.
 	var raw *http.Response
-	_, err := s.tables.NewClient(table).SubmitTransaction(policy.WithCaptureResponse(ctx, &raw), tas, nil)
+	_, err := s.tables.NewClient(table).SubmitTransaction(policy.WithCaptureResponse(withBatchBody(ctx, b), &raw), standIn, nil)
+	if !b.sent && ctx.Err() == nil {
+		return nil, errors.New("azservice: the transaction was not sent: the client lacks the batchBodies policy that the constructors of this package install")
+	}
 	if err == nil {
-		return nil
+		var etags []string
+		if raw != nil {
+			if body, perr := runtime.Payload(raw); perr == nil {
+				etags = parseBatchETags(body, len(actions))
+			}
+		}
+		out := make([]service.Written, len(actions))
+		for i, tag := range etags {
+			if tag != "" && actions[i].Op != service.OpDelete {
+				out[i].ETag = tag
+				out[i].Timestamp, _ = etagTime(tag)
+			}
+		}
+		return out, nil
 	}
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
 		if re.StatusCode == http.StatusAccepted && re.RawResponse != nil {
 			if body, perr := runtime.Payload(re.RawResponse); perr == nil {
 				if te := parseBatchFailure(body, re); te != nil {
-					return te
+					return nil, te
 				}
 			}
 		}
-		return azconn.StatusError(re)
+		return nil, azconn.StatusError(re)
 	}
 	if ctx.Err() == nil && raw != nil && raw.StatusCode == http.StatusAccepted {
 		// Azurite answers a change set of more than 100 actions with a stray line before
@@ -123,12 +128,44 @@ func (s *Service) Transact(ctx context.Context, table string, actions []service.
 		// change set."), which is also what the real service reports, so read it.
 		if body, perr := runtime.Payload(raw); perr == nil {
 			if te := parseBatchFailure(body, err); te != nil {
-				return te
+				return nil, te
 			}
 		}
 	}
-	return mapError(ctx, "transaction", err)
+	return nil, mapError(ctx, "transaction", err)
 }
+
+// entitiesCap is about the length of the actions' entity bodies, counted from the lengths
+// of their values without reading them, so that a transaction of megabytes is encoded
+// without growing its buffer many times. Escapes can make the bodies longer.
+func entitiesCap(actions []service.Action) int {
+	n := 0
+	for i := range actions {
+		a := &actions[i]
+		if a.Op == service.OpDelete {
+			continue
+		}
+		n += 48 + len(a.Row.PartitionKey) + len(a.Row.RowKey)
+		for j := range a.Row.Properties {
+			p := &a.Row.Properties[j]
+			n += 2*len(p.Name) + 48
+			switch p.Value.Kind() {
+			case service.KindString:
+				n += len(p.Value.Str())
+			case service.KindBinary:
+				n += base64.StdEncoding.EncodedLen(len(p.Value.Bytes()))
+			}
+		}
+	}
+	return n
+}
+
+// standIn is the action the SDK is given in place of a transaction's (see Transact).
+var standIn = []aztables.TransactionAction{{
+	ActionType: aztables.TransactionTypeDelete,
+	Entity:     []byte(`{"PartitionKey":"-","RowKey":"-"}`),
+	IfMatch:    to.Ptr(azcore.ETag(`W/"datetime'1601-01-01T00%3A00%3A00.0000000Z'"`)),
+}}
 
 // doubleQuotes escapes a key for an OData key literal in a URL.
 func doubleQuotes(s string) string {

@@ -10,11 +10,13 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// The engine sizes transactions and the in-memory service applies the 4 MiB limit with
-// service.BodySize. The body on the wire is not the adapter's JSON: the SDK decodes it into
-// a map[string]any and encodes that with json.Marshal, which HTML-escapes <, > and & and
-// drops the ".0" of a whole double. BodySize must never be below that body, and above it by
-// no more than the two bytes of a ".0" per double property.
+// The large-value planner keeps rows within the emulator's limit and the in-memory service
+// applies the 4 MiB limit to single-row writes with service.BodySize. The body on the wire
+// is not the adapter's JSON: the SDK decodes it into a map[string]any and encodes that with
+// json.Marshal, which HTML-escapes <, > and & and drops the ".0" of a whole double. BodySize
+// must never be below that body, and above it by no more than the two bytes of a ".0" per
+// double property. A transaction's entities are the adapter's own JSON (see Transact), which
+// service.ActionBodySize counts exactly.
 func TestBodySizeIsWhatTheSDKSends(t *testing.T) {
 	g, _ := service.ParseGuid("0f8fad5b-d9cb-469f-a165-70867728950e")
 	rows := []service.Row{
@@ -60,6 +62,10 @@ func TestBodySizeIsWhatTheSDKSends(t *testing.T) {
 		}
 		if got < len(b) {
 			t.Errorf("BodySize = %d, below the %d bytes the adapter wrote: %s", got, len(b), b)
+		}
+		a := service.Action{Op: service.OpInsert, Row: r}
+		if got := service.ActionBodySize(&a) - service.ActionFramingSize(&a); got != len(b) {
+			t.Errorf("a transaction's entity counts %d bytes; the adapter wrote %d: %s", got, len(b), b)
 		}
 	}
 }

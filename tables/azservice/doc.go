@@ -12,6 +12,11 @@
 // a 64-bit integer keeps every digit; Edm.Int32, Edm.Boolean and Edm.String are written
 // plain. NaN and the infinities are the strings "NaN", "Infinity" and "-Infinity".
 //
+// aztables' entity methods decode the body of a single-entity write into a map and encode it
+// again before sending it; the package's own entity requests (see Requests) send it as
+// written. A transaction's multipart body is the adapter's own too (see Service.Transact):
+// its entities go out as written here, and the versions its response reports are returned.
+//
 // Responses are decoded from the bytes the service sent (the SDK's own decoded values turn
 // 5.0 into 5). An annotated value takes its annotation's type; an unannotated number is
 // Edm.Int32 when it is an integer literal that fits, Edm.Double otherwise; a null is no
@@ -20,7 +25,8 @@
 //
 // # Requests
 //
-// Tables, queries and transactions go through aztables. Point reads and single-row writes
+// Tables, queries and transactions go through aztables (a transaction with the body written
+// here, which a per-call policy puts in place of the SDK's). Point reads and single-row writes
 // go through an azcore pipeline of the package's own, built from the same client options and
 // credential: they send the JSON the package wrote, where aztables would decode it into a
 // map and encode it again, and otherwise the same requests, with the same spans, telemetry
@@ -46,7 +52,9 @@
 //
 // The generated request builders refuse an empty PartitionKey in a URL, so Replace, Merge,
 // the upserts and Delete of such a row fail with an error matching
-// abstractions.ErrNotSupported (Insert, GetRow and queries work). In a transaction the SDK
-// puts keys into the URL without doubling single quotes, so a batched Replace, Merge or
-// upsert of a key containing ' is refused the same way.
+// abstractions.ErrNotSupported (Insert, GetRow and queries work). The SDK's transaction
+// builder puts keys into the URL without doubling single quotes, so a batched Replace, Merge
+// or upsert of a key containing ' is refused the same way. (Transact now writes those URLs
+// itself, with the quotes doubled, but keeps the refusal that the stores' batch methods
+// document.)
 package azservice

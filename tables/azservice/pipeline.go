@@ -87,7 +87,8 @@ func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator
 	return c, nil
 }
 
-// isCosmosEndpoint is aztables' test for an Azure Cosmos DB table endpoint.
+// isCosmosEndpoint is aztables' test for an Azure Cosmos DB table endpoint (or its
+// emulator): merges are sent there as POST with X-HTTP-Method, in transactions too.
 func isCosmosEndpoint(u string) bool {
 	return (strings.Contains(u, "localhost") && strings.Contains(u, "8902")) ||
 		strings.Contains(u, ".table.cosmos.") || strings.Contains(u, ".table.cosmosdb.")

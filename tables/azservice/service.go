@@ -35,14 +35,15 @@ type Options struct {
 	ClientOptions azcore.ClientOptions
 }
 
-// clientOptions returns the table client's options: the caller's, with the read tap added,
-// and for the emulator (see asciiBodies) the ASCII rewrite of request bodies.
+// clientOptions returns the table client's options: the caller's, with the transaction
+// bodies (see Transact) before them, so that they see the body that is sent, and the read
+// tap after them, and for the emulator (see asciiBodies) the ASCII rewrite of request bodies.
 func (o *Options) clientOptions(emulator bool) *aztables.ClientOptions {
 	co := &aztables.ClientOptions{}
 	if o != nil {
 		co.ClientOptions = o.ClientOptions
 	}
-	co.PerCallPolicies = append(append([]policy.Policy(nil), co.PerCallPolicies...), bodyTap{})
+	co.PerCallPolicies = append(append([]policy.Policy{batchBodies{}}, co.PerCallPolicies...), bodyTap{})
 	if emulator {
 		co.PerCallPolicies = append(co.PerCallPolicies, asciiBodies{})
 	}

@@ -124,9 +124,13 @@ func (s *Store[T]) sendChunk(ctx context.Context, op string, p *plan, r *partRun
 		keys[i] = [2]string{chunk[i].Row.PartitionKey, chunk[i].Row.RowKey}
 	}
 	send := func() error {
-		// Transactions report no ETags, so the cache drops what they touch.
+		// A batch reports no versions (see abstractions.Storage.CreateBatch), so the cache
+		// drops what it touches.
 		return s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
-			return nil, s.do(ctx, func() error { return s.acct.tables.Transact(ctx, s.table, chunk) })
+			return nil, s.do(ctx, func() error {
+				_, err := s.acct.tables.Transact(ctx, s.table, chunk)
+				return err
+			})
 		})
 	}
 	err := send()
@@ -493,7 +497,7 @@ func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (_ int, err error) 
 }
 
 // batch writes prepared entities with one operation and copies each committed one back to
-// the caller's entity. Transactions report no ETags, so ETag and Timestamp are cleared.
+// the caller's entity. A batch reports no versions, so ETag and Timestamp are cleared.
 func (s *Store[T]) batch(ctx context.Context, op string, kind service.Op, vs []*T, ps []*prepared[T]) (int, error) {
 	p := &plan{actions: make([]service.Action, len(ps))}
 	for i, pp := range ps {
@@ -502,8 +506,8 @@ func (s *Store[T]) batch(ctx context.Context, op string, kind service.Op, vs []*
 	return s.runBatch(ctx, op, p, commitTo(vs, ps))
 }
 
-// commitTo copies committed entities back to the caller's. Transactions report no ETags,
-// so ETag and Timestamp are cleared.
+// commitTo copies committed entities back to the caller's. A batch reports no versions (see
+// abstractions.Storage.CreateBatch), so ETag and Timestamp are cleared.
 func commitTo[T any](vs []*T, ps []*prepared[T]) func(indices []int) {
 	return func(indices []int) {
 		for _, i := range indices {

@@ -94,7 +94,7 @@ func TestCreateBatch(t *testing.T) {
 		t.Fatalf("%d rows in %d transactions", f.size("Items"), f.count("Transact"))
 	}
 	for _, v := range vs {
-		// Transactions report no versions: the entity says so rather than keep a stale one.
+		// A batch reports no versions: the entity says so rather than keep a stale one.
 		if v.ETag != "" || !v.Timestamp.IsZero() || !v.CreatedAt.Equal(testNow) || !v.UpdatedAt.Equal(testNow) {
 			t.Fatalf("entity after the batch: %+v", v.Entity)
 		}

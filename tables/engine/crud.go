@@ -266,7 +266,19 @@ func badETag(etag string) string {
 	return fmt.Sprintf("the ETag %q is not an entity tag (a quoted string such as W/\"datetime'…'\", as a read returns it); nothing was sent", etag)
 }
 
+// decode decodes a row of the store's table. A type that is not split-aware first
+// reassembles a value another type stored split on the row (largevalue.AssembleMain); one
+// that continues on continuation rows, or does not verify, fails with ErrIntegrity.
 func (s *Store[T]) decode(row *service.Row) (*T, error) {
+	if !s.split && len(s.plain) > 0 {
+		r, err := largevalue.AssembleMain(*row, s.plain)
+		if err != nil {
+			return nil, &abstractions.StoreError{Kind: abstractions.ErrIntegrity, Op: "read", Table: s.table,
+				PartitionKey: row.PartitionKey, RowKey: row.RowKey, Err: err,
+				Message: "the row holds a value stored split, which does not reassemble here; nothing was returned"}
+		}
+		row = &r
+	}
 	v, err := codec.Decode[T](row, &s.acct.codec)
 	if err != nil {
 		return nil, fmt.Errorf("read %s (%q, %q): %w", s.table, row.PartitionKey, row.RowKey, err)

@@ -21,8 +21,9 @@ import (
 //     Timestamp equal to the time inside it; the times come from a counter, 100 ns apart.
 //   - Conditional writes fail as the service answers: 409 EntityAlreadyExists, 404
 //     ResourceNotFound, 412 UpdateConditionNotSatisfied; a missing table is 404 TableNotFound.
-//   - Transactions apply every action or none, and a failure names its action
-//     (*service.TransactionError), as do the refusals of the service's transaction rules.
+//   - Transactions apply every action or none, report each action's new version, and a
+//     failure names its action (*service.TransactionError), as do the refusals of the
+//     service's transaction rules.
 //   - Queries return rows in the service's key order (UTF-16 code units), at most Top (or
 //     1000) a page, with a continuation naming the next row. The only filters understood are
 //     comparisons of PartitionKey or RowKey with a string, joined by "and": the filters the
@@ -45,10 +46,15 @@ type fakeTables struct {
 	// emptyPages makes every other query page empty, with a continuation, as the service
 	// may answer.
 	emptyPages bool
+	// noTransactionETags makes transactions report no versions, as a response without
+	// ETag headers would.
+	noTransactionETags bool
 
-	calls   []string // the calls answered, in order
+	calls   []string   // the calls answered, in order
+	gets    [][]string // the projection of each GetRow (nil: the whole row)
 	queries []service.Query
 	actions []service.Action // the actions of every Write and Transact, as received
+	txSizes []int            // the number of actions of each Transact
 	pages   int
 }
 
@@ -104,7 +110,7 @@ func (f *fakeTables) count(call string) int {
 func (f *fakeTables) resetCalls() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls, f.queries, f.actions = nil, nil, nil
+	f.calls, f.gets, f.queries, f.actions, f.txSizes = nil, nil, nil, nil, nil
 }
 
 func (f *fakeTables) CreateTable(ctx context.Context, table string) error {
@@ -155,6 +161,7 @@ func (f *fakeTables) GetRow(ctx context.Context, table, pk, rk string, sel []str
 		return service.Row{}, err
 	}
 	defer f.mu.Unlock()
+	f.gets = append(f.gets, sel)
 	rows, ok := f.tables[strings.ToLower(table)]
 	if !ok {
 		return service.Row{}, errFakeTableNotFound
@@ -231,42 +238,48 @@ func (f *fakeTables) apply(rows map[fakeKey]service.Row, a service.Action) (*ser
 	return &next, nil
 }
 
-func (f *fakeTables) Transact(ctx context.Context, table string, actions []service.Action) error {
+func (f *fakeTables) Transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
 	if err := f.enter(ctx, "Transact"); err != nil {
-		return err
+		return nil, err
 	}
 	defer f.mu.Unlock()
 	f.actions = append(f.actions, actions...)
+	f.txSizes = append(f.txSizes, len(actions))
 	rows, ok := f.tables[strings.ToLower(table)]
 	if !ok {
-		return errFakeTableNotFound
+		return nil, errFakeTableNotFound
 	}
 	if len(actions) == 0 || len(actions) > service.MaxTransactionActions {
-		return fakeStatus(http.StatusBadRequest, "InvalidInput")
+		return nil, fakeStatus(http.StatusBadRequest, "InvalidInput")
 	}
 	staged := maps.Clone(rows)
 	seen := map[fakeKey]bool{}
+	out := make([]service.Written, len(actions))
 	for i, a := range actions {
 		k := fakeKey{a.Row.PartitionKey, a.Row.RowKey}
 		switch {
 		case k.pk != actions[0].Row.PartitionKey:
-			return &service.TransactionError{Index: i, Err: fakeStatus(http.StatusBadRequest, "CommandsInBatchActOnDifferentPartitions")}
+			return nil, &service.TransactionError{Index: i, Err: fakeStatus(http.StatusBadRequest, "CommandsInBatchActOnDifferentPartitions")}
 		case seen[k]:
-			return &service.TransactionError{Index: i, Err: fakeStatus(http.StatusBadRequest, "InvalidDuplicateRow")}
+			return nil, &service.TransactionError{Index: i, Err: fakeStatus(http.StatusBadRequest, "InvalidDuplicateRow")}
 		}
 		seen[k] = true
 		next, err := f.apply(staged, a)
 		if err != nil {
-			return &service.TransactionError{Index: i, Err: err}
+			return nil, &service.TransactionError{Index: i, Err: err}
 		}
 		if next == nil {
 			delete(staged, k)
 		} else {
 			staged[k] = *next
+			out[i] = service.Written{ETag: next.ETag, Timestamp: next.Timestamp}
 		}
 	}
 	f.tables[strings.ToLower(table)] = staged
-	return nil
+	if f.noTransactionETags {
+		clear(out)
+	}
+	return out, nil
 }
 
 func (f *fakeTables) Query(ctx context.Context, table string, q service.Query) (service.Page, error) {

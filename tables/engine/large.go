@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -45,16 +47,75 @@ var splitRetry = abstractions.RetryOptions{Backoff: 10_000_000}
 // contSelect is the projection of a look at continuation keys.
 var contSelect = []string{largevalue.OfColumn, largevalue.IndexColumn}
 
-// largeColumns returns the large-value columns of a plan, as a read reassembles them.
-func largeColumns(pl *codec.Plan) []largevalue.Column {
+// Bounds of the projection of the read before a split-aware write: beyond them the read
+// fetches the whole row, to stay within the 255 properties the service projects and the
+// request-URL limit of the service and the emulator.
+const (
+	maxStateColumns   = 200  // large-value columns named
+	maxStateSelectLen = 2000 // characters of the URL-encoded $select
+)
+
+// stateProjection returns the projection of the read before a split-aware write (see
+// readState): the part count, the continuation marker and the blob reference cell of each
+// large-value column and each file field, aliases included; or nil, the whole row, when
+// that names more than maxStateColumns columns or is longer than maxStateSelectLen
+// characters URL-encoded.
+func stateProjection(cols []largevalue.Column, files []*codec.Field) []string {
+	sel := []string{largevalue.PartsColumn, largevalue.OfColumn}
+	for _, c := range cols {
+		sel = append(sel, c.Name+largevalue.BlobSuffix)
+	}
+	for _, f := range files {
+		for _, name := range fileColumns(f) {
+			sel = append(sel, name+largevalue.BlobSuffix)
+		}
+	}
+	if len(sel)-2 > maxStateColumns || len(url.QueryEscape(strings.Join(sel, ","))) > maxStateSelectLen {
+		return nil
+	}
+	return sel
+}
+
+// largeColumns returns the large-value columns of a plan as a read reassembles them: each
+// large field's column, then its aliases (files are not among them: see fileFields). With
+// offloaded set (the account configures blob offload), the reader fetches values held in
+// blobs itself (fetchBlobs); otherwise reassembling such a value fails.
+func largeColumns(pl *codec.Plan, offloaded bool) []largevalue.Column {
+	var out []largevalue.Column
+	fields := pl.Fields()
+	for i := range fields {
+		if f := &fields[i]; f.Large && !f.File {
+			out = appendColumns(out, f)
+		}
+	}
+	for i := range out {
+		out[i].ReadsBlob = offloaded
+	}
+	return out
+}
+
+// plainColumns returns the columns of a type that is not split-aware that may hold a value
+// another type stored split (strings, bytes and JSON-stored values, with their aliases):
+// such a reader reassembles the value when it is on the main row (largevalue.AssembleMain).
+func plainColumns(pl *codec.Plan) []largevalue.Column {
 	var out []largevalue.Column
 	fields := pl.Fields()
 	for i := range fields {
 		f := &fields[i]
-		if !f.Large || f.File {
-			continue
+		if f.Role == codec.RoleColumn && (f.JSON || f.Kind == service.KindString || f.Kind == service.KindBinary) {
+			out = appendColumns(out, f)
 		}
-		out = append(out, largevalue.Column{Name: f.Name, Cell: f.Cell, Binary: f.Kind == service.KindBinary && !f.JSON})
+	}
+	return out
+}
+
+// appendColumns appends the column of f and of each of its aliases.
+func appendColumns(out []largevalue.Column, f *codec.Field) []largevalue.Column {
+	binary := f.Kind == service.KindBinary && !f.JSON
+	out = append(out, largevalue.Column{Name: f.Name, Cell: f.Cell, Binary: binary})
+	suffix := strings.TrimPrefix(f.Cell, f.Name) // "__Json" for a JSON-stored field
+	for _, a := range f.Aliases {
+		out = append(out, largevalue.Column{Name: a, Cell: a + suffix, Binary: binary, AliasOf: f.Name})
 	}
 	return out
 }
@@ -69,6 +130,12 @@ func fileFields(pl *codec.Plan) []*codec.Field {
 		}
 	}
 	return out
+}
+
+// fileColumns returns the names a file field's reference cell may have, the field's own
+// first: its column, then its aliases (the columns of rows written before a rename).
+func fileColumns(f *codec.Field) []string {
+	return append([]string{f.Name}, f.Aliases...)
 }
 
 // prepareLarge checks the keys of a split-aware entity and plans its rows.
@@ -124,8 +191,38 @@ type stored struct {
 	leftovers map[string]string
 	// gone are declared continuation rows another writer already removed.
 	gone map[string]bool
-	// refs are the blob references the stored main row holds (see stateSelectFor).
+	// refs are the blob references the stored main row holds (see stateProjection), which
+	// the cleanup after a committed write or delete may delete.
 	refs []largevalue.BlobRef
+	// blobs are, on an account without blob offload, the large-value and file columns
+	// (aliases included) whose value the stored row holds in a blob, which the write
+	// replaces: they are logged (releasedBlobs), as nothing here deletes their blobs.
+	blobs []string
+}
+
+// storedState is what the stored main row r tells a write.
+func (s *Store[T]) storedState(r *service.Row) (stored, error) {
+	st := stored{found: true, etag: r.ETag, refs: blobRefs(r)}
+	if s.acct.off == nil {
+		for _, c := range s.large {
+			if _, ok := r.Get(c.Name + largevalue.BlobSuffix); ok {
+				st.blobs = append(st.blobs, c.Name)
+			}
+		}
+		for _, f := range s.files {
+			for _, name := range fileColumns(f) {
+				if _, ok := r.Get(name + largevalue.BlobSuffix); ok {
+					st.blobs = append(st.blobs, name)
+				}
+			}
+		}
+	}
+	parts, err := largevalue.Parts(r)
+	if err != nil {
+		return st, err
+	}
+	st.parts = parts
+	return st, nil
 }
 
 // readState reads the main row's part count and version.
@@ -141,11 +238,7 @@ func (s *Store[T]) readState(ctx context.Context, pk, rk string) (stored, error)
 	if err != nil {
 		return stored{}, err
 	}
-	parts, err := largevalue.Parts(&row)
-	if err != nil {
-		return stored{found: true, etag: row.ETag, refs: blobRefs(&row)}, err
-	}
-	return stored{found: true, etag: row.ETag, parts: parts, refs: blobRefs(&row)}, nil
+	return s.storedState(&row)
 }
 
 // continuationRows returns the rows at rk's continuation keys that are its continuation
@@ -268,8 +361,8 @@ func (s *Store[T]) writeLarge(ctx context.Context, op string, v *T, p *prepared[
 }
 
 // writeUnits writes entities of one partition in one transaction (or one action, when that
-// is all they need), reading and retrying as the modes require. It returns the version a
-// single action reported (a transaction reports none).
+// is all they need), reading and retrying as the modes require. It returns the version of
+// the first unit's main row, as the write's response reports it (zero when it does not).
 func (s *Store[T]) writeUnits(ctx context.Context, op string, units []*splitUnit[T]) (service.Written, error) {
 	prot := s.protectedFields()
 	var lastErr error
@@ -343,11 +436,21 @@ func (s *Store[T]) writeUnits(ctx context.Context, op string, units []*splitUnit
 				return cachedWrite(u.p.logical, w), nil
 			})
 		} else {
+			// The entity is not cached: the cache keeps what one row's write reports.
 			err = s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
-				return nil, s.do(ctx, func() error { return s.acct.tables.Transact(ctx, s.table, acts) })
+				return nil, s.do(ctx, func() error {
+					ws, err := s.acct.tables.Transact(ctx, s.table, acts)
+					if err == nil && len(ws) == len(acts) {
+						w = ws[0] // the first unit's main row
+					}
+					return err
+				})
 			})
 		}
 		if err == nil {
+			for _, u := range units {
+				s.releasedBlobs(op, u.p.pk, u.p.rk, u.st.blobs)
+			}
 			return w, nil
 		}
 		idx := 0
@@ -414,6 +517,23 @@ func (s *Store[T]) writeUnits(ctx context.Context, op string, units []*splitUnit
 	return service.Written{}, s.lostRace(op, u.p.pk, u.p.rk, lastErr)
 }
 
+// releasedBlobs logs the blob references (of the columns blobs) that a committed write or
+// delete of the row pk, rk replaced on an account without blob offload: nothing here may
+// delete their blobs (the account has no offload container), so they are left to an orphan
+// sweep by an account that has. With offload configured, the cleanup after the commit and
+// the sweeps take care of them, and nothing is logged.
+func (s *Store[T]) releasedBlobs(op, pk, rk string, blobs []string) {
+	if len(blobs) == 0 || s.acct.off != nil {
+		return
+	}
+	args := []any{"op", op, "table", s.table, "columns", blobs}
+	if s.acct.opts.RecordKeys {
+		args = append(args, "partition", pk, "row", rk)
+	}
+	s.acct.logger().Warn("unified tables: the write replaced values held in blobs, which an account without blob offload does not delete; "+
+		"an orphan sweep from an account with blob offload configured (or by the library that offloaded them) removes them", args...)
+}
+
 // readFullState is readState for a type with protected fields: it reads the whole main row,
 // which the protected-field check compares.
 func (s *Store[T]) readFullState(ctx context.Context, pk, rk string) (service.Row, stored, error) {
@@ -428,11 +548,8 @@ func (s *Store[T]) readFullState(ctx context.Context, pk, rk string) (service.Ro
 	if err != nil {
 		return service.Row{}, stored{}, err
 	}
-	parts, err := largevalue.Parts(&row)
-	if err != nil {
-		return row, stored{found: true, etag: row.ETag, refs: blobRefs(&row)}, err
-	}
-	return row, stored{found: true, etag: row.ETag, parts: parts, refs: blobRefs(&row)}, nil
+	st, err := s.storedState(&row)
+	return row, st, err
 }
 
 // deleteLarge deletes a split-aware entity with its continuation rows, on condition of the
@@ -482,7 +599,7 @@ func (s *Store[T]) deleteLarge(ctx context.Context, pk, rk string) error {
 					if len(acts) == 1 {
 						_, err = s.acct.tables.Write(ctx, s.table, acts[0])
 					} else {
-						err = s.acct.tables.Transact(ctx, s.table, acts)
+						_, err = s.acct.tables.Transact(ctx, s.table, acts)
 					}
 					if err == nil {
 						return nil
@@ -511,6 +628,7 @@ func (s *Store[T]) deleteLarge(ctx context.Context, pk, rk string) error {
 			if st.found {
 				s.cleanup(ctx, time.Time{}, s.released(pk, rk, st.refs, nil))
 			}
+			s.releasedBlobs(op, pk, rk, st.blobs)
 			return nil
 		case st.found && (abstractions.HasStatus(err, http.StatusPreconditionFailed, "") ||
 			abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound")):
@@ -564,6 +682,10 @@ func (s *Store[T]) readLarge(ctx context.Context, op, pk, rk string, first *serv
 				if !errors.Is(err, abstractions.ErrIntegrity) {
 					return service.Row{}, s.translate(op, pk, rk, err)
 				}
+			}
+			if errors.Is(err, abstractions.ErrBlobOffloadNotConfigured) {
+				return service.Row{}, &abstractions.StoreError{Kind: abstractions.ErrBlobOffloadNotConfigured, Op: op, Table: s.table,
+					PartitionKey: pk, RowKey: rk, Err: err, Message: "nothing was returned"}
 			}
 		}
 		// The value does not reassemble: damaged, or replaced while it was read?

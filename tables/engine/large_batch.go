@@ -58,7 +58,7 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, ps
 		r.step = func(ctx context.Context) (bool, error) {
 			var pack []*splitUnit[T]
 			var packIdx []int
-			var packActs []service.Action
+			var budget largevalue.Budget
 			for len(idxs) > 0 {
 				i := idxs[0]
 				u, ua := carried, carriedActs
@@ -75,11 +75,18 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, ps
 					}
 					ua = s.unitActions(u.p, mode, "", &u.st)
 				}
-				if len(pack) > 0 && largevalue.TransactionReason(append(packActs[:len(packActs):len(packActs)], ua...)) != "" {
-					carried, carriedActs = u, ua
+				// A unit that does not fit with the pack starts the next transaction; one that
+				// fits no transaction alone goes alone, and writeUnits refuses it.
+				if budget.Add(u.p.layout, ua) != "" {
+					if len(pack) > 0 {
+						carried, carriedActs = u, ua
+						break
+					}
+					pack, packIdx = append(pack, u), append(packIdx, i)
+					idxs = idxs[1:]
 					break
 				}
-				pack, packIdx, packActs = append(pack, u), append(packIdx, i), append(packActs, ua...)
+				pack, packIdx = append(pack, u), append(packIdx, i)
 				idxs = idxs[1:]
 			}
 			if _, err := s.writeUnits(ctx, op, pack); err != nil {
@@ -172,7 +179,8 @@ func (s *Store[T]) deletePartitionLarge(ctx context.Context, pk string) (int, er
 					_, err := s.acct.tables.Write(ctx, s.table, packActs[0])
 					return err
 				}
-				return s.acct.tables.Transact(ctx, s.table, packActs)
+				_, err := s.acct.tables.Transact(ctx, s.table, packActs)
+				return err
 			})
 		})
 		switch {
@@ -236,7 +244,8 @@ func (s *Store[T]) deletePartitionLarge(ctx context.Context, pk string) (int, er
 				_, err := s.acct.tables.Write(ctx, s.table, acts[0])
 				return err
 			}
-			return s.acct.tables.Transact(ctx, s.table, acts)
+			_, err := s.acct.tables.Transact(ctx, s.table, acts)
+			return err
 		})
 		if err != nil && !abstractions.HasStatus(err, http.StatusPreconditionFailed, "") &&
 			!abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {

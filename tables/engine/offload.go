@@ -351,17 +351,25 @@ func (s *Store[T]) bindFile(pk, rk string, ref largevalue.BlobRef) *abstractions
 	return abstractions.NewStoredFile(s.blobOf(pk, rk, ref.Path), ref.SHA256, ref.Length, ref.ContentType)
 }
 
-// bindFiles sets the file fields of a decoded entity from the reference cells of its row.
+// bindFiles sets the file fields of a decoded entity from the reference cells of its row:
+// the field's own, or else the first of its aliases' the row holds.
 func (s *Store[T]) bindFiles(v *T, row *service.Row) error {
 	for _, f := range s.files {
-		cell, ok := row.Get(f.Name + largevalue.BlobSuffix)
-		if !ok {
+		var name string
+		var cell service.Value
+		found := false
+		for _, name = range fileColumns(f) {
+			if cell, found = row.Get(name + largevalue.BlobSuffix); found {
+				break
+			}
+		}
+		if !found {
 			continue
 		}
 		ref, ok := largevalue.ParseBlobRef(cell)
 		if !ok {
 			return &abstractions.StoreError{Kind: abstractions.ErrIntegrity, Op: "read", Table: s.table, PartitionKey: row.PartitionKey, RowKey: row.RowKey,
-				Message: fmt.Sprintf("the cell %s__blob does not hold a blob reference (path, sha256, length, contentType, encoding as JSON); nothing was returned", f.Name)}
+				Message: fmt.Sprintf("the cell %s__blob does not hold a blob reference (path, sha256, length, contentType, encoding as JSON); nothing was returned", name)}
 		}
 		if err := codec.SetFile(v, f, s.bindFile(row.PartitionKey, row.RowKey, ref)); err != nil {
 			return err
@@ -468,26 +476,6 @@ func (s *Store[T]) putBlob(ctx context.Context, ref largevalue.BlobRef, upload f
 	}
 }
 
-// stateSelect returns the projection of the read before a write of the store's type: the
-// part count, the continuation marker and each large column's reference cell, or nil (the
-// whole row) when that would name more than 200 columns or be too long a URL.
-func stateSelectFor(large []largevalue.Column, files []*codec.Field) []string {
-	sel := []string{largevalue.PartsColumn, largevalue.OfColumn}
-	n := 0
-	for _, c := range large {
-		sel = append(sel, c.Name+largevalue.BlobSuffix)
-		n += len(c.Name) + 7
-	}
-	for _, f := range files {
-		sel = append(sel, f.Name+largevalue.BlobSuffix)
-		n += len(f.Name) + 7
-	}
-	if len(sel) > 202 || n > 2000 {
-		return nil
-	}
-	return sel
-}
-
 // blobRefs returns the blob references of a stored row read for a write: every cell whose
 // name ends in __blob and that parses as a reference.
 func blobRefs(row *service.Row) []largevalue.BlobRef {
@@ -592,24 +580,24 @@ func overtime(ctx context.Context, d time.Duration) (context.Context, context.Ca
 }
 
 // fetchBlobs downloads the offloaded values of a reassembled row and puts each in its cell,
-// verified. File references stay as they are (a read never downloads a file). A row with a
-// reference on an account without offload fails with ErrBlobOffloadNotConfigured; a missing
-// or changed blob is an *largevalue.IntegrityError.
+// verified; a value stored under an alias is fetched only when the row holds none of its
+// column's own. File references stay as they are (a read never downloads a file). On an
+// account without offload it returns the row as it is: largevalue.Assemble has refused
+// every reference it could not read (an *largevalue.OffloadedError). A missing or changed
+// blob is an *largevalue.IntegrityError.
 func (s *Store[T]) fetchBlobs(ctx context.Context, op string, row service.Row) (service.Row, error) {
+	if s.acct.off == nil {
+		return row, nil
+	}
 	var out *service.Row
 	for _, c := range s.large {
 		cell, ok := row.Get(c.Name + largevalue.BlobSuffix)
-		if !ok {
+		if !ok || c.Superseded(&row) {
 			continue
 		}
 		ref, ok := largevalue.ParseBlobRef(cell)
 		if !ok {
 			return service.Row{}, &largevalue.IntegrityError{Column: c.Name, Reason: "the cell " + c.Name + largevalue.BlobSuffix + " does not hold a blob reference"}
-		}
-		if s.acct.off == nil {
-			return service.Row{}, &abstractions.StoreError{Kind: abstractions.ErrBlobOffloadNotConfigured, Op: op, Table: s.table,
-				PartitionKey: row.PartitionKey, RowKey: row.RowKey,
-				Message: fmt.Sprintf("the column %s is stored in a blob and the account has no blob offload configured; configure Options.BlobOffload (with the account's blob service) to read it", c.Name)}
 		}
 		data, err := s.download(ctx, ref)
 		if err != nil {

@@ -26,7 +26,7 @@ type watched struct {
 	before func(ctx context.Context, actions []service.Action) error
 }
 
-func (w *watched) Transact(ctx context.Context, table string, actions []service.Action) error {
+func (w *watched) Transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
 	w.mu.Lock()
 	w.out++
 	w.max = max(w.max, w.out)
@@ -43,7 +43,7 @@ func (w *watched) Transact(ctx context.Context, table string, actions []service.
 	}()
 	if w.before != nil {
 		if err := w.before(ctx, actions); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	return w.Tables.Transact(ctx, table, actions)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -402,6 +403,19 @@ func (s *PolyStore[B]) entry(op string, row *service.Row) (*abstractions.PolyEnt
 			}
 		}
 		return e, nil
+	}
+	// An item type writes no split value here, but reads one another store wrote on the
+	// main row, as every reader that is not split-aware does.
+	if t, ok := s.types.Lookup(e.TypeName); ok && largevalue.HasManifest(row) {
+		if pl, err := codec.PlanOf(t); err == nil {
+			r, err := largevalue.AssembleMain(*row, plainColumns(pl))
+			if err != nil {
+				return nil, &abstractions.StoreError{Kind: abstractions.ErrIntegrity, Op: op, Table: s.host.table,
+					PartitionKey: row.PartitionKey, RowKey: row.RowKey, Err: err,
+					Message: "the row holds a value stored split, which does not reassemble here; nothing was returned"}
+			}
+			row = &r
+		}
 	}
 	item, err := codec.DecodeAs[B](row, s.types, &s.codec)
 	if err != nil {

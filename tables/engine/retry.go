@@ -152,8 +152,9 @@ func (r *retrying) Write(ctx context.Context, table string, a service.Action) (w
 	return w, err
 }
 
-func (r *retrying) Transact(ctx context.Context, table string, actions []service.Action) error {
-	return r.do(ctx, func() error { return r.Tables.Transact(ctx, table, actions) })
+func (r *retrying) Transact(ctx context.Context, table string, actions []service.Action) (ws []service.Written, err error) {
+	err = r.do(ctx, func() (err error) { ws, err = r.Tables.Transact(ctx, table, actions); return err })
+	return ws, err
 }
 
 func (r *retrying) Query(ctx context.Context, table string, q service.Query) (p service.Page, err error) {

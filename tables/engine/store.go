@@ -23,13 +23,15 @@ type Store[T any] struct {
 	plan       *codec.Plan
 	policy     CachePolicy
 	// split reports a split-aware type (codec.Plan.LargeValues); large are its large-value
-	// columns as reads reassemble them (see large.go).
-	split bool
-	large []largevalue.Column
-	// files are the type's file fields; stateSel is the projection of the read before a
-	// split-aware write (nil: the whole row).
+	// columns as reads reassemble them, aliases included (see large.go); files are its
+	// file fields; stateSel is the projection of the read before a split-aware write (nil:
+	// the whole row). A type that is not split-aware reads split values on the main row of
+	// its columns plain (plainColumns).
+	split    bool
+	large    []largevalue.Column
 	files    []*codec.Field
 	stateSel []string
+	plain    []largevalue.Column
 	// entity returns the Entity base of a *T: P(v).Base() for the P of New, so the
 	// compiler, not a run-time assertion, guarantees every T has one.
 	entity func(*T) *abstractions.Entity
@@ -103,9 +105,15 @@ func New[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 		}
 	}
 	s := &Store[T]{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), plan: plan, policy: policy,
-		split: plan.LargeValues(), large: largeColumns(plan), files: fileFields(plan),
+		split:  plan.LargeValues(),
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
-	s.stateSel = stateSelectFor(s.large, s.files)
+	if s.split {
+		s.large = largeColumns(plan, a.off != nil)
+		s.files = fileFields(plan)
+		s.stateSel = stateProjection(s.large, s.files)
+	} else {
+		s.plain = plainColumns(plan)
+	}
 	return s, nil
 }
 
@@ -213,6 +221,7 @@ func translate(op, table, pk, rk string, err error) error {
 
 // librarySentinels are the errors the service layer may wrap itself (a stored value that
 // fails to decode, a blob service that is not configured, a request the SDK cannot send).
+// The codec's errors keep their own types too (ownError).
 var librarySentinels = []error{
 	abstractions.ErrIntegrity, abstractions.ErrBlobOffloadNotConfigured, abstractions.ErrNotSupported,
 	abstractions.ErrInvalidArgument, abstractions.ErrInvalidKey, abstractions.ErrOversizedCell,
@@ -225,5 +234,9 @@ func ownError(err error) bool {
 			return true
 		}
 	}
-	return false
+	// A stored value that does not fit its field, met while a scan decodes what it reads,
+	// is not a failure to reach the service.
+	var ve *codec.ValueError
+	var pe *codec.PlanError
+	return errors.As(err, &ve) || errors.As(err, &pe)
 }

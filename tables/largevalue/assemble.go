@@ -27,7 +27,35 @@ type Column struct {
 	Cell string
 	// Binary reports that the field takes bytes (an Edm.Binary cell) rather than text.
 	Binary bool
+	// AliasOf is set when Name is a legacy name of a column (an alias, which rows written
+	// before a rename hold): it is the column's own name. A read takes the value stored
+	// under the alias only when the row holds none of the column's own cells: the column's
+	// own value wins.
+	AliasOf string
+	// ReadsBlob reports a reader that reads a value held in a blob itself (its account
+	// configures blob offload): Assemble leaves the column's {Name}__blob reference on the
+	// row for it, rather than fail with an *OffloadedError.
+	ReadsBlob bool
 }
+
+// Superseded reports whether c is an alias whose column's own value is on the row: its
+// cell, its compressed cell, its manifest or its blob reference. A reader ignores such an
+// alias's cells.
+func (c *Column) Superseded(main *service.Row) bool {
+	if c.AliasOf == "" {
+		return false
+	}
+	own := c.AliasOf + strings.TrimPrefix(c.Cell, c.Name) // the column's own cell (…__Json for JSON)
+	for _, n := range [...]string{own, c.AliasOf + gzipSuffix, c.AliasOf + ChunksSuffix, c.AliasOf + BlobSuffix} {
+		if _, ok := main.Get(n); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// gzipSuffix names the compressed cell of a string or JSON column (codec's Field.Compressed).
+const gzipSuffix = "__GZip"
 
 // Parts returns the number of rows the main row says its entity occupies: its _SplitParts,
 // or 1 when it has none. A malformed count is an *IntegrityError.
@@ -77,7 +105,9 @@ func count(v service.Value) (int64, bool) {
 // row's continuation keys, in any order (rows that are not its continuation rows are
 // ignored); every continuation row the part count declares must be among them. A value
 // that does not reassemble, verify and decode is an *IntegrityError: Assemble never returns
-// part of a value. A row with no split value is returned as it is.
+// part of a value. A value held in a blob (a {column}__blob cell and no other form) is an
+// *OffloadedError, unless the column says the reader reads blobs (Column.ReadsBlob): the
+// reference is then left on the row. A row with no split value is returned as it is.
 func Assemble(main service.Row, conts []service.Row, cols []Column) (service.Row, error) {
 	parts, err := Parts(&main)
 	if err != nil {
@@ -91,10 +121,16 @@ func Assemble(main service.Row, conts []service.Row, cols []Column) (service.Row
 			break
 		}
 	}
-	// A manifest cell without its count is a torn group.
+	// A manifest cell without its count is a torn group; a blob reference is a value this
+	// package cannot read.
 	for _, c := range cols {
-		if _, ok := main.Get(c.Name + ChunksSuffix); ok {
+		if _, ok := main.Get(c.Name + ChunksSuffix); ok || c.Superseded(&main) {
 			continue
+		}
+		if _, ok := main.Get(c.Name + BlobSuffix); ok && !c.ReadsBlob {
+			if _, inline := main.Get(c.Cell); !inline {
+				return service.Row{}, &OffloadedError{Column: c.Name}
+			}
 		}
 		for _, suf := range []string{SHA256Suffix, EncSuffix, LenSuffix} {
 			if _, ok := main.Get(c.Name + suf); ok {
@@ -131,7 +167,7 @@ func Assemble(main service.Row, conts []service.Row, cols []Column) (service.Row
 	var add []service.Property
 	for _, c := range cols {
 		v, ok := main.Get(c.Name + ChunksSuffix)
-		if !ok {
+		if !ok || c.Superseded(&main) {
 			continue
 		}
 		cell, err := assembleOne(&main, c, v, cells)
@@ -154,6 +190,108 @@ func Assemble(main service.Row, conts []service.Row, cols []Column) (service.Row
 	}
 	out.Properties = append(out.Properties, add...)
 	return out, nil
+}
+
+// AssembleMain is Assemble for a reader that does not know continuation rows: a type that
+// is not split-aware reads a value another type stored split when its chunks are all on the
+// main row. cols are the columns that may hold such a value (strings, bytes and JSON-stored
+// values, with their aliases). A group of cells counts as a split value only when its
+// manifest is complete and well formed (a positive chunk count, a known encoding, 64
+// hexadecimal digits of SHA-256 and a length); other cells that merely have such names are
+// left as they are. A split value whose chunks are not all on the main row (it continues on
+// continuation rows) is an *IntegrityError, as is one that does not verify. A row with no
+// manifest is returned as it is, at the cost of one look at each cell's name.
+func AssembleMain(main service.Row, cols []Column) (service.Row, error) {
+	if !HasManifest(&main) {
+		return main, nil
+	}
+	var groups []Column
+	for _, c := range cols {
+		if wellFormed(&main, c.Name) && !c.Superseded(&main) {
+			groups = append(groups, c)
+		}
+	}
+	if len(groups) == 0 {
+		return main, nil
+	}
+	cells := map[string]service.Value{}
+	for _, p := range main.Properties {
+		if strings.Contains(p.Name, ChunkSuffix) {
+			cells[p.Name] = p.Value
+		}
+	}
+	parts, _ := Parts(&main)
+	drop := map[string]bool{}
+	var add []service.Property
+	for _, c := range groups {
+		n, _ := main.Get(c.Name + ChunksSuffix)
+		chunks, _ := count(n)
+		for i := 0; i < int(chunks); i++ {
+			if _, ok := cells[ChunkName(c.Name, i)]; !ok && parts != 1 {
+				return service.Row{}, &IntegrityError{Column: c.Name,
+					Reason: fmt.Sprintf("the value continues on continuation rows (chunk %s is not on the main row), which only a split-aware type reads; "+
+						"read the row through a type that marks the field for large values", ChunkName(c.Name, i))}
+			}
+		}
+		cell, err := assembleOne(&main, c, n, cells)
+		if err != nil {
+			return service.Row{}, err
+		}
+		for _, suf := range []string{ChunksSuffix, SHA256Suffix, EncSuffix, LenSuffix} {
+			drop[c.Name+suf] = true
+		}
+		drop[c.Cell] = true
+		add = append(add, cell)
+	}
+	out := main
+	out.Properties = make([]service.Property, 0, len(main.Properties)+len(add))
+	for _, p := range main.Properties {
+		if drop[p.Name] || isChunkOf(p.Name, groups) {
+			continue
+		}
+		out.Properties = append(out.Properties, p)
+	}
+	out.Properties = append(out.Properties, add...)
+	return out, nil
+}
+
+// HasManifest reports whether r holds a chunk count cell ({column}__chunks): whether it may
+// hold a split value.
+func HasManifest(r *service.Row) bool {
+	for i := range r.Properties {
+		if strings.HasSuffix(r.Properties[i].Name, ChunksSuffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// wellFormed reports whether the row holds a complete, well-formed manifest for the column
+// name: the test a reader that does not know the column as a large value applies.
+func wellFormed(main *service.Row, name string) bool {
+	n, ok := main.Get(name + ChunksSuffix)
+	if c, isCount := count(n); !ok || !isCount || c < 1 {
+		return false
+	}
+	sha, ok := main.Get(name + SHA256Suffix)
+	if !ok || sha.Kind() != service.KindString || len(sha.Str()) != 2*sha256.Size {
+		return false
+	}
+	if _, err := hex.DecodeString(sha.Str()); err != nil {
+		return false
+	}
+	enc, ok := main.Get(name + EncSuffix)
+	if !ok || enc.Kind() != service.KindString {
+		return false
+	}
+	switch enc.Str() {
+	case EncText, EncGzip, EncBinary, EncUTF16LE:
+	default:
+		return false
+	}
+	l, ok := main.Get(name + LenSuffix)
+	length, isCount := count(l)
+	return ok && isCount && length >= 0
 }
 
 // isChunkOf reports whether name is a chunk cell of one of cols.
@@ -206,7 +344,6 @@ func assembleOne(main *service.Row, c Column, n service.Value, cells map[string]
 	}
 	var buf bytes.Buffer
 	buf.Grow(int(min(length, 64<<20)))
-	h := sha256.New()
 	for i := 0; i < int(chunks); i++ {
 		name := ChunkName(c.Name, i)
 		v, ok := cells[name]
@@ -218,16 +355,14 @@ func assembleOne(main *service.Row, c Column, n service.Value, cells map[string]
 		}
 		if kind == service.KindString {
 			buf.WriteString(v.Str())
-			_, _ = io.WriteString(h, v.Str())
 		} else {
 			buf.Write(v.Bytes())
-			h.Write(v.Bytes())
 		}
 	}
 	if int64(buf.Len()) != length {
 		return bad("the chunks hold %d bytes; the manifest says %d", buf.Len(), length)
 	}
-	if !bytes.Equal(h.Sum(nil), want) {
+	if sum := sha256.Sum256(buf.Bytes()); !bytes.Equal(sum[:], want) {
 		return bad("the SHA-256 of the chunks does not match the manifest")
 	}
 	return decodeStored(c, enc, buf.Bytes())

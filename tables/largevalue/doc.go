@@ -32,7 +32,20 @@
 //     sha256, length, contentType, encoding). The blob holds the stored bytes (the gzip form
 //     for gzip, with Content-Encoding: gzip), so a split value and the same value offloaded
 //     have the same hash. Without offload, a value that would need a blob is refused with an
-//     *OversizedValueError.
+//     *OversizedValueError, and a read of a row holding one fails with an *OffloadedError
+//     rather than return the value empty.
+//
+// # Readers
+//
+// Assemble reads a split-aware type's values, from the main row and its continuation rows.
+// A Column may be an alias (Column.AliasOf), the old name of a renamed column: the value
+// stored under it is read, in every form, unless the row holds the column's own value
+// (Column.Superseded). A reader whose account configures offload marks its columns
+// Column.ReadsBlob: Assemble then leaves each P__blob reference on the row, and the reader
+// downloads the blob and decodes it (DecodeBlob). AssembleMain is the reader of a type
+// that is not split-aware: it reassembles a value whose chunks are all on the main row, and
+// refuses one that continues on continuation rows; a group of cells counts as a split value
+// only when its manifest is complete and well formed.
 //
 // The .NET manifest leaves some facts unstated; this package fixes them as above (the part
 // count includes the main row, the lengths count stored bytes, the hash is lower-case
@@ -64,5 +77,6 @@
 // no form: it names the column, its encoded bytes, the reason and what to do. *IntegrityError
 // (matching abstractions.ErrIntegrity) reports stored cells that do not reassemble: a missing
 // chunk or continuation row, a malformed manifest, a length or SHA-256 that does not match.
-// A read never returns part of a value.
+// *OffloadedError (matching abstractions.ErrBlobOffloadNotConfigured) reports a value held
+// in a blob to a reader that does not read blobs. A read never returns part of a value.
 package largevalue

@@ -5,8 +5,8 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -24,6 +24,25 @@ type Split struct {
 	SHA256 string
 	// Chunks are the chunk values, P__c0 first: Edm.String for EncText, Edm.Binary otherwise.
 	Chunks []service.Value
+	// sizes are the chunk cells' sizes, measured once for the planner.
+	sizes []cellSize
+}
+
+// cellSize is what one cell adds to a row: stored bytes (service.PropertySize) and body
+// bytes on the wire (service.PropertyBodySize).
+type cellSize struct{ stored, wire int }
+
+// chunkSizes returns the sizes of sp's chunk cells, measuring them on first use.
+func (sp *Split) chunkSizes() []cellSize {
+	if len(sp.sizes) == len(sp.Chunks) {
+		return sp.sizes
+	}
+	sp.sizes = make([]cellSize, len(sp.Chunks))
+	for i, ch := range sp.Chunks {
+		p := service.Property{Name: ChunkName(sp.Column, i), Value: ch}
+		sp.sizes[i] = cellSize{service.PropertySize(&p), service.PropertyBodySize(&p)}
+	}
+	return sp.sizes
 }
 
 // SplitValue returns the split form of v, an Edm.String (text or JSON text) or an Edm.Binary,
@@ -40,9 +59,10 @@ func SplitValue(column string, v service.Value, encoding string) *Split {
 	case v.Kind() == service.KindString:
 		s := v.Str()
 		sp.Encoding, sp.Len = EncText, len(s)
-		h := sha256.New()
-		_, _ = io.WriteString(h, s)
-		sp.SHA256 = hex.EncodeToString(h.Sum(nil))
+		// The hash reads the text's bytes in place: converting a value of megabytes to a
+		// []byte would copy it.
+		sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s)))
+		sp.SHA256 = hex.EncodeToString(sum[:])
 		sp.Chunks = textChunks(s)
 		return sp
 	default:
@@ -102,8 +122,10 @@ func gzipBytes(b []byte) []byte {
 // fitsCell reports whether v fits one cell.
 func fitsCell(v service.Value) bool {
 	if v.Kind() == service.KindString {
+		// A character takes at most three UTF-8 bytes per UTF-16 code unit, so text of more
+		// than three bytes a unit of the limit exceeds it without being measured.
 		s := v.Str()
-		return len(s) <= maxCellUnits || service.UTF16Len(s) <= maxCellUnits
+		return len(s) <= maxCellUnits || len(s) <= 3*maxCellUnits && service.UTF16Len(s) <= maxCellUnits
 	}
 	return len(v.Bytes()) <= maxCellBytes
 }

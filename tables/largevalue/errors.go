@@ -50,3 +50,24 @@ func (e *IntegrityError) Error() string {
 
 // Is reports whether target is abstractions.ErrIntegrity.
 func (e *IntegrityError) Is(target error) bool { return target == abstractions.ErrIntegrity }
+
+// OffloadedError reports a value the row holds in a blob (a {column}__blob reference cell)
+// to a reader whose account has no blob offload configured, so it cannot download it. A
+// read never returns such a value empty. It matches abstractions.ErrBlobOffloadNotConfigured
+// with errors.Is.
+type OffloadedError struct {
+	// Column is the large value's column (or the alias it is stored under).
+	Column string
+}
+
+// Error implements error.
+func (e *OffloadedError) Error() string {
+	return "the value of column " + strconv.Quote(e.Column) + " is offloaded to a blob (the row holds " +
+		strconv.Quote(e.Column+BlobSuffix) + ") and the account has no blob offload configured; " +
+		"configure Options.BlobOffload (with the account's blob service) to read it"
+}
+
+// Is reports whether target is abstractions.ErrBlobOffloadNotConfigured.
+func (e *OffloadedError) Is(target error) bool {
+	return target == abstractions.ErrBlobOffloadNotConfigured
+}

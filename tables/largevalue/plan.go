@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -56,6 +57,10 @@ type Layout struct {
 	splits []*Split
 	// Blobs are the values stored in blobs, in field order.
 	Blobs []Blob
+	// sizes are the rows' sizes as the planner measured them (stored bytes, and the
+	// entity's body bytes on the wire), so that fitting the layout's transaction does not
+	// measure its values again.
+	sizes []cellSize
 }
 
 // Plan places an entity's cells: fixed are its ordinary cells, which stay on the main row;
@@ -209,43 +214,45 @@ func place(pk, rk string, fixed []service.Property, values []Value, blobs []*Blo
 				service.MaxEntityProperties)}
 	}
 	if nsplit == 0 {
-		return &Layout{Rows: []service.Row{{PartitionKey: pk, RowKey: rk, Properties: main}}}, nil
+		return &Layout{Rows: []service.Row{{PartitionKey: pk, RowKey: rk, Properties: main}},
+			sizes: []cellSize{{service.EntitySize(pk, rk, main), bodySize(pk, rk, main)}}}, nil
 	}
-	// Place the chunks: the main row first, then continuation rows.
+	// Place the chunks: the main row first, then continuation rows. Each chunk is measured
+	// once (Split.chunkSizes), and each row's size is kept for Fit.
 	rows := []service.Row{{PartitionKey: pk, RowKey: rk, Properties: main}}
-	stored, wire := service.EntitySize(pk, rk, main), bodySize(pk, rk, main)
-	cur := &rows[0]
+	sizes := []cellSize{{service.EntitySize(pk, rk, main), bodySize(pk, rk, main)}}
+	cur, size := &rows[0], &sizes[0]
 	for _, sp := range splits {
 		if sp == nil {
 			continue
 		}
+		cs := sp.chunkSizes()
 		for i, ch := range sp.Chunks {
-			p := service.Property{Name: ChunkName(sp.Column, i), Value: ch}
-			ps, pw := service.PropertySize(&p), service.PropertyBodySize(&p)
-			if len(cur.Properties)+1 > service.MaxEntityProperties || stored+ps > service.MaxEntityBytes ||
-				wire+pw > service.MaxEntityWireBytes {
+			if len(cur.Properties)+1 > service.MaxEntityProperties || size.stored+cs[i].stored > service.MaxEntityBytes ||
+				size.wire+cs[i].wire > service.MaxEntityWireBytes {
 				idx := len(rows)
 				ck := ContinuationKey(rk, idx)
-				rows = append(rows, service.Row{PartitionKey: pk, RowKey: ck, Properties: []service.Property{
-					{Name: OfColumn, Value: service.String(rk)},
-					{Name: IndexColumn, Value: service.Int32(int32(idx))},
-				}})
-				cur = &rows[len(rows)-1]
-				stored, wire = service.EntitySize(pk, ck, cur.Properties), bodySize(pk, ck, cur.Properties)
+				props := make([]service.Property, 2, 2+min(len(sp.Chunks)-i, service.MaxEntityProperties))
+				props[0] = service.Property{Name: OfColumn, Value: service.String(rk)}
+				props[1] = service.Property{Name: IndexColumn, Value: service.Int32(int32(idx))}
+				rows = append(rows, service.Row{PartitionKey: pk, RowKey: ck, Properties: props})
+				sizes = append(sizes, cellSize{service.EntitySize(pk, ck, props), bodySize(pk, ck, props)})
+				cur, size = &rows[len(rows)-1], &sizes[len(sizes)-1]
 			}
-			cur.Properties = append(cur.Properties, p)
-			stored += ps
-			wire += pw
+			cur.Properties = append(cur.Properties, service.Property{Name: ChunkName(sp.Column, i), Value: ch})
+			size.stored += cs[i].stored
+			size.wire += cs[i].wire
 		}
 	}
-	// The part count, now known.
+	// The part count, now known. (Its size was counted with the largest count, which
+	// takes as many stored bytes and at least as many on the wire.)
 	mp := rows[0].Properties
 	for i := range mp {
 		if mp[i].Name == PartsColumn {
 			mp[i].Value = service.Int32(int32(len(rows)))
 		}
 	}
-	lay := &Layout{Rows: rows, Split: nsplit, splits: splits}
+	lay := &Layout{Rows: rows, Split: nsplit, splits: splits, sizes: sizes}
 	acts := make([]service.Action, len(rows))
 	for i := range rows {
 		acts[i] = service.Action{Op: service.OpInsert, Row: rows[i]}
@@ -258,9 +265,11 @@ func place(pk, rk string, fixed []service.Property, values []Value, blobs []*Blo
 
 // Fit checks that actions, the transaction that writes the layout (its rows and the deletes
 // of stale continuation rows), fits one entity-group transaction, and otherwise returns an
-// *OversizedValueError naming the layout's largest split value.
+// *OversizedValueError naming the layout's largest split value. The layout's rows are not
+// measured again.
 func (l *Layout) Fit(actions []service.Action) error {
-	reason := TransactionReason(actions)
+	var b Budget
+	reason := b.Add(l, actions)
 	if reason == "" {
 		return nil
 	}
@@ -279,34 +288,89 @@ func (l *Layout) Fit(actions []service.Action) error {
 // actions, service.MaxTransactionEntityBytes stored and service.MaxTransactionWireBytes on
 // the wire.
 func TransactionReason(actions []service.Action) string {
-	if len(actions) == 0 {
+	var b Budget
+	return b.Add(nil, actions)
+}
+
+// A Budget is one entity-group transaction being filled, unit by unit, under the rules
+// TransactionReason checks: a batch adds each entity's actions and starts a new transaction
+// when they no longer fit. The zero Budget is empty.
+type Budget struct {
+	n, stored, wire int
+	pk              string
+	keys            map[string]bool
+}
+
+// Add adds actions (those of one entity, whose layout l is, or nil when they write no
+// layout's rows) and returns "", or why the transaction would not fit with them; then the
+// budget is left as it was. The rows of l are not measured again.
+func (b *Budget) Add(l *Layout, actions []service.Action) string {
+	if b.n+len(actions) == 0 {
 		return "it has no action"
 	}
-	if len(actions) > service.MaxTransactionActions {
-		return fmt.Sprintf("%d actions, more than %d", len(actions), service.MaxTransactionActions)
+	if n := b.n + len(actions); n > service.MaxTransactionActions {
+		return fmt.Sprintf("%d actions, more than %d", n, service.MaxTransactionActions)
 	}
-	seen := make(map[string]bool, len(actions))
-	stored := 0
+	pk := b.pk
+	if b.n == 0 {
+		pk = actions[0].Row.PartitionKey
+	}
+	stored, wire := b.stored, b.wire
+	if b.n == 0 {
+		wire = service.TransactionEnvelopeSize
+	}
 	for i := range actions {
-		r := &actions[i].Row
-		if r.PartitionKey != actions[0].Row.PartitionKey {
+		a := &actions[i]
+		if a.Row.PartitionKey != pk {
 			return "its actions address more than one partition"
 		}
-		if seen[r.RowKey] {
-			return fmt.Sprintf("the row %q appears twice", r.RowKey)
+		if b.keys[a.Row.RowKey] || slices.ContainsFunc(actions[:i], func(o service.Action) bool { return o.Row.RowKey == a.Row.RowKey }) {
+			return fmt.Sprintf("the row %q appears twice", a.Row.RowKey)
 		}
-		seen[r.RowKey] = true
-		if actions[i].Op != service.OpDelete {
-			stored += service.EntitySize(r.PartitionKey, r.RowKey, r.Properties)
+		wire += service.ActionFramingSize(a)
+		if a.Op == service.OpDelete {
+			continue
+		}
+		if sz, ok := l.sizeOf(&a.Row); ok {
+			stored += sz.stored
+			wire += sz.wire
+		} else {
+			stored += service.EntitySize(a.Row.PartitionKey, a.Row.RowKey, a.Row.Properties)
+			wire += service.BodySize(a)
 		}
 	}
 	if stored > service.MaxTransactionEntityBytes {
 		return fmt.Sprintf("%d stored bytes, more than %d", stored, service.MaxTransactionEntityBytes)
 	}
-	if wire := service.TransactionBodySize(actions); wire > service.MaxTransactionWireBytes {
+	if wire > service.MaxTransactionWireBytes {
 		return fmt.Sprintf("%d bytes on the wire, more than %d", wire, service.MaxTransactionWireBytes)
 	}
+	if b.keys == nil {
+		b.keys = make(map[string]bool, len(actions))
+	}
+	for i := range actions {
+		b.keys[actions[i].Row.RowKey] = true
+	}
+	b.n, b.stored, b.wire, b.pk = b.n+len(actions), stored, wire, pk
 	return ""
+}
+
+// Len returns the number of actions added.
+func (b *Budget) Len() int { return b.n }
+
+// sizeOf returns the size the planner measured for r when r is one of the layout's rows
+// (the same cells, not a copy), and false otherwise.
+func (l *Layout) sizeOf(r *service.Row) (cellSize, bool) {
+	if l == nil || len(r.Properties) == 0 {
+		return cellSize{}, false
+	}
+	for i := range l.Rows {
+		lr := &l.Rows[i]
+		if len(lr.Properties) == len(r.Properties) && &lr.Properties[0] == &r.Properties[0] && lr.RowKey == r.RowKey && i < len(l.sizes) {
+			return l.sizes[i], true
+		}
+	}
+	return cellSize{}, false
 }
 
 // bodySize is service.BodySize of a row written with these cells.

@@ -113,6 +113,12 @@ func TestJSONStringLen(t *testing.T) {
 			t.Errorf("jsonStringLen(%q) = %d, want %d", s, got, want)
 		}
 	}
+	// The adapter's own JSON (a transaction's entities) has no HTML escapes.
+	for s, want := range map[string]int{"<>&": 5, "a<b": 5, "\b": 8, "é😀": 8} {
+		if got := adapterJSON.stringLen(s); got != want {
+			t.Errorf("adapterJSON.stringLen(%q) = %d, want %d", s, got, want)
+		}
+	}
 }
 
 func TestActionBodySizeCountsEncodedKeys(t *testing.T) {

@@ -40,8 +40,8 @@ func (r Row) Clone() Row {
 	return r
 }
 
-// Written is what the service reports for a successful single-row write: the new ETag and
-// the Timestamp it stored. A delete reports the zero Written.
+// Written is what the service reports for a successful row write, alone or in a transaction:
+// the new ETag and the Timestamp it stored. A delete reports the zero Written.
 type Written struct {
 	ETag      string
 	Timestamp time.Time

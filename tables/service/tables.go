@@ -121,7 +121,11 @@ type Tables interface {
 	// Transact performs an entity-group transaction: every action or none. The service's
 	// rules apply (1 to 100 actions, one PartitionKey, each row at most once, a body of at
 	// most 4 MiB). A failure of one action is a *TransactionError naming it.
-	Transact(ctx context.Context, table string, actions []Action) error
+	//
+	// On success it returns what each action wrote, in the order of actions: the row's new
+	// ETag and Timestamp, as the transaction's response reports them. A delete reports the
+	// zero Written, and so does an action whose version the response does not carry.
+	Transact(ctx context.Context, table string, actions []Action) ([]Written, error)
 	// Query returns one page of rows matching q.
 	Query(ctx context.Context, table string, q Query) (Page, error)
 }

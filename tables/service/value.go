@@ -212,6 +212,12 @@ func (v Value) String() string {
 func UTF16Len(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
+		// Eight ASCII bytes at a time: the common case, and values can be megabytes.
+		if i+8 <= len(s) && asciiWord(s[i:i+8]) {
+			n += 8
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			n++
@@ -227,6 +233,13 @@ func UTF16Len(s string) int {
 		}
 	}
 	return n
+}
+
+// asciiWord reports whether the eight bytes of s are ASCII.
+func asciiWord(s string) bool {
+	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	return w&0x8080808080808080 == 0
 }
 
 // CompareUTF16 compares two strings by their UTF-16 code units, the order the service sorts

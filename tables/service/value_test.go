@@ -3,6 +3,7 @@ package service
 import (
 	"math"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf16"
@@ -74,6 +75,17 @@ func TestUTF16Len(t *testing.T) {
 	for s, want := range map[string]int{"": 0, "abc": 3, "é": 1, "😀": 2, "a😀b": 4, "｡": 1} {
 		if got := UTF16Len(s); got != want {
 			t.Errorf("UTF16Len(%q) = %d, want %d", s, got, want)
+		}
+	}
+	// Long values go eight ASCII bytes at a time: put every kind of character (an invalid
+	// byte counts as one unit, as U+FFFD) at every position of a word.
+	for _, odd := range []string{"é", "😀", "\xff", "｡"} {
+		for at := range 17 {
+			s := strings.Repeat("a", at) + odd + strings.Repeat("b", 20)
+			want := len(utf16.Encode([]rune(s)))
+			if got := UTF16Len(s); got != want {
+				t.Errorf("UTF16Len(%q) = %d, want %d", s, got, want)
+			}
 		}
 	}
 }
