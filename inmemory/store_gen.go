@@ -46,14 +46,20 @@ func (s *Store[T]) Delete(ctx context.Context, id string) error { return s.s.Del
 
 // DeletePartition deletes every row of a partition in transactions of up to 100 rows
 // and returns how many it deleted. A row another writer deletes meanwhile is skipped,
-// not an error. It is atomic per transaction only: after a failure, call it again to
-// finish.
+// not an error, and not counted. A row the service will not delete (it answers 404
+// while a read still finds the row) never counts as deleted: the others are, and the
+// call fails naming that row. It is atomic per transaction only: after a failure, call
+// it again to finish.
 func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (int, error) {
 	return s.s.DeletePartition(ctx, partition)
 }
 
 // EnsureCreated creates the table if it does not exist yet. Stores create their table
 // on first use anyway; call it at start-up to fail fast.
+//
+// EnsureCreated creates the table if it does not exist yet. With Options.NeverCreateTables
+// it only checks that the table exists, reading at most one row (which a table SAS
+// allows), and a missing table fails with an error matching abstractions.ErrNotFound.
 func (s *Store[T]) EnsureCreated(ctx context.Context) error { return s.s.EnsureCreated(ctx) }
 
 // Exists reports whether a row with the id exists.

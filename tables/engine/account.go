@@ -55,12 +55,20 @@ type Options struct {
 	// keys often hold personal data (an email, a user name). Partition keys are always on
 	// spans; no log line above Debug ever holds a key unless this is set.
 	RecordKeys bool
+	// NeverCreateTables stops the account from ever sending Create Table: for a
+	// least-privilege credential, such as a table SAS with read, add, update and delete
+	// permissions only, whose tables an administrator creates. A write to a missing table
+	// then fails with an error matching abstractions.ErrNotFound, and EnsureCreated checks
+	// that the table exists instead of creating it. Off by default: the first write to a
+	// missing table creates it. Reads never create tables either way.
+	NeverCreateTables bool
 }
 
 // Account is one storage account: its services and the options every store of it shares.
 // It is safe for concurrent use.
 type Account struct {
-	tables service.Tables
+	tables service.Tables // raw with the stores' rules (storeTables)
+	raw    service.Tables
 	blobs  service.Blobs
 	name   string
 	opts   Options
@@ -76,7 +84,10 @@ type Account struct {
 // messages (an endpoint URL, say). blobs may be nil when no blob feature is used. A nil opts
 // means the defaults. tables must not be nil: stores of an account without one are refused.
 func NewAccount(name string, tables service.Tables, blobs service.Blobs, opts *Options) *Account {
-	a := &Account{tables: tables, blobs: blobs, name: name, created: map[string]bool{}}
+	a := &Account{raw: tables, blobs: blobs, name: name, created: map[string]bool{}}
+	if tables != nil {
+		a.tables = &storeTables{Tables: tables, acct: a}
+	}
 	if opts != nil {
 		a.opts = *opts
 	}
@@ -104,7 +115,7 @@ func (a *Account) Name() string { return a.name }
 
 // Tables returns the account's table service. Writes made through it bypass the stores and
 // their read cache: a row a store cached stays cached until it expires.
-func (a *Account) Tables() service.Tables { return a.tables }
+func (a *Account) Tables() service.Tables { return a.raw }
 
 // Blobs returns the account's blob service, or nil. Like Tables, it bypasses the stores.
 func (a *Account) Blobs() service.Blobs { return a.blobs }
@@ -149,13 +160,6 @@ func (a *Account) ensureTable(ctx context.Context, table string) error {
 	a.created[key] = true
 	a.mu.Unlock()
 	return nil
-}
-
-// forgetTable drops what the account knows of a table, after the service said it is gone.
-func (a *Account) forgetTable(table string) {
-	a.mu.Lock()
-	delete(a.created, strings.ToLower(table))
-	a.mu.Unlock()
 }
 
 // isTableNotFound reports a 404 TableNotFound.

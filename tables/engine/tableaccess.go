@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// storeTables is the account's table service as its stores use it. It adds two rules to
+// the service it wraps, so that every store path (single writes, batches, split entities,
+// polymorphic stores) follows them:
+//
+//   - Reads never create tables. A point read of a missing table answers 404
+//     ResourceNotFound (no row has the key), a query an empty last page; both log at
+//     Debug. A write that meets 404 TableNotFound creates the table and is sent once more,
+//     unless Options.NeverCreateTables is set; a table this account had written to before
+//     is logged as lost (Warn), since its rows are gone.
+//   - Writes tell their own echo (echo.go): a refusal or a lost answer that an applied
+//     earlier try may explain is checked against the stored row.
+type storeTables struct {
+	service.Tables
+	acct *Account
+}
+
+// GetRow reads one row; a missing table is a missing row.
+func (t *storeTables) GetRow(ctx context.Context, table, pk, rk string, sel []string) (service.Row, error) {
+	row, err := t.Tables.GetRow(ctx, table, pk, rk, sel)
+	if isTableNotFound(err) {
+		t.acct.missingTable(table)
+		return service.Row{}, &abstractions.StatusError{StatusCode: http.StatusNotFound, ErrorCode: "ResourceNotFound",
+			Message: "the table does not exist, so no row has this key", Err: err}
+	}
+	return row, err
+}
+
+// Query returns one page; a missing table has no rows.
+func (t *storeTables) Query(ctx context.Context, table string, q service.Query) (service.Page, error) {
+	page, err := t.Tables.Query(ctx, table, q)
+	if isTableNotFound(err) {
+		t.acct.missingTable(table)
+		return service.Page{}, nil
+	}
+	return page, err
+}
+
+// Write performs one row write, creating a missing table first when allowed, and reports
+// success for a write an earlier try applied.
+func (t *storeTables) Write(ctx context.Context, table string, a service.Action) (service.Written, error) {
+	w, err := t.write(ctx, table, &a)
+	if isTableNotFound(err) {
+		if err := t.acct.recreateTable(ctx, table, err); err != nil {
+			return service.Written{}, err
+		}
+		w, err = t.write(ctx, table, &a)
+	}
+	if err == nil {
+		t.acct.knowTable(table)
+	}
+	return w, err
+}
+
+func (t *storeTables) write(ctx context.Context, table string, a *service.Action) (service.Written, error) {
+	tctx, tries := service.WithAttempts(ctx)
+	w, err := t.Tables.Write(tctx, table, *a)
+	if err == nil || !mayBeEcho(err, a, tries.Retried()) {
+		return w, err
+	}
+	row, ok := t.applied(ctx, table, a)
+	if !ok {
+		return w, err
+	}
+	t.acct.logEcho(table, a.Op.String(), err)
+	return service.Written{ETag: row.ETag, Timestamp: row.Timestamp}, nil
+}
+
+// Transact performs a transaction, creating a missing table first when allowed, and
+// reports success for a transaction an earlier try committed.
+func (t *storeTables) Transact(ctx context.Context, table string, actions []service.Action) error {
+	err := t.transact(ctx, table, actions)
+	if isTableNotFound(err) {
+		if err := t.acct.recreateTable(ctx, table, err); err != nil {
+			return err
+		}
+		err = t.transact(ctx, table, actions)
+	}
+	if err == nil {
+		t.acct.knowTable(table)
+	}
+	return err
+}
+
+func (t *storeTables) transact(ctx context.Context, table string, actions []service.Action) error {
+	tctx, tries := service.WithAttempts(ctx)
+	err := t.Tables.Transact(tctx, table, actions)
+	if err == nil || !txMayBeEcho(err, actions, tries.Retried()) {
+		return err
+	}
+	for i := range actions {
+		if _, ok := t.applied(ctx, table, &actions[i]); !ok {
+			return err
+		}
+	}
+	t.acct.logEcho(table, "transaction", err)
+	return nil
+}
+
+// logEcho notes, at Debug, a failure that turned out to be the answer to a resend of a
+// write the service had applied.
+func (a *Account) logEcho(table, op string, err error) {
+	a.logger().Debug("unified tables: a write's failure was the echo of its own earlier try, which the service applied; reporting success",
+		"table", table, "op", op, "answer", err.Error())
+}
+
+// missingTable notes, at Debug, a read of a table that does not exist.
+func (a *Account) missingTable(table string) {
+	a.logger().Debug("unified tables: the table does not exist; the read finds nothing (reads never create tables)", "table", table)
+}
+
+// knowTable records that the table exists.
+func (a *Account) knowTable(table string) {
+	key := strings.ToLower(table)
+	a.mu.Lock()
+	if !a.created[key] {
+		a.created[key] = true
+	}
+	a.mu.Unlock()
+}
+
+// recreateTable creates a table a write found missing, or, with Options.NeverCreateTables,
+// returns the write's error. A table this account had used before is gone with its rows
+// (another process deleted it, or an emulator restarted empty): that is logged as a
+// warning, the only sign a caller gets, since the write itself then succeeds.
+func (a *Account) recreateTable(ctx context.Context, table string, notFound error) error {
+	if a.opts.NeverCreateTables {
+		return notFound
+	}
+	key := strings.ToLower(table)
+	a.mu.Lock()
+	known := a.created[key]
+	delete(a.created, key)
+	a.mu.Unlock()
+	if known {
+		a.logger().Warn("unified tables: a table this account had written to is gone (deleted by another process, or the emulator restarted empty); "+
+			"creating it again: the rows it held are lost", "table", table)
+	} else {
+		a.logger().Debug("unified tables: creating the table on its first write", "table", table)
+	}
+	if err := a.ensureTable(ctx, table); err != nil {
+		return fmt.Errorf("creating table %s for a write: %w", table, err)
+	}
+	return nil
+}
