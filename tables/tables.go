@@ -302,7 +302,9 @@ const (
 // its TableEndpoint and BlobEndpoint). A nil opts means the defaults. A connection string it
 // cannot use fails with an error matching [abstractions.ErrInvalidArgument] that says which
 // setting is wrong and never repeats a key or a signature; so does a string without a blob
-// endpoint when opts.Blobs is set.
+// endpoint when opts.Blobs is set. A shared key sent over plain HTTP to a host that is not
+// a loopback one is logged as a warning (Options.Logger): the requests it signs can be read
+// and replayed on the way.
 func NewAccount(connectionString string, opts *Options) (*Account, error) {
 	svc, err := azservice.NewFromConnectionString(connectionString, opts.azure())
 	if err != nil {
@@ -322,7 +324,9 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}
-	return engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine()), nil
+	acct := engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine())
+	warnKeyInClear(acct, connectionString, blobs != nil)
+	return acct, nil
 }
 
 // NewAccountWithCredential returns the account at tableURL (such as

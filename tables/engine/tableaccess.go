@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -154,3 +155,7 @@ func (a *Account) recreateTable(ctx context.Context, table string, notFound erro
 	}
 	return nil
 }
+
+// Logger returns the logger the account writes its warnings to: Options.Logger, or
+// slog.Default().
+func (a *Account) Logger() *slog.Logger { return a.logger() }
