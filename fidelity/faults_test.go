@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -338,4 +339,13 @@ func classified(err error) bool {
 		}
 	}
 	return false
+}
+
+// Every deviation says whether a user of the stores can meet it.
+func TestDeviationsSayWhetherStoresMeetThem(t *testing.T) {
+	for name, d := range Deviations {
+		if !strings.HasPrefix(d.Stores, "met") && !strings.HasPrefix(d.Stores, "not met: ") {
+			t.Errorf("deviation %q: Stores = %q, want \"met…\" or \"not met: …\"", name, d.Stores)
+		}
+	}
 }

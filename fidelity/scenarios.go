@@ -28,6 +28,7 @@ func StoreScenarios() []Scenario {
 	all = append(all, identityScenarios()...)
 	all = append(all, largeScenarios()...)
 	all = append(all, safetyScenarios()...)
+	all = append(all, reliabilityScenarios()...)
 	return all
 }
 

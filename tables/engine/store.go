@@ -175,7 +175,7 @@ func translate(op, table, pk, rk string, err error) error {
 			e.Message = "no row has this key"
 		case se.StatusCode == http.StatusNotFound && se.ErrorCode == "TableNotFound":
 			e.Kind = abstractions.ErrNotFound
-			e.Message = "the table does not exist and this account does not create tables (Options.NeverCreateTables); create it with an administrative credential"
+			e.Message = "the table does not exist (an account with Options.NeverCreateTables does not create it: create it with an administrative credential)"
 		case se.StatusCode >= 500:
 			e.Kind = abstractions.ErrUnavailable
 			e.Message = fmt.Sprintf("the service answered %d after the client's retries; the request may or may not have been applied, try again later", se.StatusCode)
