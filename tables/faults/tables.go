@@ -2,9 +2,7 @@ package faults
 
 import (
 	"context"
-	"net/http"
 
-	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -44,6 +42,12 @@ func (t *Tables) retries() int {
 // run is one call with the SDK's retry loop. idempotent says whether a reset mid-body is
 // resent.
 func (t *Tables) run(ctx context.Context, kind Calls, idempotent bool, call func() error) error {
+	return runWith(ctx, &t.Plan, t.retries(), kind, idempotent, call)
+}
+
+// runWith runs call under plan's faults, resending a failed try at most retries times as
+// the SDK does. Each try is counted in the context's service.Attempts.
+func runWith(ctx context.Context, plan *Plan, retries int, kind Calls, idempotent bool, call func() error) error {
 	var err error
 	for try := 0; ; try++ {
 		if cerr := ctx.Err(); cerr != nil {
@@ -51,13 +55,11 @@ func (t *Tables) run(ctx context.Context, kind Calls, idempotent bool, call func
 		}
 		service.CountAttempt(ctx)
 		retry := true
-		switch f := t.take(kind); f {
+		switch f := plan.take(kind); f {
 		case 0:
 			return call()
-		case InternalError:
-			err = abstractions.NewStatusError(http.StatusInternalServerError, "InternalError", "The server encountered an internal error (injected).")
-		case ServerBusy:
-			err = abstractions.NewStatusError(http.StatusServiceUnavailable, "ServerBusy", "The server is busy (injected).")
+		case InternalError, ServerBusy:
+			err = statusFault(f)
 		case Stall:
 			<-ctx.Done()
 			return ctx.Err()
@@ -68,7 +70,7 @@ func (t *Tables) run(ctx context.Context, kind Calls, idempotent bool, call func
 			_ = call()
 			err, retry = &Error{Fault: ResetMidBody}, idempotent
 		}
-		if !retry || try >= t.retries() {
+		if !retry || try >= retries {
 			return err
 		}
 	}
