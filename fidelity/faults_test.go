@@ -274,7 +274,7 @@ func TestFaultMatrix(t *testing.T) {
 					b.plan.Clear()
 					b.plan.Inject(f, fc.on, 1)
 					timeout := 30 * time.Second
-					if f == faults.Stall {
+					if f == faults.Stall || f == faults.StallAfterSend {
 						timeout = 300 * time.Millisecond
 					}
 					cctx, cancel := context.WithTimeout(ctx, timeout)

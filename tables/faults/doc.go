@@ -1,7 +1,7 @@
 // Package faults injects the failures a network and a busy service cause, so that tests can
 // check what a program does when they happen: a response lost after the service applied the
 // request, a connection reset half-way through a response body, 500 and 503 answers, a
-// request that stalls past its deadline.
+// request that stalls past its deadline before or after the service applied it.
 //
 // Two injectors share one set of faults ([Fault]) and one way of choosing the calls they
 // hit ([Calls], [Plan]):

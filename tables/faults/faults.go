@@ -22,9 +22,13 @@ const (
 	ServerBusy
 	// Stall holds the request, unsent, until its context ends.
 	Stall
+	// StallAfterSend sends the request, lets the service apply it, and holds the answer
+	// until the request's context ends: the one fault whose outcome the client cannot
+	// learn in time (the call fails, although the write was applied).
+	StallAfterSend
 )
 
-var faultNames = [...]string{"", "LoseResponse", "ResetMidBody", "InternalError", "ServerBusy", "Stall"}
+var faultNames = [...]string{"", "LoseResponse", "ResetMidBody", "InternalError", "ServerBusy", "Stall", "StallAfterSend"}
 
 // String returns the fault's name.
 func (f Fault) String() string {
@@ -35,7 +39,7 @@ func (f Fault) String() string {
 }
 
 // Faults lists every fault, for tables of cases.
-var Faults = []Fault{LoseResponse, ResetMidBody, InternalError, ServerBusy, Stall}
+var Faults = []Fault{LoseResponse, ResetMidBody, InternalError, ServerBusy, Stall, StallAfterSend}
 
 // Calls is a set of kinds of service calls.
 type Calls uint8

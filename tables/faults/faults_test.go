@@ -229,3 +229,25 @@ func TestBlobsRetryLikeTheSDK(t *testing.T) {
 		t.Fatalf("err %v, %d tries, %d uploads", err, tries.Count(), svc.n.Load())
 	}
 }
+
+// StallAfterSend applies the call and then fails it at the deadline.
+func TestStallAfterSend(t *testing.T) {
+	srv, reached := server(t)
+	tr := NewTransport(&http.Client{Transport: &http.Transport{DisableKeepAlives: true}})
+	tr.Inject(StallAfterSend, Reads, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/acct/Items()", nil)
+	if _, err := tr.Do(req); !errors.Is(err, context.DeadlineExceeded) || reached.Load() != 1 {
+		t.Fatalf("err %v, reached %d", err, reached.Load())
+	}
+
+	svc := &written{}
+	ft := NewTables(svc)
+	ft.Inject(StallAfterSend, Writes, 1)
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer wcancel()
+	if _, err := ft.Write(wctx, "Items", service.Action{Op: service.OpInsert}); !errors.Is(err, context.DeadlineExceeded) || svc.applied.Load() != 1 {
+		t.Fatalf("err %v, applied %d", err, svc.applied.Load())
+	}
+}

@@ -63,6 +63,10 @@ func runWith(ctx context.Context, plan *Plan, retries int, kind Calls, idempoten
 		case Stall:
 			<-ctx.Done()
 			return ctx.Err()
+		case StallAfterSend:
+			_ = call()
+			<-ctx.Done()
+			return ctx.Err()
 		case LoseResponse:
 			_ = call()
 			err = &Error{Fault: LoseResponse}

@@ -15,7 +15,7 @@ import (
 // carries and sends the others through the next transport. It implements the Azure SDK's
 // policy.Transporter (set it as azcore.ClientOptions.Transport) and http.RoundTripper.
 //
-// A Stall fault waits for the request's context: give the calls a deadline.
+// Stall and StallAfterSend wait for the request's context: give the calls a deadline.
 type Transport struct {
 	Plan
 	next policy.Transporter
@@ -47,6 +47,14 @@ func (t *Transport) Do(req *http.Request) (*http.Response, error) {
 	case ServerBusy:
 		return statusResponse(req, http.StatusServiceUnavailable, "ServerBusy", "The server is busy (injected)."), nil
 	case Stall:
+		<-req.Context().Done()
+		return nil, req.Context().Err()
+	case StallAfterSend:
+		resp, err := t.next.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
 		<-req.Context().Done()
 		return nil, req.Context().Err()
 	case LoseResponse:
