@@ -55,7 +55,8 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (int, 
 }
 
 // EnsureCreated creates the table if it does not exist yet. Stores create their table
-// on first use anyway; call it at start-up to fail fast.
+// on the first write that finds it missing anyway (reads never create it); call it at
+// start-up to fail fast.
 //
 // EnsureCreated creates the table if it does not exist yet. With Options.NeverCreateTables
 // it only checks that the table exists, reading at most one row (which a table SAS

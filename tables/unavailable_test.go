@@ -53,7 +53,7 @@ func (b *busyTransport) Do(req *http.Request) (*http.Response, error) {
 
 // A service that cannot be reached or does not answer fails every store call with an error
 // matching ErrUnavailable: a *StoreError naming the call, its table and its keys, with the
-// cause in its chain. A read whose table is created on first use reports the read.
+// cause in its chain.
 func TestUnreachableServiceIsUnavailable(t *testing.T) {
 	busy := &busyTransport{}
 	stop := make(chan struct{})
