@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -92,7 +93,7 @@ func refusal(err error) bool {
 // on what is stored (a duplicate key, a missing row).
 func FuzzStorePaths(f *testing.F) {
 	f.Add(uint8(0), "eu|alice", "Alice", int64(7), 1.5, int64(1_700_000_000_000_000_000), "vip", "k", "v", "Alice", "al", "", []byte{1, 2})
-	f.Add(uint8(4), "eu|b\xff", "x\xfey", int64(-1), -0.0, int64(0), "\xff", "\xfe", "v", "a\xffb", "A\xff", "", []byte(nil))
+	f.Add(uint8(4), "eu|b\xff", "x\xfey", int64(-1), math.Copysign(0, -1), int64(0), "\xff", "\xfe", "v", "a\xffb", "A\xff", "", []byte(nil))
 	f.Add(uint8(5), "eu|c", "", int64(0), 0.0, int64(-1), "", "", "", "", "", strings.Repeat("eyJi", 5000), []byte{})
 	f.Add(uint8(3), "a/b|c#d", "\x00", int64(1<<62), 1e308, int64(-62135596800000000), "<&>", "\u2028", "\u2029", "'", "'", "eyJiIjoieCIsInAiOiJwIiwiciI6InIifQ", []byte{0xff})
 	f.Add(uint8(8), "p|"+strings.Repeat("r", 600), strings.Repeat("€", 40000), int64(3), 2.0, int64(1), "t", "m", "n", "z", "p", "!", []byte("raw"))

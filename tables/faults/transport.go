@@ -7,22 +7,26 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 )
+
+// Doer sends an HTTP request: an *http.Client, or any Azure SDK policy.Transporter.
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
 
 // Transport is an HTTP transport that injects its Plan's faults into the requests it
 // carries and sends the others through the next transport. It implements the Azure SDK's
-// policy.Transporter (set it as azcore.ClientOptions.Transport) and http.RoundTripper.
+// policy.Transporter (set it as azcore.ClientOptions.Transport) and http.RoundTripper. The
+// package does not import the SDK, so the in-memory backend's users do not link it.
 //
 // Stall and StallAfterSend wait for the request's context: give the calls a deadline.
 type Transport struct {
 	Plan
-	next policy.Transporter
+	next Doer
 }
 
 // NewTransport returns a Transport in front of next; nil means http.DefaultClient.
-func NewTransport(next policy.Transporter) *Transport {
+func NewTransport(next Doer) *Transport {
 	if next == nil {
 		next = http.DefaultClient
 	}
@@ -30,8 +34,8 @@ func NewTransport(next policy.Transporter) *Transport {
 }
 
 var (
-	_ policy.Transporter = (*Transport)(nil)
-	_ http.RoundTripper  = (*Transport)(nil)
+	_ Doer              = (*Transport)(nil)
+	_ http.RoundTripper = (*Transport)(nil)
 )
 
 // RoundTrip implements http.RoundTripper.
