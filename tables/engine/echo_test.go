@@ -73,17 +73,18 @@ func TestWriteTellsItsOwnEcho(t *testing.T) {
 func TestTransactionTellsItsOwnEcho(t *testing.T) {
 	ctx := context.Background()
 	s, ft, f := echoStore(t)
-	ft.Inject(faults.LoseResponse, faults.Transactions, 1)
-	if err := s.CreateBatch(ctx, items("p", 30)); err != nil {
-		t.Fatalf("CreateBatch after a lost response: %v", err)
+	// 150 rows: two transactions, each of whose answers is lost.
+	ft.Inject(faults.LoseResponse, faults.Transactions, 2)
+	if err := s.CreateBatch(ctx, items("p", 150)); err != nil || f.size("Items") != 150 {
+		t.Fatalf("CreateBatch after lost responses: %v (%d rows)", err, f.size("Items"))
 	}
-	ft.Inject(faults.ResetMidBody, faults.Transactions, 1)
-	if n, err := s.UpsertBatch(ctx, items("p", 30)); err != nil || n != 30 {
-		t.Fatalf("UpsertBatch after a reset: %d, %v", n, err)
+	ft.Inject(faults.ResetMidBody, faults.Transactions, 2)
+	if n, err := s.UpsertBatch(ctx, items("p", 150)); err != nil || n != 150 {
+		t.Fatalf("UpsertBatch after resets: %d, %v", n, err)
 	}
-	ft.Inject(faults.LoseResponse, faults.Transactions, 1)
-	if n, err := s.DeletePartition(ctx, "p"); err != nil || n != 30 || f.size("Items") != 0 {
-		t.Fatalf("DeletePartition after a lost response: %d, %v (%d left)", n, err, f.size("Items"))
+	ft.Inject(faults.LoseResponse, faults.Transactions, 2)
+	if n, err := s.DeletePartition(ctx, "p"); err != nil || n != 150 || f.size("Items") != 0 {
+		t.Fatalf("DeletePartition after lost responses: %d, %v (%d left)", n, err, f.size("Items"))
 	}
 	// Faults until the client gives up: the transaction was not applied, and says so.
 	ft.Inject(faults.ServerBusy, faults.Transactions, 10)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
@@ -25,6 +26,9 @@ import (
 type storeTables struct {
 	service.Tables
 	acct *Account
+	// seen holds the names, as the stores give them, of the tables a write succeeded on
+	// since the account last found them missing: the lock-free fast path of knowTable.
+	seen sync.Map
 }
 
 // GetRow reads one row; a missing table is a missing row.
@@ -53,13 +57,14 @@ func (t *storeTables) Query(ctx context.Context, table string, q service.Query) 
 func (t *storeTables) Write(ctx context.Context, table string, a service.Action) (service.Written, error) {
 	w, err := t.write(ctx, table, &a)
 	if isTableNotFound(err) {
+		t.seen.Delete(table)
 		if err := t.acct.recreateTable(ctx, table, err); err != nil {
 			return service.Written{}, err
 		}
 		w, err = t.write(ctx, table, &a)
 	}
 	if err == nil {
-		t.acct.knowTable(table)
+		t.knowTable(table)
 	}
 	return w, err
 }
@@ -83,13 +88,14 @@ func (t *storeTables) write(ctx context.Context, table string, a *service.Action
 func (t *storeTables) Transact(ctx context.Context, table string, actions []service.Action) error {
 	err := t.transact(ctx, table, actions)
 	if isTableNotFound(err) {
+		t.seen.Delete(table)
 		if err := t.acct.recreateTable(ctx, table, err); err != nil {
 			return err
 		}
 		err = t.transact(ctx, table, actions)
 	}
 	if err == nil {
-		t.acct.knowTable(table)
+		t.knowTable(table)
 	}
 	return err
 }
@@ -119,6 +125,15 @@ func (a *Account) logEcho(table, op string, err error) {
 // missingTable notes, at Debug, a read of a table that does not exist.
 func (a *Account) missingTable(table string) {
 	a.logger().Debug("unified tables: the table does not exist; the read finds nothing (reads never create tables)", "table", table)
+}
+
+// knowTable records that a write succeeded on the table, without a lock once it is known.
+func (t *storeTables) knowTable(table string) {
+	if _, ok := t.seen.Load(table); ok {
+		return
+	}
+	t.acct.knowTable(table)
+	t.seen.Store(table, struct{}{})
 }
 
 // knowTable records that the table exists.
