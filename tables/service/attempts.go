@@ -19,10 +19,24 @@ type Attempts struct{ n atomic.Int32 }
 
 type attemptsKey struct{}
 
+// attemptsCtx is a context carrying an Attempts: one allocation per write, where
+// context.WithValue and a separate counter would take two.
+type attemptsCtx struct {
+	context.Context
+	a Attempts
+}
+
+func (c *attemptsCtx) Value(key any) any {
+	if key == (attemptsKey{}) {
+		return &c.a
+	}
+	return c.Context.Value(key)
+}
+
 // WithAttempts returns a context that carries a new, zero Attempts, and the Attempts.
 func WithAttempts(ctx context.Context) (context.Context, *Attempts) {
-	a := new(Attempts)
-	return context.WithValue(ctx, attemptsKey{}, a), a
+	c := &attemptsCtx{Context: ctx}
+	return c, &c.a
 }
 
 // CountAttempt records one try of the call whose context is ctx. It does nothing when ctx
