@@ -15,7 +15,13 @@ import (
 //
 // An implementation that never retries need not count: a call with no counted try reads as
 // "not retried".
-type Attempts struct{ n atomic.Int32 }
+//
+// A layer that cannot count every try, but knows when it resends (a retrying wrapper
+// around another service.Tables), calls NoteRetry before each resend instead.
+type Attempts struct {
+	n       atomic.Int32
+	resends atomic.Int32
+}
 
 type attemptsKey struct{}
 
@@ -47,6 +53,14 @@ func CountAttempt(ctx context.Context) {
 	}
 }
 
+// NoteRetry records that the call whose context is ctx is about to be sent again. It does
+// nothing when ctx carries no Attempts.
+func NoteRetry(ctx context.Context) {
+	if a, ok := ctx.Value(attemptsKey{}).(*Attempts); ok {
+		a.resends.Add(1)
+	}
+}
+
 // Count returns the tries counted so far.
 func (a *Attempts) Count() int {
 	if a == nil {
@@ -57,4 +71,6 @@ func (a *Attempts) Count() int {
 
 // Retried reports whether the call sent more than one try, so that its answer may be the
 // service's answer to a resend of a request it had already applied.
-func (a *Attempts) Retried() bool { return a.Count() > 1 }
+func (a *Attempts) Retried() bool {
+	return a != nil && (a.n.Load() > 1 || a.resends.Load() > 0)
+}

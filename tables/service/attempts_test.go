@@ -33,7 +33,13 @@ func TestAttempts(t *testing.T) {
 	if ctx.Err() == nil {
 		t.Error("the parent's cancellation is lost")
 	}
+	bctx, b := WithAttempts(parent)
+	NoteRetry(bctx)
+	if !b.Retried() || b.Count() != 0 {
+		t.Fatalf("a noted resend: retried %v, count %d", b.Retried(), b.Count())
+	}
 	CountAttempt(context.Background()) // no Attempts: nothing to count, no panic
+	NoteRetry(context.Background())
 	var none *Attempts
 	if none.Count() != 0 || none.Retried() {
 		t.Error("a nil Attempts counts")
