@@ -118,7 +118,7 @@ func Parse(conn string) (Settings, error) {
 	if _, named := settings["accountname"]; named && !accountNameRE.MatchString(cs.AccountName) {
 		// The name becomes the host of a derived endpoint and the signer of a shared key:
 		// a host, port, path or query in it would send signed requests elsewhere.
-		return cs, fmt.Errorf("%w: AccountName is not a storage account name (3 to 24 lower-case letters and digits)", ErrConnString)
+		return cs, fmt.Errorf("%w: AccountName is not an account name (lower-case letters, digits and inner hyphens, at most 63)", ErrConnString)
 	}
 	key, hasKey := settings["accountkey"]
 	sas, hasSAS := settings["sharedaccesssignature"]
@@ -197,8 +197,11 @@ func Parse(conn string) (Settings, error) {
 	return cs, nil
 }
 
-// accountNameRE is the service's rule for storage account names.
-var accountNameRE = regexp.MustCompile(`^[a-z0-9]{3,24}$`)
+// accountNameRE admits the names of storage accounts (3 to 24 lower-case letters and
+// digits) and of Azure Cosmos DB accounts (which add inner hyphens): one DNS label in lower
+// case. A dot, colon, slash, question mark or at sign, which would move a derived endpoint
+// to another host, port or path, never passes.
+var accountNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // isHostName reports whether s is a DNS host name: dot-separated labels of letters, digits
 // and inner hyphens, each at most 63 bytes, at most 253 bytes in all.
