@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"runtime"
 	"strconv"
@@ -12,8 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables/azservice"
 	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables/service"
 )
 
 // Soak parameters. The normal suite runs a short soak; "make soak" sets
@@ -46,16 +52,16 @@ func soakOps(t *testing.T) int {
 // outlive the run.
 func TestSoak(t *testing.T) {
 	ops := soakOps(t)
-	for _, b := range backends(t) {
-		t.Run(b.Name, func(t *testing.T) {
+	for _, b := range soakBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 			defer cancel()
 			table := "soak" + randomSuffix()
-			if err := b.Tables.CreateTable(ctx, table); err != nil {
+			if err := b.tables.CreateTable(ctx, table); err != nil {
 				t.Fatal(err)
 			}
-			defer func() { _ = b.Tables.DeleteTable(context.Background(), table) }()
-			s, err := engine.New[Counter](engine.NewAccount(b.Name, b.Tables, nil, &engine.Options{Logger: discardLogger()}), &engine.StoreOptions{Table: table})
+			defer func() { _ = b.tables.DeleteTable(context.Background(), table) }()
+			s, err := engine.New[Counter](engine.NewAccount(b.name, b.tables, nil, &engine.Options{Logger: discardLogger()}), &engine.StoreOptions{Table: table})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +205,7 @@ func TestSoak(t *testing.T) {
 				t.Errorf("shared counter: %v, %v; %d increments acknowledged", c, err, increments)
 			}
 			t.Logf("%s: %d operations by %d goroutines, %d counter increments; heap %d KiB after a quarter, %d KiB at the end; goroutines %d before, %d running, %d after",
-				b.Name, ops*soakWorkers, soakWorkers, increments, heapWarm>>10, heapEnd>>10, goroutinesBefore, goroutinesWarm, goroutinesEnd)
+				b.name, ops*soakWorkers, soakWorkers, increments, heapWarm>>10, heapEnd>>10, goroutinesBefore, goroutinesWarm, goroutinesEnd)
 			if goroutinesEnd > goroutinesBefore || goroutinesWarm > goroutinesBefore+soakWorkers+8 {
 				t.Errorf("goroutines: %d before, %d while running, %d after", goroutinesBefore, goroutinesWarm, goroutinesEnd)
 			}
@@ -208,6 +214,32 @@ func TestSoak(t *testing.T) {
 			}
 		})
 	}
+}
+
+// soakBackend is one service the soak runs on.
+type soakBackend struct {
+	name   string
+	tables service.Tables
+}
+
+// soakBackends returns Azurite, when a connection string names it, and a memory service of
+// the soak's own.
+func soakBackends(t *testing.T) []soakBackend {
+	t.Helper()
+	out := []soakBackend{{name: Memory, tables: memservice.New()}}
+	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
+	if conn == "" {
+		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
+			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
+		}
+		t.Log("UNIFIED_TABLES_TEST_CONNECTION_STRING not set: the soak runs on the memory service only")
+		return out
+	}
+	az, err := azservice.NewFromConnectionString(conn, &azservice.Options{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]soakBackend{{name: Azurite, tables: az}}, out...)
 }
 
 // heapAndGoroutines returns the live heap after a collection and the number of goroutines.
