@@ -60,11 +60,11 @@ func mayBeEcho(err error, a *service.Action, retried bool) bool {
 	return false
 }
 
-// unanswered reports an error that leaves the outcome unknown: a transport failure or a
-// 5xx answer, but not the call's own context ending (the verifying read could not run) nor
-// an error of the library's own (it sent nothing).
+// unanswered reports an error that leaves the outcome unknown: a transport failure, a 5xx
+// answer, or a deadline (a try's own TryTimeout, say), but not an error of the library's own
+// (it sent nothing). When the call's own context has ended, applied does not read.
 func unanswered(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || ownError(err) {
+	if err == nil || ownError(err) {
 		return false
 	}
 	var te *service.TransactionError
