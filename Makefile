@@ -22,7 +22,7 @@ PUSH ?= 0
 
 export FUZZTIME
 
-.PHONY: help test demo bench files-bench lint tidy fuzz size consumer-check release azurite-start azurite-stop
+.PHONY: help test demo bench files-bench lint tidy fuzz soak size consumer-check release azurite-start azurite-stop
 
 help: ## List the targets.
 	@echo "Targets:"
@@ -75,6 +75,9 @@ release: ## Release at VERSION=v0.x.y: prints the plan; DRY_RUN=0 commits and ta
 
 fuzz: ## Run each fuzz target for FUZZTIME (10s).
 	@bash scripts/fuzz.sh
+
+soak: ## Run the soak test long (SOAK_OPS=1000 operations per goroutine, 32 goroutines) on Azurite and in memory.
+	@UNIFIED_TABLES_SOAK_OPS=$${SOAK_OPS:-1000} bash scripts/with-azurite.sh go test -count=1 -timeout 30m -run '^TestSoak$$' -v ./fidelity/ | grep -E '^(---|ok|FAIL|PASS)|soak_test'
 
 azurite-start: ## Start Azurite (or reuse a running one) and leave it running.
 	@bash scripts/azurite.sh start

@@ -45,7 +45,8 @@ type Storage[T any] interface {
 	// Table returns the name of the table the store uses.
 	Table() string
 	// EnsureCreated creates the table if it does not exist yet. Stores create their table
-	// on first use anyway; call it at start-up to fail fast.
+	// on the first write that finds it missing anyway (reads never create it); call it at
+	// start-up to fail fast.
 	EnsureCreated(ctx context.Context) error
 
 	// Create inserts a new row. A row with the same keys fails with an error matching

@@ -31,6 +31,7 @@ func storeScenarios() []Scenario {
 	all = append(all, safetyScenarios()...)
 	all = append(all, offloadScenarios()...)
 	all = append(all, scaleScenarios()...)
+	all = append(all, reliabilityScenarios()...)
 	return all
 }
 

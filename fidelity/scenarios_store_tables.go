@@ -61,13 +61,16 @@ var storeTableScenarios = []Scenario{
 			e.OK("rows", err)
 			e.Observe("rows", rows)
 
-			// A store whose table does not exist yet creates it on first use, here a read.
+			// A store whose table does not exist yet creates it on its first write, never on
+			// a read.
 			lazy := e.Name("lazy")
 			ls := storeIn[Customer](e, lazy)
 			got, err := ls.One(ctx, "eu|nobody")
 			e.Is("first use is a read", err, abstractions.ErrNotFound)
 			e.Equal("nothing there", got == nil, true)
-			e.Equal("the lazy table exists", e.tableExists(ctx, "lazy table after", lazy), true)
+			e.Equal("the read created no table", e.tableExists(ctx, "lazy table after the read", lazy), false)
+			e.OK("first write", ls.Create(ctx, alice()))
+			e.Equal("the lazy table exists", e.tableExists(ctx, "lazy table after the write", lazy), true)
 
 			// A table name the service would refuse is refused when the store is made.
 			_, err = engine.New[Customer](engine.NewAccount(e.Backend, e.Tables, e.Blobs, nil), &engine.StoreOptions{Table: "1" + e.Suffix})

@@ -4,6 +4,7 @@ package inmemory
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -14,6 +15,10 @@ func (s *Account) BlobOffload() *BlobOffloadOptions { return s.s.BlobOffload() }
 
 // Blobs returns the account's blob service, or nil. Like Tables, it bypasses the stores.
 func (s *Account) Blobs() service.Blobs { return s.s.Blobs() }
+
+// Logger returns the logger the account writes its warnings to: Options.Logger, or
+// slog.Default().
+func (s *Account) Logger() *slog.Logger { return s.s.Logger() }
 
 // Name returns the name the account was created with.
 func (s *Account) Name() string { return s.s.Name() }
@@ -35,6 +40,8 @@ func (s *Account) NoteBusy() { s.s.NoteBusy() }
 func (s *Account) Ping(ctx context.Context) error { return s.s.Ping(ctx) }
 
 // Tables returns the account's table service, as NewAccount was given it (without the
-// account's Retry). Writes made through it bypass the stores and their read cache: a row a
-// store cached stays cached until it expires.
+// account's Retry, and without the stores' rules: its reads of a missing table fail with
+// TableNotFound, its writes neither create tables nor check their echo). Writes made through
+// it bypass the stores and their read cache: a row a store cached stays cached until it
+// expires.
 func (s *Account) Tables() service.Tables { return s.s.Tables() }

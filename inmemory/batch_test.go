@@ -20,6 +20,9 @@ func TestBatchCommitsOnlyWhatWasSent(t *testing.T) {
 	defer cancel()
 	g := newGate()
 	s, _ := inmemory.For[Doc](inmemory.NewAccountOver(&cancelAfterTx{gate: g, cancel: cancel}, nil, nil), nil)
+	if err := s.EnsureCreated(ctx); err != nil {
+		t.Fatal(err)
+	}
 	vs := []*Doc{{Entity: abstractions.Entity{ID: "p|dup"}}}
 	for i := 1; i < 100; i++ {
 		vs = append(vs, &Doc{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%03d", i)}})

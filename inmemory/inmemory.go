@@ -85,6 +85,13 @@ type Options struct {
 	// RecordKeys lets spans carry row keys and error texts, and log lines carry key values.
 	// Off by default, because keys often hold personal data.
 	RecordKeys bool
+	// NeverCreateTables stops the account from ever creating a table: for a least-privilege
+	// credential (a table SAS with read, add, update and delete permissions, no create)
+	// whose tables an administrator creates. A write to a missing table then fails with an
+	// error matching abstractions.ErrNotFound, and EnsureCreated only checks that the table
+	// exists. Off by default: the first write that finds its table missing creates it.
+	// Reads never create tables.
+	NeverCreateTables bool
 	// Tracer receives a span per store call and per outcome verb call, as the Azure
 	// backend's tracing provider does; nil traces nothing. Tests use it to check what a
 	// program traces without a service.
@@ -119,6 +126,7 @@ func (o *Options) engine() *engine.Options {
 		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
 		RecordKeys: o.RecordKeys, Tracer: o.Tracer, BlobOffload: o.BlobOffload,
 		BatchParallelism: o.BatchParallelism, Retry: &retry,
+		NeverCreateTables: o.NeverCreateTables,
 	}
 }
 

@@ -450,7 +450,8 @@ func TestPolyCancelledContext(t *testing.T) {
 	}
 }
 
-// The store creates its table on first use, and again when it was deleted behind its back.
+// The store's first write creates its table, and a write creates it again when it was
+// deleted behind its back.
 func TestPolyCreatesItsTable(t *testing.T) {
 	ctx := context.Background()
 	svc := memservice.New()

@@ -41,7 +41,7 @@ func ExampleNewAccount() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Stores create their table on first use; EnsureCreated fails fast at start-up instead.
+	// The first write creates the table; EnsureCreated fails fast at start-up instead.
 	if err := customers.EnsureCreated(ctx); err != nil {
 		log.Fatal(err)
 	}

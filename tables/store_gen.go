@@ -61,7 +61,12 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (int, 
 }
 
 // EnsureCreated creates the table if it does not exist yet. Stores create their table
-// on first use anyway; call it at start-up to fail fast.
+// on the first write that finds it missing anyway (reads never create it); call it at
+// start-up to fail fast.
+//
+// EnsureCreated creates the table if it does not exist yet. With Options.NeverCreateTables
+// it only checks that the table exists, reading at most one row (which a table SAS
+// allows), and a missing table fails with an error matching abstractions.ErrNotFound.
 func (s *Store[T]) EnsureCreated(ctx context.Context) error { return s.s.EnsureCreated(ctx) }
 
 // Exists reports whether a row with the id exists.

@@ -24,7 +24,9 @@
 //
 // [For] returns the [Store] of one entity type, a struct that embeds [abstractions.Entity],
 // in a table named after the type unless its [StoreOptions] name one. The table is created
-// on first use; call EnsureCreated at start-up to fail fast instead.
+// by the first write that finds it missing (never by a read: a read of a missing table finds
+// nothing); call EnsureCreated at start-up to fail fast instead. A credential that may not
+// create tables (a table SAS) needs Options.NeverCreateTables.
 //
 // # Errors
 //
@@ -107,6 +109,13 @@ type Options struct {
 	// fewer at once, growing back as transactions commit, while the SDK's retry policy
 	// (ClientOptions.Retry) backs off and retries the refused request.
 	BatchParallelism int
+	// NeverCreateTables stops the account from ever creating a table: for a least-privilege
+	// credential (a table SAS with read, add, update and delete permissions, no create)
+	// whose tables an administrator creates. A write to a missing table then fails with an
+	// error matching abstractions.ErrNotFound, and EnsureCreated only checks that the table
+	// exists. Off by default: the first write that finds its table missing creates it.
+	// Reads never create tables.
+	NeverCreateTables bool
 
 	// ClientOptions are the Azure SDK's client options, applied to every client the account
 	// builds (the table client, and the blob client when Blobs is set), with the library's
@@ -146,8 +155,9 @@ func (o *Options) engine() *engine.Options {
 		IDs: o.IDs, ImplicitLastWriterWins: o.ImplicitLastWriterWins, Oversized: o.Oversized,
 		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
 		RecordKeys: o.RecordKeys, Tracer: newTracer(o.ClientOptions.TracingProvider),
-		BlobOffload:      o.BlobOffload,
-		BatchParallelism: o.BatchParallelism,
+		BlobOffload:       o.BlobOffload,
+		BatchParallelism:  o.BatchParallelism,
+		NeverCreateTables: o.NeverCreateTables,
 	}
 }
 
@@ -346,7 +356,9 @@ const (
 // its TableEndpoint and BlobEndpoint). A nil opts means the defaults. A connection string it
 // cannot use fails with an error matching [abstractions.ErrInvalidArgument] that says which
 // setting is wrong and never repeats a key or a signature; so does a string without a blob
-// endpoint when opts.Blobs is set.
+// endpoint when opts.Blobs is set. A shared key sent over plain HTTP to a host that is not
+// a loopback one is logged as a warning (Options.Logger): the requests it signs can be read
+// and replayed on the way.
 func NewAccount(connectionString string, opts *Options) (*Account, error) {
 	if err := opts.checkOffload(); err != nil {
 		return nil, err
@@ -372,6 +384,7 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 	}
 	a := engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine())
 	busy.acct.Store(a)
+	warnKeyInClear(a, connectionString, blobs != nil)
 	return &Account{a}, nil
 }
 
@@ -407,7 +420,8 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 // For returns the store of entity type T in the account: T is a struct that embeds
 // [abstractions.Entity] (the constraint on P, [abstractions.EntityPtr], makes the compiler
 // check it; write For[Customer](acct, nil)). The table is named after the type unless opts.Table names it,
-// and is created on first use (or by EnsureCreated). A nil or zero account, and a table name
+// and is created by the first write that finds it missing (or by EnsureCreated), never by a
+// read. A nil or zero account, and a table name
 // the service would refuse (3–63 letters and digits, starting with a letter: name generic
 // or short types with StoreOptions.Table), fail with [abstractions.ErrInvalidArgument]; a
 // field the serializer cannot map fails with [abstractions.ErrNotSupported], naming the
@@ -434,7 +448,7 @@ type PolyStore[B any] struct {
 // types names the item types ([codec.NewTypeRegistry], [codec.Register]); pass the same
 // registry to the in-memory backend in tests, so both write the same discriminators. Keys
 // are used exactly as written ([abstractions.TableKey]). The table is opts.Table, or B's
-// name when that is empty, and is created on first use.
+// name when that is empty, and is created by the first write that finds it missing.
 //
 // Refused with abstractions.ErrInvalidArgument: a nil or zero account, a nil registry, a B
 // that is not an interface, a table name the service would refuse. Refused with

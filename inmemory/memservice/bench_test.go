@@ -94,3 +94,23 @@ func BenchmarkQueryPartition1000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkQueryPartitionOf10 reads a 10-row partition from tables of 1,000 and 100,000
+// rows: a partition query costs what the partition holds, so the two stay close (the
+// README's reliability section has the figures).
+func BenchmarkQueryPartitionOf10(b *testing.B) {
+	for _, partitions := range []int{100, 10_000} {
+		b.Run(fmt.Sprintf("table=%d", partitions*10), func(b *testing.B) {
+			s := benchService(b, partitions, 10)
+			ctx := context.Background()
+			q := service.Query{Filter: "PartitionKey eq 'p0050' and n ge 0L"}
+			b.ReportAllocs()
+			for b.Loop() {
+				page, err := s.Query(ctx, "Bench", q)
+				if err != nil || len(page.Rows) != 10 || page.Next != nil {
+					b.Fatal(len(page.Rows), err)
+				}
+			}
+		})
+	}
+}

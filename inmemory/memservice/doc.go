@@ -62,7 +62,9 @@
 // Filters are OData expressions (at most 15 comparisons); a filter that does not parse, a
 // negative Top, or a continuation this service did not issue fails with 400 InvalidInput.
 // WithEmptyPages makes the service answer some pages with no rows and a continuation, as the
-// real service may.
+// real service may. A filter that requires one PartitionKey (PartitionKey eq '…', alone or in
+// a chain of and) reads that partition's rows only, which the table keeps together in key
+// order: such a query costs what the partition holds, not the table.
 //
 // # Blobs
 //

@@ -81,8 +81,15 @@ func (s *Service) Query(ctx context.Context, table string, q service.Query) (ser
 		return service.Page{Rows: []service.Row{}, Next: continuationAt(start)}, nil
 	}
 	i, _ := t.search(start)
-	page := service.Page{Rows: make([]service.Row, 0, min(top, len(t.sorted)-i))}
-	for ; i < len(t.sorted); i++ {
+	end := len(t.sorted)
+	if pk, ok := f.PartitionKey(); ok {
+		// Only the partition's rows can match, and they are contiguous: the query costs
+		// what the partition holds, not the table.
+		lo, hi := t.partition(pk)
+		i, end = max(i, lo), hi
+	}
+	page := service.Page{Rows: make([]service.Row, 0, max(0, min(top, end-i)))}
+	for ; i < end; i++ {
 		r := t.sorted[i]
 		if f != nil && !f.Match(r) {
 			continue

@@ -3,13 +3,15 @@ package memservice
 import (
 	"context"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/unified-data/gotables/tables/service"
 )
 
 // A table holds its rows twice: in a map for point reads and writes, and in a slice kept in
-// (PartitionKey, RowKey) order for queries. Keeping the slice sorted costs a memmove per
+// (PartitionKey, RowKey) order for queries, which is also its index by partition: a
+// partition's rows are contiguous, found by binary search (see partition). Keeping the slice sorted costs a memmove per
 // insert or delete, which stays far below the cost of sorting at every query for the table
 // sizes an in-memory service holds; the benchmarks measure both paths.
 type table struct {
@@ -37,6 +39,15 @@ func (t *table) search(k rowKey) (int, bool) {
 	return slices.BinarySearchFunc(t.sorted, k, func(r *service.Row, k rowKey) int {
 		return compareKeys(keyOf(r), k)
 	})
+}
+
+// partition returns the range of t.sorted that holds the rows of partition pk.
+func (t *table) partition(pk string) (lo, hi int) {
+	lo, _ = t.search(rowKey{pk: pk})
+	hi = lo + sort.Search(len(t.sorted)-lo, func(i int) bool {
+		return t.sorted[lo+i].PartitionKey != pk
+	})
+	return lo, hi
 }
 
 // put stores r, which the table owns from now on, in place of any row with its keys.

@@ -76,6 +76,9 @@ func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator
 	case cred.token != nil:
 		plOpts.PerRetry = []policy.Policy{runtime.NewBearerTokenPolicy(cred.token, []string{storageAudience}, nil)}
 	}
+	// Each try is counted (see service.Attempts), so that the engine can tell a refusal its
+	// own earlier, applied try caused.
+	plOpts.PerRetry = append(plOpts.PerRetry, countTries{})
 	client, err := azcore.NewClient(aztablesModule, aztablesVersion, plOpts, &co)
 	if err != nil {
 		return nil, err

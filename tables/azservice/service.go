@@ -37,13 +37,15 @@ type Options struct {
 
 // clientOptions returns the table client's options: the caller's, with the transaction
 // bodies (see Transact) before them, so that they see the body that is sent, and the read
-// tap after them, and for the emulator (see asciiBodies) the ASCII rewrite of request bodies.
+// tap after them, a per-retry policy that counts each try (see service.Attempts), and for
+// the emulator (see asciiBodies) the ASCII rewrite of request bodies.
 func (o *Options) clientOptions(emulator bool) *aztables.ClientOptions {
 	co := &aztables.ClientOptions{}
 	if o != nil {
 		co.ClientOptions = o.ClientOptions
 	}
 	co.PerCallPolicies = append(append([]policy.Policy{batchBodies{}}, co.PerCallPolicies...), bodyTap{})
+	co.PerRetryPolicies = append(append([]policy.Policy(nil), co.PerRetryPolicies...), countTries{})
 	if emulator {
 		co.PerCallPolicies = append(co.PerCallPolicies, asciiBodies{})
 	}

@@ -66,9 +66,15 @@ func (e *ValueError) Error() string {
 func (e *ValueError) Unwrap() error { return e.Err }
 
 // Is makes a value that cannot be written match abstractions.ErrInvalidArgument: the caller
-// passed something the service cannot store, and nothing was sent.
+// passed something the service cannot store, and nothing was sent. A cell that cannot be
+// read matches abstractions.ErrIntegrity: the stored row does not fit the type (its
+// column's type changed since the row was written, or another client wrote another type),
+// and reading it again will not help.
 func (e *ValueError) Is(target error) bool {
-	return !e.Read && target == abstractions.ErrInvalidArgument
+	if e.Read {
+		return target == abstractions.ErrIntegrity
+	}
+	return target == abstractions.ErrInvalidArgument
 }
 
 var errInvalidUTF8 = errors.New("the text is not valid UTF-8; the service would store U+FFFD in place of the invalid bytes")

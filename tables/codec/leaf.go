@@ -555,6 +555,9 @@ func jsonLeaf(t reflect.Type) leaf {
 			if err != nil {
 				return service.Value{}, false, err
 			}
+			if jsonLostText(rv.Elem(), b) {
+				return service.Value{}, false, errInvalidUTF8
+			}
 			return service.String(string(b)), true, nil
 		},
 		dec: func(p unsafe.Pointer, v *service.Value) error {

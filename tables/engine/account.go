@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -71,12 +72,19 @@ type Options struct {
 	// the Azure SDK's retry policy does. The Azure backend leaves it nil, because the SDK
 	// retries; the memory backend sets it, so both back off alike.
 	Retry *RetryPolicy
+	// NeverCreateTables stops the account from ever sending Create Table: for a
+	// least-privilege credential, such as a table SAS with read, add, update and delete
+	// permissions only, whose tables an administrator creates. A write to a missing table
+	// then fails with an error matching abstractions.ErrNotFound, and EnsureCreated checks
+	// that the table exists instead of creating it. Off by default: the first write to a
+	// missing table creates it. Reads never create tables either way.
+	NeverCreateTables bool
 }
 
 // Account is one storage account: its services and the options every store of it shares.
 // It is safe for concurrent use.
 type Account struct {
-	tables service.Tables
+	tables *storeTables // the service as the stores use it: given, with retries, with the stores' rules
 	blobs  service.Blobs
 	name   string
 	opts   Options
@@ -89,24 +97,30 @@ type Account struct {
 	// stores when the options are out of range.
 	off      *offloadConfig
 	offErr   error
-	given    service.Tables // the table service as given (tables is it, or it with retries)
+	given    service.Tables // the table service as NewAccount was given it
 	pressure *pressure      // how many batch transactions may be out at once
 
 	mu      sync.Mutex
-	created map[string]bool // tables known to exist, by lower-case name
+	created map[string]uint64 // tables known to exist, by lower-case name: the tableGen that made them known
+	// tableGen counts what the account learnt of tables (a creation, a write that found one),
+	// so that a write can tell a table learnt of after it was sent (recreateTable).
+	tableGen atomic.Uint64
 }
 
 // NewAccount returns an account over the given services. name identifies the account in
 // messages (an endpoint URL, say). blobs may be nil when no blob feature is used. A nil opts
 // means the defaults. tables must not be nil: stores of an account without one are refused.
 func NewAccount(name string, tables service.Tables, blobs service.Blobs, opts *Options) *Account {
-	a := &Account{tables: tables, given: tables, blobs: blobs, name: name, created: map[string]bool{}}
+	a := &Account{given: tables, blobs: blobs, name: name, created: map[string]uint64{}}
 	if opts != nil {
 		a.opts = *opts
 	}
 	a.pressure = newPressure(a.opts.BatchParallelism)
-	if a.opts.Retry != nil && tables != nil {
-		a.tables = &retrying{Tables: tables, policy: a.opts.Retry.withDefaults(), busy: a.pressure.busy}
+	if tables != nil {
+		if a.opts.Retry != nil {
+			tables = &retrying{Tables: tables, policy: a.opts.Retry.withDefaults(), busy: a.pressure.busy}
+		}
+		a.tables = &storeTables{Tables: tables, acct: a}
 	}
 	a.cache = newReadCache(a.clock)
 	if o := a.opts.BlobOffload; o != nil {
@@ -135,8 +149,10 @@ func (a *Account) Ping(ctx context.Context) error {
 func (a *Account) Name() string { return a.name }
 
 // Tables returns the account's table service, as NewAccount was given it (without the
-// account's Retry). Writes made through it bypass the stores and their read cache: a row a
-// store cached stays cached until it expires.
+// account's Retry, and without the stores' rules: its reads of a missing table fail with
+// TableNotFound, its writes neither create tables nor check their echo). Writes made through
+// it bypass the stores and their read cache: a row a store cached stays cached until it
+// expires.
 func (a *Account) Tables() service.Tables { return a.given }
 
 // NoteBusy tells the account that its service answered busy (503 ServerBusy, 500
@@ -176,7 +192,7 @@ func (a *Account) clock() time.Time {
 func (a *Account) ensureTable(ctx context.Context, table string) error {
 	key := strings.ToLower(table)
 	a.mu.Lock()
-	known := a.created[key]
+	known := a.created[key] != 0
 	a.mu.Unlock()
 	if known {
 		return nil
@@ -186,16 +202,11 @@ func (a *Account) ensureTable(ctx context.Context, table string) error {
 		return err
 	}
 	a.mu.Lock()
-	a.created[key] = true
+	if a.created[key] == 0 {
+		a.created[key] = a.tableGen.Add(1)
+	}
 	a.mu.Unlock()
 	return nil
-}
-
-// forgetTable drops what the account knows of a table, after the service said it is gone.
-func (a *Account) forgetTable(table string) {
-	a.mu.Lock()
-	delete(a.created, strings.ToLower(table))
-	a.mu.Unlock()
 }
 
 // isTableNotFound reports a 404 TableNotFound.

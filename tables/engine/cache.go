@@ -4,7 +4,6 @@ import (
 	"sync"
 	"time"
 
-
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -199,9 +198,7 @@ func (c *readCache) endWrite(keys []string, put func(key string, current *entry)
 		st.last = c.seq
 		var e *entry
 		if put != nil && !st.overlapped {
-			var current *entry
-			current = c.items[k]
-			e = put(k, current)
+			e = put(k, c.items[k])
 		}
 		if e != nil {
 			c.store(k, e)

@@ -18,6 +18,14 @@
 // of one partition and at most 100 actions. The engine checks the transaction rules itself,
 // so it never sends a transaction the real service would refuse but the emulator accepts.
 //
+// Tables are created by writes, never by reads: a read of a missing table finds nothing, and
+// a write that meets one creates it (unless Options.NeverCreateTables) and is sent again.
+//
+// A write whose failure an applied earlier try of its own may explain (the client resent it
+// after a lost answer, and met 409, 412 or 404), or that got no answer, reads the row back and
+// reports success when the table holds what it sent (echo.go); see the README's reliability
+// section for what stays ambiguous.
+//
 // # Errors
 //
 // Service failures about a row come back as *abstractions.StoreError values that name the

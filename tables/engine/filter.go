@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
@@ -214,6 +215,9 @@ func (tr *translator) literal(f *codec.Field, v any, ordering bool) (string, *fi
 	switch f.Kind {
 	case service.KindString:
 		if !isText(t) {
+			if !utf8.ValidString(rv.String()) {
+				return "", refuse(abstractions.ErrInvalidArgument, f.Path, "the value is not valid UTF-8, which no stored text is (the service holds text)")
+			}
 			return service.QuoteString(rv.String()), nil
 		}
 		if ordering {
@@ -225,6 +229,9 @@ func (tr *translator) literal(f *codec.Field, v any, ordering bool) (string, *fi
 		text, err := p.Interface().(encoding.TextMarshaler).MarshalText()
 		if err != nil {
 			return "", refuse(abstractions.ErrInvalidArgument, f.Path, "the value's MarshalText failed: %v", err)
+		}
+		if !utf8.ValidString(string(text)) {
+			return "", refuse(abstractions.ErrInvalidArgument, f.Path, "the value's text is not valid UTF-8, which no stored text is")
 		}
 		return service.QuoteString(string(text)), nil
 	case service.KindBool:

@@ -52,6 +52,7 @@ func (w *watched) Transact(ctx context.Context, table string, actions []service.
 func watchedStore(t *testing.T, degree int) (*Store[item], *watched, *fakeTables) {
 	t.Helper()
 	f := newFake()
+	f.tables["items"] = map[fakeKey]service.Row{} // a first write to a missing table would send Create Table and the write again
 	w := &watched{Tables: f}
 	acct := NewAccount("test", w, nil, &Options{Now: func() time.Time { return testNow }, BatchParallelism: degree})
 	s, err := New[item](acct, &StoreOptions{Table: "Items"})

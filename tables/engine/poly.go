@@ -55,8 +55,8 @@ var _ abstractions.PolyStorage[any] = (*PolyStore[any])(nil)
 // NewPoly returns the polymorphic store of base B in the account. B must be an interface
 // type; items are structs whose pointers implement it. types names the item types (see
 // codec.Register); the same registry can serve every store and both backends. The table
-// is opts.Table, or B's name when that is empty, and is created on first use (or by
-// EnsureCreated).
+// is opts.Table, or B's name when that is empty, and is created by the first write that
+// finds it missing (or by EnsureCreated), never by a read.
 //
 // A nil or zero account, a nil registry, a B that is not an interface, and a table name
 // the service would refuse fail with abstractions.ErrInvalidArgument; an opts.Cache that

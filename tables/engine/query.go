@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
@@ -49,6 +50,10 @@ func (s *Store[T]) prepareQuery(op string, q *abstractions.Query[T]) (*preparedQ
 				"a row-key prefix without a partition would scan every partition of the table; set Partition too")
 		}
 		prefix := q.RowKeyPrefix
+		if !utf8.ValidString(prefix) {
+			// Before normalising, which would turn the invalid bytes into U+FFFD.
+			return nil, keyError(op, s.table, p.pk, prefix, "row-key prefix", "is not valid UTF-8")
+		}
 		if s.acct.opts.IDs == NormalizeIDs {
 			prefix = strings.ToLower(strings.ReplaceAll(prefix, " ", "-"))
 		}
@@ -392,11 +397,27 @@ func encodeCursor(c cursor) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// Cursor limits. The service's continuation tokens encode a key of at most 1 KiB (about
+// 1.4 KiB of base64 with a short prefix), so a token above maxCursorToken, or a cursor
+// above maxCursor, was not made by Page: it is refused before it reaches a request URL.
+const (
+	maxCursorToken = 4 << 10
+	maxCursor      = 3*maxCursorToken + 256
+)
+
 func decodeCursor(s string) (cursor, bool) {
 	var c cursor
+	if len(s) > maxCursor {
+		return cursor{}, false
+	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || json.Unmarshal(b, &c) != nil || c.Bounds == "" || (c.PK == "" && c.RK == "") {
 		return cursor{}, false
+	}
+	for _, tok := range []string{c.PK, c.RK} {
+		if len(tok) > maxCursorToken || !utf8.ValidString(tok) || strings.ContainsFunc(tok, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return cursor{}, false
+		}
 	}
 	return c, true
 }

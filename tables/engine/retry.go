@@ -115,6 +115,7 @@ func (r *retrying) do(ctx context.Context, fn func() error) error {
 		if try >= r.policy.MaxRetries {
 			return err
 		}
+		service.NoteRetry(ctx) // the resend's answer may be the echo of this try (echo.go)
 		t := time.NewTimer(r.policy.delay(try + 1))
 		select {
 		case <-ctx.Done():

@@ -53,6 +53,7 @@ func TestRetryingTables(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake()
+			f.tables["items"] = map[fakeKey]service.Row{} // no Create Table between the tries
 			calls := 0
 			f.before = func(call string) error {
 				if call != "Write" {
@@ -87,6 +88,7 @@ func TestRetryingTables(t *testing.T) {
 // A wait between tries ends when the context does.
 func TestRetryingTablesCancelledWhileWaiting(t *testing.T) {
 	f := newFake()
+	f.tables["items"] = map[fakeKey]service.Row{}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.before = func(call string) error {
 		if call == "Write" {

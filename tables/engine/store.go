@@ -12,6 +12,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tables/largevalue"
+	"github.com/unified-data/gotables/tables/service"
 )
 
 // Store is the repository of entity type T in one table of an account. It implements
@@ -67,8 +68,8 @@ func CheckTableName(name string) error {
 // abstractions.Entity (checked by the compiler, inferred at the call: New[Customer](a, nil)).
 // T must be a struct the codec can map (a field it cannot map fails with ErrNotSupported,
 // naming the field). A nil account, or one not made by NewAccount, and a table name the
-// service would refuse fail with ErrInvalidArgument. The table is created on first use (or
-// by EnsureCreated).
+// service would refuse fail with ErrInvalidArgument. The table is created by the first write
+// that finds it missing (or by EnsureCreated), never by a read; see Options.NeverCreateTables.
 func New[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
 	if a == nil || a.tables == nil {
 		return nil, fmt.Errorf("%w: the account is nil or was not made by NewAccount; build it with the backend's NewAccount", abstractions.ErrInvalidArgument)
@@ -129,31 +130,30 @@ func (s *Store[T]) Account() *Account { return s.acct }
 // stamp, say) checks it, through an interface of its own, to refuse a caching store.
 func (s *Store[T]) CachesReads() bool { return s.policy.Enabled() }
 
-// EnsureCreated creates the table if it does not exist yet.
+// EnsureCreated creates the table if it does not exist yet. With Options.NeverCreateTables
+// it only checks that the table exists, reading at most one row (which a table SAS
+// allows), and a missing table fails with an error matching abstractions.ErrNotFound.
 func (s *Store[T]) EnsureCreated(ctx context.Context) (err error) {
 	ctx, c := s.begin(ctx, "create table")
 	defer c.finish(&err)
 	if err := ctx.Err(); err != nil {
 		return s.translate("create table", "", "", err)
 	}
+	if s.acct.opts.NeverCreateTables {
+		_, err := s.acct.tables.Tables.Query(ctx, s.table, service.Query{Select: keysOnly, Top: 1}) // without the stores' rules: a missing table must fail
+		if err == nil {
+			s.acct.knowTable(s.table)
+		}
+		return s.translate("create table", "", "", err)
+	}
 	return s.translate("create table", "", "", s.acct.ensureTable(ctx, s.table))
 }
 
-// do runs fn after making sure the table exists. When the service says the table is gone
-// (deleted behind this process's back), it forgets it, creates it again and runs fn once
-// more: a TableNotFound means fn changed nothing.
-func (s *Store[T]) do(ctx context.Context, fn func() error) error {
-	for attempt := 0; ; attempt++ {
-		if err := s.acct.ensureTable(ctx, s.table); err != nil {
-			return err
-		}
-		err := fn()
-		if attempt == 0 && isTableNotFound(err) {
-			s.acct.forgetTable(s.table)
-			continue
-		}
-		return err
-	}
+// do runs one service call of a store. Table creation and the check of a write's echo
+// happen below it, in the account's storeTables (tableaccess.go, echo.go), so that every
+// path gets them.
+func (s *Store[T]) do(_ context.Context, fn func() error) error {
+	return fn()
 }
 
 // translate turns a failure of a call about one row (or, with rk "", one partition, or with
@@ -196,6 +196,9 @@ func translate(op, table, pk, rk string, err error) error {
 		case se.StatusCode == http.StatusNotFound && se.ErrorCode == "ResourceNotFound":
 			e.Kind = abstractions.ErrNotFound
 			e.Message = "no row has this key"
+		case se.StatusCode == http.StatusNotFound && se.ErrorCode == "TableNotFound":
+			e.Kind = abstractions.ErrNotFound
+			e.Message = "the table does not exist (an account with Options.NeverCreateTables does not create it: create it with an administrative credential)"
 		case se.StatusCode >= 500:
 			e.Kind = abstractions.ErrUnavailable
 			e.Message = fmt.Sprintf("the service answered %d after the client's retries; the request may or may not have been applied, try again later", se.StatusCode)

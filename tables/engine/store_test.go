@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/service"
 )
 
 // item is the plain stored type of the engine's tests.
@@ -28,6 +29,10 @@ var testNow = time.Date(2026, 2, 3, 4, 5, 6, 123456700, time.UTC)
 func newStore[T any, P abstractions.EntityPtr[T]](t *testing.T, opts *Options) (*Store[T], *fakeTables) {
 	t.Helper()
 	f := newFake()
+	// The table exists, as it does for a store in use: tests count the calls a store
+	// makes, and a write to a missing table makes three (the write, Create Table, the write
+	// again). TestTablesAreCreatedByWrites covers that path.
+	f.tables["items"] = map[fakeKey]service.Row{}
 	o := Options{}
 	if opts != nil {
 		o = *opts
@@ -175,8 +180,8 @@ func TestEnsureCreated(t *testing.T) {
 	wantKind(t, s.EnsureCreated(cancelled), context.Canceled)
 }
 
-// A table deleted behind the account's back is created again, and the call that found it
-// missing is sent once more.
+// A table deleted behind the account's back is created again by the next write, which is
+// sent once more; a read of the missing table finds nothing and creates nothing.
 func TestTableDeletedBehindTheAccount(t *testing.T) {
 	ctx := context.Background()
 	s, f := newStore[item](t, nil)
@@ -186,22 +191,62 @@ func TestTableDeletedBehindTheAccount(t *testing.T) {
 	if err := f.DeleteTable(ctx, "Items"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.One(ctx, "p|a"); !errors.Is(err, abstractions.ErrNotFound) {
+		t.Fatalf("a read of the missing table: %v, want ErrNotFound", err)
+	}
+	if n, err := s.Count(ctx, "p"); err != nil || n != 0 {
+		t.Fatalf("a count of the missing table: %d, %v", n, err)
+	}
+	if ok, err := s.Exists(ctx, "p|a"); err != nil || ok {
+		t.Fatalf("Exists on the missing table: %v, %v", ok, err)
+	}
+	if f.count("CreateTable") != 0 {
+		t.Fatalf("reads sent %d Create Table", f.count("CreateTable"))
+	}
 	if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|b"}}); err != nil {
 		t.Fatalf("create after the table was deleted: %v (calls %v)", err, f)
 	}
-	if f.count("CreateTable") != 2 || f.size("Items") != 1 {
+	if f.count("CreateTable") != 1 || f.size("Items") != 1 {
 		t.Errorf("%d creates, %d rows", f.count("CreateTable"), f.size("Items"))
 	}
-	// A table that keeps disappearing is reported, not chased.
-	f.before = func(call string) error {
-		if call == "GetRow" {
-			return errFakeTableNotFound
-		}
-		return nil
+}
+
+// A first write creates its table; with NeverCreateTables it fails with ErrNotFound and
+// EnsureCreated only checks.
+func TestTablesAreCreatedByWrites(t *testing.T) {
+	ctx := context.Background()
+	f := newFake()
+	s, err := New[item](NewAccount("test", f, nil, &Options{Now: func() time.Time { return testNow }}), &StoreOptions{Table: "Fresh"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, err := s.One(ctx, "p|b")
-	if !abstractions.HasStatus(err, http.StatusNotFound, "TableNotFound") || errors.Is(err, abstractions.ErrNotFound) {
-		t.Errorf("a table missing twice: %v", err)
+	if _, err := s.One(ctx, "p|a"); !errors.Is(err, abstractions.ErrNotFound) || f.count("CreateTable") != 0 {
+		t.Fatalf("read: %v, %d creates", err, f.count("CreateTable"))
+	}
+	if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}}); err != nil || f.count("CreateTable") != 1 || f.size("Fresh") != 1 {
+		t.Fatalf("first write: %v, %d creates, %d rows", err, f.count("CreateTable"), f.size("Fresh"))
+	}
+
+	never, err := New[item](NewAccount("test", f, nil, &Options{NeverCreateTables: true}), &StoreOptions{Table: "Locked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantKind(t, never.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}}), abstractions.ErrNotFound)
+	wantKind(t, never.EnsureCreated(ctx), abstractions.ErrNotFound)
+	if _, err := never.UpsertBatch(ctx, items("p", 3)); !errors.Is(err, abstractions.ErrNotFound) {
+		t.Fatalf("batch without the table: %v", err)
+	}
+	if f.count("CreateTable") != 1 {
+		t.Fatalf("NeverCreateTables sent %d creates", f.count("CreateTable")-1)
+	}
+	if err := f.CreateTable(ctx, "Locked"); err != nil {
+		t.Fatal(err)
+	}
+	if err := never.EnsureCreated(ctx); err != nil {
+		t.Fatalf("EnsureCreated of an existing table: %v", err)
+	}
+	if err := never.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -230,7 +275,7 @@ func TestTranslate(t *testing.T) {
 		{"409 of another kind", status(http.StatusConflict, "TableBeingDeleted"), nil, "refused", false},
 		{"412", status(http.StatusPreconditionFailed, "UpdateConditionNotSatisfied"), abstractions.ErrConcurrencyConflict, "read it again", false},
 		{"404 ResourceNotFound", status(http.StatusNotFound, "ResourceNotFound"), abstractions.ErrNotFound, "no row", false},
-		{"404 TableNotFound", status(http.StatusNotFound, "TableNotFound"), nil, "refused", false},
+		{"404 TableNotFound", status(http.StatusNotFound, "TableNotFound"), abstractions.ErrNotFound, "does not exist", false},
 		{"500", status(http.StatusInternalServerError, "InternalError"), abstractions.ErrUnavailable, "500", false},
 		{"503", status(http.StatusServiceUnavailable, "ServerBusy"), abstractions.ErrUnavailable, "try again later", false},
 		{"403", status(http.StatusForbidden, "AuthorizationFailure"), nil, "credential", false},

@@ -105,6 +105,16 @@ func TestParseConnectionStringErrors(t *testing.T) {
 		{"bad protocol", "DefaultEndpointsProtocol=ftp;AccountName=acct;AccountKey=" + testKey, "http or https"},
 		{"bad endpoint", "AccountName=acct;AccountKey=" + testKey + ";TableEndpoint=not a url", "TableEndpoint is not an http or https URL"},
 		{"endpoint with query", "AccountName=acct;AccountKey=" + testKey + ";TableEndpoint=https://h/?sig=" + testKey, "must not carry a query"},
+		{"account name with a host", "AccountName=evil.example.com:443/x?;AccountKey=" + testKey, "AccountName is not an account name"},
+		{"account name with user information", "AccountName=u@evil;AccountKey=" + testKey, "AccountName is not an account name"},
+		{"account name in capitals", "AccountName=Acct;AccountKey=" + testKey, "AccountName is not an account name"},
+		{"account name with an underscore", "AccountName=my_acct;AccountKey=" + testKey, "AccountName is not an account name"},
+		{"account name ending with a hyphen", "AccountName=acct-;AccountKey=" + testKey, "AccountName is not an account name"},
+		{"suffix with a port", "AccountName=acct;AccountKey=" + testKey + ";EndpointSuffix=evil.example:8080", "EndpointSuffix is not a host name"},
+		{"suffix with a path", "AccountName=acct;AccountKey=" + testKey + ";EndpointSuffix=evil.example/x", "EndpointSuffix is not a host name"},
+		{"suffix with a query", "AccountName=acct;AccountKey=" + testKey + ";EndpointSuffix=core.windows.net?x=1", "EndpointSuffix is not a host name"},
+		{"suffix with user information", "AccountName=acct;AccountKey=" + testKey + ";EndpointSuffix=u@evil.example", "EndpointSuffix is not a host name"},
+		{"endpoint with user information", "AccountName=acct;AccountKey=" + testKey + ";TableEndpoint=https://user:pw@h/a", "must not carry user information"},
 		{"development storage false", "UseDevelopmentStorage=false", "only accepts the value true"},
 		{"development storage mixed", "UseDevelopmentStorage=true;AccountKey=" + testKey, "cannot be combined"},
 		{"development proxy", "UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://proxy", "not supported"},
@@ -168,5 +178,28 @@ func TestRedactedErrorKeepsTheCause(t *testing.T) {
 	plain := errors.New("no URL")
 	if WithoutQuery(plain) != plain {
 		t.Error("an error without a URL changed")
+	}
+}
+
+func TestKeyInClear(t *testing.T) {
+	key := Settings{AccountName: "acct", AccountKey: testKey}
+	sas := Settings{SAS: "sig=x"}
+	for _, tc := range []struct {
+		cs       Settings
+		endpoint string
+		want     bool
+	}{
+		{key, "http://example.com/acct", true},
+		{key, "http://10.0.0.5:10002/acct", true},
+		{key, "https://acct.table.core.windows.net", false},
+		{key, "http://127.0.0.1:10002/devstoreaccount1", false},
+		{key, "http://127.8.9.10:10002/devstoreaccount1", false},
+		{key, "http://localhost:10002/devstoreaccount1", false},
+		{key, "http://[::1]:10002/devstoreaccount1", false},
+		{sas, "http://example.com/acct", false},
+	} {
+		if got := KeyInClear(tc.cs, tc.endpoint); got != tc.want {
+			t.Errorf("KeyInClear(%s) = %v, want %v", tc.endpoint, got, tc.want)
+		}
 	}
 }

@@ -3,7 +3,9 @@ package azconn
 import (
 	"encoding/base64"
 	"fmt"
+	"net"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -113,6 +115,11 @@ func Parse(conn string) (Settings, error) {
 	}
 
 	cs.AccountName = settings["accountname"]
+	if _, named := settings["accountname"]; named && !accountNameRE.MatchString(cs.AccountName) {
+		// The name becomes the host of a derived endpoint and the signer of a shared key:
+		// a host, port, path or query in it would send signed requests elsewhere.
+		return cs, fmt.Errorf("%w: AccountName is not an account name (lower-case letters, digits and inner hyphens, at most 63)", ErrConnString)
+	}
 	key, hasKey := settings["accountkey"]
 	sas, hasSAS := settings["sharedaccesssignature"]
 	switch {
@@ -152,6 +159,9 @@ func Parse(conn string) (Settings, error) {
 	if !ok || suffix == "" {
 		suffix = "core.windows.net"
 	}
+	if !isHostName(suffix) {
+		return cs, fmt.Errorf("%w: EndpointSuffix is not a host name (such as core.windows.net, without a scheme, port, path or query)", ErrConnString)
+	}
 	_, hasTable := settings["tableendpoint"]
 	_, hasBlob := settings["blobendpoint"]
 	derive := hasProtocol || !hasTable && !hasBlob
@@ -160,6 +170,9 @@ func Parse(conn string) (Settings, error) {
 			u, err := url.Parse(v)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return "", fmt.Errorf("%w: %s is not an http or https URL", ErrConnString, setting)
+			}
+			if u.User != nil {
+				return "", fmt.Errorf("%w: %s must not carry user information (credentials go in AccountKey or SharedAccessSignature)", ErrConnString, setting)
 			}
 			if u.RawQuery != "" || u.Fragment != "" {
 				return "", fmt.Errorf("%w: %s must not carry a query or fragment (put a SAS in SharedAccessSignature)", ErrConnString, setting)
@@ -182,6 +195,50 @@ func Parse(conn string) (Settings, error) {
 		return cs, err
 	}
 	return cs, nil
+}
+
+// accountNameRE admits the names of storage accounts (3 to 24 lower-case letters and
+// digits) and of Azure Cosmos DB accounts (which add inner hyphens): one DNS label in lower
+// case. A dot, colon, slash, question mark or at sign, which would move a derived endpoint
+// to another host, port or path, never passes.
+var accountNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// isHostName reports whether s is a DNS host name: dot-separated labels of letters, digits
+// and inner hyphens, each at most 63 bytes, at most 253 bytes in all.
+func isHostName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// KeyInClear reports whether a shared key would sign requests sent over plain HTTP to a
+// host other than a loopback one, where anyone on the path can read and replay them.
+func KeyInClear(cs Settings, endpoint string) bool {
+	if cs.AccountKey == "" {
+		return false
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
 }
 
 // NoEndpoint is the error of a connection string that names no endpoint for a service a
