@@ -48,9 +48,12 @@
 // only when its manifest is complete and well formed.
 //
 // The .NET manifest leaves some facts unstated; this package fixes them as above (the part
-// count includes the main row, the lengths count stored bytes, the hash is lower-case
-// hexadecimal). A reader accepts Edm.Int32 and Edm.Int64 for every count and length, and
-// hexadecimal digits of either case.
+// count includes the main row, the lengths count stored bytes). The hash is lower-case
+// hexadecimal: the .NET library names blobs by the lower-case digits of the same hash, and
+// a split value and the same value offloaded have one hash. A reader accepts Edm.Int32 and
+// Edm.Int64 for every count and length, and hexadecimal digits of either case.
+// golden_test.go checks what the planner writes against rows written by hand from the .NET
+// layout's description.
 //
 // # Limits
 //

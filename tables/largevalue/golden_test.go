@@ -20,26 +20,117 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 func hexSHA(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
 
-// dotnetRows are the rows of an entity whose Body "hello, wide world" the .NET 0.9.0 layout
-// stores split in two text chunks, the second on a continuation row, written by hand from
-// the layout's description (not by this package).
+// The .NET rows below are written from the package page of Unified.Data.Tables 0.9.0 (the
+// seed the project is built from), not from what this package writes. What the page fixes,
+// and where:
+//
+//   - "Tiers", item 2 (split): the chunk cells {Prop}__c0..cN, text chunks of at most 32,000
+//     characters, the four manifest cells {Prop}__chunks, __sha256, __enc and __len, and
+//     continuation rows keyed {RowKey}~0001, ~0002, ... in the same partition.
+//   - "Limitations", first bullet: a continuation key is the RowKey, "~" and exactly four
+//     digits.
+//   - "Tiers", the 252-property paragraph: a row with split values keeps its part count in
+//     _SplitParts on the main row.
+//   - "Tiers", the __enc paragraph: "text" stores UTF-8, and the SHA-256 is over the stored
+//     bytes, so a split value and the same value offloaded have the same hash.
+//   - "Sweeping orphans", last paragraph: blob names end in the 64 lower-case hexadecimal
+//     digits of that hash. Since the hash of a split value is the offloaded value's hash, the
+//     __sha256 cell is written in lower case too. (The page states the case only for blob
+//     names; a reader must accept "64 hexadecimal digits", "Ordering and integrity", last
+//     bullet, and this package's readers accept either case.)
+//   - "Limitations", the bullet on leftover rows, and the projection bullet: continuation
+//     rows carry _SplitOf (naming their entity) and _SplitIndex.
+//   - "Id convention": Id is also stored as a data column.
+//   - "Sizing your own transactions" and "Limits of one split-aware entity": a row holds
+//     1,000,000 estimated bytes, and split cells are placed so that each row stays within
+//     one entity; cells that do not fit the main row go to continuation rows.
+//
+// The page is silent on the EDM types of the manifest and split cells and on what _SplitOf
+// holds. These rows use the types of the .NET declarations such counts have (an int count
+// is Edm.Int32, a long length Edm.Int64) and the main row's RowKey in _SplitOf (the
+// continuation row is in the same partition); this package's readers accept Edm.Int32 and
+// Edm.Int64 for every count and length.
+//
+// The entity: PartitionKey "p", RowKey "doc", a Title, and a Body of sixteen runs of 32,000
+// ASCII letters (a run of "a", one of "b", ...) followed by "tail!". Split, that is sixteen
+// full chunks and a seventeenth of five characters. The service counts a string cell as two
+// bytes a UTF-16 unit plus its name and a few bytes of framing, so a full chunk cell is a
+// little over 64,000 bytes: fifteen of them and the small cells fit the main row's
+// 1,000,000 (about 961,000), a sixteenth would not (about 1,025,000). The main row holds
+// chunks 0 to 14; continuation row doc~0001 holds chunks 15 and 16.
+
+const (
+	dotnetChunks     = 17
+	dotnetMainChunks = 15
+)
+
+// dotnetBody returns the Body of the entity the .NET rows describe.
+func dotnetBody() string {
+	var b strings.Builder
+	for i := 0; i < dotnetChunks-1; i++ {
+		b.WriteString(strings.Repeat(string(rune('a'+i)), MaxTextChunkUnits))
+	}
+	b.WriteString("tail!")
+	return b.String()
+}
+
+// dotnetChunk returns chunk i of dotnetBody, as the .NET layout cuts it.
+func dotnetChunk(i int) string {
+	if i == dotnetChunks-1 {
+		return "tail!"
+	}
+	return strings.Repeat(string(rune('a'+i)), 32000)
+}
+
+// dotnetRows returns the main row and the continuation row of the entity described above.
+// The sha256 value is computed here from the UTF-8 bytes of the body, as the page says.
 func dotnetRows() (service.Row, []service.Row) {
+	body := dotnetBody()
+	sum := sha256.Sum256([]byte(body))
 	main := service.Row{PartitionKey: "p", RowKey: "doc", ETag: `W/"1"`, Properties: []service.Property{
 		{Name: "Id", Value: service.String("p|doc")},
 		{Name: "Title", Value: service.String("greeting")},
-		{Name: "Body__c0", Value: service.String("hello, ")},
-		{Name: "Body__chunks", Value: service.Int32(2)},
-		{Name: "Body__sha256", Value: service.String(strings.ToUpper(hexSHA([]byte("hello, wide world"))))},
-		{Name: "Body__enc", Value: service.String("text")},
-		{Name: "Body__len", Value: service.Int64(17)},
-		{Name: "_SplitParts", Value: service.Int32(2)},
 	}}
+	for i := 0; i < dotnetMainChunks; i++ {
+		main.Properties = append(main.Properties, service.Property{Name: fmt.Sprintf("Body__c%d", i), Value: service.String(dotnetChunk(i))})
+	}
+	main.Properties = append(main.Properties,
+		service.Property{Name: "Body__chunks", Value: service.Int32(dotnetChunks)},
+		service.Property{Name: "Body__sha256", Value: service.String(fmt.Sprintf("%x", sum))},
+		service.Property{Name: "Body__enc", Value: service.String("text")},
+		service.Property{Name: "Body__len", Value: service.Int64(int64(len(body)))},
+		service.Property{Name: "_SplitParts", Value: service.Int32(2)},
+	)
 	cont := service.Row{PartitionKey: "p", RowKey: "doc~0001", Properties: []service.Property{
 		{Name: "_SplitOf", Value: service.String("doc")},
 		{Name: "_SplitIndex", Value: service.Int32(1)},
-		{Name: "Body__c1", Value: service.String("wide world")},
 	}}
+	for i := dotnetMainChunks; i < dotnetChunks; i++ {
+		cont.Properties = append(cont.Properties, service.Property{Name: fmt.Sprintf("Body__c%d", i), Value: service.String(dotnetChunk(i))})
+	}
 	return main, []service.Row{cont}
+}
+
+// setCell sets (or, with an invalid value, removes) the cell name of r.
+func setCell(r *service.Row, name string, v service.Value) {
+	for i, p := range r.Properties {
+		if p.Name == name {
+			if !v.IsValid() {
+				r.Properties = append(r.Properties[:i:i], r.Properties[i+1:]...)
+			} else {
+				r.Properties[i].Value = v
+			}
+			return
+		}
+	}
+	if v.IsValid() {
+		r.Properties = append(r.Properties, service.Property{Name: name, Value: v})
+	}
+}
+
+func cellOf(r *service.Row, name string) service.Value {
+	v, _ := r.Get(name)
+	return v
 }
 
 var bodyCol = []Column{{Name: "Body", Cell: "Body"}}
@@ -50,14 +141,116 @@ func TestAssembleDotnetRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"Id": `Edm.String("p|doc")`, "Title": `Edm.String("greeting")`, "Body": `Edm.String("hello, wide world")`}
+	want := map[string]service.Value{"Id": service.String("p|doc"), "Title": service.String("greeting"), "Body": service.String(dotnetBody())}
 	if len(got.Properties) != len(want) {
-		t.Fatalf("got %v", got.Properties)
+		t.Fatalf("got %d cells, want %d", len(got.Properties), len(want))
 	}
 	for _, p := range got.Properties {
-		if want[p.Name] != p.Value.String() {
-			t.Errorf("%s = %v, want %s", p.Name, p.Value, want[p.Name])
+		if w, ok := want[p.Name]; !ok || !w.Equal(p.Value) {
+			t.Errorf("%s does not read back as the .NET rows hold it", p.Name)
 		}
+	}
+}
+
+// diffCells describes, cell for cell, how the rows got differ from want: row keys, cell
+// names, EDM types and values ("" when they do not differ).
+func diffCells(want, got []service.Row) string {
+	var out []string
+	if len(got) != len(want) {
+		out = append(out, fmt.Sprintf("%d rows, want %d", len(got), len(want)))
+	}
+	for i := 0; i < min(len(got), len(want)); i++ {
+		w, g := want[i], got[i]
+		if w.PartitionKey != g.PartitionKey || w.RowKey != g.RowKey {
+			out = append(out, fmt.Sprintf("row %d is %s|%s, want %s|%s", i, g.PartitionKey, g.RowKey, w.PartitionKey, w.RowKey))
+			continue
+		}
+		for _, p := range w.Properties {
+			gv, ok := g.Get(p.Name)
+			switch {
+			case !ok:
+				out = append(out, fmt.Sprintf("row %s: no %s", w.RowKey, p.Name))
+			case gv.Kind() != p.Value.Kind():
+				out = append(out, fmt.Sprintf("row %s: %s is %v, want %v", w.RowKey, p.Name, gv.Kind(), p.Value.Kind()))
+			case !gv.Equal(p.Value):
+				out = append(out, fmt.Sprintf("row %s: %s differs (%.60v, want %.60v)", w.RowKey, p.Name, gv, p.Value))
+			}
+		}
+		for _, p := range g.Properties {
+			if _, ok := w.Get(p.Name); !ok {
+				out = append(out, fmt.Sprintf("row %s: extra %s = %.60v", w.RowKey, p.Name, p.Value))
+			}
+		}
+		if len(g.Properties) != len(w.Properties) {
+			out = append(out, fmt.Sprintf("row %s: %d cells, want %d", w.RowKey, len(g.Properties), len(w.Properties)))
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestPlanWritesTheDotnetRows writes the entity the .NET rows describe through the planner
+// and compares what it produces with them, cell for cell.
+func TestPlanWritesTheDotnetRows(t *testing.T) {
+	fixed := []service.Property{{Name: "Id", Value: service.String("p|doc")}, {Name: "Title", Value: service.String("greeting")}}
+	lay, err := Plan("p", "doc", fixed, []Value{{Column: "Body", Cell: "Body", Value: service.String(dotnetBody()), Encoding: EncText}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, conts := dotnetRows()
+	main.ETag = ""
+	if d := diffCells(append([]service.Row{main}, conts...), lay.Rows); d != "" {
+		t.Errorf("the planner writes other rows than the .NET layout:\n%s", d)
+	}
+}
+
+// TestReadersAcceptEitherHexCase: the page asks a reader for 64 hexadecimal digits of
+// SHA-256 without naming a case, so both readers take upper-case digits as well.
+func TestReadersAcceptEitherHexCase(t *testing.T) {
+	for _, upper := range []bool{false, true} {
+		t.Run(fmt.Sprintf("upper=%v", upper), func(t *testing.T) {
+			main, conts := dotnetRows()
+			sha := cellOf(&main, "Body__sha256").Str()
+			if upper {
+				sha = strings.ToUpper(sha)
+			}
+			setCell(&main, "Body__sha256", service.String(sha))
+			got, err := Assemble(main, conts, bodyCol)
+			if err != nil {
+				t.Fatalf("Assemble: %v", err)
+			}
+			if v, _ := got.Get("Body"); !v.Equal(service.String(dotnetBody())) {
+				t.Error("Assemble: the body does not read back")
+			}
+
+			// A value whose chunks are all on the main row, for the plain reader.
+			small := "hello, wide world"
+			h := sha256.Sum256([]byte(small))
+			hs := fmt.Sprintf("%x", h)
+			if upper {
+				hs = strings.ToUpper(hs)
+			}
+			one := service.Row{PartitionKey: "p", RowKey: "note", Properties: []service.Property{
+				{Name: "Body__c0", Value: service.String("hello, ")},
+				{Name: "Body__c1", Value: service.String("wide world")},
+				{Name: "Body__chunks", Value: service.Int32(2)},
+				{Name: "Body__sha256", Value: service.String(hs)},
+				{Name: "Body__enc", Value: service.String("text")},
+				{Name: "Body__len", Value: service.Int64(int64(len(small)))},
+				{Name: "_SplitParts", Value: service.Int32(1)},
+			}}
+			for name, read := range map[string]func() (service.Row, error){
+				"Assemble":     func() (service.Row, error) { return Assemble(one, nil, bodyCol) },
+				"AssembleMain": func() (service.Row, error) { return AssembleMain(one, bodyCol) },
+			} {
+				got, err := read()
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if v, _ := got.Get("Body"); !v.Equal(service.String(small)) {
+					t.Errorf("%s: Body = %v", name, v)
+				}
+			}
+		})
 	}
 }
 
@@ -68,19 +261,26 @@ func TestAssembleRefusesDamage(t *testing.T) {
 	}{
 		{"missing continuation row", func(_ *service.Row, conts *[]service.Row) { *conts = nil }},
 		{"continuation row of another entity", func(_ *service.Row, conts *[]service.Row) {
-			(*conts)[0].Properties[0].Value = service.String("other")
+			setCell(&(*conts)[0], "_SplitOf", service.String("other"))
 		}},
 		{"changed chunk", func(_ *service.Row, conts *[]service.Row) {
-			(*conts)[0].Properties[2].Value = service.String("wide World")
+			setCell(&(*conts)[0], "Body__c16", service.String("Tail!"))
 		}},
-		{"missing chunk", func(main *service.Row, _ *[]service.Row) { main.Properties[2].Name = "Body__c7" }},
-		{"bad count", func(main *service.Row, _ *[]service.Row) { main.Properties[3].Value = service.Int32(0) }},
-		{"bad encoding", func(main *service.Row, _ *[]service.Row) { main.Properties[5].Value = service.String("rot13") }},
-		{"bad length", func(main *service.Row, _ *[]service.Row) { main.Properties[6].Value = service.Int64(18) }},
-		{"bad part count", func(main *service.Row, _ *[]service.Row) { main.Properties[7].Value = service.String("2") }},
-		{"manifest without count", func(main *service.Row, _ *[]service.Row) {
-			main.Properties = append(main.Properties[:3:3], main.Properties[4:]...)
+		{"missing chunk", func(main *service.Row, _ *[]service.Row) {
+			c := cellOf(main, "Body__c3")
+			setCell(main, "Body__c3", service.Value{})
+			setCell(main, "Body__c40", c)
 		}},
+		{"bad count", func(main *service.Row, _ *[]service.Row) { setCell(main, "Body__chunks", service.Int32(0)) }},
+		{"bad encoding", func(main *service.Row, _ *[]service.Row) { setCell(main, "Body__enc", service.String("rot13")) }},
+		{"bad length", func(main *service.Row, _ *[]service.Row) {
+			setCell(main, "Body__len", service.Int64(cellOf(main, "Body__len").Int64()+1))
+		}},
+		{"bad hash", func(main *service.Row, _ *[]service.Row) {
+			setCell(main, "Body__sha256", service.String(strings.Repeat("0", 64)))
+		}},
+		{"bad part count", func(main *service.Row, _ *[]service.Row) { setCell(main, "_SplitParts", service.String("2")) }},
+		{"manifest without count", func(main *service.Row, _ *[]service.Row) { setCell(main, "Body__chunks", service.Value{}) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
