@@ -19,10 +19,9 @@ func checkClaims(claims []Claim) error {
 }
 
 // AddClaims gives the user the claims. A claim is a type and a value; adding one the user
-// has already changes nothing (claim rows are upserted). Each claim is stored twice: in the
-// user's partition, which Claims reads, and in the claim's, which UsersForClaim reads; the
-// user's row is written first. A claim with an empty type is refused with
-// abstractions.ErrInvalidArgument, a missing user with an error matching ErrNotFound.
+// has already changes nothing (claim rows are upserted, in the user's partition). A claim
+// with an empty type is refused with abstractions.ErrInvalidArgument, a missing user with
+// an error matching ErrNotFound.
 func (s *UserStore) AddClaims(ctx context.Context, userID string, claims ...Claim) error {
 	k, err := userKey(userID)
 	if err != nil {
@@ -43,23 +42,28 @@ func (s *UserStore) AddClaims(ctx context.Context, userID string, claims ...Clai
 	return nil
 }
 
+// addClaim writes the row of a claim of user k. ClaimId is ASP.NET Core Identity's own
+// surrogate number, which the .NET package stores as 0 for every claim it adds; so does
+// this one.
 func (s *UserStore) addClaim(ctx context.Context, k, userID string, c Claim) error {
-	row := func(id string) *IdentityUserClaimModel {
-		return &IdentityUserClaimModel{Entity: abstractions.Entity{ID: id}, UserId: userID, ClaimType: c.Type, ClaimValue: c.Value}
-	}
-	if err := s.t.UserClaims.Upsert(ctx, row(userClaimByUserID(k, c))); err != nil {
-		return err
-	}
-	return s.t.UserClaims.Upsert(ctx, row(userClaimByClaimID(c, k)))
+	return s.t.UserClaims.Upsert(ctx, &IdentityUserClaimModel{Entity: abstractions.Entity{ID: userClaimID(k, c)},
+		UserId: userID, ClaimType: c.Type, ClaimValue: c.Value})
 }
 
-// removeClaim removes both rows of a claim; the claim's partition row goes first, so
-// UsersForClaim never lists a user whose claims lack it.
+// removeClaim removes the row of a claim of user k, when it holds that claim (another claim
+// whose type and value join to the same text has the same key).
 func (s *UserStore) removeClaim(ctx context.Context, k string, c Claim) error {
-	if err := s.t.UserClaims.Delete(ctx, userClaimByClaimID(c, k)); err != nil {
+	id := userClaimID(k, c)
+	cur, err := s.t.UserClaims.One(ctx, id)
+	switch {
+	case errors.Is(err, abstractions.ErrNotFound):
+		return nil
+	case err != nil:
 		return err
+	case cur.ClaimType != c.Type || cur.ClaimValue != c.Value:
+		return nil
 	}
-	return s.t.UserClaims.Delete(ctx, userClaimByUserID(k, c))
+	return s.t.UserClaims.Delete(ctx, id)
 }
 
 // RemoveClaims removes the claims from the user. Removing a claim the user does not have is
@@ -91,7 +95,7 @@ func (s *UserStore) ReplaceClaim(ctx context.Context, userID string, old, new Cl
 	if err := checkClaims([]Claim{old, new}); err != nil {
 		return err
 	}
-	cur, err := s.t.UserClaims.One(ctx, userClaimByUserID(k, old))
+	cur, err := s.t.UserClaims.One(ctx, userClaimID(k, old))
 	if errors.Is(err, abstractions.ErrNotFound) {
 		return nil
 	}
@@ -104,14 +108,16 @@ func (s *UserStore) ReplaceClaim(ctx context.Context, userID string, old, new Cl
 	if err := s.addClaim(ctx, k, cur.UserId, new); err != nil {
 		return err
 	}
+	if userClaimID(k, new) == userClaimID(k, old) {
+		return nil // one key: the new row replaced the old one
+	}
 	return s.removeClaim(ctx, k, old)
 }
 
-// userClaimOf reports whether a row of user k's partition is one of its claims (the
-// partition of a claim whose key equals a user id holds that claim's rows too).
+// userClaimOf reports whether a row of user k's partition is one of its claims.
 func userClaimOf(k string, c *IdentityUserClaimModel) bool {
 	u, err := userKey(c.UserId)
-	return err == nil && u == k && sameKey(c.ID, userClaimByUserID(k, Claim{c.ClaimType, c.ClaimValue}))
+	return err == nil && sameKey(u, k) && sameKey(c.ID, userClaimID(k, Claim{c.ClaimType, c.ClaimValue}))
 }
 
 // Claims returns the user's claims, in key order (none for a missing user).
@@ -133,19 +139,26 @@ func (s *UserStore) Claims(ctx context.Context, userID string) ([]Claim, error) 
 	return out, nil
 }
 
-// UsersForClaim returns the users that have the claim, with one bounded query of the
-// claim's partition and a point read per user, in the order of their keys.
+var (
+	userClaimType  = abstractions.Field(func(c *IdentityUserClaimModel) *string { return &c.ClaimType })
+	userClaimValue = abstractions.Field(func(c *IdentityUserClaimModel) *string { return &c.ClaimValue })
+)
+
+// UsersForClaim returns the users that have the claim, with a query of the claim table
+// filtered on the claim's type and value (as the .NET package finds them) and a point read
+// per user, in the order of their keys.
 func (s *UserStore) UsersForClaim(ctx context.Context, c Claim) ([]*IdentityUserModel, error) {
 	if err := checkClaims([]Claim{c}); err != nil {
 		return nil, err
 	}
-	rows, err := s.t.UserClaims.Query(ctx, abstractions.Query[IdentityUserClaimModel]{Partition: claimKey(c), RowKeyPrefix: reversePrefix})
+	rows, err := s.t.UserClaims.Query(ctx, abstractions.Query[IdentityUserClaimModel]{
+		Where: abstractions.And(userClaimType.Eq(c.Type), userClaimValue.Eq(c.Value))})
 	if err != nil {
 		return nil, err
 	}
 	var ids []string
 	for _, r := range rows {
-		if r.ClaimType == c.Type && r.ClaimValue == c.Value {
+		if u, err := userKey(r.UserId); err == nil && userClaimOf(u, r) {
 			ids = append(ids, r.UserId)
 		}
 	}

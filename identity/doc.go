@@ -21,33 +21,43 @@
 //
 // # Keys
 //
-// Ids (user ids, role ids, login providers, token names and the constants below) are used
-// verbatim as key parts, lower-cased as stores normalise ids, so the keys are the same
-// whether the account normalises ids or keeps them as written. Such a part may not be
-// empty or hold "|", "/", "\", "#", "?" or control characters (ErrInvalidKey). Text a user
-// or a provider chooses (normalised names and emails, claim types and values, provider
-// keys) may hold anything, so it is hashed with HashKey: MD5 over its UTF-8 bytes, 32
-// lower-case hex digits; the rows keep the text, and every lookup compares it. With u a
-// user id, r a role id, p a login provider and H HashKey:
+// The rows and their keys are the .NET package's, so each library reads what the other
+// writes. Ids (user ids, role ids, login providers) and the constants User and Role are
+// used verbatim as key parts, and the account's id mode normalises them or not, as the .NET
+// library's IdNormalization does (by default: trimmed, spaces as "-", lower case). Such a
+// part may not be empty or hold "|", "/", "\", "#", "?" or control characters
+// (ErrInvalidKey). Text a user or a provider chooses (claim types and values, provider keys,
+// token providers and names) may hold anything, so it is hashed with HashKey: MD5 over its
+// UTF-8 bytes, 32 lower-case hex digits; the rows keep the text, and every lookup compares
+// it. With u a user id, r a role id, p a login provider and H HashKey:
 //
 //	table                   row                     partition key   row key
-//	IdentityUserModel       user                    u               u
-//	                        user-name index         H(name)         username
-//	                        email index             H(email)        email
-//	IdentityRoleModel       role                    r               r
-//	                        role-name index         H(name)         rolename
-//	IdentityUserRoleModel   membership, by user     u               r
-//	                        membership, by role     r               user|u
-//	IdentityUserClaimModel  claim, by user          u               H(type)-H(value)
-//	                        claim, by claim         H(type)-H(value) user|u
-//	IdentityRoleClaimModel  role claim              r               H(type)-H(value)
-//	IdentityUserLoginModel  login owner             p               H(provider key)
-//	                        login, by user          u               p|H(provider key)
-//	IdentityUserTokenModel  token                   u               p|name
+//	IdentityUserModel       user                    User            u
+//	                        user-name index (*)     H(name)         username
+//	                        email index (*)         H(email)        email
+//	IdentityRoleModel       role                    Role            r
+//	                        role-name index (*)     H(name)         rolename
+//	IdentityUserRoleModel   membership              u               r
+//	IdentityUserClaimModel  claim                   u               H(type + "-" + value)
+//	IdentityRoleClaimModel  role claim              r               H(type + "-" + value)
+//	IdentityUserLoginModel  login                   p               H(provider key)
+//	IdentityUserTokenModel  token                   u               H(provider + "-" + name)
 //
-// So every lookup is a point read or one bounded partition query, never a table scan:
-// FindByName and FindByEmail read an index row and the user row, FindByLogin the owner
-// row and the user row, UsersInRole and UsersForClaim one partition and each user row.
+// The rows marked (*) are this module's own: the .NET package finds a user by name or email,
+// and a role by name, with a query of the User (or Role) partition filtered on the value,
+// and never reads the partitions these rows live in. With them FindByName, FindByEmail and
+// RoleStore.FindByName are two point reads, and two stores claiming one name at once cannot
+// both win; a user or role the .NET package wrote has no index row, and a lookup that finds
+// none (or a stale one) falls back to the .NET package's query. A create or rename also
+// runs that query, so a name a .NET-written user holds is refused too. FindByLogin is a
+// point read of the login row and one of the user row. The calls that list rows by
+// something their keys do not hold query the table filtered on a column, as the .NET
+// package does: Logins (and Delete, for the user's logins) on UserId, UsersInRole (and
+// RoleStore.Delete) on RoleId, UsersForClaim on ClaimType and ClaimValue. Claims, Roles and
+// a role's claims read one partition. Two claims whose type and value join to the same
+// text ("a-b" and "c", "a" and "b-c") have one key, as in the .NET package: the second
+// added replaces the first, and RemoveClaims and ReplaceClaim leave a row that holds
+// another claim alone.
 //
 // # Caching
 //
@@ -90,11 +100,11 @@
 // RedeemRecoveryCode rewrites the recovery-code token on condition of its ETag: one code
 // redeemed by many callers at once succeeds for exactly one.
 //
-// Changes that span rows (a user and its index rows, both rows of a membership or a claim)
-// are ordered so that a failure part-way leaves nothing a lookup trusts: an index row or a
-// login owner row whose user does not exist, or does not hold the value, is ignored by
-// lookups and taken over by the next claim of the value; the row a read by user relies on
-// is written first and removed last. Calling the failed operation again completes it.
+// Changes that span rows (a user and its index rows, a user and what belongs to it) are
+// ordered so that a failure part-way leaves nothing a lookup trusts: an index row or a
+// login row whose user does not exist, or does not hold the value, is ignored by lookups
+// and taken over by the next claim of the value. Calling the failed operation again
+// completes it.
 //
 // # Passwords
 //
@@ -111,9 +121,10 @@
 // SetAuthenticatorKey give the user a new security stamp. Go has no null string: a user
 // written here stores "" where .NET stores no column for null (PhoneNumber, say); both read
 // either form as empty. Emails are unique, as with ASP.NET Core Identity's
-// RequireUniqueEmail. Custom user and role types are not supported: the row models are fixed
-// (the .NET package refuses subclasses of IdentityUser too); keep extra data in a table of
-// your own keyed by the user id.
+// RequireUniqueEmail. A user or role id, or a login provider, holding "|" is refused (the
+// .NET package would compose an id that splits in the wrong place). Custom user and role
+// types are not supported: the row models are fixed (the .NET package refuses subclasses of
+// IdentityUser too); keep extra data in a table of your own keyed by the user id.
 //
 // # Errors
 //

@@ -16,10 +16,16 @@ var tableNames = []string{"IdentityUserModel", "IdentityRoleModel", "IdentityUse
 // service); now may be nil (the real clock).
 func memTables(t testing.TB, svc *memservice.Service, now func() time.Time) Tables {
 	t.Helper()
+	return memTablesWith(t, svc, &inmemory.Options{Now: now})
+}
+
+// memTablesWith is memTables with the account's options.
+func memTablesWith(t testing.TB, svc *memservice.Service, opts *inmemory.Options) Tables {
+	t.Helper()
 	if svc == nil {
 		svc = memservice.New()
 	}
-	acct := inmemory.NewAccountOver(svc, svc, &inmemory.Options{Now: now})
+	acct := inmemory.NewAccountOver(svc, svc, opts)
 	return Tables{
 		Users:      must(inmemory.For[IdentityUserModel](acct, nil))(t),
 		Roles:      must(inmemory.For[IdentityRoleModel](acct, nil))(t),

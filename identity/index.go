@@ -9,15 +9,21 @@ import (
 )
 
 // index maps a normalised value (a user name, an email, a role name) to the one row that
-// holds it, through an index row in the same table: partition HashKey(value), row key a
-// constant. Its rules:
+// holds it. The .NET package finds such a row with a query of the user (or role) partition
+// filtered on the value; these stores keep, besides, an index row in the same table
+// (partition HashKey(value), row key a constant), so that a lookup is two point reads and
+// two stores claiming one value at once cannot both win. The index rows are this module's
+// own: the .NET package never reads those partitions, and does not write index rows, so a
+// lookup that finds none (or a stale one) falls back to the .NET package's query. Its rules:
 //
 //   - the owner's row is written first and the index row claimed after, so an index row is
 //     valid only while its owner's row exists and holds the value (a crash between the two
 //     steps leaves a stale index row, never a valid row without its index);
-//   - an index row is created, never upserted: a live one makes the claim fail with the
-//     index's duplicate error; a stale one is taken over by a write on condition of the
-//     version read, so two racing claims cannot both win;
+//   - a claim first queries the owners' partition for another row holding the value (one a
+//     .NET service wrote has no index row), then creates the index row, never upserting it:
+//     a live one makes the claim fail with the index's duplicate error; a stale one is taken
+//     over by a write on condition of the version read, so two racing claims cannot both
+//     win;
 //   - a lookup checks the value on the index row and on the owner's row, so a stale index
 //     row, and two values with one digest, are never taken for a match.
 type index[T any] struct {
@@ -30,6 +36,10 @@ type index[T any] struct {
 	value func(*T) string
 	// ownerOf returns the owner id a row holds (on an index row, the one it points to).
 	ownerOf func(*T) string
+	// rowID returns the id of the row of the owner with the key part k.
+	rowID func(k string) string
+	// holders returns the owner rows that hold value, by a query of the owners' partition.
+	holders func(ctx context.Context, value string) ([]*T, error)
 	// point makes v an index row of value pointing to owner, with the given id.
 	point func(v *T, id, owner, value string)
 	// attempts bounds the claim loop.
@@ -44,7 +54,7 @@ func (x *index[T]) ownerRow(ctx context.Context, owner string) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
-	return x.store.One(ctx, k)
+	return x.store.One(ctx, x.rowID(k))
 }
 
 // live reports whether the index row cur is valid: its owner's row exists and holds the
@@ -64,6 +74,15 @@ func (x *index[T]) live(ctx context.Context, cur *T) (bool, error) {
 func (x *index[T]) claim(ctx context.Context, owner, value string) error {
 	if value == "" {
 		return nil
+	}
+	rows, err := x.holders(ctx, value)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if !sameKey(x.ownerOf(r), owner) {
+			return fmt.Errorf("%w: the %s %q belongs to %s %q; choose another", x.dup, x.what, value, x.owner, x.ownerOf(r))
+		}
 	}
 	id := x.id(value)
 	var lastErr error
@@ -130,20 +149,17 @@ func (x *index[T]) release(ctx context.Context, owner, value string) error {
 	return x.store.Delete(ctx, id)
 }
 
-// lookup returns the owner row that holds value, or an error matching ErrNotFound.
+// lookup returns the owner row that holds value, or an error matching ErrNotFound: the
+// owner its index row names when that row holds the value, and otherwise the first row of
+// the owners' partition that holds it (a row a .NET service wrote, which has no index row).
 func (x *index[T]) lookup(ctx context.Context, value string) (*T, error) {
 	if value == "" {
 		return nil, fmt.Errorf("%w: the normalised %s to look up is empty", abstractions.ErrInvalidArgument, x.what)
 	}
 	id := x.id(value)
 	cur, err := x.store.One(ctx, id)
-	if err != nil {
-		if errors.Is(err, abstractions.ErrNotFound) {
-			return nil, fmt.Errorf("identity: no %s has the %s %q: %w", x.owner, x.what, value, err)
-		}
-		return nil, err
-	}
-	if x.value(cur) == value {
+	switch {
+	case err == nil && x.value(cur) == value:
 		o, err := x.ownerRow(ctx, x.ownerOf(cur))
 		switch {
 		case err == nil && x.value(o) == value:
@@ -151,10 +167,19 @@ func (x *index[T]) lookup(ctx context.Context, value string) (*T, error) {
 		case err != nil && !errors.Is(err, abstractions.ErrNotFound) && !errors.Is(err, abstractions.ErrInvalidKey):
 			return nil, err
 		}
+	case err != nil && !errors.Is(err, abstractions.ErrNotFound):
+		return nil, err
+	}
+	rows, err := x.holders(ctx, value)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) > 0 {
+		return rows[0], nil
 	}
 	pk, rk := abstractions.SplitID(id)
 	return nil, &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "find by " + x.what, Table: x.store.Table(),
-		PartitionKey: pk, RowKey: rk, Message: fmt.Sprintf("no %s has the %s %q (the index row is stale)", x.owner, x.what, value)}
+		PartitionKey: pk, RowKey: rk, Message: fmt.Sprintf("no %s has the %s %q", x.owner, x.what, value)}
 }
 
 // stamped is a row with a concurrency stamp: a user or a role.

@@ -10,39 +10,45 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 )
 
-// HashKey returns the key form of unbounded text (a normalised user name or email, a claim
-// type or value, a provider key): the MD5 digest of its UTF-8 bytes as 32 lower-case hex
-// digits. The table service refuses /, \, #, ? and control characters in keys, and such
+// HashKey returns the key form of unbounded text (a claim's type and value, a provider key,
+// a token's provider and name, a normalised user name or email): the MD5 digest of its
+// UTF-8 bytes as 32 lower-case hex digits, and "" for "" (as the .NET package's key helper
+// hashes). The table service refuses /, \, #, ? and control characters in keys, and such
 // text may hold any of them, so it is hashed; the rows keep the text itself in their
 // columns. MD5 is used as a fixed, well-spread name, not for secrecy: every lookup compares
 // the stored text too, so two texts with one digest can never be taken for each other.
 func HashKey(s string) string {
+	if s == "" {
+		return ""
+	}
 	sum := md5.Sum([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
 
-// Constant key parts, used verbatim.
+// Constant key parts, used verbatim (an account that normalises ids lower-cases the
+// partitions of user and role rows, as the .NET library's does).
 const (
+	userPartition    = "User"     // partition of every user row
+	rolePartition    = "Role"     // partition of every role row
 	userNameIndexRow = "username" // row key of a user-name index row
 	emailIndexRow    = "email"    // row key of an email index row
 	roleNameIndexRow = "rolename" // row key of a role-name index row
-	reversePrefix    = "user|"    // row-key prefix of the rows listed by role or by claim
 )
 
-// keyPart returns s as a verbatim key part: normalised as stores normalise ids (trimmed,
-// spaces as "-", lower case), so the key is the same whether the account normalises ids or
-// keeps them as written. Text that cannot be a key part is refused with an error matching
-// abstractions.ErrInvalidKey: empty text, invalid UTF-8, "|" (it would end the partition),
-// and the characters the service forbids in keys.
+// keyPart returns s as a verbatim key part, as the .NET package uses ids: unchanged, so that
+// the account's id mode decides, as it does for the .NET library, whether the key is
+// normalised (trimmed, spaces as "-", lower case: the default) or kept as written. Text
+// that cannot be a key part is refused with an error matching abstractions.ErrInvalidKey:
+// empty text (or only spaces), invalid UTF-8, "|" (it would end the partition), and the
+// characters the service forbids in keys.
 func keyPart(what, s string) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", fmt.Errorf("%w: the %s is not valid UTF-8", abstractions.ErrInvalidKey, what)
 	}
-	k := abstractions.NormalizeID(s)
-	if k == "" {
+	if abstractions.NormalizeID(s) == "" {
 		return "", fmt.Errorf("%w: the %s is empty", abstractions.ErrInvalidKey, what)
 	}
-	for _, r := range k {
+	for _, r := range s {
 		switch {
 		case r == '|':
 			return "", fmt.Errorf("%w: the %s %q contains \"|\", which separates the keys of an id; choose one without it",
@@ -52,13 +58,14 @@ func keyPart(what, s string) (string, error) {
 				abstractions.ErrInvalidKey, what, s, r)
 		}
 	}
-	return k, nil
+	return s, nil
 }
 
-// The ids of the rows, one function per kind of row. u and r are key parts of a user and a
-// role id, p of a login provider.
+// The ids of the rows, one function per kind of row, composed as the .NET package composes
+// them. u and r are key parts of a user and a role id, p of a login provider; the hashed
+// parts take the text as the caller gave it.
 
-func userRowID(u string) string { return u } // a lone id: partition and row key are both u
+func userRowID(u string) string { return userPartition + "|" + u }
 
 func userNameIndexID(normalizedName string) string {
 	return HashKey(normalizedName) + "|" + userNameIndexRow
@@ -68,32 +75,28 @@ func emailIndexID(normalizedEmail string) string {
 	return HashKey(normalizedEmail) + "|" + emailIndexRow
 }
 
-func roleRowID(r string) string { return r }
+func roleRowID(r string) string { return rolePartition + "|" + r }
 
 func roleNameIndexID(normalizedName string) string {
 	return HashKey(normalizedName) + "|" + roleNameIndexRow
 }
 
-func userRoleByUserID(u, r string) string { return u + "|" + r }
+func userRoleID(u, r string) string { return u + "|" + r }
 
-func userRoleByRoleID(r, u string) string { return r + "|" + reversePrefix + u }
+// claimHash is the key form of a claim: the hash of its type and value joined by "-". (Two
+// claims whose joined texts are equal, such as "a-b"/"c" and "a"/"b-c", have one key: the
+// stores compare the stored type and value before they remove or replace a claim.)
+func claimHash(c Claim) string { return HashKey(c.Type + "-" + c.Value) }
 
-// claimKey is the key form of a claim: the hashes of its type and of its value.
-func claimKey(c Claim) string { return HashKey(c.Type) + "-" + HashKey(c.Value) }
+func userClaimID(u string, c Claim) string { return u + "|" + claimHash(c) }
 
-func userClaimByUserID(u string, c Claim) string { return u + "|" + claimKey(c) }
+func roleClaimID(r string, c Claim) string { return r + "|" + claimHash(c) }
 
-func userClaimByClaimID(c Claim, u string) string { return claimKey(c) + "|" + reversePrefix + u }
+func loginID(p, providerKey string) string { return p + "|" + HashKey(providerKey) }
 
-func roleClaimID(r string, c Claim) string { return r + "|" + claimKey(c) }
+func tokenID(u, loginProvider, name string) string { return u + "|" + HashKey(loginProvider+"-"+name) }
 
-func loginOwnerID(p, providerKey string) string { return p + "|" + HashKey(providerKey) }
-
-func loginByUserID(u, p, providerKey string) string { return u + "|" + p + "|" + HashKey(providerKey) }
-
-func tokenID(u, p, name string) string { return u + "|" + p + "|" + name }
-
-// sameKey reports whether two ids address the same row once normalised.
+// sameKey reports whether two ids (or key parts) address the same row once normalised.
 func sameKey(a, b string) bool {
 	return abstractions.NormalizeID(a) == abstractions.NormalizeID(b)
 }

@@ -20,12 +20,13 @@ func loginKeys(provider, providerKey string) (string, error) {
 	return p, nil
 }
 
-// AddLogin gives the user an external login. The login's owner row (keyed by provider and
-// hashed provider key) is created, never upserted: when another user owns the login, the
-// call fails with ErrLoginTaken and changes nothing, so an external identity can never move
-// silently from one account to another. Adding a login the user already has succeeds. A
-// login whose owner no longer exists (a user deleted part-way) is taken over. A missing
-// user fails with an error matching abstractions.ErrNotFound.
+// AddLogin gives the user an external login. The login's row (keyed by provider and
+// hashed provider key, holding the owner in UserId) is created, never upserted: when
+// another user owns the login, the call fails with ErrLoginTaken and changes nothing, so an
+// external identity can never move silently from one account to another. Adding a login
+// the user already has succeeds. A login whose owner no longer exists (a user deleted
+// part-way) is taken over. A missing user fails with an error matching
+// abstractions.ErrNotFound.
 func (s *UserStore) AddLogin(ctx context.Context, userID string, login UserLoginInfo) error {
 	k, err := userKey(userID)
 	if err != nil {
@@ -39,23 +40,12 @@ func (s *UserStore) AddLogin(ctx context.Context, userID string, login UserLogin
 	if err != nil {
 		return err
 	}
-	ownerID := loginOwnerID(p, login.ProviderKey)
-	row := func(id string) *IdentityUserLoginModel {
-		return &IdentityUserLoginModel{Entity: abstractions.Entity{ID: id}, LoginProvider: login.LoginProvider,
-			ProviderKey: login.ProviderKey, ProviderDisplayName: login.ProviderDisplayName, UserId: u.UserId}
-	}
-	if err := s.createOwner(ctx, k, ownerID, row(ownerID)); err != nil {
-		return err
-	}
-	// The user's list of logins: also created, and a row that is there already is this
-	// same login (its key holds the user, the provider and the provider key).
-	if err := s.t.UserLogins.Create(ctx, row(loginByUserID(k, p, login.ProviderKey))); err != nil && !errors.Is(err, abstractions.ErrDuplicateKey) {
-		return err
-	}
-	return nil
+	id := loginID(p, login.ProviderKey)
+	return s.createOwner(ctx, k, id, &IdentityUserLoginModel{Entity: abstractions.Entity{ID: id}, LoginProvider: login.LoginProvider,
+		ProviderKey: login.ProviderKey, ProviderDisplayName: login.ProviderDisplayName, UserId: u.UserId})
 }
 
-// createOwner creates the owner row of a login for user k.
+// createOwner creates the row of a login for user k.
 func (s *UserStore) createOwner(ctx context.Context, k, id string, want *IdentityUserLoginModel) error {
 	var lastErr error
 	for attempt := 0; attempt < s.attempts; attempt++ {
@@ -76,7 +66,7 @@ func (s *UserStore) createOwner(ctx context.Context, k, id string, want *Identit
 			return err
 		}
 		owner, kerr := userKey(cur.UserId)
-		if kerr == nil && owner == k && cur.ProviderKey == want.ProviderKey {
+		if kerr == nil && sameKey(owner, k) && cur.ProviderKey == want.ProviderKey {
 			return nil // the user's already
 		}
 		live := false
@@ -113,18 +103,17 @@ func (s *UserStore) createOwner(ctx context.Context, k, id string, want *Identit
 }
 
 // RemoveLogin removes an external login from the user and gives the user a new security
-// stamp. The owner row goes first, so from then on the login signs nobody in; a login the
-// user does not own is left alone. Removing a login the user does not have is not an error.
+// stamp. From then on the login signs nobody in; a login the user does not own is left
+// alone. Removing a login the user does not have is not an error.
 func (s *UserStore) RemoveLogin(ctx context.Context, userID, loginProvider, providerKey string) error {
 	k, err := userKey(userID)
 	if err != nil {
 		return err
 	}
-	p, err := loginKeys(loginProvider, providerKey)
-	if err != nil {
+	if _, err := loginKeys(loginProvider, providerKey); err != nil {
 		return err
 	}
-	if err := s.removeLogin(ctx, k, p, providerKey); err != nil {
+	if err := s.removeLogin(ctx, k, loginProvider, providerKey); err != nil {
 		return err
 	}
 	_, err = s.UpdateSecurityStamp(ctx, userID)
@@ -134,61 +123,82 @@ func (s *UserStore) RemoveLogin(ctx context.Context, userID, loginProvider, prov
 	return err
 }
 
-func (s *UserStore) removeLogin(ctx context.Context, k, p, providerKey string) error {
-	ownerID := loginOwnerID(p, providerKey)
-	cur, err := s.t.UserLogins.One(ctx, ownerID)
+// removeLogin deletes the row of a login when user k owns it.
+func (s *UserStore) removeLogin(ctx context.Context, k, loginProvider, providerKey string) error {
+	p, err := loginKeys(loginProvider, providerKey)
+	if err != nil {
+		return nil // no row can have this key
+	}
+	id := loginID(p, providerKey)
+	cur, err := s.t.UserLogins.One(ctx, id)
 	switch {
 	case errors.Is(err, abstractions.ErrNotFound):
+		return nil
 	case err != nil:
 		return err
-	default:
-		if owner, err := userKey(cur.UserId); err == nil && owner == k && cur.ProviderKey == providerKey {
-			if err := s.t.UserLogins.Delete(ctx, ownerID); err != nil {
-				return err
-			}
-		}
 	}
-	return s.t.UserLogins.Delete(ctx, loginByUserID(k, p, providerKey))
+	if owner, err := userKey(cur.UserId); err != nil || !sameKey(owner, k) || cur.ProviderKey != providerKey {
+		return nil
+	}
+	return s.t.UserLogins.Delete(ctx, id)
 }
 
-// loginOf reports whether a row of user k's partition lists one of its logins, and returns
-// the provider's key part.
-func loginOf(k string, l *IdentityUserLoginModel) (string, bool) {
-	p, err := keyPart("login provider", l.LoginProvider)
-	if err != nil || l.ProviderKey == "" {
-		return "", false
-	}
-	u, err := userKey(l.UserId)
-	return p, err == nil && u == k && sameKey(l.ID, loginByUserID(k, p, l.ProviderKey))
-}
+var loginUserID = abstractions.Field(func(l *IdentityUserLoginModel) *string { return &l.UserId })
 
-// Logins returns the user's external logins, in key order (none for a missing user).
-func (s *UserStore) Logins(ctx context.Context, userID string) ([]UserLoginInfo, error) {
-	k, err := userKey(userID)
+// loginRows returns the rows of the logins user k (whose UserId column is userID) owns,
+// with a query of the login table filtered on UserId, as the .NET package lists them.
+func (s *UserStore) loginRows(ctx context.Context, k, userID string) ([]*IdentityUserLoginModel, error) {
+	rows, err := s.t.UserLogins.Query(ctx, abstractions.Query[IdentityUserLoginModel]{Where: loginUserID.Eq(userID)})
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.t.UserLogins.List(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	var out []UserLoginInfo
+	out := rows[:0]
 	for _, l := range rows {
-		if _, ok := loginOf(k, l); ok {
-			out = append(out, UserLoginInfo{LoginProvider: l.LoginProvider, ProviderKey: l.ProviderKey, ProviderDisplayName: l.ProviderDisplayName})
+		p, err := loginKeys(l.LoginProvider, l.ProviderKey)
+		if err != nil {
+			continue
+		}
+		if owner, err := userKey(l.UserId); err == nil && sameKey(owner, k) && sameKey(l.ID, loginID(p, l.ProviderKey)) {
+			out = append(out, l)
 		}
 	}
 	return out, nil
 }
 
+// Logins returns the user's external logins, in the order of their keys (none for a missing
+// user), with a query of the login table filtered on the user's id: a login's key names its
+// provider, not its user.
+func (s *UserStore) Logins(ctx context.Context, userID string) ([]UserLoginInfo, error) {
+	k, err := userKey(userID)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.FindByID(ctx, userID)
+	if errors.Is(err, abstractions.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.loginRows(ctx, k, u.UserId)
+	if err != nil {
+		return nil, err
+	}
+	var out []UserLoginInfo
+	for _, l := range rows {
+		out = append(out, UserLoginInfo{LoginProvider: l.LoginProvider, ProviderKey: l.ProviderKey, ProviderDisplayName: l.ProviderDisplayName})
+	}
+	return out, nil
+}
+
 // FindByLogin returns the user that owns an external login, with a point read of the
-// login's owner row and one of the user row, or an error matching abstractions.ErrNotFound.
+// login's row and one of the user row, or an error matching abstractions.ErrNotFound.
 func (s *UserStore) FindByLogin(ctx context.Context, loginProvider, providerKey string) (*IdentityUserModel, error) {
 	p, err := loginKeys(loginProvider, providerKey)
 	if err != nil {
 		return nil, err
 	}
-	id := loginOwnerID(p, providerKey)
+	id := loginID(p, providerKey)
 	cur, err := s.t.UserLogins.One(ctx, id)
 	if err != nil {
 		return nil, err

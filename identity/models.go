@@ -17,8 +17,9 @@ import (
 // them).
 type IdentityUserModel struct {
 	abstractions.Entity
-	// UserId is the user's id, as it was given (keys use it lower-cased). On an index row,
-	// the id of the user the row points to.
+	// UserId is the user's id, as it was given (keys use it as the account's id mode
+	// makes it: lower-cased by default). On an index row, the id of the user the row points
+	// to.
 	UserId string
 	// UserName is the name the user signs in with; NormalizedUserName is its lookup form
 	// (NormalizeName of it unless the caller sets one).
@@ -73,8 +74,7 @@ type IdentityRoleModel struct {
 }
 
 // IdentityUserRoleModel is a row of the user-role table (table IdentityUserRoleModel): a
-// user's membership of a role. Each membership has two rows, one in the user's partition
-// and one in the role's, so both directions are partition reads.
+// user's membership of a role, in the user's partition, keyed by the role's id.
 type IdentityUserRoleModel struct {
 	abstractions.Entity
 	UserId string
@@ -82,10 +82,12 @@ type IdentityUserRoleModel struct {
 }
 
 // IdentityUserClaimModel is a row of the user-claim table (table IdentityUserClaimModel): a
-// claim of a user. Each claim has two rows, one in the user's partition and one in the
-// claim's, so the users of a claim are a partition read.
+// claim of a user, in the user's partition.
 type IdentityUserClaimModel struct {
 	abstractions.Entity
+	// ClaimId is ASP.NET Core Identity's surrogate number of the claim (an Edm.Int32, named
+	// so because Id is the entity's); the stores write 0, as the .NET package does.
+	ClaimId    int32
 	UserId     string
 	ClaimType  string
 	ClaimValue string
@@ -95,14 +97,15 @@ type IdentityUserClaimModel struct {
 // claim of a role, in the role's partition.
 type IdentityRoleClaimModel struct {
 	abstractions.Entity
+	// ClaimId is as IdentityUserClaimModel's.
+	ClaimId    int32
 	RoleId     string
 	ClaimType  string
 	ClaimValue string
 }
 
 // IdentityUserLoginModel is a row of the login table (table IdentityUserLoginModel): an
-// external login of a user. The row keyed by provider and hashed provider key says who owns
-// the login; a second row in the user's partition lists it with the user's other logins.
+// external login, keyed by provider and hashed provider key, holding the user who owns it.
 type IdentityUserLoginModel struct {
 	abstractions.Entity
 	LoginProvider       string

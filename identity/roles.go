@@ -8,11 +8,17 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 )
 
+var roleNormalizedName = abstractions.Field(func(r *IdentityRoleModel) *string { return &r.NormalizedName })
+
 func roleIndex(s abstractions.Storage[IdentityRoleModel], attempts int) *index[IdentityRoleModel] {
 	return &index[IdentityRoleModel]{store: s, what: "role name", owner: "role", row: roleNameIndexRow, dup: ErrDuplicateRoleName,
 		attempts: attempts,
 		value:    func(r *IdentityRoleModel) string { return r.NormalizedName },
 		ownerOf:  func(r *IdentityRoleModel) string { return r.RoleId },
+		rowID:    roleRowID,
+		holders: func(ctx context.Context, value string) ([]*IdentityRoleModel, error) {
+			return s.Query(ctx, abstractions.Query[IdentityRoleModel]{Partition: rolePartition, Where: roleNormalizedName.Eq(value)})
+		},
 		point: func(r *IdentityRoleModel, id, owner, value string) {
 			*r = IdentityRoleModel{Entity: abstractions.Entity{ID: id, CreatedAt: r.CreatedAt, ETag: r.ETag}, RoleId: owner, NormalizedName: value}
 		}}
@@ -34,9 +40,8 @@ func (s *UserStore) role(ctx context.Context, normalizedRoleName string) (*Ident
 	return r, rk, nil
 }
 
-// AddToRole makes the user a member of the role with the normalised name. The membership is
-// stored twice, in the user's partition (the one IsInRole and Roles read, written first)
-// and in the role's (the one UsersInRole reads); adding a membership the user has changes
+// AddToRole makes the user a member of the role with the normalised name, with a row in
+// the user's partition keyed by the role's id; adding a membership the user has changes
 // nothing. A missing role fails with ErrRoleNotFound, as ASP.NET Core Identity's stores
 // throw: the change cannot be made, and saying nothing would report success having
 // assigned nothing. A missing user fails with an error matching abstractions.ErrNotFound.
@@ -56,13 +61,8 @@ func (s *UserStore) AddToRole(ctx context.Context, userID, normalizedRoleName st
 	if err != nil {
 		return err
 	}
-	row := func(id string) *IdentityUserRoleModel {
-		return &IdentityUserRoleModel{Entity: abstractions.Entity{ID: id}, UserId: u.UserId, RoleId: role.RoleId}
-	}
-	if err := s.t.UserRoles.Upsert(ctx, row(userRoleByUserID(k, r))); err != nil {
-		return err
-	}
-	return s.t.UserRoles.Upsert(ctx, row(userRoleByRoleID(r, k)))
+	return s.t.UserRoles.Upsert(ctx, &IdentityUserRoleModel{Entity: abstractions.Entity{ID: userRoleID(k, r)},
+		UserId: u.UserId, RoleId: role.RoleId})
 }
 
 // RemoveFromRole ends the user's membership of the role with the normalised name. A missing
@@ -76,14 +76,11 @@ func (s *UserStore) RemoveFromRole(ctx context.Context, userID, normalizedRoleNa
 	if err != nil || role == nil {
 		return err
 	}
-	if err := s.t.UserRoles.Delete(ctx, userRoleByRoleID(r, k)); err != nil {
-		return err
-	}
-	return s.t.UserRoles.Delete(ctx, userRoleByUserID(k, r))
+	return s.t.UserRoles.Delete(ctx, userRoleID(k, r))
 }
 
 // IsInRole reports whether the user is a member of the role with the normalised name (false
-// for a missing role), with point reads only.
+// for a missing role).
 func (s *UserStore) IsInRole(ctx context.Context, userID, normalizedRoleName string) (bool, error) {
 	k, err := userKey(userID)
 	if err != nil {
@@ -93,11 +90,12 @@ func (s *UserStore) IsInRole(ctx context.Context, userID, normalizedRoleName str
 	if err != nil || role == nil {
 		return false, err
 	}
-	return s.t.UserRoles.Exists(ctx, userRoleByUserID(k, r))
+	return s.t.UserRoles.Exists(ctx, userRoleID(k, r))
 }
 
 // Roles returns the names of the user's roles, in the order of the roles' keys (none for a
-// missing user). A membership of a role deleted meanwhile is skipped.
+// missing user), with a query of the user's partition and a point read per role. A
+// membership of a role deleted meanwhile is skipped.
 func (s *UserStore) Roles(ctx context.Context, userID string) ([]string, error) {
 	k, err := userKey(userID)
 	if err != nil {
@@ -126,31 +124,41 @@ func (s *UserStore) Roles(ctx context.Context, userID string) ([]string, error) 
 }
 
 // UsersInRole returns the members of the role with the normalised name (none for a missing
-// role), with one bounded query of the role's partition and a point read per user.
+// role), with a query of the membership table filtered on the role's id (as the .NET
+// package finds them: a membership's partition is its user) and a point read per user.
 func (s *UserStore) UsersInRole(ctx context.Context, normalizedRoleName string) ([]*IdentityUserModel, error) {
 	role, r, err := s.role(ctx, normalizedRoleName)
 	if err != nil || role == nil {
 		return nil, err
 	}
-	ids, err := members(ctx, s.t.UserRoles, r)
+	rows, err := memberships(ctx, s.t.UserRoles, r, role.RoleId)
 	if err != nil {
 		return nil, err
+	}
+	ids := make([]string, len(rows))
+	for i, m := range rows {
+		ids[i] = m.UserId
 	}
 	return s.users(ctx, ids)
 }
 
-// members returns the user ids the role-partition rows of role r name.
-func members(ctx context.Context, userRoles abstractions.Storage[IdentityUserRoleModel], r string) ([]string, error) {
-	rows, err := userRoles.Query(ctx, abstractions.Query[IdentityUserRoleModel]{Partition: r, RowKeyPrefix: reversePrefix})
+var userRoleRoleID = abstractions.Field(func(m *IdentityUserRoleModel) *string { return &m.RoleId })
+
+// memberships returns the membership rows of role r (whose RoleId column is roleID).
+func memberships(ctx context.Context, userRoles abstractions.Storage[IdentityUserRoleModel], r, roleID string) ([]*IdentityUserRoleModel, error) {
+	rows, err := userRoles.Query(ctx, abstractions.Query[IdentityUserRoleModel]{Where: userRoleRoleID.Eq(roleID)})
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
+	out := rows[:0]
 	for _, m := range rows {
-		rk, err := keyPart("role id", m.RoleId)
-		if err == nil && rk == r {
-			ids = append(ids, m.UserId)
+		u, err := userKey(m.UserId)
+		if err != nil {
+			continue
+		}
+		if rk, ok := membershipOf(u, m); ok && sameKey(rk, r) {
+			out = append(out, m)
 		}
 	}
-	return ids, nil
+	return out, nil
 }

@@ -112,8 +112,10 @@ func (s *RoleStore) Update(ctx context.Context, r *IdentityRoleModel) error {
 	return nil
 }
 
-// Delete deletes the role, its claims and every membership of it. Deleting a missing role is
-// not an error. The role row goes first; call Delete again to finish after a failure.
+// Delete deletes the role, its claims and every membership of it (found, as the .NET
+// package finds them, by a query of the membership table filtered on the role's id).
+// Deleting a missing role is not an error. The role row goes first; call Delete again to
+// finish after a failure.
 func (s *RoleStore) Delete(ctx context.Context, roleID string) error {
 	k, err := roleKey(roleID)
 	if err != nil {
@@ -133,19 +135,12 @@ func (s *RoleStore) Delete(ctx context.Context, roleID string) error {
 	if err := s.names.release(ctx, r.RoleId, r.NormalizedName); err != nil {
 		return err
 	}
-	ids, err := members(ctx, s.t.UserRoles, k)
+	rows, err := memberships(ctx, s.t.UserRoles, k, r.RoleId)
 	if err != nil {
 		return err
 	}
-	for _, uid := range ids {
-		u, err := userKey(uid)
-		if err != nil {
-			continue
-		}
-		if err := s.t.UserRoles.Delete(ctx, userRoleByUserID(u, k)); err != nil {
-			return err
-		}
-		if err := s.t.UserRoles.Delete(ctx, userRoleByRoleID(k, u)); err != nil {
+	for _, m := range rows {
+		if err := s.t.UserRoles.Delete(ctx, m.ID); err != nil {
 			return err
 		}
 	}
@@ -172,16 +167,17 @@ func (s *RoleStore) FindByID(ctx context.Context, roleID string) (*IdentityRoleM
 	return s.t.Roles.One(ctx, roleRowID(k))
 }
 
-// FindByName returns the role whose NormalizedName is normalizedName (compared exactly), with
-// a point read of its index row and one of the role row, or an error matching
-// abstractions.ErrNotFound.
+// FindByName returns the role whose NormalizedName is normalizedName (compared exactly), or
+// an error matching abstractions.ErrNotFound: a point read of its index row and one of the
+// role row, and for a role the .NET package created (which has no index row) a query of the
+// role partition filtered on the name besides.
 func (s *RoleStore) FindByName(ctx context.Context, normalizedName string) (*IdentityRoleModel, error) {
 	return s.names.lookup(ctx, normalizedName)
 }
 
 // AddClaim gives the role a claim; adding one it has changes nothing. A claim with an empty
 // type is refused with abstractions.ErrInvalidArgument, a missing role with an error
-// matching ErrNotFound.
+// matching ErrNotFound. ClaimId is stored as 0, as the .NET package stores it.
 func (s *RoleStore) AddClaim(ctx context.Context, roleID string, c Claim) error {
 	k, err := roleKey(roleID)
 	if err != nil {
@@ -199,6 +195,8 @@ func (s *RoleStore) AddClaim(ctx context.Context, roleID string, c Claim) error 
 }
 
 // RemoveClaim removes a claim from the role; removing one it does not have is not an error.
+// A row with the claim's key that holds another claim (whose type and value join to the
+// same text) is left alone.
 func (s *RoleStore) RemoveClaim(ctx context.Context, roleID string, c Claim) error {
 	k, err := roleKey(roleID)
 	if err != nil {
@@ -207,12 +205,22 @@ func (s *RoleStore) RemoveClaim(ctx context.Context, roleID string, c Claim) err
 	if err := checkClaims([]Claim{c}); err != nil {
 		return err
 	}
-	return s.t.RoleClaims.Delete(ctx, roleClaimID(k, c))
+	id := roleClaimID(k, c)
+	cur, err := s.t.RoleClaims.One(ctx, id)
+	switch {
+	case isNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	case cur.ClaimType != c.Type || cur.ClaimValue != c.Value:
+		return nil
+	}
+	return s.t.RoleClaims.Delete(ctx, id)
 }
 
 func roleClaimOf(k string, c *IdentityRoleClaimModel) bool {
 	r, err := roleKey(c.RoleId)
-	return err == nil && r == k && sameKey(c.ID, roleClaimID(k, Claim{c.ClaimType, c.ClaimValue}))
+	return err == nil && sameKey(r, k) && sameKey(c.ID, roleClaimID(k, Claim{c.ClaimType, c.ClaimValue}))
 }
 
 // Claims returns the role's claims, in key order (none for a missing role).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/unified-data/gotables/abstractions"
 )
@@ -20,28 +21,25 @@ const (
 	RecoveryCodeTokenName = "RecoveryCodes"
 )
 
-// tokenKey checks a token's address and returns its id.
+// tokenKey checks a token's address and returns its id: the user's key part and the hash
+// of the provider and the name joined by "-", as the .NET package keys tokens.
 func tokenKey(userID, loginProvider, name string) (string, error) {
 	k, err := userKey(userID)
 	if err != nil {
 		return "", err
 	}
-	p, err := keyPart("login provider", loginProvider)
-	if err != nil {
-		return "", err
+	for _, part := range []struct{ what, v string }{{"login provider", loginProvider}, {"name", name}} {
+		if part.v == "" || !utf8.ValidString(part.v) {
+			return "", fmt.Errorf("%w: the token's %s is empty or not valid UTF-8", abstractions.ErrInvalidArgument, part.what)
+		}
 	}
-	n, err := keyPart("token name", name)
-	if err != nil {
-		return "", err
-	}
-	return tokenID(k, p, n), nil
+	return tokenID(k, loginProvider, name), nil
 }
 
 // SetToken stores a named token of the user for a login provider, replacing one of the same
-// name (token rows are upserted). Provider and name are key parts: they may not be empty or
-// hold "|", "/", "\", "#", "?" or control characters, and two that differ only in case or in
-// spaces against "-" name one token. A missing user fails with an error matching
-// abstractions.ErrNotFound.
+// name (token rows are upserted). Provider and name may hold any text but must not be
+// empty; they are compared exactly (the key holds their hash). A missing user fails with an
+// error matching abstractions.ErrNotFound.
 func (s *UserStore) SetToken(ctx context.Context, userID, loginProvider, name, value string) error {
 	id, err := tokenKey(userID, loginProvider, name)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/unified-data/gotables/abstractions"
 )
@@ -59,9 +58,14 @@ func NewUserStore(t Tables, opts *Options) (*UserStore, error) {
 
 func userIndex(s abstractions.Storage[IdentityUserModel], what, row string, dup error, attempts int,
 	field func(*IdentityUserModel) *string) *index[IdentityUserModel] {
+	f := abstractions.Field(field)
 	return &index[IdentityUserModel]{store: s, what: what, owner: "user", row: row, dup: dup, attempts: attempts,
 		value:   func(u *IdentityUserModel) string { return *field(u) },
 		ownerOf: func(u *IdentityUserModel) string { return u.UserId },
+		rowID:   userRowID,
+		holders: func(ctx context.Context, value string) ([]*IdentityUserModel, error) {
+			return s.Query(ctx, abstractions.Query[IdentityUserModel]{Partition: userPartition, Where: f.Eq(value)})
+		},
 		point: func(u *IdentityUserModel, id, owner, value string) {
 			*u = IdentityUserModel{Entity: abstractions.Entity{ID: id, CreatedAt: u.CreatedAt, ETag: u.ETag}, UserId: owner}
 			*field(u) = value
@@ -188,6 +192,8 @@ func (s *UserStore) Update(ctx context.Context, u *IdentityUserModel) error {
 // memberships, claims, external logins and tokens. Deleting a missing user is not an
 // error. The user row goes first, so a failure part-way leaves rows that no lookup returns
 // (a stale login or name is taken over by the next claim); call Delete again to finish.
+// The user's logins are found by a query of the login table filtered on UserId, as the
+// .NET package finds them (a login row's key names the provider, not the user).
 func (s *UserStore) Delete(ctx context.Context, userID string) error {
 	k, err := userKey(userID)
 	if err != nil {
@@ -207,40 +213,19 @@ func (s *UserStore) Delete(ctx context.Context, userID string) error {
 	if err := s.emails.release(ctx, u.UserId, u.NormalizedEmail); err != nil {
 		return err
 	}
-	roles, err := s.t.UserRoles.List(ctx, k)
-	if err != nil {
+	if _, err := s.t.UserRoles.DeletePartition(ctx, k); err != nil {
 		return err
 	}
-	for _, m := range roles {
-		if r, ok := membershipOf(k, m); ok {
-			if err := s.t.UserRoles.Delete(ctx, userRoleByRoleID(r, k)); err != nil {
-				return err
-			}
-			if err := s.t.UserRoles.Delete(ctx, m.ID); err != nil {
-				return err
-			}
-		}
-	}
-	claims, err := s.t.UserClaims.List(ctx, k)
-	if err != nil {
+	if _, err := s.t.UserClaims.DeletePartition(ctx, k); err != nil {
 		return err
 	}
-	for _, c := range claims {
-		if userClaimOf(k, c) {
-			if err := s.removeClaim(ctx, k, Claim{c.ClaimType, c.ClaimValue}); err != nil {
-				return err
-			}
-		}
-	}
-	logins, err := s.t.UserLogins.List(ctx, k)
+	logins, err := s.loginRows(ctx, k, u.UserId)
 	if err != nil {
 		return err
 	}
 	for _, l := range logins {
-		if p, ok := loginOf(k, l); ok {
-			if err := s.removeLogin(ctx, k, p, l.ProviderKey); err != nil {
-				return err
-			}
+		if err := s.removeLogin(ctx, k, l.LoginProvider, l.ProviderKey); err != nil {
+			return err
 		}
 	}
 	_, err = s.t.UserTokens.DeletePartition(ctx, k)
@@ -257,8 +242,10 @@ func (s *UserStore) FindByID(ctx context.Context, userID string) (*IdentityUserM
 }
 
 // FindByName returns the user whose NormalizedUserName is normalizedUserName (compared
-// exactly: normalise it with NormalizeName first), with one point read of its index row and
-// one of the user row, or an error matching abstractions.ErrNotFound.
+// exactly: normalise it with NormalizeName first), or an error matching
+// abstractions.ErrNotFound. A user this store created costs one point read of its index row
+// and one of the user row; a user the .NET package created (it writes no index row), or a
+// name no user has, costs a query of the user partition filtered on the name besides.
 func (s *UserStore) FindByName(ctx context.Context, normalizedUserName string) (*IdentityUserModel, error) {
 	return s.names.lookup(ctx, normalizedUserName)
 }
@@ -306,20 +293,17 @@ func (s *UserStore) exists(ctx context.Context, k string) error {
 		return err
 	}
 	if !ok {
+		pk, rk := abstractions.SplitID(userRowID(k))
 		return &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "find user", Table: s.t.Users.Table(),
-			PartitionKey: k, RowKey: k, Message: "no user has this id; create the user first"}
+			PartitionKey: pk, RowKey: rk, Message: "no user has this id; create the user first"}
 	}
 	return nil
 }
 
-// membershipOf returns the role id of a user-role row in user k's partition, when it is one
-// (the partition of a role with the same id holds that role's rows too).
+// membershipOf returns the role id of a user-role row in user k's partition, when it is
+// one of k's memberships.
 func membershipOf(k string, m *IdentityUserRoleModel) (string, bool) {
-	pk, rk := abstractions.SplitID(m.ID)
-	if pk != k || strings.HasPrefix(rk, reversePrefix) {
-		return "", false
-	}
 	u, err1 := userKey(m.UserId)
 	r, err2 := keyPart("role id", m.RoleId)
-	return r, err1 == nil && err2 == nil && u == k && r == rk
+	return r, err1 == nil && err2 == nil && sameKey(u, k) && sameKey(m.ID, userRoleID(k, r))
 }
