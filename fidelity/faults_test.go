@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory/memservice"
 	"github.com/unified-data/gotables/tables/azservice"
+	"github.com/unified-data/gotables/tables/azuritetest"
 	"github.com/unified-data/gotables/tables/engine"
 	"github.com/unified-data/gotables/tables/faults"
 	"github.com/unified-data/gotables/tables/service"
@@ -41,12 +41,9 @@ func faultyBackends(t *testing.T) []faultyBackend {
 	mem := memservice.New()
 	ft := faults.NewTables(mem)
 	out := []faultyBackend{{name: Memory, plan: &ft.Plan, faulty: ft, clean: mem}}
-	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
-	if conn == "" {
-		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
-			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-		}
-		t.Log("UNIFIED_TABLES_TEST_CONNECTION_STRING not set: the fault matrix runs on the memory service only")
+	conn, ok := azuritetest.LookupConnectionString(t)
+	if !ok {
+		t.Log(azuritetest.ConnEnv + " not set: the fault matrix runs on the memory service only")
 		return out
 	}
 	tr := faults.NewTransport(&http.Client{Transport: transport})

@@ -18,6 +18,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory/memservice"
 	"github.com/unified-data/gotables/tables/azservice"
+	"github.com/unified-data/gotables/tables/azuritetest"
 	"github.com/unified-data/gotables/tables/engine"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -227,12 +228,9 @@ type soakBackend struct {
 func soakBackends(t *testing.T) []soakBackend {
 	t.Helper()
 	out := []soakBackend{{name: Memory, tables: memservice.New()}}
-	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
-	if conn == "" {
-		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
-			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-		}
-		t.Log("UNIFIED_TABLES_TEST_CONNECTION_STRING not set: the soak runs on the memory service only")
+	conn, ok := azuritetest.LookupConnectionString(t)
+	if !ok {
+		t.Log(azuritetest.ConnEnv + " not set: the soak runs on the memory service only")
 		return out
 	}
 	az, err := azservice.NewFromConnectionString(conn, &azservice.Options{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}}})
