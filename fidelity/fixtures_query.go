@@ -131,7 +131,8 @@ func ids[T any](vs []*T) []string {
 	return out
 }
 
-// countingTables counts the requests a store sends, to show that refusals send nothing.
+// countingTables counts the requests that reach a table service, to show that refusals
+// send nothing.
 type countingTables struct {
 	service.Tables
 	n atomic.Int64
