@@ -2,7 +2,6 @@ package fidelity
 
 import (
 	"net/http"
-	"os"
 	"sync"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/unified-data/gotables/inmemory/memservice"
 	"github.com/unified-data/gotables/tables/azblobs"
 	"github.com/unified-data/gotables/tables/azservice"
+	"github.com/unified-data/gotables/tables/azuritetest"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -67,12 +67,9 @@ func newMemoryHarness(testing.TB) Harness {
 // UNIFIED_TABLES_REQUIRE_AZURITE=1 makes that a failure.
 func newAzuriteHarness(tb testing.TB) Harness {
 	tb.Helper()
-	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
-	if conn == "" {
-		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
-			tb.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set: start Azurite with `make test`")
-		}
-		tb.Log("UNIFIED_TABLES_TEST_CONNECTION_STRING not set: running on the memory service only")
+	conn, ok := azuritetest.LookupConnectionString(tb)
+	if !ok {
+		tb.Log(azuritetest.ConnEnv + " not set: running on the memory service only")
 		return nil
 	}
 	azOnce.Do(func() {

@@ -23,12 +23,12 @@ import (
 // diffNames are the names of the differential data set: quotes, case, non-BMP characters.
 var diffNames = []string{"", "a", "A", "alice", "Bob", "it's", "o''k", "émile", "😀", "｡", "zz", "a b"}
 
-// diffItems returns the fixed random data set of the differential test: rows of Item in
-// partitions "p" and "q", and rows of ItemV1 (most columns absent).
-func diffItems(r *rand.Rand) ([]*Item, []*ItemV1) {
-	var items []*Item
+// diffItems returns the fixed random data set of the differential test: rows of itemRow in
+// partitions "p" and "q", and rows of itemRowV1 (most columns absent).
+func diffItems(r *rand.Rand) ([]*itemRow, []*itemRowV1) {
+	var items []*itemRow
 	for i := 0; i < 240; i++ {
-		it := &Item{
+		it := &itemRow{
 			Entity: abstractions.Entity{ID: fmt.Sprintf("%s|r%03d", []string{"p", "p", "p", "q"}[r.IntN(4)], i)},
 			Name:   diffNames[r.IntN(len(diffNames))],
 			Count:  int32(r.IntN(7)-3) * 10,
@@ -41,8 +41,8 @@ func diffItems(r *rand.Rand) ([]*Item, []*ItemV1) {
 			Active: r.IntN(2) == 0,
 			Span:   time.Duration(r.IntN(5)-1) * time.Minute,
 			Ref:    guidOf(byte(r.IntN(4) * 60)),
-			Level:  Level(r.IntN(3)),
-			Home:   Address{City: []string{"Lviv", "Oslo", "", "lviv"}[r.IntN(4)]},
+			Level:  itemLevel(r.IntN(3)),
+			Home:   address{City: []string{"Lviv", "Oslo", "", "lviv"}[r.IntN(4)]},
 		}
 		if r.IntN(5) > 0 {
 			it.When = baseT.Add(time.Duration(r.IntN(6)) * time.Hour)
@@ -54,23 +54,23 @@ func diffItems(r *rand.Rand) ([]*Item, []*ItemV1) {
 		}
 		items = append(items, it)
 	}
-	var old []*ItemV1
+	var old []*itemRowV1
 	for i := 0; i < 20; i++ {
-		old = append(old, &ItemV1{Entity: abstractions.Entity{ID: fmt.Sprintf("p|old%02d", i)}, Name: diffNames[r.IntN(len(diffNames))]})
+		old = append(old, &itemRowV1{Entity: abstractions.Entity{ID: fmt.Sprintf("p|old%02d", i)}, Name: diffNames[r.IntN(len(diffNames))]})
 	}
 	return items, old
 }
 
 // randomFilter returns a random filter of at most depth levels and at most budget
 // comparisons, and the number it holds.
-func randomFilter(r *rand.Rand, depth, budget int) (abstractions.Filter[Item], int) {
+func randomFilter(r *rand.Rand, depth, budget int) (abstractions.Filter[itemRow], int) {
 	if depth > 0 && budget > 1 && r.IntN(3) > 0 {
 		switch r.IntN(3) {
 		case 0:
 			f, n := randomFilter(r, depth-1, budget)
 			return abstractions.Not(f), n
 		default:
-			var fs []abstractions.Filter[Item]
+			var fs []abstractions.Filter[itemRow]
 			used := 0
 			for k := 2 + r.IntN(2); k > 0 && used < budget; k-- {
 				f, n := randomFilter(r, depth-1, budget-used)
@@ -114,7 +114,7 @@ func randomFilter(r *rand.Rand, depth, budget int) (abstractions.Filter[Item], i
 	case 11:
 		return cmpOf(fRef, op%2, guidOf(byte(r.IntN(4)*60))), 1
 	case 12:
-		return cmpOf(fLevel, op%2, Level(r.IntN(3))), 1
+		return cmpOf(fLevel, op%2, itemLevel(r.IntN(3))), 1
 	case 13:
 		return cmpOf(fNick, op, diffNames[r.IntN(4)]), 1
 	case 14:
@@ -126,13 +126,13 @@ func randomFilter(r *rand.Rand, depth, budget int) (abstractions.Filter[Item], i
 	}
 }
 
-func cmpOf[V any](f abstractions.TypedField[Item, V], op int, v V) abstractions.Filter[Item] {
-	return []func(V) abstractions.Filter[Item]{f.Eq, f.Ne, f.Lt, f.Le, f.Gt, f.Ge}[op](v)
+func cmpOf[V any](f abstractions.TypedField[itemRow, V], op int, v V) abstractions.Filter[itemRow] {
+	return []func(V) abstractions.Filter[itemRow]{f.Eq, f.Ne, f.Lt, f.Le, f.Gt, f.Ge}[op](v)
 }
 
 // evalFilter evaluates a filter on an item in Go, with the service's rule for a missing
 // column (a nil pointer, the zero time): every comparison on it is false.
-func evalFilter(n *abstractions.FilterNode, it *Item) bool {
+func evalFilter(n *abstractions.FilterNode, it *itemRow) bool {
 	switch n.Op {
 	case abstractions.FilterAnd:
 		for _, o := range n.Operands {
@@ -176,7 +176,7 @@ func evalFilter(n *abstractions.FilterNode, it *Item) bool {
 
 // fieldValue returns the field a reference names, dereferenced, or the zero Value when the
 // row would hold no column for it.
-func fieldValue(ref abstractions.FieldRef, it *Item) reflect.Value {
+func fieldValue(ref abstractions.FieldRef, it *itemRow) reflect.Value {
 	v := reflect.ValueOf(it).Elem()
 	var found reflect.Value
 	var walk func(v reflect.Value, base uintptr)
@@ -240,9 +240,9 @@ func compareValues(a, b reflect.Value) int {
 // diffStore is the differential data set stored on one backend.
 type diffStore struct {
 	Backend string
-	Store   *engine.Store[Item]
-	// Items are the rows written as Item (not ItemV1).
-	Items []*Item
+	Store   *engine.Store[itemRow]
+	// Items are the rows written as itemRow (not itemRowV1).
+	Items []*itemRow
 }
 
 // newDiffStore stores the differential data set in a new table of the backend and returns it
@@ -250,11 +250,11 @@ type diffStore struct {
 func newDiffStore(ctx context.Context, b backend) (*diffStore, func(), error) {
 	table := "fuzz" + randomSuffix()
 	acct := engine.NewAccount(b.Name, b.Tables, b.Blobs, &engine.Options{Now: storeClock})
-	s, err := engine.New[Item](acct, &engine.StoreOptions{Table: table})
+	s, err := engine.New[itemRow](acct, &engine.StoreOptions{Table: table})
 	if err != nil {
 		return nil, nil, err
 	}
-	old, err := engine.New[ItemV1](acct, &engine.StoreOptions{Table: table})
+	old, err := engine.New[itemRowV1](acct, &engine.StoreOptions{Table: table})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -281,7 +281,7 @@ func newDiffStore(ctx context.Context, b backend) (*diffStore, func(), error) {
 func checkRandomFilter(ctx context.Context, seed uint64, stores []*diffStore) (problem string, refused bool) {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	f, _ := randomFilter(r, 3, 14)
-	q := abstractions.Query[Item]{Where: f}
+	q := abstractions.Query[itemRow]{Where: f}
 	if r.IntN(2) == 0 {
 		q.Partition = "p"
 	}

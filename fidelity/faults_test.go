@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory/memservice"
 	"github.com/unified-data/gotables/tables/azservice"
+	"github.com/unified-data/gotables/tables/azuritetest"
 	"github.com/unified-data/gotables/tables/engine"
 	"github.com/unified-data/gotables/tables/faults"
 	"github.com/unified-data/gotables/tables/service"
@@ -41,12 +41,9 @@ func faultyBackends(t *testing.T) []faultyBackend {
 	mem := memservice.New()
 	ft := faults.NewTables(mem)
 	out := []faultyBackend{{name: Memory, plan: &ft.Plan, faulty: ft, clean: mem}}
-	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
-	if conn == "" {
-		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
-			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-		}
-		t.Log("UNIFIED_TABLES_TEST_CONNECTION_STRING not set: the fault matrix runs on the memory service only")
+	conn, ok := azuritetest.LookupConnectionString(t)
+	if !ok {
+		t.Log(azuritetest.ConnEnv + " not set: the fault matrix runs on the memory service only")
 		return out
 	}
 	tr := faults.NewTransport(&http.Client{Transport: transport})
@@ -69,9 +66,9 @@ func faultyBackends(t *testing.T) []faultyBackend {
 type faultCase struct {
 	verb  string
 	on    faults.Calls
-	setup func(ctx context.Context, s *engine.Store[Counter], pk string) error
-	run   func(ctx context.Context, s *engine.Store[Counter], pk string) (report string, err error)
-	check func(ctx context.Context, s *engine.Store[Counter], pk string) (applied, half bool, err error)
+	setup func(ctx context.Context, s *engine.Store[counterRow], pk string) error
+	run   func(ctx context.Context, s *engine.Store[counterRow], pk string) (report string, err error)
+	check func(ctx context.Context, s *engine.Store[counterRow], pk string) (applied, half bool, err error)
 }
 
 const faultBatch = 5
@@ -84,25 +81,25 @@ func counterIDs(pk string) []string {
 	return ids
 }
 
-func counters(pk string, n int) []*Counter {
-	var vs []*Counter
+func counters(pk string, n int) []*counterRow {
+	var vs []*counterRow
 	for _, id := range counterIDs(pk) {
-		vs = append(vs, &Counter{Entity: abstractions.Entity{ID: id}, N: n})
+		vs = append(vs, &counterRow{Entity: abstractions.Entity{ID: id}, N: n})
 	}
 	return vs
 }
 
 // seedOne stores pk|a with N=0.
-func seedOne(ctx context.Context, s *engine.Store[Counter], pk string) error {
-	return s.Create(ctx, &Counter{Entity: abstractions.Entity{ID: pk + "|a"}})
+func seedOne(ctx context.Context, s *engine.Store[counterRow], pk string) error {
+	return s.Create(ctx, &counterRow{Entity: abstractions.Entity{ID: pk + "|a"}})
 }
 
-func seedAll(ctx context.Context, s *engine.Store[Counter], pk string) error {
+func seedAll(ctx context.Context, s *engine.Store[counterRow], pk string) error {
 	return s.CreateBatch(ctx, counters(pk, 0))
 }
 
 // nIs checks pk|a: applied when it holds N=1, half when N is anything else but 0.
-func nIs(ctx context.Context, s *engine.Store[Counter], pk string) (bool, bool, error) {
+func nIs(ctx context.Context, s *engine.Store[counterRow], pk string) (bool, bool, error) {
 	v, err := s.One(ctx, pk+"|a")
 	if errors.Is(err, abstractions.ErrNotFound) {
 		return false, false, nil
@@ -115,8 +112,8 @@ func nIs(ctx context.Context, s *engine.Store[Counter], pk string) (bool, bool, 
 
 // allAre checks the batch's rows: applied when each holds N=want, half when only some do
 // (or some are missing while others are there).
-func allAre(want int, mustExist bool) func(context.Context, *engine.Store[Counter], string) (bool, bool, error) {
-	return func(ctx context.Context, s *engine.Store[Counter], pk string) (bool, bool, error) {
+func allAre(want int, mustExist bool) func(context.Context, *engine.Store[counterRow], string) (bool, bool, error) {
+	return func(ctx context.Context, s *engine.Store[counterRow], pk string) (bool, bool, error) {
 		vs, err := s.List(ctx, pk)
 		if err != nil {
 			return false, false, err
@@ -134,8 +131,8 @@ func allAre(want int, mustExist bool) func(context.Context, *engine.Store[Counte
 	}
 }
 
-func update(mode abstractions.ConcurrencyMode) func(context.Context, *engine.Store[Counter], string) (string, error) {
-	return func(ctx context.Context, s *engine.Store[Counter], pk string) (string, error) {
+func update(mode abstractions.ConcurrencyMode) func(context.Context, *engine.Store[counterRow], string) (string, error) {
+	return func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
 		v, err := s.One(ctx, pk+"|a")
 		if err != nil {
 			return "", err
@@ -154,44 +151,44 @@ func update(mode abstractions.ConcurrencyMode) func(context.Context, *engine.Sto
 func faultCases() []faultCase {
 	return []faultCase{
 		{verb: "Create", on: faults.Writes,
-			run: func(ctx context.Context, s *engine.Store[Counter], pk string) (string, error) {
-				return "", s.Create(ctx, &Counter{Entity: abstractions.Entity{ID: pk + "|a"}, N: 1})
+			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+				return "", s.Create(ctx, &counterRow{Entity: abstractions.Entity{ID: pk + "|a"}, N: 1})
 			}, check: nIs},
 		{verb: "Upsert", on: faults.Writes, setup: seedOne,
-			run: func(ctx context.Context, s *engine.Store[Counter], pk string) (string, error) {
-				return "", s.Upsert(ctx, &Counter{Entity: abstractions.Entity{ID: pk + "|a"}, N: 1})
+			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+				return "", s.Upsert(ctx, &counterRow{Entity: abstractions.Entity{ID: pk + "|a"}, N: 1})
 			}, check: nIs},
 		{verb: "Update Strict", on: faults.Writes, setup: seedOne, run: update(abstractions.Strict), check: nIs},
 		{verb: "Update Auto", on: faults.Writes, setup: seedOne, run: update(abstractions.Auto), check: nIs},
 		{verb: "Update LastWriterWins", on: faults.Writes, setup: seedOne, run: update(abstractions.LastWriterWins), check: nIs},
 		{verb: "Patch", on: faults.Writes, setup: seedOne,
-			run: func(ctx context.Context, s *engine.Store[Counter], pk string) (string, error) {
-				_, err := s.Patch(ctx, pk+"|a", abstractions.Set(abstractions.NewPatch[Counter](), func(c *Counter) *int { return &c.N }, 1))
+			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+				_, err := s.Patch(ctx, pk+"|a", abstractions.Set(abstractions.NewPatch[counterRow](), func(c *counterRow) *int { return &c.N }, 1))
 				return "", err
 			}, check: nIs},
 		{verb: "Patch conditional", on: faults.Writes, setup: seedOne,
-			run: func(ctx context.Context, s *engine.Store[Counter], pk string) (string, error) {
+			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
 				v, err := s.One(ctx, pk+"|a")
 				if err != nil {
 					return "", err
 				}
-				_, err = s.Patch(ctx, pk+"|a", abstractions.Set(abstractions.NewPatch[Counter](), func(c *Counter) *int { return &c.N }, 1).WithETag(v.ETag))
+				_, err = s.Patch(ctx, pk+"|a", abstractions.Set(abstractions.NewPatch[counterRow](), func(c *counterRow) *int { return &c.N }, 1).WithETag(v.ETag))
 				return "", err
 			}, check: nIs},
 		{verb: "Delete", on: faults.Writes, setup: seedOne,
-			run: func(ctx context.Context, s *engine.Store[Counter], pk string) (string, error) {
+			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
 				return "", s.Delete(ctx, pk+"|a")
 			},
-			check: func(ctx context.Context, s *engine.Store[Counter], pk string) (bool, bool, error) {
+			check: func(ctx context.Context, s *engine.Store[counterRow], pk string) (bool, bool, error) {
 				ok, err := s.Exists(ctx, pk+"|a")
 				return !ok, false, err
 			}},
 		{verb: "CreateBatch", on: faults.Transactions,
-			run: func(ctx context.Context, s *engine.Store[Counter], pk string) (string, error) {
+			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
 				return "", s.CreateBatch(ctx, counters(pk, 1))
 			}, check: allAre(1, true)},
 		{verb: "UpsertBatch", on: faults.Transactions, setup: seedAll,
-			run: func(ctx context.Context, s *engine.Store[Counter], pk string) (string, error) {
+			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
 				n, err := s.UpsertBatch(ctx, counters(pk, 1))
 				if err == nil && n != faultBatch {
 					return "", fmt.Errorf("UpsertBatch counted %d of %d", n, faultBatch)
@@ -199,7 +196,7 @@ func faultCases() []faultCase {
 				return "", err
 			}, check: allAre(1, true)},
 		{verb: "DeletePartition", on: faults.Transactions, setup: seedAll,
-			run: func(ctx context.Context, s *engine.Store[Counter], pk string) (string, error) {
+			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
 				n, err := s.DeletePartition(ctx, pk)
 				if err == nil && n != faultBatch {
 					return "", fmt.Errorf("DeletePartition counted %d of %d deleted rows", n, faultBatch)
@@ -207,22 +204,22 @@ func faultCases() []faultCase {
 				return "", err
 			}, check: allAre(0, false)},
 		{verb: "Mutate", on: faults.Writes, setup: seedOne,
-			run: func(ctx context.Context, s *engine.Store[Counter], pk string) (string, error) {
-				_, err := abstractions.Mutate(ctx, s, pk+"|a", func(c *Counter) error { c.N++; return nil }, nil)
+			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+				_, err := abstractions.Mutate(ctx, s, pk+"|a", func(c *counterRow) error { c.N++; return nil }, nil)
 				return "", err
 			}, check: nIs},
 		{verb: "GetOrCreate", on: faults.Writes,
-			run: func(ctx context.Context, s *engine.Store[Counter], pk string) (string, error) {
-				_, created, err := abstractions.GetOrCreate(ctx, s, pk+"|a", func() *Counter { return &Counter{N: 1} })
+			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+				_, created, err := abstractions.GetOrCreate(ctx, s, pk+"|a", func() *counterRow { return &counterRow{N: 1} })
 				if err == nil && !created {
 					return "", errors.New("GetOrCreate said created=false for the row it created")
 				}
 				return "", err
 			}, check: nIs},
 		{verb: "TryTransition", on: faults.Writes, setup: seedOne,
-			run: func(ctx context.Context, s *engine.Store[Counter], pk string) (string, error) {
-				out, err := abstractions.TryTransition(ctx, s, pk+"|a", func(c *Counter) bool { return c.N == 0 },
-					func(c *Counter) error { c.N = 1; return nil }, nil)
+			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+				out, err := abstractions.TryTransition(ctx, s, pk+"|a", func(c *counterRow) bool { return c.N == 0 },
+					func(c *counterRow) error { c.N = 1; return nil }, nil)
 				if err == nil && out.Status != abstractions.OutcomeUpdated {
 					return "", fmt.Errorf("TryTransition reported %v for the transition it made", out.Status)
 				}
@@ -253,8 +250,8 @@ func TestFaultMatrix(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = b.clean.DeleteTable(context.Background(), table) }()
-			newStore := func(svc service.Tables) *engine.Store[Counter] {
-				s, err := engine.New[Counter](engine.NewAccount(b.name, svc, nil, &engine.Options{Logger: discardLogger()}), &engine.StoreOptions{Table: table})
+			newStore := func(svc service.Tables) *engine.Store[counterRow] {
+				s, err := engine.New[counterRow](engine.NewAccount(b.name, svc, nil, &engine.Options{Logger: discardLogger()}), &engine.StoreOptions{Table: table})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -309,7 +306,7 @@ func TestFaultMatrix(t *testing.T) {
 						t.Errorf("%s: the write was applied but the call failed with %v", name, err)
 					default:
 						fig.truthful++
-						outcome = "failed (" + DescribeError(err) + "), not applied"
+						outcome = "failed (" + describeError(err) + "), not applied"
 					}
 					seen[name] = outcome
 				}

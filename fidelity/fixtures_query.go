@@ -14,20 +14,20 @@ import (
 // Fixtures of the query scenarios: the entity types, their renderings, and a service that
 // counts requests (to show that refusals send nothing).
 
-// Level is a text-stored enum of the query scenarios.
-type Level int
+// itemLevel is a text-stored enum of the query scenarios.
+type itemLevel int
 
 // The levels.
 const (
-	Low Level = iota
-	Mid
-	High
+	itemLevelLow itemLevel = iota
+	itemLevelMid
+	itemLevelHigh
 )
 
 var levelNames = []string{"low", "mid", "high"}
 
 // MarshalText stores a level as its name.
-func (l Level) MarshalText() ([]byte, error) {
+func (l itemLevel) MarshalText() ([]byte, error) {
 	if l < 0 || int(l) >= len(levelNames) {
 		return nil, fmt.Errorf("no level %d", int(l))
 	}
@@ -35,19 +35,19 @@ func (l Level) MarshalText() ([]byte, error) {
 }
 
 // UnmarshalText reads a level's name.
-func (l *Level) UnmarshalText(b []byte) error {
+func (l *itemLevel) UnmarshalText(b []byte) error {
 	for i, n := range levelNames {
 		if n == string(b) {
-			*l = Level(i)
+			*l = itemLevel(i)
 			return nil
 		}
 	}
 	return fmt.Errorf("no level %q", b)
 }
 
-// Item is the entity of the query scenarios: one field of every filterable kind, and a few
+// itemRow is the entity of the query scenarios: one field of every filterable kind, and a few
 // that filters refuse.
-type Item struct {
+type itemRow struct {
 	abstractions.Entity
 	Name   string
 	Count  int32
@@ -61,31 +61,31 @@ type Item struct {
 	When   time.Time
 	Span   time.Duration
 	Ref    abstractions.GUID
-	Level  Level
+	Level  itemLevel
 	Nick   *string
 	Opt    *int
 	Flag   *bool
-	Home   Address
-	Away   *Address
+	Home   address
+	Away   *address
 	Tags   []string
 	Blob   []byte
 	Secret string `table:"-"`
 }
 
-// ItemV1 is an older shape of Item, written into the same table to leave columns absent.
-type ItemV1 struct {
+// itemRowV1 is an older shape of itemRow, written into the same table to leave columns absent.
+type itemRowV1 struct {
 	abstractions.Entity
 	Name string
 }
 
-// Snapshot is the entity of the versioned-stream scenarios.
-type Snapshot struct {
+// snapshotRow is the entity of the versioned-stream scenarios.
+type snapshotRow struct {
 	abstractions.VersionedEntity
 	State string
 }
 
-// Event is the entity of the append-log scenarios.
-type Event struct {
+// eventRow is the entity of the append-log scenarios.
+type eventRow struct {
 	abstractions.Entity
 	Text string
 }
@@ -93,7 +93,7 @@ type Event struct {
 func ptr[V any](v V) *V { return &v }
 
 // item renders an item without the values the service assigns.
-func item(it *Item) string {
+func item(it *itemRow) string {
 	if it == nil {
 		return "nil"
 	}
@@ -111,7 +111,7 @@ func item(it *Item) string {
 			if p != nil {
 				return fmt.Sprint(*p)
 			}
-		case *Address:
+		case *address:
 			if p != nil {
 				return fmt.Sprintf("%+v", *p)
 			}
@@ -131,7 +131,8 @@ func ids[T any](vs []*T) []string {
 	return out
 }
 
-// countingTables counts the requests a store sends, to show that refusals send nothing.
+// countingTables counts the requests that reach a table service, to show that refusals
+// send nothing.
 type countingTables struct {
 	service.Tables
 	n atomic.Int64

@@ -22,6 +22,7 @@ import (
 // the Env, recording what it observes and checking its own expectations; the suite then
 // compares the two observation logs.
 type Scenario struct {
+	// Name names the scenario in test names and failures ("store/list-and-count").
 	Name string
 	// Deviation names an entry of Deviations when Azurite is known to answer differently
 	// from the real service; the two logs are then not compared, and Run asserts each
@@ -31,15 +32,18 @@ type Scenario struct {
 	NoTable bool
 	// Container asks for a blob container of the scenario's own.
 	Container bool
-	Run       func(ctx context.Context, e *Env)
+	// Run exercises the behaviour on one backend through e.
+	Run func(ctx context.Context, e *Env)
 }
 
 // Env is what a scenario sees of one backend run.
 type Env struct {
-	t       testing.TB
+	t testing.TB
+	// Backend is the harness's name (Azurite or Memory).
 	Backend string
-	Tables  service.Tables
-	Blobs   service.Blobs
+	// Tables and Blobs are the backend's services.
+	Tables service.Tables
+	Blobs  service.Blobs
 	// Table and Container are names of the scenario's own (unique per run), created before
 	// Run unless the scenario asked otherwise.
 	Table     string
@@ -55,6 +59,7 @@ type Env struct {
 // An Observation is one thing a scenario saw, rendered as text so that the two backends'
 // logs compare with cmp.Diff.
 type Observation struct {
+	// Step names what the scenario did; What is what it saw, as text.
 	Step string
 	What string
 }
@@ -77,7 +82,7 @@ func (e *Env) Observe(step string, v any) {
 
 // ObserveErr records an error (or "ok") under a step name and returns it.
 func (e *Env) ObserveErr(step string, err error) error {
-	e.log = append(e.log, Observation{Step: step, What: DescribeError(err)})
+	e.log = append(e.log, Observation{Step: step, What: describeError(err)})
 	return err
 }
 
@@ -110,7 +115,7 @@ func (e *Env) Status(step string, err error, status int, code string) {
 	e.t.Helper()
 	e.ObserveErr(step, err)
 	if !abstractions.HasStatus(err, status, code) {
-		e.Errorf("%s: got %s, want status=%d code=%s", step, DescribeError(err), status, code)
+		e.Errorf("%s: got %s, want status=%d code=%s", step, describeError(err), status, code)
 	}
 }
 
@@ -121,7 +126,7 @@ func (e *Env) TxStatus(step string, err error, index, status int, code string) {
 	e.ObserveErr(step, err)
 	var te *service.TransactionError
 	if !errors.As(err, &te) || te.Index != index || !abstractions.HasStatus(err, status, code) {
-		e.Errorf("%s: got %s, want action %d status=%d code=%s", step, DescribeError(err), index, status, code)
+		e.Errorf("%s: got %s, want action %d status=%d code=%s", step, describeError(err), index, status, code)
 	}
 }
 
@@ -134,9 +139,9 @@ func (e *Env) Equal(step string, got, want any) {
 	}
 }
 
-// DescribeError renders an error the way observations compare it: "ok", or the status,
+// describeError renders an error the way observations compare it: "ok", or the status,
 // code and (for transactions) the failing action, or the sentinel it matches.
-func DescribeError(err error) string {
+func describeError(err error) string {
 	if err == nil {
 		return "ok"
 	}
@@ -215,7 +220,7 @@ func (e *Env) render(v any) string {
 		}
 		return b.String()
 	case error:
-		return DescribeError(x)
+		return describeError(x)
 	}
 	return e.renderRaw(v)
 }
@@ -250,7 +255,7 @@ func (e *Env) renderRow(r *service.Row) string {
 
 // dumpTable records every row of a table, following continuations.
 func (e *Env) dumpTable(ctx context.Context, table string) {
-	rows, err := AllRows(ctx, e.Tables, table, service.Query{})
+	rows, err := allRows(ctx, e.Tables, table, service.Query{})
 	if err != nil {
 		e.ObserveErr("left behind in "+table, err)
 		return
@@ -288,8 +293,8 @@ func (e *Env) dumpContainer(ctx context.Context, container string) {
 	}
 }
 
-// AllRows runs q page by page to the end and returns every row.
-func AllRows(ctx context.Context, t service.Tables, table string, q service.Query) ([]service.Row, error) {
+// allRows runs q page by page to the end and returns every row.
+func allRows(ctx context.Context, t service.Tables, table string, q service.Query) ([]service.Row, error) {
 	var rows []service.Row
 	for {
 		page, err := t.Query(ctx, table, q)

@@ -19,15 +19,15 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// BlobInvoice is the document type of the blob-document scenarios.
-type BlobInvoice struct {
+// blobInvoice is the document type of the blob-document scenarios.
+type blobInvoice struct {
 	Number string
 	Lines  []string
 	Total  float64
 }
 
-// OrderState is the state-document type of the blob-document scenarios.
-type OrderState struct {
+// orderState is the state-document type of the blob-document scenarios.
+type orderState struct {
 	Status  string
 	Writer  int
 	Applied int
@@ -76,7 +76,7 @@ func docErr(err error, container string) string {
 	if err == nil {
 		return "ok"
 	}
-	s := DescribeError(err)
+	s := describeError(err)
 	if errors.Is(err, blobdocs.ErrContainerNotFound) {
 		s += " is=container-not-found"
 	}
@@ -141,7 +141,7 @@ func inflated(data []byte, encoding string) ([]byte, error) {
 	return nil, fmt.Errorf("unexpected encoding %q", encoding)
 }
 
-var sampleInvoice = BlobInvoice{Number: "INV-7", Lines: []string{"tea", "cake", "ünïcode"}, Total: 12.5}
+var sampleInvoice = blobInvoice{Number: "INV-7", Lines: []string{"tea", "cake", "ünïcode"}, Total: 12.5}
 
 // blobDocScenarios are the scenarios of package blobdocs: typed documents and conditional
 // state documents over the blob service.
@@ -181,9 +181,9 @@ func blobDocScenarios() []Scenario {
 			Run: func(ctx context.Context, e *Env) {
 				_, err := upload(ctx, e, "raw.json", "{}", service.UploadOptions{Mode: service.UploadIfMatch, IfMatch: service.ETagAny})
 				e.AcceptedByAzurite("raw upload with * to a missing blob", err, 412, "ConditionNotMet")
-				s := statesOf[OrderState](e, e.Container)
+				s := statesOf[orderState](e, e.Container)
 				for _, v := range []string{service.ETagAny, ""} {
-					_, err = s.Update(ctx, "o1", &OrderState{Status: "paid"}, v)
+					_, err = s.Update(ctx, "o1", &orderState{Status: "paid"}, v)
 					docIs(e, fmt.Sprintf("update with version %q", v), err, abstractions.ErrInvalidArgument, e.Container)
 				}
 				_, _, err = s.Get(ctx, "o1")
@@ -199,7 +199,7 @@ func blobDocScenarios() []Scenario {
 				}
 				for _, comp := range []blobdocs.Compression{blobdocs.NoCompression, blobdocs.Gzip, blobdocs.Brotli} {
 					step := "compression " + string(comp)
-					d := docsOf[BlobInvoice](e, e.Container, comp)
+					d := docsOf[blobInvoice](e, e.Container, comp)
 					id := "inv-" + string(comp)
 					if comp == blobdocs.NoCompression {
 						id = "inv-plain"
@@ -230,7 +230,7 @@ func blobDocScenarios() []Scenario {
 				if err != nil {
 					e.Fatalf("marshal: %v", err)
 				}
-				d := docsOf[BlobInvoice](e, e.Container, blobdocs.NoCompression)
+				d := docsOf[blobInvoice](e, e.Container, blobdocs.NoCompression)
 				for _, tc := range []struct {
 					id, encoding string
 					data         []byte
@@ -256,42 +256,42 @@ func blobDocScenarios() []Scenario {
 		{
 			Name: "blobdocs/missing-blob-vs-missing-container", NoTable: true, Container: true,
 			Run: func(ctx context.Context, e *Env) {
-				d := docsOf[BlobInvoice](e, e.Container, blobdocs.NoCompression)
+				d := docsOf[blobInvoice](e, e.Container, blobdocs.NoCompression)
 				_, err := d.Get(ctx, "never-written")
 				docIs(e, "get a missing blob", err, abstractions.ErrNotFound, e.Container)
 				docIs(e, "delete a missing blob", d.Delete(ctx, "never-written"), nil, e.Container)
-				s := statesOf[OrderState](e, e.Container)
+				s := statesOf[orderState](e, e.Container)
 				_, _, err = s.Get(ctx, "never-written")
 				docIs(e, "get a missing state", err, abstractions.ErrNotFound, e.Container)
 
 				missing := "missing-" + e.Suffix
-				md := docsOf[BlobInvoice](e, missing, blobdocs.Gzip)
+				md := docsOf[blobInvoice](e, missing, blobdocs.Gzip)
 				_, err = md.Get(ctx, "a")
 				docIs(e, "get in a missing container", err, blobdocs.ErrContainerNotFound, missing)
 				e.Equal("which is not a missing document", errors.Is(err, abstractions.ErrNotFound), false)
 				v := sampleInvoice
 				docIs(e, "put in a missing container", md.Put(ctx, "a", &v), blobdocs.ErrContainerNotFound, missing)
 				docIs(e, "delete in a missing container", md.Delete(ctx, "a"), blobdocs.ErrContainerNotFound, missing)
-				ms := statesOf[OrderState](e, missing)
+				ms := statesOf[orderState](e, missing)
 				_, _, err = ms.Get(ctx, "a")
 				docIs(e, "get a state in a missing container", err, blobdocs.ErrContainerNotFound, missing)
-				_, err = ms.Create(ctx, "a", &OrderState{})
+				_, err = ms.Create(ctx, "a", &orderState{})
 				docIs(e, "create a state in a missing container", err, blobdocs.ErrContainerNotFound, missing)
 			},
 		},
 		{
 			Name: "blobdocs/last-writer-wins", NoTable: true, Container: true,
 			Run: func(ctx context.Context, e *Env) {
-				d := docsOf[BlobInvoice](e, e.Container, blobdocs.Gzip)
-				e.OK("put", d.Put(ctx, "a", &BlobInvoice{Number: "first"}))
-				e.OK("put over it", d.Put(ctx, "a", &BlobInvoice{Number: "second"}))
+				d := docsOf[blobInvoice](e, e.Container, blobdocs.Gzip)
+				e.OK("put", d.Put(ctx, "a", &blobInvoice{Number: "first"}))
+				e.OK("put over it", d.Put(ctx, "a", &blobInvoice{Number: "second"}))
 				got, err := d.Get(ctx, "a")
 				e.OK("get", err)
 				e.Equal("the last write", got.Number, "second")
 
 				const writers = 16
 				hammer(e, writers, func(i int) error {
-					return d.Put(ctx, "b", &BlobInvoice{Number: fmt.Sprint("writer-", i)})
+					return d.Put(ctx, "b", &blobInvoice{Number: fmt.Sprint("writer-", i)})
 				})
 				e.Observe("16 concurrent puts", "all ok")
 				got, err = d.Get(ctx, "b")
@@ -299,7 +299,7 @@ func blobDocScenarios() []Scenario {
 				var n int
 				_, scanErr := fmt.Sscanf(got.Number, "writer-%d", &n)
 				e.Equal("one writer's whole document", scanErr == nil && n >= 0 && n < writers, true)
-				e.OK("put the winner again", d.Put(ctx, "b", &BlobInvoice{Number: "final"}))
+				e.OK("put the winner again", d.Put(ctx, "b", &blobInvoice{Number: "final"}))
 
 				e.OK("delete", d.Delete(ctx, "a"))
 				e.OK("delete again", d.Delete(ctx, "a"))
@@ -307,7 +307,7 @@ func blobDocScenarios() []Scenario {
 				docIs(e, "get after delete", err, abstractions.ErrNotFound, e.Container)
 
 				t := d.WithTenant("acme")
-				e.OK("put for a tenant", t.Put(ctx, "b", &BlobInvoice{Number: "acme's"}))
+				e.OK("put for a tenant", t.Put(ctx, "b", &blobInvoice{Number: "acme's"}))
 				got, err = d.Get(ctx, "b")
 				e.OK("get without tenant", err)
 				e.Equal("tenants do not share documents", got.Number, "final")
@@ -316,10 +316,10 @@ func blobDocScenarios() []Scenario {
 		{
 			Name: "blobdocs/state-create-twice", NoTable: true, Container: true,
 			Run: func(ctx context.Context, e *Env) {
-				s := statesOf[OrderState](e, e.Container)
-				v1, err := s.Create(ctx, "o1", &OrderState{Status: "placed", Writer: 1})
+				s := statesOf[orderState](e, e.Container)
+				v1, err := s.Create(ctx, "o1", &orderState{Status: "placed", Writer: 1})
 				e.OK("create", err)
-				_, err = s.Create(ctx, "o1", &OrderState{Status: "placed", Writer: 2})
+				_, err = s.Create(ctx, "o1", &orderState{Status: "placed", Writer: 2})
 				docIs(e, "create again", err, abstractions.ErrConcurrencyConflict, e.Container)
 				got, version, err := s.Get(ctx, "o1")
 				e.OK("get", err)
@@ -330,8 +330,8 @@ func blobDocScenarios() []Scenario {
 		{
 			Name: "blobdocs/state-update-race-16", NoTable: true, Container: true,
 			Run: func(ctx context.Context, e *Env) {
-				s := statesOf[OrderState](e, e.Container)
-				_, err := s.Create(ctx, "o1", &OrderState{Status: "placed", Writer: -1})
+				s := statesOf[orderState](e, e.Container)
+				_, err := s.Create(ctx, "o1", &orderState{Status: "placed", Writer: -1})
 				e.OK("create", err)
 				const racers = 16
 				var last string
@@ -343,7 +343,7 @@ func blobDocScenarios() []Scenario {
 					var mu sync.Mutex
 					winner := -1
 					hammer(e, racers, func(i int) error {
-						_, err := s.Update(ctx, "o1", &OrderState{Status: "paid", Writer: i, Applied: round}, version)
+						_, err := s.Update(ctx, "o1", &orderState{Status: "paid", Writer: i, Applied: round}, version)
 						switch {
 						case err == nil:
 							won.Add(1)
@@ -366,20 +366,20 @@ func blobDocScenarios() []Scenario {
 					last = now
 				}
 				// Which racer won differs from run to run; settle the blob left behind.
-				_, err = s.Update(ctx, "o1", &OrderState{Status: "settled"}, last)
+				_, err = s.Update(ctx, "o1", &orderState{Status: "settled"}, last)
 				e.OK("settle", err)
 			},
 		},
 		{
 			Name: "blobdocs/state-mutate-16", NoTable: true, Container: true,
 			Run: func(ctx context.Context, e *Env) {
-				s := statesOf[OrderState](e, e.Container)
+				s := statesOf[orderState](e, e.Container)
 				const workers = 16
 				var retried atomic.Int64
 				hammer(e, workers, func(int) error {
 					for {
-						_, _, err := s.MutateOrCreate(ctx, "counter", func() *OrderState { return &OrderState{Status: "counting"} },
-							func(o *OrderState) error { o.Applied++; return nil }, nil)
+						_, _, err := s.MutateOrCreate(ctx, "counter", func() *orderState { return &orderState{Status: "counting"} },
+							func(o *orderState) error { o.Applied++; return nil }, nil)
 						if errors.Is(err, abstractions.ErrConcurrencyConflict) {
 							retried.Add(1)
 							continue
@@ -390,7 +390,7 @@ func blobDocScenarios() []Scenario {
 				got, _, err := s.Get(ctx, "counter")
 				e.OK("get", err)
 				e.Equal("every change applied once", got.Applied, workers)
-				_, _, err = s.Mutate(ctx, "absent", func(o *OrderState) error { o.Applied++; return nil }, nil)
+				_, _, err = s.Mutate(ctx, "absent", func(o *orderState) error { o.Applied++; return nil }, nil)
 				docIs(e, "mutate a missing document", err, abstractions.ErrNotFound, e.Container)
 				e.t.Logf("[%s] 16 MutateOrCreate: the attempt budget ran out %d times", e.Backend, retried.Load())
 			},
@@ -398,8 +398,8 @@ func blobDocScenarios() []Scenario {
 		{
 			Name: "blobdocs/state-update-after-delete", NoTable: true, Container: true,
 			Run: func(ctx context.Context, e *Env) {
-				s := statesOf[OrderState](e, e.Container)
-				_, err := s.Create(ctx, "o1", &OrderState{Status: "placed"})
+				s := statesOf[orderState](e, e.Container)
+				_, err := s.Create(ctx, "o1", &orderState{Status: "placed"})
 				e.OK("create", err)
 				got, version, err := s.Get(ctx, "o1")
 				e.OK("get", err)
@@ -410,11 +410,11 @@ func blobDocScenarios() []Scenario {
 				_, _, err = s.Get(ctx, "o1")
 				docIs(e, "not resurrected", err, abstractions.ErrNotFound, e.Container)
 
-				_, err = s.Create(ctx, "o2", &OrderState{Status: "placed"})
+				_, err = s.Create(ctx, "o2", &orderState{Status: "placed"})
 				e.OK("create o2", err)
 				_, v2, err := s.Get(ctx, "o2")
 				e.OK("get o2", err)
-				_, err = s.Update(ctx, "o2", &OrderState{Status: "paid"}, v2)
+				_, err = s.Update(ctx, "o2", &orderState{Status: "paid"}, v2)
 				e.OK("update o2", err)
 				docIs(e, "delete at a stale version", s.Delete(ctx, "o2", v2), abstractions.ErrConcurrencyConflict, e.Container)
 			},
@@ -424,8 +424,8 @@ func blobDocScenarios() []Scenario {
 			// answers 404 BlobNotFound, Azurite 412; both are a lost race to the caller.
 			Name: "blobdocs/state-delete-twice", NoTable: true, Container: true, Deviation: "blob-conditional-missing",
 			Run: func(ctx context.Context, e *Env) {
-				s := statesOf[OrderState](e, e.Container)
-				_, err := s.Create(ctx, "o1", &OrderState{Status: "shipped"})
+				s := statesOf[orderState](e, e.Container)
+				_, err := s.Create(ctx, "o1", &orderState{Status: "shipped"})
 				e.OK("create", err)
 				_, version, err := s.Get(ctx, "o1")
 				e.OK("get", err)

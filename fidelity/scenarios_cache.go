@@ -15,7 +15,7 @@ var cacheScenarios = []Scenario{
 		// process): the same on both backends.
 		Name: "store/cache-coherence",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, &engine.Options{Cache: engine.Sliding(time.Hour)})
+			s := storeOf[customerRow](e, &engine.Options{Cache: engine.Sliding(time.Hour)})
 			c := alice()
 			e.OK("create", s.Create(ctx, c))
 			got, err := s.One(ctx, c.ID)
@@ -29,7 +29,7 @@ var cacheScenarios = []Scenario{
 
 			// Another account (as another process would) writes the row: this account's
 			// cache keeps answering what it holds until the entry expires.
-			other := storeOf[Customer](e, nil)
+			other := storeOf[customerRow](e, nil)
 			theirs, err := other.One(ctx, c.ID)
 			e.OK("other reads", err)
 			theirs.Balance = 2

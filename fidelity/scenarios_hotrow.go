@@ -18,13 +18,13 @@ import (
 // hotRowIncrements runs workers goroutines that each make each successful Mutate
 // increments of the row through s, calling again when a call runs out of attempts. It
 // returns the value each success returned and how many calls ran out of attempts.
-func hotRowIncrements(ctx context.Context, e *Env, s *engine.Store[Counter], id string, workers, each int) (values []int, exhausted int64) {
+func hotRowIncrements(ctx context.Context, e *Env, s *engine.Store[counterRow], id string, workers, each int) (values []int, exhausted int64) {
 	var mu sync.Mutex
 	var out atomic.Int64
 	hammer(e, workers, func(int) error {
 		for range each {
 			for {
-				c, err := abstractions.Mutate(ctx, s, id, func(c *Counter) error { c.N++; return nil }, nil)
+				c, err := abstractions.Mutate(ctx, s, id, func(c *counterRow) error { c.N++; return nil }, nil)
 				if errors.Is(err, abstractions.ErrConcurrencyConflict) {
 					out.Add(1)
 					continue
@@ -60,8 +60,8 @@ var hotRowScenarios = []Scenario{
 	{
 		Name: "store/hotrow/one-account-32x25",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Counter](e, nil)
-			e.OK("create", s.Create(ctx, &Counter{Entity: abstractions.Entity{ID: "hot|1"}}))
+			s := storeOf[counterRow](e, nil)
+			e.OK("create", s.Create(ctx, &counterRow{Entity: abstractions.Entity{ID: "hot|1"}}))
 			const workers, each = 32, 25
 			start := time.Now()
 			values, exhausted := hotRowIncrements(ctx, e, s, "hot|1", workers, each)
@@ -81,11 +81,11 @@ var hotRowScenarios = []Scenario{
 		Name: "store/hotrow/two-accounts-2x16x25",
 		Run: func(ctx context.Context, e *Env) {
 			// Two accounts over one table: two processes, as far as the turns go.
-			a, b := storeOf[Counter](e, nil), storeOf[Counter](e, nil)
+			a, b := storeOf[counterRow](e, nil), storeOf[counterRow](e, nil)
 			if a.Account() == b.Account() {
 				e.Fatalf("the two stores share an account")
 			}
-			e.OK("create", a.Create(ctx, &Counter{Entity: abstractions.Entity{ID: "hot|2"}}))
+			e.OK("create", a.Create(ctx, &counterRow{Entity: abstractions.Entity{ID: "hot|2"}}))
 			const workers, each = 16, 25
 			start := time.Now()
 			var (

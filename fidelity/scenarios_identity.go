@@ -81,7 +81,7 @@ func (r *identityRun) dump(ctx context.Context, e *Env) {
 	e.t.Helper()
 	random := map[string]bool{"SecurityStamp": true, "ConcurrencyStamp": true, "PasswordHash": true}
 	for _, n := range r.names {
-		rows, err := AllRows(ctx, e.Tables, n, service.Query{})
+		rows, err := allRows(ctx, e.Tables, n, service.Query{})
 		if err != nil {
 			e.ObserveErr("rows of "+n[:len(n)-len(e.Suffix)], err)
 			continue
@@ -122,14 +122,14 @@ func (r *identityRun) bob(ctx context.Context, e *Env) *identity.IdentityUserMod
 // who renders a user found (or not) by a lookup.
 func who(u *identity.IdentityUserModel, err error) string {
 	if err != nil {
-		return DescribeError(err)
+		return describeError(err)
 	}
 	return u.UserId + " " + u.NormalizedUserName + " " + u.NormalizedEmail
 }
 
 func whoAll(us []*identity.IdentityUserModel, err error) string {
 	if err != nil {
-		return DescribeError(err)
+		return describeError(err)
 	}
 	ids := []string{}
 	for _, u := range us {
@@ -319,7 +319,7 @@ func identityScenarios() []Scenario {
 				r.bob(ctx, e)
 				e.Is("add to a missing role", r.users.AddToRole(ctx, aliceID, "ADMIN"), identity.ErrRoleNotFound)
 				in, err := r.users.IsInRole(ctx, aliceID, "ADMIN")
-				e.Equal("in a missing role", fmt.Sprint(in, " ", DescribeError(err)), "false ok")
+				e.Equal("in a missing role", fmt.Sprint(in, " ", describeError(err)), "false ok")
 				e.OK("remove from a missing role", r.users.RemoveFromRole(ctx, aliceID, "ADMIN"))
 				e.Equal("members of a missing role", whoAll(r.users.UsersInRole(ctx, "ADMIN")), "[]")
 
@@ -335,7 +335,7 @@ func identityScenarios() []Scenario {
 				e.Equal("members", whoAll(r.users.UsersInRole(ctx, "ADMIN")), fmt.Sprint([]string{aliceID, bobID}))
 				e.OK("remove bob", r.users.RemoveFromRole(ctx, bobID, "ADMIN"))
 				in, err = r.users.IsInRole(ctx, bobID, "ADMIN")
-				e.Equal("bob in role", fmt.Sprint(in, " ", DescribeError(err)), "false ok")
+				e.Equal("bob in role", fmt.Sprint(in, " ", describeError(err)), "false ok")
 
 				e.OK("role claim", r.roles.AddClaim(ctx, adminID, identity.Claim{Type: "permission", Value: "users/delete"}))
 				e.OK("role claim 2", r.roles.AddClaim(ctx, adminID, identity.Claim{Type: "permission", Value: "users/create"}))
@@ -352,7 +352,7 @@ func identityScenarios() []Scenario {
 				got, err := r.roles.FindByName(ctx, "ADMINISTRATORS")
 				e.Equal("by new name", err == nil && got.RoleId == adminID, true)
 				in, err = r.users.IsInRole(ctx, aliceID, "ADMINISTRATORS")
-				e.Equal("alice after the rename", fmt.Sprint(in, " ", DescribeError(err)), "true ok")
+				e.Equal("alice after the rename", fmt.Sprint(in, " ", describeError(err)), "true ok")
 				r.dump(ctx, e)
 
 				e.OK("delete role", r.roles.Delete(ctx, adminID))
@@ -369,13 +369,13 @@ func identityScenarios() []Scenario {
 				r.alice(ctx, e)
 				e.OK("set token", r.users.SetToken(ctx, aliceID, "Google", "access_token", "ya29.a0/x#y?"))
 				v, err := r.users.Token(ctx, aliceID, "google", "ACCESS_TOKEN")
-				e.Equal("token", fmt.Sprint(v, " ", DescribeError(err)), "ya29.a0/x#y? ok")
+				e.Equal("token", fmt.Sprint(v, " ", describeError(err)), "ya29.a0/x#y? ok")
 				e.OK("remove token", r.users.RemoveToken(ctx, aliceID, "Google", "access_token"))
 				_, err = r.users.Token(ctx, aliceID, "Google", "access_token")
 				e.Is("removed token", err, abstractions.ErrNotFound)
 				e.OK("authenticator key", r.users.SetAuthenticatorKey(ctx, aliceID, "JBSWY3DPEHPK3PXP"))
 				key, err := r.users.AuthenticatorKey(ctx, aliceID)
-				e.Equal("key", fmt.Sprint(key, " ", DescribeError(err)), "JBSWY3DPEHPK3PXP ok")
+				e.Equal("key", fmt.Sprint(key, " ", describeError(err)), "JBSWY3DPEHPK3PXP ok")
 
 				codes := []string{"1111-aaaa", "2222-bbbb", "3333-cccc"}
 				e.OK("codes", r.users.ReplaceRecoveryCodes(ctx, aliceID, codes))
@@ -397,11 +397,11 @@ func identityScenarios() []Scenario {
 				wg.Wait()
 				e.Equal("redeemed once", fmt.Sprint(wins.Load(), " ", losses.Load()), "1 15")
 				ok, err := r.users.RedeemRecoveryCode(ctx, aliceID, "nope")
-				e.Equal("unknown code", fmt.Sprint(ok, " ", DescribeError(err)), "false ok")
+				e.Equal("unknown code", fmt.Sprint(ok, " ", describeError(err)), "false ok")
 				n, err := r.users.CountRecoveryCodes(ctx, aliceID)
-				e.Equal("left", fmt.Sprint(n, " ", DescribeError(err)), "2 ok")
+				e.Equal("left", fmt.Sprint(n, " ", describeError(err)), "2 ok")
 				ok, err = r.users.RedeemRecoveryCode(ctx, bobID, "1111-aaaa")
-				e.Equal("a user without codes", fmt.Sprint(ok, " ", DescribeError(err)), "false ok")
+				e.Equal("a user without codes", fmt.Sprint(ok, " ", describeError(err)), "false ok")
 				r.dump(ctx, e)
 			},
 		},

@@ -18,8 +18,8 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// LargeDoc is the split-aware entity of the large-value scenarios.
-type LargeDoc struct {
+// largeDoc is the split-aware entity of the large-value scenarios.
+type largeDoc struct {
 	abstractions.Entity
 	Title string
 	Body  string   `table:",split=text"`
@@ -27,17 +27,17 @@ type LargeDoc struct {
 	Notes []string `table:",split=gzip"`
 }
 
-// WideDoc opts every string field in at type level: twenty values of 30,000 characters fit
+// wideDoc opts every string field in at type level: twenty values of 30,000 characters fit
 // a cell each but not one entity together.
-type WideDoc struct {
+type wideDoc struct {
 	abstractions.Entity
 	_                            struct{} `table:",split=text"`
 	A, B, C, D, E, F, G, H, I, J string
 	K, L, M, N, O, P, Q, R, S, T string
 }
 
-// SlotsDoc has 63 large byte fields: a bare entity holds 62 split values.
-type SlotsDoc struct {
+// slotsDoc has 63 large byte fields: a bare entity holds 62 split values.
+type slotsDoc struct {
 	abstractions.Entity
 	S00 []byte `table:",split=gzip"`
 	S01 []byte `table:",split=gzip"`
@@ -104,34 +104,34 @@ type SlotsDoc struct {
 	S62 []byte `table:",split=gzip"`
 }
 
-// LegacyNote is a split-aware type as it was before a rename: its values are stored under
+// legacyNote is a split-aware type as it was before a rename: its values are stored under
 // the columns Old and Tags.
-type LegacyNote struct {
+type legacyNote struct {
 	abstractions.Entity
 	Old  string   `table:",split=text"`
 	Tags []string `table:",split=gzip"`
 }
 
-// RenamedNote is LegacyNote after renaming Old to Body and Tags to Labels: the aliases read
+// renamedNote is legacyNote after renaming Old to Body and Tags to Labels: the aliases read
 // the values stored under the old names, in every form.
-type RenamedNote struct {
+type renamedNote struct {
 	abstractions.Entity
 	Body   string   `table:",split=text,alias=Old"`
 	Labels []string `table:",split=gzip,alias=Tags"`
 }
 
-// PlainNote shares a table with LargeDoc without opting its fields in.
-type PlainNote struct {
+// plainNote shares a table with largeDoc without opting its fields in.
+type plainNote struct {
 	abstractions.Entity
 	Title string
 	Body  string
 	Data  []byte
 }
 
-// LongNamesDoc has large-value columns whose names make the projection of the read before
+// longNamesDoc has large-value columns whose names make the projection of the read before
 // a write longer than 2,000 characters as a URL-encoded $select: that read fetches the whole
 // row instead.
-type LongNamesDoc struct {
+type longNamesDoc struct {
 	abstractions.Entity
 	_                                                                                                                                                                                                                                                    struct{} `table:",split=text"`
 	ChapterOneOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater   string
@@ -144,8 +144,8 @@ type LongNamesDoc struct {
 	ChapterEightOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater string
 }
 
-// BadSplit misuses split= on a native scalar.
-type BadSplit struct {
+// badSplit misuses split= on a native scalar.
+type badSplit struct {
 	abstractions.Entity
 	Count int `table:",split=text"`
 }
@@ -191,7 +191,7 @@ func sortProps(props []service.Property) {
 // observeRows records the table's raw rows as digests.
 func (e *Env) observeRows(ctx context.Context, step string) []service.Row {
 	e.t.Helper()
-	rows, err := AllRows(ctx, e.Tables, e.Table, service.Query{})
+	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
 	if err != nil {
 		e.Fatalf("%s: %v", step, err)
 	}
@@ -202,7 +202,7 @@ func (e *Env) observeRows(ctx context.Context, step string) []service.Row {
 // clearTable deletes every row the scenario left, so the dump of rows left behind stays
 // small (the digests above recorded them).
 func (e *Env) clearTable(ctx context.Context) {
-	rows, err := AllRows(ctx, e.Tables, e.Table, service.Query{Select: []string{}})
+	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{Select: []string{}})
 	if err != nil {
 		e.Fatalf("clear: %v", err)
 	}
@@ -238,12 +238,12 @@ func cyrillic(n int) string {
 }
 
 // sameDoc reports whether a read returned exactly what was written.
-func sameDoc(a, b *LargeDoc) bool {
+func sameDoc(a, b *largeDoc) bool {
 	return a.Title == b.Title && a.Body == b.Body && bytes.Equal(a.Data, b.Data) && reflect.DeepEqual(a.Notes, b.Notes)
 }
 
 // roundTrip creates d, reads it back and records the raw rows.
-func roundTrip(ctx context.Context, e *Env, s *engine.Store[LargeDoc], step string, d *LargeDoc) {
+func roundTrip(ctx context.Context, e *Env, s *engine.Store[largeDoc], step string, d *largeDoc) {
 	e.t.Helper()
 	want := *d
 	e.OK(step+": create", s.Create(ctx, d))
@@ -258,15 +258,15 @@ func largeScenarios() []Scenario {
 		{
 			Name: "large/tier-boundaries",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[LargeDoc](e, nil)
-				roundTrip(ctx, e, s, "text 32768 units (one cell)", &LargeDoc{Entity: abstractions.Entity{ID: "p|t1"}, Body: strings.Repeat("a", 32768)})
-				roundTrip(ctx, e, s, "text 32769 units (split)", &LargeDoc{Entity: abstractions.Entity{ID: "p|t2"}, Body: strings.Repeat("a", 32769)})
-				roundTrip(ctx, e, s, "binary 65536 bytes (one cell)", &LargeDoc{Entity: abstractions.Entity{ID: "p|b1"}, Data: pattern(65536, 1)})
-				roundTrip(ctx, e, s, "binary 65537 bytes (split)", &LargeDoc{Entity: abstractions.Entity{ID: "p|b2"}, Data: pattern(65537, 2)})
+				s := storeOf[largeDoc](e, nil)
+				roundTrip(ctx, e, s, "text 32768 units (one cell)", &largeDoc{Entity: abstractions.Entity{ID: "p|t1"}, Body: strings.Repeat("a", 32768)})
+				roundTrip(ctx, e, s, "text 32769 units (split)", &largeDoc{Entity: abstractions.Entity{ID: "p|t2"}, Body: strings.Repeat("a", 32769)})
+				roundTrip(ctx, e, s, "binary 65536 bytes (one cell)", &largeDoc{Entity: abstractions.Entity{ID: "p|b1"}, Data: pattern(65536, 1)})
+				roundTrip(ctx, e, s, "binary 65537 bytes (split)", &largeDoc{Entity: abstractions.Entity{ID: "p|b2"}, Data: pattern(65537, 2)})
 				e.clearTable(ctx)
-				roundTrip(ctx, e, s, "binary 2,900,000 bytes (one transaction)", &LargeDoc{Entity: abstractions.Entity{ID: "p|b3"}, Data: pattern(2_900_000, 3)})
+				roundTrip(ctx, e, s, "binary 2,900,000 bytes (one transaction)", &largeDoc{Entity: abstractions.Entity{ID: "p|b3"}, Data: pattern(2_900_000, 3)})
 				e.clearTable(ctx)
-				err := s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|b4"}, Data: pattern(3_000_000, 4)})
+				err := s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|b4"}, Data: pattern(3_000_000, 4)})
 				e.Is("binary 3,000,000 bytes needs a blob", err, abstractions.ErrOversizedValue)
 				e.observeRows(ctx, "nothing stored")
 			},
@@ -274,8 +274,8 @@ func largeScenarios() []Scenario {
 		{
 			Name: "large/cyrillic-700k",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[LargeDoc](e, nil)
-				roundTrip(ctx, e, s, "700,000 Cyrillic characters", &LargeDoc{Entity: abstractions.Entity{ID: "p|ru"}, Title: "война и мир", Body: cyrillic(700_000)})
+				s := storeOf[largeDoc](e, nil)
+				roundTrip(ctx, e, s, "700,000 Cyrillic characters", &largeDoc{Entity: abstractions.Entity{ID: "p|ru"}, Title: "война и мир", Body: cyrillic(700_000)})
 				n, err := s.Count(ctx, "p")
 				e.OK("count", err)
 				e.Equal("one entity", n, 1)
@@ -288,16 +288,16 @@ func largeScenarios() []Scenario {
 		{
 			Name: "large/binary-2mb",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[LargeDoc](e, nil)
-				roundTrip(ctx, e, s, "2 MiB of binary", &LargeDoc{Entity: abstractions.Entity{ID: "p|bin"}, Data: pattern(2<<20, 7)})
+				s := storeOf[largeDoc](e, nil)
+				roundTrip(ctx, e, s, "2 MiB of binary", &largeDoc{Entity: abstractions.Entity{ID: "p|bin"}, Data: pattern(2<<20, 7)})
 				e.clearTable(ctx)
 			},
 		},
 		{
 			Name: "large/many-inline-values",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[WideDoc](e, nil)
-				d := &WideDoc{Entity: abstractions.Entity{ID: "p|wide"}}
+				s := storeOf[wideDoc](e, nil)
+				d := &wideDoc{Entity: abstractions.Entity{ID: "p|wide"}}
 				v := reflect.ValueOf(d).Elem()
 				for i := 0; i < 20; i++ {
 					// Each value fits a cell; together they are 1.2 MB as the service counts.
@@ -316,9 +316,9 @@ func largeScenarios() []Scenario {
 		{
 			Name: "large/split-value-limit",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[SlotsDoc](e, nil)
-				fill := func(n int) *SlotsDoc {
-					d := &SlotsDoc{}
+				s := storeOf[slotsDoc](e, nil)
+				fill := func(n int) *slotsDoc {
+					d := &slotsDoc{}
 					v := reflect.ValueOf(d).Elem()
 					for i := 0; i < n; i++ {
 						v.FieldByName(fmt.Sprintf("S%02d", i)).SetBytes(bytes.Repeat([]byte{byte(i)}, 70000))
@@ -342,8 +342,8 @@ func largeScenarios() []Scenario {
 		{
 			Name: "large/shrinking-rewrite",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[LargeDoc](e, nil)
-				d := &LargeDoc{Entity: abstractions.Entity{ID: "p|s"}, Body: strings.Repeat("x", 600_000), Notes: []string{"a", "b"}}
+				s := storeOf[largeDoc](e, nil)
+				d := &largeDoc{Entity: abstractions.Entity{ID: "p|s"}, Body: strings.Repeat("x", 600_000), Notes: []string{"a", "b"}}
 				e.OK("create with continuation rows", s.Create(ctx, d))
 				e.observeRows(ctx, "grown")
 				d.Body = strings.Repeat("y", 40_000)
@@ -365,7 +365,7 @@ func largeScenarios() []Scenario {
 		{
 			Name: "large/leftover-taken-back",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[LargeDoc](e, nil)
+				s := storeOf[largeDoc](e, nil)
 				// Leftover continuation rows of "l", as a writer that does not know them leaves.
 				for _, k := range []string{"l~0001", "l~0007"} {
 					_, err := e.Tables.Write(ctx, e.Table, insert(row("p", k, "_SplitOf", service.String("l"), "_SplitIndex", service.Int32(1),
@@ -377,10 +377,10 @@ func largeScenarios() []Scenario {
 				e.Equal("leftovers are not counted", n, 0)
 				_, err = s.One(ctx, "p|l~0001")
 				e.Is("a leftover is not an entity", err, abstractions.ErrNotFound)
-				all, err := s.Query(ctx, abstractions.Query[LargeDoc]{Partition: "p"})
+				all, err := s.Query(ctx, abstractions.Query[largeDoc]{Partition: "p"})
 				e.OK("query", err)
 				e.Equal("query returns no leftover", len(all), 0)
-				d := &LargeDoc{Entity: abstractions.Entity{ID: "p|l"}, Body: strings.Repeat("z", 600_000)}
+				d := &largeDoc{Entity: abstractions.Entity{ID: "p|l"}, Body: strings.Repeat("z", 600_000)}
 				e.OK("create takes the leftovers back", s.Create(ctx, d))
 				e.observeRows(ctx, "taken back")
 				got, err := s.One(ctx, "p|l")
@@ -389,7 +389,7 @@ func largeScenarios() []Scenario {
 				// A row at a continuation key that is not a continuation row is never overwritten.
 				_, err = e.Tables.Write(ctx, e.Table, insert(row("p", "f~0001", "Other", service.String("mine"))))
 				e.OK("foreign row", err)
-				err = s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|f"}, Body: strings.Repeat("z", 600_000)})
+				err = s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|f"}, Body: strings.Repeat("z", 600_000)})
 				e.Is("a foreign row holds the key", err, abstractions.ErrInvalidKey)
 				err = s.Delete(ctx, "p|gone")
 				e.OK("delete of an id with no row", err)
@@ -400,15 +400,15 @@ func largeScenarios() []Scenario {
 		{
 			Name: "large/damaged",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[LargeDoc](e, nil)
-				d := &LargeDoc{Entity: abstractions.Entity{ID: "p|d"}, Body: strings.Repeat("q", 600_000)}
+				s := storeOf[largeDoc](e, nil)
+				d := &largeDoc{Entity: abstractions.Entity{ID: "p|d"}, Body: strings.Repeat("q", 600_000)}
 				e.OK("create", s.Create(ctx, d))
 				_, err := e.Tables.Write(ctx, e.Table, service.Action{Op: service.OpMerge, IfMatch: "*",
 					Row: row("p", "d~0001", "Body__c16", service.String("tampered"))})
 				e.OK("damage a chunk", err)
 				_, err = s.One(ctx, "p|d")
 				e.Is("read of a damaged chunk", err, abstractions.ErrIntegrity)
-				_, err = s.Query(ctx, abstractions.Query[LargeDoc]{Partition: "p"})
+				_, err = s.Query(ctx, abstractions.Query[largeDoc]{Partition: "p"})
 				e.Is("query of a damaged chunk", err, abstractions.ErrIntegrity)
 				ok, err := s.Exists(ctx, "p|d")
 				e.OK("exists", err)
@@ -416,13 +416,13 @@ func largeScenarios() []Scenario {
 				e.OK("delete a damaged row", s.Delete(ctx, "p|d"))
 				e.observeRows(ctx, "deleted with its continuation rows")
 
-				e.OK("create again", s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|d"}, Body: strings.Repeat("q", 600_000)}))
+				e.OK("create again", s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|d"}, Body: strings.Repeat("q", 600_000)}))
 				_, err = e.Tables.Write(ctx, e.Table, service.Action{Op: service.OpMerge, IfMatch: "*",
 					Row: row("p", "d", "_SplitParts", service.String("broken"))})
 				e.OK("damage the part count", err)
 				_, err = s.One(ctx, "p|d")
 				e.Is("read of a damaged part count", err, abstractions.ErrIntegrity)
-				e.Is("upsert over a damaged part count", s.Upsert(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|d"}}), abstractions.ErrIntegrity)
+				e.Is("upsert over a damaged part count", s.Upsert(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|d"}}), abstractions.ErrIntegrity)
 				e.OK("delete a row whose part count cannot be read", s.Delete(ctx, "p|d"))
 				e.observeRows(ctx, "all gone")
 			},
@@ -430,16 +430,16 @@ func largeScenarios() []Scenario {
 		{
 			Name: "large/keys",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[LargeDoc](e, nil)
-				e.Is("create at a continuation key", s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|r~0001"}}), abstractions.ErrInvalidKey)
+				s := storeOf[largeDoc](e, nil)
+				e.Is("create at a continuation key", s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|r~0001"}}), abstractions.ErrInvalidKey)
 				e.Is("upsert batch at a continuation key", func() error {
-					_, err := s.UpsertBatch(ctx, []*LargeDoc{{Entity: abstractions.Entity{ID: "p|ok"}}, {Entity: abstractions.Entity{ID: "p|a~b~0042"}}})
+					_, err := s.UpsertBatch(ctx, []*largeDoc{{Entity: abstractions.Entity{ID: "p|ok"}}, {Entity: abstractions.Entity{ID: "p|a~b~0042"}}})
 					return err
 				}(), abstractions.ErrInvalidKey)
-				e.OK("other tildes are keys", s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|a~0001x"}}))
-				e.Is("a 481-unit row key", s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|" + strings.Repeat("k", 481)}}), abstractions.ErrInvalidKey)
+				e.OK("other tildes are keys", s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|a~0001x"}}))
+				e.Is("a 481-unit row key", s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|" + strings.Repeat("k", 481)}}), abstractions.ErrInvalidKey)
 				e.OK("delete at a continuation key is a no-op", s.Delete(ctx, "p|r~0001"))
-				_, err := engine.New[BadSplit](engine.NewAccount(e.Backend, e.Tables, e.Blobs, nil), &engine.StoreOptions{Table: e.Table})
+				_, err := engine.New[badSplit](engine.NewAccount(e.Backend, e.Tables, e.Blobs, nil), &engine.StoreOptions{Table: e.Table})
 				e.Is("split= on an int", err, abstractions.ErrNotSupported)
 				e.Equal("the refusal names the field", err != nil && strings.Contains(err.Error(), "Count"), true)
 				e.observeRows(ctx, "rows")
@@ -448,14 +448,14 @@ func largeScenarios() []Scenario {
 		{
 			Name: "large/batches-pages-counts",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[LargeDoc](e, nil)
-				var docs []*LargeDoc
+				s := storeOf[largeDoc](e, nil)
+				var docs []*largeDoc
 				for i := 0; i < 4; i++ {
-					docs = append(docs, &LargeDoc{Entity: abstractions.Entity{ID: fmt.Sprintf("p|b%d", i)}, Body: strings.Repeat(string(rune('a'+i)), 300_000*(i%2)+10)})
+					docs = append(docs, &largeDoc{Entity: abstractions.Entity{ID: fmt.Sprintf("p|b%d", i)}, Body: strings.Repeat(string(rune('a'+i)), 300_000*(i%2)+10)})
 				}
 				e.OK("create batch", s.CreateBatch(ctx, docs))
 				e.observeRows(ctx, "each entity's rows in one transaction")
-				up := []*LargeDoc{
+				up := []*largeDoc{
 					{Entity: abstractions.Entity{ID: "p|b1"}, Body: "first"},
 					{Entity: abstractions.Entity{ID: "p|b2"}, Body: strings.Repeat("w", 500_000)},
 					{Entity: abstractions.Entity{ID: "p|b1"}, Body: "last"},
@@ -470,7 +470,7 @@ func largeScenarios() []Scenario {
 				e.OK("count", err)
 				e.Equal("entities counted", c, 4)
 				var pages []int
-				q := abstractions.Query[LargeDoc]{Partition: "p", Take: 2}
+				q := abstractions.Query[largeDoc]{Partition: "p", Take: 2}
 				for i := 0; i < 10; i++ {
 					pg, err := s.Page(ctx, q)
 					e.OK(fmt.Sprintf("page %d", i), err)
@@ -482,7 +482,7 @@ func largeScenarios() []Scenario {
 				}
 				e.Observe("page sizes (a continuation row takes a place)", pages)
 				streamed := 0
-				for v, err := range s.Stream(ctx, abstractions.Query[LargeDoc]{Partition: "p"}) {
+				for v, err := range s.Stream(ctx, abstractions.Query[largeDoc]{Partition: "p"}) {
 					e.OK("stream", err)
 					if v != nil {
 						streamed++
@@ -498,14 +498,14 @@ func largeScenarios() []Scenario {
 		{
 			Name: "large/partition-delete-races-growing-upsert",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[LargeDoc](e, nil)
-				e.OK("small entity", s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|g"}, Body: "small"}))
+				s := storeOf[largeDoc](e, nil)
+				e.OK("small entity", s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|g"}, Body: "small"}))
 				var wg sync.WaitGroup
 				var upErr, delErr error
 				wg.Add(2)
 				go func() {
 					defer wg.Done()
-					upErr = s.Upsert(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|g"}, Body: strings.Repeat("g", 700_000)})
+					upErr = s.Upsert(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|g"}, Body: strings.Repeat("g", 700_000)})
 				}()
 				go func() {
 					defer wg.Done()
@@ -514,7 +514,7 @@ func largeScenarios() []Scenario {
 				wg.Wait()
 				e.OK("upsert", upErr)
 				e.OK("delete partition", delErr)
-				rows, err := AllRows(ctx, e.Tables, e.Table, service.Query{})
+				rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
 				e.OK("rows", err)
 				// Whole or gone: either no row at all, or the main row with every
 				// continuation row it declares, and the entity reads back whole.
@@ -528,11 +528,11 @@ func largeScenarios() []Scenario {
 		{
 			Name: "large/concurrent-upserts-and-reads",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[LargeDoc](e, nil)
+				s := storeOf[largeDoc](e, nil)
 				// Every version is one letter repeated, at a size that needs continuation
 				// rows; a read that mixed two versions would hold two letters.
 				version := func(i int) string { return strings.Repeat(string(rune('a'+i)), 400_000+50_000*(i%3)) }
-				e.OK("create", s.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|c"}, Body: version(0)}))
+				e.OK("create", s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|c"}, Body: version(0)}))
 				var wg sync.WaitGroup
 				var mu sync.Mutex
 				mixed, writeErrs, readErrs := 0, 0, 0
@@ -541,7 +541,7 @@ func largeScenarios() []Scenario {
 					go func() {
 						defer wg.Done()
 						for i := 0; i < 3; i++ {
-							err := s.Upsert(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|c"}, Body: version(w*3 + i)})
+							err := s.Upsert(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|c"}, Body: version(w*3 + i)})
 							if err != nil && !errors.Is(err, abstractions.ErrConcurrencyConflict) {
 								mu.Lock()
 								writeErrs++
@@ -589,8 +589,8 @@ func largeScenariosMore() []Scenario {
 			// transaction's response: the entity can be updated strictly at once.
 			Name: "large/etag-after-split-write",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[LargeDoc](e, nil)
-				d := &LargeDoc{Entity: abstractions.Entity{ID: "p|e"}, Body: strings.Repeat("e", 600_000)}
+				s := storeOf[largeDoc](e, nil)
+				d := &largeDoc{Entity: abstractions.Entity{ID: "p|e"}, Body: strings.Repeat("e", 600_000)}
 				e.OK("create with continuation rows", s.Create(ctx, d))
 				got, err := s.One(ctx, "p|e")
 				e.OK("read", err)
@@ -604,7 +604,7 @@ func largeScenariosMore() []Scenario {
 				got, err = s.One(ctx, "p|e")
 				e.OK("read after upsert", err)
 				e.Equal("upsert returns the stored version", d.ETag == got.ETag, true)
-				batch := []*LargeDoc{{Entity: abstractions.Entity{ID: "p|e"}, Body: strings.Repeat("g", 600_000)}}
+				batch := []*largeDoc{{Entity: abstractions.Entity{ID: "p|e"}, Body: strings.Repeat("g", 600_000)}}
 				_, err = s.UpsertBatch(ctx, batch)
 				e.OK("upsert batch", err)
 				e.Equal("a batch reports no version", batch[0].ETag, "")
@@ -616,13 +616,13 @@ func largeScenariosMore() []Scenario {
 			// the next write stores them under the new names and drops the old rows.
 			Name: "large/aliases",
 			Run: func(ctx context.Context, e *Env) {
-				old := storeOf[LegacyNote](e, nil)
-				renamed := storeOf[RenamedNote](e, nil)
+				old := storeOf[legacyNote](e, nil)
+				renamed := storeOf[renamedNote](e, nil)
 				tags := []string{strings.Repeat("t", 40_000), "u"}
 				for _, n := range []struct {
 					id, body string
 				}{{"p|cell", "short"}, {"p|main", strings.Repeat("m", 50_000)}, {"p|conts", cyrillic(700_000)}} {
-					e.OK("write "+n.id+" under the old names", old.Create(ctx, &LegacyNote{Entity: abstractions.Entity{ID: n.id}, Old: n.body, Tags: tags}))
+					e.OK("write "+n.id+" under the old names", old.Create(ctx, &legacyNote{Entity: abstractions.Entity{ID: n.id}, Old: n.body, Tags: tags}))
 					got, err := renamed.One(ctx, n.id)
 					e.OK("read "+n.id+" through the aliases", err)
 					e.Equal("read "+n.id+" whole", err == nil && got.Body == n.body && reflect.DeepEqual(got.Labels, tags), true)
@@ -652,10 +652,10 @@ func largeScenariosMore() []Scenario {
 			// continuation rows; cells that merely have a manifest's names are ignored.
 			Name: "large/plain-reader",
 			Run: func(ctx context.Context, e *Env) {
-				large := storeOf[LargeDoc](e, nil)
-				plain := storeOf[PlainNote](e, nil)
+				large := storeOf[largeDoc](e, nil)
+				plain := storeOf[plainNote](e, nil)
 				body, data := strings.Repeat("b", 50_000), pattern(100_000, 9)
-				e.OK("write split on the main row", large.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "a|main"}, Title: "t", Body: body, Data: data}))
+				e.OK("write split on the main row", large.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "a|main"}, Title: "t", Body: body, Data: data}))
 				got, err := plain.One(ctx, "a|main")
 				e.OK("plain read", err)
 				e.Equal("plain read reassembles", err == nil && got.Body == body && bytes.Equal(got.Data, data) && got.Title == "t", true)
@@ -663,7 +663,7 @@ func largeScenariosMore() []Scenario {
 				e.OK("plain list", err)
 				e.Equal("plain list reassembles", len(list) == 1 && list[0].Body == body, true)
 
-				e.OK("write split on continuation rows", large.Create(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "b|conts"}, Body: strings.Repeat("c", 700_000)}))
+				e.OK("write split on continuation rows", large.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "b|conts"}, Body: strings.Repeat("c", 700_000)}))
 				_, err = plain.One(ctx, "b|conts")
 				e.Is("plain read of a value on continuation rows", err, abstractions.ErrIntegrity)
 				_, err = plain.List(ctx, "b")
@@ -686,7 +686,7 @@ func largeScenariosMore() []Scenario {
 			Name: "large/blob-reference",
 			Run: func(ctx context.Context, e *Env) {
 				var warnings bytes.Buffer
-				s := storeOf[LargeDoc](e, &engine.Options{Logger: slog.New(slog.NewTextHandler(&warnings, nil))})
+				s := storeOf[largeDoc](e, &engine.Options{Logger: slog.New(slog.NewTextHandler(&warnings, nil))})
 				_, err := e.Tables.Write(ctx, e.Table, insert(row("p", "off", "Id", service.String("p|off"), "Title", service.String("t"),
 					"Body__blob", service.String(`{"c":"blobs","n":"t/p/off/Body/00"}`))))
 				e.OK("a row with a blob reference", err)
@@ -697,7 +697,7 @@ func largeScenariosMore() []Scenario {
 				ok, err := s.Exists(ctx, "p|off")
 				e.OK("exists", err)
 				e.Equal("the row exists", ok, true)
-				e.OK("upsert replaces it", s.Upsert(ctx, &LargeDoc{Entity: abstractions.Entity{ID: "p|off"}, Body: "inline"}))
+				e.OK("upsert replaces it", s.Upsert(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|off"}, Body: "inline"}))
 				e.Equal("the replaced blob reference is logged", strings.Contains(warnings.String(), "columns=[Body]"), true)
 				got, err := s.One(ctx, "p|off")
 				e.OK("read the new value", err)
@@ -711,8 +711,8 @@ func largeScenariosMore() []Scenario {
 			// the whole row: the writes work as for any split-aware type.
 			Name: "large/long-column-names",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[LongNamesDoc](e, nil)
-				d := &LongNamesDoc{Entity: abstractions.Entity{ID: "p|long"}}
+				s := storeOf[longNamesDoc](e, nil)
+				d := &longNamesDoc{Entity: abstractions.Entity{ID: "p|long"}}
 				d.ChapterOneOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater = strings.Repeat("1", 600_000)
 				e.OK("create", s.Create(ctx, d))
 				d.ChapterOneOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater = "short"

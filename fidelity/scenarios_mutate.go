@@ -15,21 +15,21 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// Gate is the entity of the transition scenarios.
-type Gate struct {
+// gateRow is the entity of the transition scenarios.
+type gateRow struct {
 	abstractions.Entity
 	Status     string
 	ResolvedBy string
 }
 
-// Renamed declares the old column of its renamed field.
-type Renamed struct {
+// renamedRow declares the old column of its renamed field.
+type renamedRow struct {
 	abstractions.Entity
 	Name string `table:",alias=FullName"`
 }
 
-// Employee has role-gated fields.
-type Employee struct {
+// employeeRow has role-gated fields.
+type employeeRow struct {
 	abstractions.Entity
 	Name   string
 	Salary float64 `table:",protected=admin|accountant"`
@@ -61,7 +61,7 @@ func (r *roles) IsAllowed(ctx context.Context, want []string) bool {
 	return false
 }
 
-func employee(e *Employee) string {
+func employee(e *employeeRow) string {
 	if e == nil {
 		return "nil"
 	}
@@ -94,8 +94,8 @@ var mutateScenarios = []Scenario{
 	{
 		Name: "store/mutate/counter-16x50",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Counter](e, nil)
-			e.OK("create", s.Create(ctx, &Counter{Entity: abstractions.Entity{ID: "c|1"}}))
+			s := storeOf[counterRow](e, nil)
+			e.OK("create", s.Create(ctx, &counterRow{Entity: abstractions.Entity{ID: "c|1"}}))
 			const workers, each = 16, 50
 			var succeeded, exhausted atomic.Int64
 			var mu sync.Mutex
@@ -129,7 +129,7 @@ var mutateScenarios = []Scenario{
 			hammer(e, workers, func(int) error {
 				for range each {
 					for {
-						c, err := abstractions.Mutate(ctx, s, "c|1", func(c *Counter) error { c.N++; return nil }, nil)
+						c, err := abstractions.Mutate(ctx, s, "c|1", func(c *counterRow) error { c.N++; return nil }, nil)
 						if errors.Is(err, abstractions.ErrConcurrencyConflict) {
 							exhausted.Add(1)
 							continue
@@ -165,14 +165,14 @@ var mutateScenarios = []Scenario{
 	{
 		Name: "store/mutate/transition-16",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Gate](e, nil)
-			e.OK("create", s.Create(ctx, &Gate{Entity: abstractions.Entity{ID: "g|1"}, Status: "open"}))
-			outs := make([]abstractions.Outcome[Gate], 16)
+			s := storeOf[gateRow](e, nil)
+			e.OK("create", s.Create(ctx, &gateRow{Entity: abstractions.Entity{ID: "g|1"}, Status: "open"}))
+			outs := make([]abstractions.Outcome[gateRow], 16)
 			hammer(e, 16, func(i int) error {
 				var err error
 				outs[i], err = abstractions.TryTransition(ctx, s, "g|1",
-					func(g *Gate) bool { return g.Status == "open" },
-					func(g *Gate) error { g.Status, g.ResolvedBy = "resolved", fmt.Sprint("user", i); return nil }, nil)
+					func(g *gateRow) bool { return g.Status == "open" },
+					func(g *gateRow) error { g.Status, g.ResolvedBy = "resolved", fmt.Sprint("user", i); return nil }, nil)
 				return err
 			})
 			updated, winner := 0, ""
@@ -194,26 +194,26 @@ var mutateScenarios = []Scenario{
 			g, err := s.One(ctx, "g|1")
 			e.OK("read", err)
 			e.Equal("stored winner", g.ResolvedBy == winner, true)
-			out, err := abstractions.TryTransition(ctx, s, "g|none", func(*Gate) bool { return true }, func(*Gate) error { return nil }, nil)
+			out, err := abstractions.TryTransition(ctx, s, "g|none", func(*gateRow) bool { return true }, func(*gateRow) error { return nil }, nil)
 			e.OK("missing", err)
 			e.Equal("missing", out.Status, abstractions.OutcomeNotFound)
-			out, err = abstractions.TryMutate(ctx, s, "g|none", func(*Gate) error { return nil }, nil)
+			out, err = abstractions.TryMutate(ctx, s, "g|none", func(*gateRow) error { return nil }, nil)
 			e.OK("try mutate missing", err)
 			e.Equal("try mutate missing", out.Status, abstractions.OutcomeNotFound)
-			_, err = abstractions.Mutate(ctx, s, "g|none", func(*Gate) error { return nil }, nil)
+			_, err = abstractions.Mutate(ctx, s, "g|none", func(*gateRow) error { return nil }, nil)
 			e.Is("mutate missing", err, abstractions.ErrNotFound)
 			// Normalise the winner, which differs from run to run, before the rows are compared.
-			e.OK("normalise", s.Update(ctx, &Gate{Entity: abstractions.Entity{ID: "g|1"}, Status: "resolved"}, abstractions.LastWriterWins))
+			e.OK("normalise", s.Update(ctx, &gateRow{Entity: abstractions.Entity{ID: "g|1"}, Status: "resolved"}, abstractions.LastWriterWins))
 		},
 	},
 	{
 		Name: "store/mutate/get-or-create-16",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
-			got := make([]*Customer, 16)
+			s := storeOf[customerRow](e, nil)
+			got := make([]*customerRow, 16)
 			var created atomic.Int64
 			hammer(e, 16, func(i int) error {
-				v, c, err := abstractions.GetOrCreate(ctx, s, "eu|Member", func() *Customer { return &Customer{Name: fmt.Sprint("caller", i)} })
+				v, c, err := abstractions.GetOrCreate(ctx, s, "eu|Member", func() *customerRow { return &customerRow{Name: fmt.Sprint("caller", i)} })
 				if c {
 					created.Add(1)
 				}
@@ -229,21 +229,21 @@ var mutateScenarios = []Scenario{
 			n, err := s.CountAll(ctx)
 			e.OK("count", err)
 			e.Equal("one row", n, 1)
-			v, c, err := abstractions.GetOrCreate(ctx, s, "eu|member", func() *Customer { panic("not called for an existing row") })
+			v, c, err := abstractions.GetOrCreate(ctx, s, "eu|member", func() *customerRow { panic("not called for an existing row") })
 			e.OK("existing", err)
 			e.Equal("existing", !c && v.Name == got[0].Name, true)
-			e.OK("normalise", s.Update(ctx, &Customer{Entity: abstractions.Entity{ID: "eu|member"}, Name: "member"}, abstractions.LastWriterWins))
+			e.OK("normalise", s.Update(ctx, &customerRow{Entity: abstractions.Entity{ID: "eu|member"}, Name: "member"}, abstractions.LastWriterWins))
 		},
 	},
 	{
 		Name: "store/mutate/mutate-or-create-16",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Counter](e, nil)
+			s := storeOf[counterRow](e, nil)
 			var exhausted atomic.Int64
 			hammer(e, 16, func(int) error {
 				for {
-					_, err := abstractions.MutateOrCreate(ctx, s, "f|1", func() *Counter { return &Counter{} },
-						func(c *Counter) error { c.N++; return nil }, nil)
+					_, err := abstractions.MutateOrCreate(ctx, s, "f|1", func() *counterRow { return &counterRow{} },
+						func(c *counterRow) error { c.N++; return nil }, nil)
 					if errors.Is(err, abstractions.ErrConcurrencyConflict) {
 						exhausted.Add(1)
 						continue
@@ -260,29 +260,29 @@ var mutateScenarios = []Scenario{
 	{
 		Name: "store/mutate/patch-disjoint",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
+			s := storeOf[customerRow](e, nil)
 			c := alice()
 			e.OK("create", s.Create(ctx, c))
-			sets := []func(p *abstractions.Patch[Customer], i int){
-				func(p *abstractions.Patch[Customer], i int) {
-					abstractions.Set(p, func(c *Customer) *string { return &c.Name }, fmt.Sprint("name", i))
+			sets := []func(p *abstractions.Patch[customerRow], i int){
+				func(p *abstractions.Patch[customerRow], i int) {
+					abstractions.Set(p, func(c *customerRow) *string { return &c.Name }, fmt.Sprint("name", i))
 				},
-				func(p *abstractions.Patch[Customer], i int) {
-					abstractions.Set(p, func(c *Customer) *string { return &c.Email }, fmt.Sprint("mail", i))
+				func(p *abstractions.Patch[customerRow], i int) {
+					abstractions.Set(p, func(c *customerRow) *string { return &c.Email }, fmt.Sprint("mail", i))
 				},
-				func(p *abstractions.Patch[Customer], i int) {
-					abstractions.Set(p, func(c *Customer) *float64 { return &c.Balance }, float64(i))
+				func(p *abstractions.Patch[customerRow], i int) {
+					abstractions.Set(p, func(c *customerRow) *float64 { return &c.Balance }, float64(i))
 				},
-				func(p *abstractions.Patch[Customer], i int) {
-					abstractions.Set(p, func(c *Customer) *[]string { return &c.Tags }, []string{fmt.Sprint("t", i)})
+				func(p *abstractions.Patch[customerRow], i int) {
+					abstractions.Set(p, func(c *customerRow) *[]string { return &c.Tags }, []string{fmt.Sprint("t", i)})
 				},
-				func(p *abstractions.Patch[Customer], i int) {
-					abstractions.Set(p, func(c *Customer) *string { return &c.Address.City }, fmt.Sprint("city", i))
+				func(p *abstractions.Patch[customerRow], i int) {
+					abstractions.Set(p, func(c *customerRow) *string { return &c.Address.City }, fmt.Sprint("city", i))
 				},
 			}
 			hammer(e, len(sets), func(w int) error {
 				for i := range 5 {
-					p := abstractions.NewPatch[Customer]()
+					p := abstractions.NewPatch[customerRow]()
 					sets[w](p, i)
 					if _, err := s.Patch(ctx, "eu|alice-smith", p); err != nil {
 						return err
@@ -301,11 +301,11 @@ var mutateScenarios = []Scenario{
 	{
 		Name: "store/mutate/patch-conditions",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
+			s := storeOf[customerRow](e, nil)
 			c := alice()
 			e.OK("create", s.Create(ctx, c))
-			name := func(v string) *abstractions.Patch[Customer] {
-				return abstractions.Set(abstractions.NewPatch[Customer](), func(c *Customer) *string { return &c.Name }, v)
+			name := func(v string) *abstractions.Patch[customerRow] {
+				return abstractions.Set(abstractions.NewPatch[customerRow](), func(c *customerRow) *string { return &c.Name }, v)
 			}
 			etag, err := s.Patch(ctx, c.ID, name("A1").WithETag(c.ETag))
 			e.OK("with the current etag", err)
@@ -329,36 +329,36 @@ var mutateScenarios = []Scenario{
 	{
 		Name: "store/mutate/patch-refusals",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Employee](e, nil)
+			s := storeOf[employeeRow](e, nil)
 			note := "n"
-			emp := &Employee{Entity: abstractions.Entity{ID: "hr|bob"}, Name: "Bob", Salary: 100, Note: &note}
+			emp := &employeeRow{Entity: abstractions.Entity{ID: "hr|bob"}, Name: "Bob", Salary: 100, Note: &note}
 			e.OK("create", s.Create(ctx, emp))
-			p := func() *abstractions.Patch[Employee] { return abstractions.NewPatch[Employee]() }
+			p := func() *abstractions.Patch[employeeRow] { return abstractions.NewPatch[employeeRow]() }
 			_, err := s.Patch(ctx, emp.ID, p())
 			e.Is("empty", err, abstractions.ErrInvalidArgument)
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *Employee) *string { return new(string) }, "x"))
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *string { return new(string) }, "x"))
 			e.Is("selector outside the entity", err, abstractions.ErrNotSupported) // as in a filter: one resolver
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *Employee) *string { return &x.ID }, "hr|eve"))
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *string { return &x.ID }, "hr|eve"))
 			e.Is("the id", err, abstractions.ErrNotSupported)
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *Employee) *string { return &x.ETag }, "x"))
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *string { return &x.ETag }, "x"))
 			e.Is("the etag", err, abstractions.ErrNotSupported)
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *Employee) *abstractions.Entity { return &x.Entity }, abstractions.Entity{}))
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *abstractions.Entity { return &x.Entity }, abstractions.Entity{}))
 			e.Is("a struct without a column", err, abstractions.ErrNotSupported)
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *Employee) **string { return &x.Note }, nil))
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) **string { return &x.Note }, nil))
 			e.Is("a value with no cell", err, abstractions.ErrNotSupported)
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *Employee) *float64 { return &x.Salary }, 1e6))
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *float64 { return &x.Salary }, 1e6))
 			e.Is("protected without AllowProtected", err, abstractions.ErrProtectedProperty)
 			e.Equal("the refusal names the field", err != nil && strings.Contains(err.Error(), "Salary"), true)
 			big := strings.Repeat("x", 40000)
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *Employee) *string { return &x.Name }, big))
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *string { return &x.Name }, big))
 			e.Is("too large for a cell", err, abstractions.ErrOversizedCell)
-			compress := storeOf[Employee](e, &engine.Options{Oversized: codec.OversizedCompress})
-			_, err = compress.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *Employee) *string { return &x.Name }, big))
+			compress := storeOf[employeeRow](e, &engine.Options{Oversized: codec.OversizedCompress})
+			_, err = compress.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *string { return &x.Name }, big))
 			e.Is("fits only compressed", err, abstractions.ErrNotSupported)
 			got, err := s.One(ctx, emp.ID)
 			e.OK("read", err)
 			e.Equal("nothing was sent", got.ETag == emp.ETag, true)
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *Employee) *float64 { return &x.Salary }, 200).AllowProtected())
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *float64 { return &x.Salary }, 200).AllowProtected())
 			e.OK("protected with AllowProtected", err)
 			got, err = s.One(ctx, emp.ID)
 			e.OK("read", err)
@@ -368,7 +368,7 @@ var mutateScenarios = []Scenario{
 	{
 		Name: "store/mutate/aliases",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Renamed](e, nil)
+			s := storeOf[renamedRow](e, nil)
 			_, err := e.Tables.Write(ctx, e.Table, insert(row("p", "old", "FullName", service.String("Old Only"))))
 			e.OK("a row with the old column only", err)
 			_, err = e.Tables.Write(ctx, e.Table, insert(row("p", "both", "FullName", service.String("old"), "Name", service.String("canonical"))))
@@ -379,13 +379,13 @@ var mutateScenarios = []Scenario{
 			b, err := s.One(ctx, "p|both")
 			e.OK("read both", err)
 			e.Equal("the canonical column wins", b.Name, "canonical")
-			v, err = abstractions.Mutate(ctx, s, "p|old", func(r *Renamed) error { r.Name += "!"; return nil }, nil)
+			v, err = abstractions.Mutate(ctx, s, "p|old", func(r *renamedRow) error { r.Name += "!"; return nil }, nil)
 			e.OK("mutate rewrites the row", err)
 			e.Equal("mutate saw the old column's value", v.Name, "Old Only!")
 			raw, err := e.Tables.GetRow(ctx, e.Table, "p", "old", nil)
 			e.OK("raw", err)
 			e.Observe("a whole-entity write converges to the canonical column", raw)
-			_, err = s.Patch(ctx, "p|both", abstractions.Set(abstractions.NewPatch[Renamed](), func(r *Renamed) *string { return &r.Name }, "patched"))
+			_, err = s.Patch(ctx, "p|both", abstractions.Set(abstractions.NewPatch[renamedRow](), func(r *renamedRow) *string { return &r.Name }, "patched"))
 			e.OK("patch", err)
 			b, err = s.One(ctx, "p|both")
 			e.OK("read patched", err)
@@ -395,8 +395,8 @@ var mutateScenarios = []Scenario{
 	{
 		Name: "store/mutate/protected-no-authorizer",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Employee](e, nil)
-			emp := &Employee{Entity: abstractions.Entity{ID: "hr|bob"}, Name: "Bob", Salary: 100, Badge: []byte{1, 2}}
+			s := storeOf[employeeRow](e, nil)
+			emp := &employeeRow{Entity: abstractions.Entity{ID: "hr|bob"}, Name: "Bob", Salary: 100, Badge: []byte{1, 2}}
 			e.OK("create is not checked", s.Create(ctx, emp))
 			read, err := s.One(ctx, emp.ID)
 			e.OK("read", err)
@@ -419,14 +419,14 @@ var mutateScenarios = []Scenario{
 			read.Salary = 100
 			read.Name = "Bobby"
 			e.OK("upsert unchanged", s.Upsert(ctx, read))
-			e.OK("upsert of a new row is not a change", s.Upsert(ctx, &Employee{Entity: abstractions.Entity{ID: "hr|eve"}, Salary: 7}))
+			e.OK("upsert of a new row is not a change", s.Upsert(ctx, &employeeRow{Entity: abstractions.Entity{ID: "hr|eve"}, Salary: 7}))
 			stale := *read
 			read.Name = "B"
 			e.OK("update", s.Update(ctx, read, abstractions.Strict))
 			stale.Salary = 9
 			e.Is("a stale strict update is a conflict first", s.Update(ctx, &stale, abstractions.Strict), abstractions.ErrConcurrencyConflict)
-			e.Is("update of a missing row", s.Update(ctx, &Employee{Entity: abstractions.Entity{ID: "hr|nobody"}}, abstractions.LastWriterWins), abstractions.ErrNotFound)
-			n, err := s.UpsertBatch(ctx, []*Employee{{Entity: abstractions.Entity{ID: "hr|eve"}, Salary: 8}})
+			e.Is("update of a missing row", s.Update(ctx, &employeeRow{Entity: abstractions.Entity{ID: "hr|nobody"}}, abstractions.LastWriterWins), abstractions.ErrNotFound)
+			n, err := s.UpsertBatch(ctx, []*employeeRow{{Entity: abstractions.Entity{ID: "hr|eve"}, Salary: 8}})
 			e.OK("batch writes are trusted", err)
 			e.Equal("written", n, 1)
 			for _, id := range []string{"hr|bob", "hr|eve"} {
@@ -440,8 +440,8 @@ var mutateScenarios = []Scenario{
 		Name: "store/mutate/protected-authorizer",
 		Run: func(ctx context.Context, e *Env) {
 			auth := &roles{allow: []string{"accountant"}}
-			s := storeOf[Employee](e, &engine.Options{Authorizer: auth})
-			emp := &Employee{Entity: abstractions.Entity{ID: "hr|bob"}, Name: "Bob", Salary: 100, Badge: []byte{1}}
+			s := storeOf[employeeRow](e, &engine.Options{Authorizer: auth})
+			emp := &employeeRow{Entity: abstractions.Entity{ID: "hr|bob"}, Name: "Bob", Salary: 100, Badge: []byte{1}}
 			e.OK("create", s.Create(ctx, emp))
 			caller := context.WithValue(ctx, callerKey{}, "carol")
 			emp.Salary = 200

@@ -17,9 +17,9 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// OffDoc is the entity of the blob offload scenarios: large values that may go to blobs, one
+// offDoc is the entity of the blob offload scenarios: large values that may go to blobs, one
 // that may not, and a file.
-type OffDoc struct {
+type offDoc struct {
 	abstractions.Entity
 	Title      string
 	Body       string `table:",split=text"`
@@ -29,17 +29,17 @@ type OffDoc struct {
 	Attachment *abstractions.File
 }
 
-// OffLegacy is a type with offloaded values as it was before a rename: a large value under
+// offLegacy is a type with offloaded values as it was before a rename: a large value under
 // the column Old and a file under OldScan.
-type OffLegacy struct {
+type offLegacy struct {
 	abstractions.Entity
 	Old     string `table:",split=text"`
 	OldScan *abstractions.File
 }
 
-// OffRenamed is OffLegacy after renaming Old to Body and OldScan to Scan: the aliases read
+// offRenamed is offLegacy after renaming Old to Body and OldScan to Scan: the aliases read
 // the blob references stored under the old names.
-type OffRenamed struct {
+type offRenamed struct {
 	abstractions.Entity
 	Body string             `table:",split=text,alias=Old"`
 	Scan *abstractions.File `table:",alias=OldScan"`
@@ -49,12 +49,12 @@ type OffRenamed struct {
 // cheap to reach.
 const offThreshold = 100_000
 
-// offStore returns the store of OffDoc with blob offload in a container of the run's own.
+// offStore returns the store of offDoc with blob offload in a container of the run's own.
 // grace is the cleanup grace (see engine.BlobOffloadOptions); the container is returned too.
-func offStore(e *Env, grace time.Duration) (*engine.Store[OffDoc], string) {
+func offStore(e *Env, grace time.Duration) (*engine.Store[offDoc], string) {
 	e.t.Helper()
 	container := e.Name("off")
-	return storeOf[OffDoc](e, &engine.Options{BlobOffload: &engine.BlobOffloadOptions{
+	return storeOf[offDoc](e, &engine.Options{BlobOffload: &engine.BlobOffloadOptions{
 		Container: container, ThresholdBytes: offThreshold, CleanupGrace: grace}}), container
 }
 
@@ -67,7 +67,7 @@ func (e *Env) normalize(s string) string { return strings.ReplaceAll(s, e.Table,
 // observeOffRows records the table's rows as digests, each blob reference as its parts.
 func (e *Env) observeOffRows(ctx context.Context, step string) []service.Row {
 	e.t.Helper()
-	rows, err := AllRows(ctx, e.Tables, e.Table, service.Query{})
+	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
 	if err != nil {
 		e.Fatalf("%s: %v", step, err)
 	}
@@ -254,14 +254,14 @@ func offloadScenarios() []Scenario {
 				s, c := offStore(e, engine.NoCleanup)
 				cases := []struct {
 					id   string
-					doc  OffDoc
+					doc  offDoc
 					step string
 				}{
-					{"p|inline", OffDoc{Data: pattern(60_000, 1)}, "60,000 bytes above the threshold fit a cell: inline"},
-					{"p|at", OffDoc{Data: pattern(offThreshold, 2)}, "exactly the threshold: split"},
-					{"p|above", OffDoc{Data: pattern(offThreshold+1, 3)}, "one byte above: a blob"},
-					{"p|text", OffDoc{Body: strings.Repeat("é", offThreshold/2+1)}, "text of threshold+2 UTF-8 bytes: a blob"},
-					{"p|big", OffDoc{Data: pattern(3_500_000, 4)}, "3,500,000 bytes: a blob"},
+					{"p|inline", offDoc{Data: pattern(60_000, 1)}, "60,000 bytes above the threshold fit a cell: inline"},
+					{"p|at", offDoc{Data: pattern(offThreshold, 2)}, "exactly the threshold: split"},
+					{"p|above", offDoc{Data: pattern(offThreshold+1, 3)}, "one byte above: a blob"},
+					{"p|text", offDoc{Body: strings.Repeat("é", offThreshold/2+1)}, "text of threshold+2 UTF-8 bytes: a blob"},
+					{"p|big", offDoc{Data: pattern(3_500_000, 4)}, "3,500,000 bytes: a blob"},
 				}
 				for _, tc := range cases {
 					d := tc.doc
@@ -285,25 +285,25 @@ func offloadScenarios() []Scenario {
 			Run: func(ctx context.Context, e *Env) {
 				s, c := offStore(e, engine.NoCleanup)
 				notes := hex.EncodeToString(pattern(150_000, 5)) // gzips to more than the threshold
-				e.OK("offload=never keeps a value above the threshold split", s.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|never"}, Notes: notes}))
+				e.OK("offload=never keeps a value above the threshold split", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|never"}, Notes: notes}))
 				got, err := s.One(ctx, "p|never")
 				e.OK("read", err)
 				e.Equal("read back whole", got.Notes == notes, true)
-				err = s.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|huge"}, Raw: pattern(3_000_000, 6)})
+				err = s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|huge"}, Raw: pattern(3_000_000, 6)})
 				e.Is("offload=never and no transaction holds it", err, abstractions.ErrOversizedValue)
 
 				// An account without offload.
-				plain := storeOf[OffDoc](e, nil)
-				err = plain.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|x"}, Data: pattern(3_000_000, 7)})
+				plain := storeOf[offDoc](e, nil)
+				err = plain.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|x"}, Data: pattern(3_000_000, 7)})
 				e.Is("no offload: a value that needs a blob", err, abstractions.ErrOversizedValue)
-				err = plain.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|f"}, Attachment: abstractions.FileFromBytes([]byte("x"), "")})
+				err = plain.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|f"}, Attachment: abstractions.FileFromBytes([]byte("x"), "")})
 				e.Is("no offload: a file", err, abstractions.ErrOversizedValue)
-				e.OK("with offload", s.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|blob"}, Data: pattern(200_000, 8),
+				e.OK("with offload", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|blob"}, Data: pattern(200_000, 8),
 					Attachment: abstractions.FileFromBytes([]byte("hello"), "text/plain")}))
 				_, err = plain.One(ctx, "p|blob")
 				e.Is("no offload: reading a blob reference", err, abstractions.ErrBlobOffloadNotConfigured)
-				e.OK("no offload: a row whose only blob is a file reads", plain.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|small"}}))
-				e.OK("file only", s.Upsert(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|small"}, Attachment: abstractions.FileFromBytes([]byte("hi"), "")}))
+				e.OK("no offload: a row whose only blob is a file reads", plain.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|small"}}))
+				e.OK("file only", s.Upsert(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|small"}, Attachment: abstractions.FileFromBytes([]byte("hi"), "")}))
 				d, err := plain.One(ctx, "p|small")
 				e.OK("read through the plain account", err)
 				_, err = readFile(ctx, d.Attachment)
@@ -321,7 +321,7 @@ func offloadScenarios() []Scenario {
 
 				// From bytes.
 				f := abstractions.FileFromBytes(content, "application/pdf")
-				e.OK("from bytes", s.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|bytes"}, Title: "b", Attachment: f}))
+				e.OK("from bytes", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|bytes"}, Title: "b", Attachment: f}))
 				got, err := s.One(ctx, "p|bytes")
 				e.OK("read", err)
 				e.Observe("the file a read returns", describeFile(got.Attachment))
@@ -332,7 +332,7 @@ func offloadScenarios() []Scenario {
 				// From a seekable reader, read from where it stands and put back there.
 				src := bytes.NewReader(append([]byte("skip"), content...))
 				_, _ = src.Seek(4, io.SeekStart)
-				e.OK("from a seekable reader", s.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|seek"}, Attachment: abstractions.FileFromReader(src, "application/pdf")}))
+				e.OK("from a seekable reader", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|seek"}, Attachment: abstractions.FileFromReader(src, "application/pdf")}))
 				pos, _ := src.Seek(0, io.SeekCurrent)
 				e.Equal("the reader is put back where the content started", pos, int64(4))
 				got, err = s.One(ctx, "p|seek")
@@ -344,19 +344,19 @@ func offloadScenarios() []Scenario {
 				// From a reader that cannot seek: copied to a temporary file, read once.
 				stream := &streamOnly{r: bytes.NewReader(content)}
 				sf := abstractions.FileFromReader(stream, "application/pdf")
-				e.OK("from a non-seekable reader", s.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|stream"}, Attachment: sf}))
+				e.OK("from a non-seekable reader", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|stream"}, Attachment: sf}))
 				e.Equal("read once", stream.reads, len(content))
 				e.Observe("the written file knows its digest", describeFile(sf))
 				data, err = readFile(ctx, sf)
 				e.OK("the written file streams its blob", err)
 				e.Equal("its content", bytes.Equal(data, content), true)
-				err = s.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|again"}, Attachment: abstractions.FileFromReader(stream, "")})
+				err = s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|again"}, Attachment: abstractions.FileFromReader(stream, "")})
 				e.Is("a new file over the consumed reader, which delivers nothing", err, abstractions.ErrInvalidArgument)
 				stream.r = bytes.NewReader([]byte("a new payload"))
-				e.OK("the same reader with a new payload", s.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|again"}, Attachment: abstractions.FileFromReader(stream, "")}))
+				e.OK("the same reader with a new payload", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|again"}, Attachment: abstractions.FileFromReader(stream, "")}))
 
 				// An empty file, and a file copied from another row.
-				e.OK("an empty file", s.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|empty"}, Attachment: abstractions.FileFromBytes(nil, "text/plain")}))
+				e.OK("an empty file", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|empty"}, Attachment: abstractions.FileFromBytes(nil, "text/plain")}))
 				got, err = s.One(ctx, "p|empty")
 				e.OK("read", err)
 				data, err = readFile(ctx, got.Attachment)
@@ -364,7 +364,7 @@ func offloadScenarios() []Scenario {
 				e.Equal("empty", len(data), 0)
 				from, err := s.One(ctx, "p|stream")
 				e.OK("read the source", err)
-				copyDoc := &OffDoc{Entity: abstractions.Entity{ID: "p|copy"}, Attachment: from.Attachment}
+				copyDoc := &offDoc{Entity: abstractions.Entity{ID: "p|copy"}, Attachment: from.Attachment}
 				e.OK("a file of another row", s.Create(ctx, copyDoc))
 				e.Equal("the written entity gets a file of its own row", copyDoc.Attachment != from.Attachment, true)
 				data, err = readFile(ctx, copyDoc.Attachment)
@@ -379,12 +379,12 @@ func offloadScenarios() []Scenario {
 			Name: "offload/integrity",
 			Run: func(ctx context.Context, e *Env) {
 				s, c := offStore(e, noGrace)
-				e.OK("create", s.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|a"}, Data: pattern(200_000, 10),
+				e.OK("create", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|a"}, Data: pattern(200_000, 10),
 					Attachment: abstractions.FileFromBytes([]byte("version one"), "text/plain")}))
 				old, err := s.One(ctx, "p|a")
 				e.OK("read", err)
 				e.nextSecond(ctx)
-				e.OK("replace the file", s.Upsert(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|a"}, Data: pattern(200_000, 10),
+				e.OK("replace the file", s.Upsert(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|a"}, Data: pattern(200_000, 10),
 					Attachment: abstractions.FileFromBytes([]byte("version two"), "text/plain")}))
 				_, err = readFile(ctx, old.Attachment)
 				e.Is("opening the file of the replaced version", err, abstractions.ErrIntegrity)
@@ -415,8 +415,8 @@ func offloadScenarios() []Scenario {
 					grace time.Duration
 				}{{"no grace", noGrace}, {"an hour's grace", time.Hour}} {
 					s, c := offStore(e, tc.grace)
-					doc := func(v byte) *OffDoc {
-						return &OffDoc{Entity: abstractions.Entity{ID: "p|doc"}, Body: strings.Repeat(string('a'+rune(v)), 150_000),
+					doc := func(v byte) *offDoc {
+						return &offDoc{Entity: abstractions.Entity{ID: "p|doc"}, Body: strings.Repeat(string('a'+rune(v)), 150_000),
 							Attachment: abstractions.FileFromBytes([]byte{v}, "")}
 					}
 					e.OK(tc.name+": create", s.Create(ctx, doc(1)))
@@ -435,8 +435,8 @@ func offloadScenarios() []Scenario {
 			Name: "offload/sweep",
 			Run: func(ctx context.Context, e *Env) {
 				s, c := offStore(e, engine.NoCleanup)
-				doc := func(id string, v byte) *OffDoc {
-					return &OffDoc{Entity: abstractions.Entity{ID: id}, Attachment: abstractions.FileFromBytes([]byte{v}, "")}
+				doc := func(id string, v byte) *offDoc {
+					return &offDoc{Entity: abstractions.Entity{ID: id}, Attachment: abstractions.FileFromBytes([]byte{v}, "")}
 				}
 				e.OK("write", s.Create(ctx, doc("p|a", 1)))
 				e.OK("replace: the old blob is an orphan", s.Upsert(ctx, doc("p|a", 2)))
@@ -470,8 +470,8 @@ func offloadScenarios() []Scenario {
 			Run: func(ctx context.Context, e *Env) {
 				s, c := offStore(e, noGrace)
 				shared := abstractions.FileFromReader(&streamOnly{r: bytes.NewReader(pattern(50_000, 13))}, "image/png")
-				batch := func(v byte) []*OffDoc {
-					return []*OffDoc{
+				batch := func(v byte) []*offDoc {
+					return []*offDoc{
 						{Entity: abstractions.Entity{ID: "p|a"}, Data: pattern(120_000, uint64(v)), Attachment: shared},
 						{Entity: abstractions.Entity{ID: "p|b"}, Attachment: abstractions.FileFromBytes([]byte{v}, "")},
 						{Entity: abstractions.Entity{ID: "p|c"}, Attachment: shared},
@@ -506,10 +506,10 @@ func offloadScenarios() []Scenario {
 			Run: func(ctx context.Context, e *Env) {
 				c := e.Name("off")
 				opts := &engine.Options{BlobOffload: &engine.BlobOffloadOptions{Container: c, ThresholdBytes: offThreshold, CleanupGrace: noGrace}}
-				legacy := storeOf[OffLegacy](e, opts)
-				renamed := storeOf[OffRenamed](e, opts)
+				legacy := storeOf[offLegacy](e, opts)
+				renamed := storeOf[offRenamed](e, opts)
 				body, scan := cyrillic(150_000), pattern(20_000, 17)
-				e.OK("write under the old names", legacy.Create(ctx, &OffLegacy{Entity: abstractions.Entity{ID: "p|a"}, Old: body,
+				e.OK("write under the old names", legacy.Create(ctx, &offLegacy{Entity: abstractions.Entity{ID: "p|a"}, Old: body,
 					OldScan: abstractions.FileFromBytes(scan, "application/pdf")}))
 				rows := e.observeOffRows(ctx, "rows under the old names")
 				e.observeBlobs(ctx, c, "blobs under the old names")
@@ -550,26 +550,26 @@ func offloadScenarios() []Scenario {
 			Run: func(ctx context.Context, e *Env) {
 				s, c := offStore(e, noGrace)
 				content := pattern(150_000, 11)
-				e.OK("a row in the way", s.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|dup"}}))
+				e.OK("a row in the way", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|dup"}}))
 				stream := &streamOnly{r: bytes.NewReader(content)}
 				f := abstractions.FileFromReader(stream, "")
-				err := s.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|dup"}, Attachment: f})
+				err := s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|dup"}, Attachment: f})
 				e.Is("a create that fails after its upload", err, abstractions.ErrDuplicateKey)
 				e.Equal("a failed write leaves its blob", len(e.blobNames(ctx, c)), 1)
-				e.OK("the retry stores the same file", s.Upsert(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|dup"}, Attachment: f}))
+				e.OK("the retry stores the same file", s.Upsert(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|dup"}, Attachment: f}))
 				e.Equal("the reader was read once", stream.reads, len(content))
 				e.Equal("the retry reused the blob", len(e.blobNames(ctx, c)), 1)
 
 				// A Mutate whose function sets a file and runs twice.
-				e.OK("create", s.Create(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|m"}, Title: "v1"}))
+				e.OK("create", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|m"}, Title: "v1"}))
 				stream2 := &streamOnly{r: bytes.NewReader(content)}
 				mf := abstractions.FileFromReader(stream2, "application/octet-stream")
 				runs := 0
-				_, err = abstractions.Mutate(ctx, s, "p|m", func(d *OffDoc) error {
+				_, err = abstractions.Mutate(ctx, s, "p|m", func(d *offDoc) error {
 					runs++
 					if runs == 1 {
 						// Another writer changes the row: this attempt loses the race.
-						if err := s.Upsert(ctx, &OffDoc{Entity: abstractions.Entity{ID: "p|m"}, Title: "v2"}); err != nil {
+						if err := s.Upsert(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|m"}, Title: "v2"}); err != nil {
 							return err
 						}
 					}

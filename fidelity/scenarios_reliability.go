@@ -5,7 +5,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/engine"
@@ -15,49 +14,18 @@ import (
 // ten is ten string columns, flattened into the columns of the field that holds it.
 type ten struct{ F0, F1, F2, F3, F4, F5, F6, F7, F8, F9 string }
 
-// Wide has 260 custom columns (and Id, CreatedAt, UpdatedAt), more than the 252 the
+// wideRow has 260 custom columns (and Id, CreatedAt, UpdatedAt), more than the 252 the
 // service allows an entity.
-type Wide struct {
+type wideRow struct {
 	abstractions.Entity
 	A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z ten
 }
 
-// Big holds up to 20 string cells of 64 KiB each (32,768 UTF-16 units): over the service's
+// bigRow holds up to 20 string cells of 64 KiB each (32,768 UTF-16 units): over the service's
 // 1 MiB entity limit when all are full, under its 4 MiB request limit.
-type Big struct {
+type bigRow struct {
 	abstractions.Entity
 	S00, S01, S02, S03, S04, S05, S06, S07, S08, S09, S10, S11, S12, S13, S14, S15, S16, S17, S18, S19 string
-}
-
-// counting counts the requests that reach a table service.
-type counting struct {
-	service.Tables
-	calls atomic.Int64
-}
-
-func (c *counting) GetRow(ctx context.Context, table, pk, rk string, sel []string) (service.Row, error) {
-	c.calls.Add(1)
-	return c.Tables.GetRow(ctx, table, pk, rk, sel)
-}
-
-func (c *counting) Write(ctx context.Context, table string, a service.Action) (service.Written, error) {
-	c.calls.Add(1)
-	return c.Tables.Write(ctx, table, a)
-}
-
-func (c *counting) Transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
-	c.calls.Add(1)
-	return c.Tables.Transact(ctx, table, actions)
-}
-
-func (c *counting) Query(ctx context.Context, table string, q service.Query) (service.Page, error) {
-	c.calls.Add(1)
-	return c.Tables.Query(ctx, table, q)
-}
-
-func (c *counting) CreateTable(ctx context.Context, table string) error {
-	c.calls.Add(1)
-	return c.Tables.CreateTable(ctx, table)
 }
 
 // storeOver returns a store of T over svc in the scenario's table.
@@ -81,7 +49,7 @@ func reliabilityScenarios() []Scenario {
 			Name:    "store/reads-never-create-tables",
 			NoTable: true,
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[Customer](e, nil)
+				s := storeOf[customerRow](e, nil)
 				_, err := s.One(ctx, "eu|alice")
 				e.Is("one", err, abstractions.ErrNotFound)
 				ok, err := s.Exists(ctx, "eu|alice")
@@ -90,10 +58,10 @@ func reliabilityScenarios() []Scenario {
 				n, err := s.Count(ctx, "eu")
 				e.OK("count", err)
 				e.Equal("count", n, 0)
-				vs, err := s.Query(ctx, abstractions.Query[Customer]{Partition: "eu"})
+				vs, err := s.Query(ctx, abstractions.Query[customerRow]{Partition: "eu"})
 				e.OK("query", err)
 				e.Equal("query", len(vs), 0)
-				page, err := s.Page(ctx, abstractions.Query[Customer]{Partition: "eu"})
+				page, err := s.Page(ctx, abstractions.Query[customerRow]{Partition: "eu"})
 				e.OK("page", err)
 				e.Equal("page", len(page.Items) == 0 && page.Cursor == "", true)
 				there, err := e.Tables.TableExists(ctx, e.Table)
@@ -110,9 +78,9 @@ func reliabilityScenarios() []Scenario {
 			Name:    "store/never-create-tables",
 			NoTable: true,
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[Customer](e, &engine.Options{NeverCreateTables: true})
+				s := storeOf[customerRow](e, &engine.Options{NeverCreateTables: true})
 				e.Is("create in a missing table", s.Create(ctx, alice()), abstractions.ErrNotFound)
-				_, err := s.UpsertBatch(ctx, []*Customer{alice()})
+				_, err := s.UpsertBatch(ctx, []*customerRow{alice()})
 				e.Is("batch in a missing table", err, abstractions.ErrNotFound)
 				e.Is("ensure created checks only", s.EnsureCreated(ctx), abstractions.ErrNotFound)
 				there, err := e.Tables.TableExists(ctx, e.Table)
@@ -128,7 +96,7 @@ func reliabilityScenarios() []Scenario {
 			Name: "store/lost-table-is-visible-to-the-next-write",
 			Run: func(ctx context.Context, e *Env) {
 				var logs bytes.Buffer
-				s := storeOf[Customer](e, &engine.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+				s := storeOf[customerRow](e, &engine.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 				e.OK("create", s.Create(ctx, alice()))
 				e.OK("the table is lost", e.Tables.DeleteTable(ctx, e.Table))
 				_, err := s.One(ctx, "eu|alice-smith")
@@ -146,24 +114,24 @@ func reliabilityScenarios() []Scenario {
 		{
 			Name: "store/bad-text-and-cursors-send-nothing",
 			Run: func(ctx context.Context, e *Env) {
-				svc := &counting{Tables: e.Tables}
-				s := storeOver[Customer](e, svc, nil)
-				name := abstractions.Field(func(c *Customer) *string { return &c.Name })
-				_, err := s.Query(ctx, abstractions.Query[Customer]{Partition: "eu", Where: name.Eq("a\xffb")})
+				svc := &countingTables{Tables: e.Tables}
+				s := storeOver[customerRow](e, svc, nil)
+				name := abstractions.Field(func(c *customerRow) *string { return &c.Name })
+				_, err := s.Query(ctx, abstractions.Query[customerRow]{Partition: "eu", Where: name.Eq("a\xffb")})
 				e.Is("a filter value with invalid UTF-8", err, abstractions.ErrInvalidArgument)
-				_, err = s.Page(ctx, abstractions.Query[Customer]{Partition: "eu", Cursor: strings.Repeat("eyJiIjoi", 20_000)})
+				_, err = s.Page(ctx, abstractions.Query[customerRow]{Partition: "eu", Cursor: strings.Repeat("eyJiIjoi", 20_000)})
 				e.Is("a 160 KB cursor", err, abstractions.ErrInvalidArgument)
 				c := alice()
 				c.Tags = []string{"ok", "bad\xff"}
 				e.Is("invalid UTF-8 in a JSON-stored field", s.Create(ctx, c), abstractions.ErrInvalidArgument)
-				e.Is("an id with invalid UTF-8", s.Create(ctx, &Customer{Entity: abstractions.Entity{ID: "eu|\xff"}}), abstractions.ErrInvalidKey)
-				e.Equal("requests sent", svc.calls.Load(), int64(0))
+				e.Is("an id with invalid UTF-8", s.Create(ctx, &customerRow{Entity: abstractions.Entity{ID: "eu|\xff"}}), abstractions.ErrInvalidKey)
+				e.Equal("requests sent", svc.n.Load(), int64(0))
 			},
 		},
 		{
 			Name: "store/changed-column-type-is-integrity",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[Customer](e, nil)
+				s := storeOf[customerRow](e, nil)
 				_, err := e.Tables.Write(ctx, e.Table, insert(row("eu", "x", "Balance", service.String("a lot"))))
 				e.OK("another client writes Balance as text", err)
 				_, err = s.One(ctx, "eu|x")
@@ -174,8 +142,8 @@ func reliabilityScenarios() []Scenario {
 			Name:      "store/deviation-too-many-properties",
 			Deviation: "too-many-properties",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[Wide](e, nil)
-				err := s.Create(ctx, &Wide{Entity: abstractions.Entity{ID: "p|wide"}})
+				s := storeOf[wideRow](e, nil)
+				err := s.Create(ctx, &wideRow{Entity: abstractions.Entity{ID: "p|wide"}})
 				if e.OnAzurite() {
 					e.OK("create 260 columns", err)
 					return
@@ -187,9 +155,9 @@ func reliabilityScenarios() []Scenario {
 			Name:      "store/deviation-entity-over-1mib",
 			Deviation: "insert-entity-size",
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[Big](e, nil)
+				s := storeOf[bigRow](e, nil)
 				full := strings.Repeat("x", 32_768)
-				v := &Big{Entity: abstractions.Entity{ID: "p|big"}, S00: full, S01: full, S02: full, S03: full, S04: full, S05: full, S06: full,
+				v := &bigRow{Entity: abstractions.Entity{ID: "p|big"}, S00: full, S01: full, S02: full, S03: full, S04: full, S05: full, S06: full,
 					S07: full, S08: full, S09: full, S10: full, S11: full, S12: full, S13: full, S14: full, S15: full, S16: full, S17: full}
 				err := s.Create(ctx, v)
 				if e.OnAzurite() {

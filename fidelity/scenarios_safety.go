@@ -43,19 +43,19 @@ func safetyScenarios() []Scenario {
 // takes a partition, before anything is sent, so it can never address the rows of the
 // partition before its "|".
 func partitionIsolation(ctx context.Context, e *Env) {
-	s := storeOf[Customer](e, nil)
-	e.OK("seed acme", s.CreateBatch(ctx, []*Customer{
+	s := storeOf[customerRow](e, nil)
+	e.OK("seed acme", s.CreateBatch(ctx, []*customerRow{
 		{Entity: abstractions.Entity{ID: "acme|1"}, Name: "acme's own"},
 		{Entity: abstractions.Entity{ID: "acme|x|1"}, Name: "acme's, row x|1"},
 	}))
-	e.OK("seed Acme Corp", s.Create(ctx, &Customer{Entity: abstractions.Entity{ID: "Acme Corp|1"}, Name: "acme corp"}))
+	e.OK("seed Acme Corp", s.Create(ctx, &customerRow{Entity: abstractions.Entity{ID: "Acme Corp|1"}, Name: "acme corp"}))
 
 	_, err := abstractions.CombineID("acme|x", "1")
 	e.Is("CombineID", err, abstractions.ErrInvalidKey)
 
-	c, ct := countingStoreOf[Customer](e)
-	ev, cte := countingStoreOf[Event](e)
-	snaps, cts := countingStoreOf[Snapshot](e)
+	c, ct := countingStoreOf[customerRow](e)
+	ev, cte := countingStoreOf[eventRow](e)
+	snaps, cts := countingStoreOf[snapshotRow](e)
 	const tenant = "acme|x"
 	refusals := []struct {
 		api string
@@ -65,24 +65,24 @@ func partitionIsolation(ctx context.Context, e *Env) {
 		{"Count", func() error { _, err := c.Count(ctx, tenant); return err }()},
 		{"DeletePartition", func() error { _, err := c.DeletePartition(ctx, tenant); return err }()},
 		{"Query", func() error {
-			_, err := c.Query(ctx, abstractions.Query[Customer]{Partition: tenant})
+			_, err := c.Query(ctx, abstractions.Query[customerRow]{Partition: tenant})
 			return err
 		}()},
 		{"Query with a prefix", func() error {
-			_, err := c.Query(ctx, abstractions.Query[Customer]{Partition: tenant, RowKeyPrefix: "1"})
+			_, err := c.Query(ctx, abstractions.Query[customerRow]{Partition: tenant, RowKeyPrefix: "1"})
 			return err
 		}()},
-		{"Any", func() error { _, err := c.Any(ctx, abstractions.Query[Customer]{Partition: tenant}); return err }()},
-		{"Page", func() error { _, err := c.Page(ctx, abstractions.Query[Customer]{Partition: tenant}); return err }()},
+		{"Any", func() error { _, err := c.Any(ctx, abstractions.Query[customerRow]{Partition: tenant}); return err }()},
+		{"Page", func() error { _, err := c.Page(ctx, abstractions.Query[customerRow]{Partition: tenant}); return err }()},
 		{"Stream", func() error {
-			for _, err := range c.Stream(ctx, abstractions.Query[Customer]{Partition: tenant}) {
+			for _, err := range c.Stream(ctx, abstractions.Query[customerRow]{Partition: tenant}) {
 				return err
 			}
 			return nil
 		}()},
-		{"Append", abstractions.Append(ctx, ev, tenant, &Event{Text: "x"}, "")},
+		{"Append", abstractions.Append(ctx, ev, tenant, &eventRow{Text: "x"}, "")},
 		{"Recent", func() error { _, err := abstractions.Recent(ctx, ev, tenant, 5, ""); return err }()},
-		{"AppendVersion", abstractions.AppendVersion(ctx, snaps, tenant, &Snapshot{State: "x"})},
+		{"AppendVersion", abstractions.AppendVersion(ctx, snaps, tenant, &snapshotRow{State: "x"})},
 		{"Latest", func() error { _, err := abstractions.Latest(ctx, snaps, tenant); return err }()},
 		{"AtVersion", func() error { _, err := abstractions.AtVersion(ctx, snaps, tenant, 1); return err }()},
 		{"AtOrBefore", func() error { _, err := abstractions.AtOrBefore(ctx, snaps, tenant, 1); return err }()},
@@ -112,10 +112,10 @@ func partitionIsolation(ctx context.Context, e *Env) {
 // malformedETags: Update and a conditional Patch refuse an ETag that is not an entity tag
 // with ErrInvalidArgument and send nothing; a well-formed stale one reaches the service.
 func malformedETags(ctx context.Context, e *Env) {
-	s := storeOf[Customer](e, nil)
+	s := storeOf[customerRow](e, nil)
 	c := alice()
 	e.OK("create", s.Create(ctx, c))
-	cs, ct := countingStoreOf[Customer](e)
+	cs, ct := countingStoreOf[customerRow](e)
 	for _, etag := range []string{
 		"datetime'2026-01-01'", // unquoted
 		`W/datetime'2026'`,     // weak but unquoted
@@ -133,7 +133,7 @@ func malformedETags(ctx context.Context, e *Env) {
 		v.ETag = etag
 		e.Is(fmt.Sprintf("update strict %q", etag), cs.Update(ctx, &v, abstractions.Strict), abstractions.ErrInvalidArgument)
 		e.Is(fmt.Sprintf("update auto %q", etag), cs.Update(ctx, &v, abstractions.Auto), abstractions.ErrInvalidArgument)
-		p := abstractions.Set(abstractions.NewPatch[Customer](), func(c *Customer) *string { return &c.Name }, "patched").WithETag(etag)
+		p := abstractions.Set(abstractions.NewPatch[customerRow](), func(c *customerRow) *string { return &c.Name }, "patched").WithETag(etag)
 		_, err := cs.Patch(ctx, c.ID, p)
 		e.Is(fmt.Sprintf("conditional patch %q", etag), err, abstractions.ErrInvalidArgument)
 		var se *abstractions.StoreError
@@ -147,7 +147,7 @@ func malformedETags(ctx context.Context, e *Env) {
 	// A well-formed ETag of another version is the service's to judge: a conflict.
 	v.ETag = `W/"datetime'2020-01-01T00%3A00%3A00.0000000Z'"`
 	e.Is("update with a stale etag", s.Update(ctx, &v, abstractions.Strict), abstractions.ErrConcurrencyConflict)
-	_, err := s.Patch(ctx, c.ID, abstractions.Set(abstractions.NewPatch[Customer](), func(c *Customer) *string { return &c.Name }, "x").WithETag(v.ETag))
+	_, err := s.Patch(ctx, c.ID, abstractions.Set(abstractions.NewPatch[customerRow](), func(c *customerRow) *string { return &c.Name }, "x").WithETag(v.ETag))
 	e.Is("patch with a stale etag", err, abstractions.ErrConcurrencyConflict)
 	got, err := s.One(ctx, c.ID)
 	e.OK("one", err)
@@ -159,7 +159,7 @@ func malformedETags(ctx context.Context, e *Env) {
 func describeFailure(e *Env, err error) string {
 	var se *abstractions.StoreError
 	if !errors.As(err, &se) {
-		return "not a StoreError: " + DescribeError(err)
+		return "not a StoreError: " + describeError(err)
 	}
 	d := fmt.Sprintf("op=%q own-table=%v pk=%q rk=%q unavailable=%v", se.Op, se.Table == e.Table, se.PartitionKey, se.RowKey,
 		errors.Is(err, abstractions.ErrUnavailable))
@@ -175,7 +175,7 @@ func describeFailure(e *Env, err error) string {
 
 // failingCalls runs one call of each kind through a store whose service fails them all, and
 // records what each error says; every one must match ErrUnavailable and name its call.
-func failingCalls(ctx context.Context, e *Env, s *engine.Store[Customer], callCtx func() (context.Context, context.CancelFunc)) int {
+func failingCalls(ctx context.Context, e *Env, s *engine.Store[customerRow], callCtx func() (context.Context, context.CancelFunc)) int {
 	type call struct {
 		name, want string
 		run        func(ctx context.Context) error
@@ -185,10 +185,10 @@ func failingCalls(ctx context.Context, e *Env, s *engine.Store[Customer], callCt
 		{"one", `op="read" own-table=true pk="eu" rk="alice"`, func(ctx context.Context) error { _, err := s.One(ctx, "eu|alice"); return err }},
 		{"exists", `op="exists" own-table=true pk="eu" rk="alice"`, func(ctx context.Context) error { _, err := s.Exists(ctx, "eu|alice"); return err }},
 		{"create", `op="create" own-table=true pk="eu" rk="bob"`, func(ctx context.Context) error {
-			return s.Create(ctx, &Customer{Entity: abstractions.Entity{ID: "eu|bob"}})
+			return s.Create(ctx, &customerRow{Entity: abstractions.Entity{ID: "eu|bob"}})
 		}},
 		{"patch", `op="patch" own-table=true pk="eu" rk="bob"`, func(ctx context.Context) error {
-			_, err := s.Patch(ctx, "eu|bob", abstractions.Set(abstractions.NewPatch[Customer](), func(c *Customer) *string { return &c.Name }, "b"))
+			_, err := s.Patch(ctx, "eu|bob", abstractions.Set(abstractions.NewPatch[customerRow](), func(c *customerRow) *string { return &c.Name }, "b"))
 			return err
 		}},
 		{"delete", `op="delete" own-table=true pk="eu" rk="bob"`, func(ctx context.Context) error { return s.Delete(ctx, "eu|bob") }},
@@ -196,11 +196,11 @@ func failingCalls(ctx context.Context, e *Env, s *engine.Store[Customer], callCt
 		{"list", `op="list" own-table=true pk="eu" rk=""`, func(ctx context.Context) error { _, err := s.List(ctx, "eu"); return err }},
 		{"count", `op="count" own-table=true pk="eu" rk=""`, func(ctx context.Context) error { _, err := s.Count(ctx, "eu"); return err }},
 		{"query", `op="query" own-table=true pk="eu" rk=""`, func(ctx context.Context) error {
-			_, err := s.Query(ctx, abstractions.Query[Customer]{Partition: "eu"})
+			_, err := s.Query(ctx, abstractions.Query[customerRow]{Partition: "eu"})
 			return err
 		}},
 		{"page", `op="page" own-table=true pk="eu" rk=""`, func(ctx context.Context) error {
-			_, err := s.Page(ctx, abstractions.Query[Customer]{Partition: "eu"})
+			_, err := s.Page(ctx, abstractions.Query[customerRow]{Partition: "eu"})
 			return err
 		}},
 		{"delete partition", `op="delete partition" own-table=true pk="eu" rk=""`, func(ctx context.Context) error {
@@ -208,7 +208,7 @@ func failingCalls(ctx context.Context, e *Env, s *engine.Store[Customer], callCt
 			return err
 		}},
 		{"upsert batch", `op="upsert batch" own-table=true pk="eu" rk=""`, func(ctx context.Context) error {
-			_, err := s.UpsertBatch(ctx, []*Customer{{Entity: abstractions.Entity{ID: "eu|c"}}, {Entity: abstractions.Entity{ID: "eu|d"}}})
+			_, err := s.UpsertBatch(ctx, []*customerRow{{Entity: abstractions.Entity{ID: "eu|c"}}, {Entity: abstractions.Entity{ID: "eu|d"}}})
 			return err
 		}},
 		// A call about the whole table names only the table.
@@ -316,7 +316,7 @@ func unavailableService(ctx context.Context, e *Env) {
 		tables, requests = b, b.calls.Load
 	}
 	acct := engine.NewAccount(e.Backend, tables, nil, &engine.Options{Now: storeClock})
-	s, err := engine.New[Customer](acct, &engine.StoreOptions{Table: e.Table})
+	s, err := engine.New[customerRow](acct, &engine.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("store: %v", err)
 	}
@@ -352,7 +352,7 @@ func deadlinePassed(ctx context.Context, e *Env) {
 		tables = fakeTables(e, hangingTransport{})
 	}
 	acct := engine.NewAccount(e.Backend, tables, nil, &engine.Options{Now: storeClock})
-	s, err := engine.New[Customer](acct, &engine.StoreOptions{Table: e.Table})
+	s, err := engine.New[customerRow](acct, &engine.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("store: %v", err)
 	}
@@ -394,15 +394,15 @@ func (m *misreadDeletes) Transact(ctx context.Context, table string, actions []s
 // writer deleted meanwhile, and fails, rather than report success, when a row it listed
 // cannot be deleted.
 func deletePartitionHonest(ctx context.Context, e *Env) {
-	s := storeOf[Customer](e, nil)
-	var batch []*Customer
+	s := storeOf[customerRow](e, nil)
+	var batch []*customerRow
 	for i := 0; i < 5; i++ {
-		batch = append(batch, &Customer{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%d", i)}})
+		batch = append(batch, &customerRow{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%d", i)}})
 	}
 	e.OK("seed", s.CreateBatch(ctx, batch))
 	stuck := &misreadDeletes{Tables: e.Tables, rows: map[string]bool{"3": true}}
 	acct := engine.NewAccount(e.Backend, stuck, nil, &engine.Options{Now: storeClock})
-	sp, err := engine.New[Customer](acct, &engine.StoreOptions{Table: e.Table})
+	sp, err := engine.New[customerRow](acct, &engine.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("store: %v", err)
 	}
@@ -423,16 +423,16 @@ func deletePartitionHonest(ctx context.Context, e *Env) {
 // multi-byte UTF-8 in bodies this size is corrupted by Azurite now and then; the Azure
 // adapter sends it as ASCII escapes to the emulator, so both backends store the same text.
 func largeNonASCII(ctx context.Context, e *Env) {
-	s := storeOf[Customer](e, nil)
+	s := storeOf[customerRow](e, nil)
 	text := strings.Repeat("é中😀x", 4000) // 40 KB of UTF-8 per value
-	check := func(step string, want *Customer) {
+	check := func(step string, want *customerRow) {
 		e.t.Helper()
 		got, err := s.One(ctx, want.ID)
 		e.OK(step, err)
 		exact := got.Name == want.Name && got.Email == want.Email && got.Address.City == want.Address.City
 		e.Equal(step+": stored exactly", exact, true)
 	}
-	c := &Customer{Entity: abstractions.Entity{ID: "p|1"}, Name: text, Email: "ü" + text, Address: Address{City: text + "ß"}}
+	c := &customerRow{Entity: abstractions.Entity{ID: "p|1"}, Name: text, Email: "ü" + text, Address: address{City: text + "ß"}}
 	e.OK("create", s.Create(ctx, c))
 	check("after create", c)
 	c.Name = "😀" + text
@@ -442,7 +442,7 @@ func largeNonASCII(ctx context.Context, e *Env) {
 	e.OK("upsert", s.Upsert(ctx, c))
 	check("after upsert", c)
 	c.Address.City = "日本" + text
-	_, err := s.Patch(ctx, c.ID, abstractions.Set(abstractions.NewPatch[Customer](), func(c *Customer) *string { return &c.Address.City }, c.Address.City))
+	_, err := s.Patch(ctx, c.ID, abstractions.Set(abstractions.NewPatch[customerRow](), func(c *customerRow) *string { return &c.Address.City }, c.Address.City))
 	e.OK("patch", err)
 	check("after patch", c)
 	for i := 0; i < 10; i++ {
@@ -466,9 +466,9 @@ func largeNonASCII(ctx context.Context, e *Env) {
 // call; Azurite finds a table created with upper-case letters only under its exact name.
 func tableNameCase(ctx context.Context, e *Env) {
 	name := e.Name("MixedCase")
-	creator := storeIn[Customer](e, name)
+	creator := storeIn[customerRow](e, name)
 	e.OK("create through the mixed-case name", creator.Create(ctx, alice()))
-	other := storeIn[Customer](e, strings.ToLower(name))
+	other := storeIn[customerRow](e, strings.ToLower(name))
 	_, err := other.One(ctx, "eu|alice-smith")
 	if e.OnAzurite() {
 		// Azurite answers TableNotFound, which a read reports as a missing row.
@@ -505,8 +505,8 @@ func lineSeparatorKeys(ctx context.Context, e *Env) {
 		e.Status("the row is gone", rerr, http.StatusNotFound, "ResourceNotFound")
 	}
 
-	s := storeOf[Customer](e, nil)
-	e.OK("seed", s.CreateBatch(ctx, []*Customer{
+	s := storeOf[customerRow](e, nil)
+	e.OK("seed", s.CreateBatch(ctx, []*customerRow{
 		{Entity: abstractions.Entity{ID: "p|a\u2028b"}},
 		{Entity: abstractions.Entity{ID: "p|c\u2029d"}},
 		{Entity: abstractions.Entity{ID: "p|plain"}},
@@ -531,8 +531,8 @@ func negativeZero(ctx context.Context, e *Env) {
 	e.Equal("a double", v.Kind(), service.KindDouble)
 	e.Equal("the sign is kept", math.Signbit(v.Float()), !e.OnAzurite())
 
-	s := storeOf[Customer](e, nil)
-	e.OK("create", s.Create(ctx, &Customer{Entity: abstractions.Entity{ID: "p|1"}, Balance: negZero}))
+	s := storeOf[customerRow](e, nil)
+	e.OK("create", s.Create(ctx, &customerRow{Entity: abstractions.Entity{ID: "p|1"}, Balance: negZero}))
 	got, err := s.One(ctx, "p|1")
 	e.OK("one", err)
 	e.Equal("zero", got.Balance == 0, true)

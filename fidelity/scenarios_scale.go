@@ -28,12 +28,12 @@ func scaleScenarios() []Scenario {
 // BatchError lists exactly that; the rows left behind (compared across backends) are exactly
 // those. The outcome is the same whether the partitions go one after another or four at once.
 func parallelBatchOnePartitionFails(ctx context.Context, e *Env, degree int) {
-	s := storeOf[Customer](e, &engine.Options{BatchParallelism: degree})
-	e.OK("the row in the way", s.Create(ctx, &Customer{Entity: abstractions.Entity{ID: "p2|120"}, Name: "first"}))
-	var batch []*Customer
+	s := storeOf[customerRow](e, &engine.Options{BatchParallelism: degree})
+	e.OK("the row in the way", s.Create(ctx, &customerRow{Entity: abstractions.Entity{ID: "p2|120"}, Name: "first"}))
+	var batch []*customerRow
 	for i := range 150 {
 		for p := range 6 {
-			batch = append(batch, &Customer{Entity: abstractions.Entity{ID: fmt.Sprintf("p%d|%03d", p, i)}, Name: fmt.Sprint(i)})
+			batch = append(batch, &customerRow{Entity: abstractions.Entity{ID: fmt.Sprintf("p%d|%03d", p, i)}, Name: fmt.Sprint(i)})
 		}
 	}
 	err := s.CreateBatch(ctx, batch)
@@ -46,7 +46,7 @@ func parallelBatchOnePartitionFails(ctx context.Context, e *Env, degree int) {
 	e.Equal("failed partitions", be.FailedPartitions(), []string{"p2"})
 	for _, p := range be.Partitions {
 		e.Observe("partition "+p.PartitionKey, fmt.Sprintf("committed=%d not=%d unknown=%d err=%s",
-			len(p.Committed), len(p.NotCommitted), len(p.Unknown), DescribeError(p.Err)))
+			len(p.Committed), len(p.NotCommitted), len(p.Unknown), describeError(p.Err)))
 	}
 	var se *abstractions.StoreError
 	e.Equal("the failure names the existing row", errors.As(err, &se) && se.PartitionKey == "p2" && se.RowKey == "120", true)
@@ -66,7 +66,7 @@ func parallelBatchOnePartitionFails(ctx context.Context, e *Env, degree int) {
 	e.OK("read the row in the way", err)
 	e.Equal("the row in the way is unchanged", got.Name, "first")
 	// Retrying what failed, without the row in the way, completes the batch.
-	var again []*Customer
+	var again []*customerRow
 	for _, i := range retry {
 		if batch[i].ID != "p2|120" {
 			again = append(again, batch[i])

@@ -12,24 +12,24 @@ import (
 	"github.com/unified-data/gotables/tables/engine"
 )
 
-// Customer is the entity of the store scenarios.
-type Customer struct {
+// customerRow is the entity of the store scenarios.
+type customerRow struct {
 	abstractions.Entity
 	Name    string
 	Email   string
 	Balance float64
 	Tags    []string
-	Address Address
+	Address address
 }
 
-// Address is stored flattened into Address_* columns.
-type Address struct {
+// address is stored flattened into Address_* columns.
+type address struct {
 	City    string
 	Country string
 }
 
-// Counter is the entity of the concurrency scenarios.
-type Counter struct {
+// counterRow is the entity of the concurrency scenarios.
+type counterRow struct {
 	abstractions.Entity
 	N int
 }
@@ -57,7 +57,7 @@ func storeOf[T any, P abstractions.EntityPtr[T]](e *Env, opts *engine.Options) *
 }
 
 // customer renders a customer without the values the service assigns.
-func customer(c *Customer) string {
+func customer(c *customerRow) string {
 	if c == nil {
 		return "nil"
 	}
@@ -65,7 +65,7 @@ func customer(c *Customer) string {
 		c.ID, c.Name, c.Email, c.Balance, c.Tags, c.Address, c.ETag != "", !c.Timestamp.IsZero(), !c.CreatedAt.IsZero(), !c.UpdatedAt.IsZero())
 }
 
-func customers(cs []*Customer) []string {
+func customers(cs []*customerRow) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = customer(c)
@@ -82,16 +82,16 @@ func (e *Env) Is(step string, err, sentinel error) {
 	}
 }
 
-func alice() *Customer {
-	return &Customer{Entity: abstractions.Entity{ID: "  EU|Alice Smith "}, Name: "Alice", Email: "alice@example.com", Balance: 100,
-		Tags: []string{"vip", "eu"}, Address: Address{City: "Lviv", Country: "UA"}}
+func alice() *customerRow {
+	return &customerRow{Entity: abstractions.Entity{ID: "  EU|Alice Smith "}, Name: "Alice", Email: "alice@example.com", Balance: 100,
+		Tags: []string{"vip", "eu"}, Address: address{City: "Lviv", Country: "UA"}}
 }
 
 var storeBasics = []Scenario{
 	{
 		Name: "store/create-and-read",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
+			s := storeOf[customerRow](e, nil)
 			c := alice()
 			e.OK("create", s.Create(ctx, c))
 			e.Equal("id is normalised", c.ID, "eu|alice-smith")
@@ -108,7 +108,7 @@ var storeBasics = []Scenario{
 	{
 		Name: "store/create-duplicate",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
+			s := storeOf[customerRow](e, nil)
 			e.OK("create", s.Create(ctx, alice()))
 			again := alice()
 			again.Name = "Impostor"
@@ -122,7 +122,7 @@ var storeBasics = []Scenario{
 	{
 		Name: "store/missing-row",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
+			s := storeOf[customerRow](e, nil)
 			got, err := s.One(ctx, "eu|nobody")
 			e.Is("one", err, abstractions.ErrNotFound)
 			e.Equal("one", got == nil, true)
@@ -139,7 +139,7 @@ var storeBasics = []Scenario{
 	{
 		Name: "store/upsert",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
+			s := storeOf[customerRow](e, nil)
 			c := alice()
 			e.OK("upsert creates", s.Upsert(ctx, c))
 			created := c.CreatedAt
@@ -155,7 +155,7 @@ var storeBasics = []Scenario{
 	{
 		Name: "store/update-modes",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
+			s := storeOf[customerRow](e, nil)
 			c := alice()
 			e.OK("create", s.Create(ctx, c))
 			stale := *c
@@ -179,7 +179,7 @@ var storeBasics = []Scenario{
 	{
 		Name: "store/implicit-last-writer-wins",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, &engine.Options{ImplicitLastWriterWins: true, Logger: discardLogger()})
+			s := storeOf[customerRow](e, &engine.Options{ImplicitLastWriterWins: true, Logger: discardLogger()})
 			c := alice()
 			e.OK("create", s.Create(ctx, c))
 			c.ETag = ""
@@ -190,17 +190,17 @@ var storeBasics = []Scenario{
 	{
 		Name: "store/ids",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
-			e.OK("lone id", s.Create(ctx, &Customer{Entity: abstractions.Entity{ID: "Single"}, Name: "lone"}))
+			s := storeOf[customerRow](e, nil)
+			e.OK("lone id", s.Create(ctx, &customerRow{Entity: abstractions.Entity{ID: "Single"}, Name: "lone"}))
 			got, err := s.One(ctx, "single|single")
 			e.OK("one by the composite form", err)
 			e.Observe("lone", customer(got))
-			e.OK("row key with |", s.Create(ctx, &Customer{Entity: abstractions.Entity{ID: "vision|exec|agent"}}))
+			e.OK("row key with |", s.Create(ctx, &customerRow{Entity: abstractions.Entity{ID: "vision|exec|agent"}}))
 			got, err = s.One(ctx, "vision|exec|agent")
 			e.OK("one", err)
 			e.Observe("pipe", customer(got))
-			raw := storeOf[Customer](e, &engine.Options{IDs: engine.IDsAsWritten})
-			e.OK("as written", raw.Create(ctx, &Customer{Entity: abstractions.Entity{ID: "Case|Kept Here"}}))
+			raw := storeOf[customerRow](e, &engine.Options{IDs: engine.IDsAsWritten})
+			e.OK("as written", raw.Create(ctx, &customerRow{Entity: abstractions.Entity{ID: "Case|Kept Here"}}))
 			got, err = raw.One(ctx, "case|kept-here")
 			e.Is("normalised id misses", err, abstractions.ErrNotFound)
 			e.Equal("normalised id misses", got == nil, true)
@@ -212,14 +212,14 @@ var storeBasics = []Scenario{
 	{
 		Name: "store/bad-input-sends-nothing",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
+			s := storeOf[customerRow](e, nil)
 			for _, id := range []string{"a/b|c", "a|b#c", "|empty", "empty|", "p|" + strings.Repeat("r", 513), "p|tab\there", "p|del\x7f"} {
-				e.Is("create "+id, s.Create(ctx, &Customer{Entity: abstractions.Entity{ID: id}}), abstractions.ErrInvalidKey)
+				e.Is("create "+id, s.Create(ctx, &customerRow{Entity: abstractions.Entity{ID: id}}), abstractions.ErrInvalidKey)
 				e.Is("one "+id, func() error { _, err := s.One(ctx, id); return err }(), abstractions.ErrInvalidKey)
 				e.Is("delete "+id, s.Delete(ctx, id), abstractions.ErrInvalidKey)
 			}
 			e.Is("nil entity", s.Create(ctx, nil), abstractions.ErrInvalidArgument)
-			e.Is("nil in a batch", s.CreateBatch(ctx, []*Customer{alice(), nil}), abstractions.ErrInvalidArgument)
+			e.Is("nil in a batch", s.CreateBatch(ctx, []*customerRow{alice(), nil}), abstractions.ErrInvalidArgument)
 			_, err := engine.New[struct {
 				abstractions.Entity
 				Foo_Bar string
@@ -227,7 +227,7 @@ var storeBasics = []Scenario{
 			e.Is("a field named with _", err, abstractions.ErrNotSupported)
 			// A type without Entity does not compile (abstractions.EntityPtr); a zero account
 			// is refused.
-			_, err = engine.New[Customer](&engine.Account{}, nil)
+			_, err = engine.New[customerRow](&engine.Account{}, nil)
 			e.Is("a zero account", err, abstractions.ErrInvalidArgument)
 			n, err := s.CountAll(ctx)
 			e.OK("count", err)
@@ -237,9 +237,9 @@ var storeBasics = []Scenario{
 	{
 		Name: "store/list-and-count",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
+			s := storeOf[customerRow](e, nil)
 			for _, id := range []string{"eu|zed", "eu|amy", "us|bob", "eu|Émile", "asia|chen"} {
-				e.OK("create "+id, s.Create(ctx, &Customer{Entity: abstractions.Entity{ID: id}, Name: id}))
+				e.OK("create "+id, s.Create(ctx, &customerRow{Entity: abstractions.Entity{ID: id}, Name: id}))
 			}
 			eu, err := s.List(ctx, "EU")
 			e.OK("list eu", err)
@@ -261,24 +261,24 @@ var storeBasics = []Scenario{
 	{
 		Name: "store/create-batch",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
-			var batch []*Customer
+			s := storeOf[customerRow](e, nil)
+			var batch []*customerRow
 			for i := 0; i < 250; i++ {
-				batch = append(batch, &Customer{Entity: abstractions.Entity{ID: fmt.Sprintf("p%d|%03d", i%3, i)}, Name: fmt.Sprint(i)})
+				batch = append(batch, &customerRow{Entity: abstractions.Entity{ID: fmt.Sprintf("p%d|%03d", i%3, i)}, Name: fmt.Sprint(i)})
 			}
 			e.OK("250 across 3 partitions", s.CreateBatch(ctx, batch))
 			e.Equal("ids normalised, no etag", batch[7].ID == "p1|007" && batch[7].ETag == "" && !batch[7].CreatedAt.IsZero(), true)
 			n, err := s.CountAll(ctx)
 			e.OK("count", err)
 			e.Equal("count", n, 250)
-			repeated := []*Customer{{Entity: abstractions.Entity{ID: "q|1"}}, {Entity: abstractions.Entity{ID: "q|2"}}, {Entity: abstractions.Entity{ID: "Q|1"}}}
+			repeated := []*customerRow{{Entity: abstractions.Entity{ID: "q|1"}}, {Entity: abstractions.Entity{ID: "q|2"}}, {Entity: abstractions.Entity{ID: "Q|1"}}}
 			e.Is("a repeated key is refused before sending", s.CreateBatch(ctx, repeated), abstractions.ErrDuplicateKey)
 			n, err = s.Count(ctx, "q")
 			e.OK("count q", err)
 			e.Equal("nothing sent", n, 0)
 			// Partition "a" commits; partition "p0" holds an existing key and fails whole;
 			// partition "z" commits too: a failure stops only its own partition.
-			mixed := []*Customer{
+			mixed := []*customerRow{
 				{Entity: abstractions.Entity{ID: "a|1"}}, {Entity: abstractions.Entity{ID: "p0|new"}},
 				{Entity: abstractions.Entity{ID: "p0|000"}}, {Entity: abstractions.Entity{ID: "z|1"}},
 			}
@@ -295,10 +295,10 @@ var storeBasics = []Scenario{
 	{
 		Name: "store/upsert-batch",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
-			var batch []*Customer
+			s := storeOf[customerRow](e, nil)
+			var batch []*customerRow
 			for i := 0; i < 120; i++ {
-				batch = append(batch, &Customer{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%03d", i)}, Name: "v1"})
+				batch = append(batch, &customerRow{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%03d", i)}, Name: "v1"})
 			}
 			n, err := s.UpsertBatch(ctx, batch)
 			e.OK("upsert 120", err)
@@ -309,7 +309,7 @@ var storeBasics = []Scenario{
 			n, err = s.UpsertBatch(ctx, batch[:10])
 			e.OK("upsert again", err)
 			e.Equal("written", n, 10)
-			twice := []*Customer{{Entity: abstractions.Entity{ID: "r|1"}}, {Entity: abstractions.Entity{ID: "r|1"}}}
+			twice := []*customerRow{{Entity: abstractions.Entity{ID: "r|1"}}, {Entity: abstractions.Entity{ID: "r|1"}}}
 			n, err = s.UpsertBatch(ctx, twice)
 			e.Status("a key twice in one transaction", err, 400, "InvalidDuplicateRow")
 			e.Equal("written", n, 0)
@@ -321,12 +321,12 @@ var storeBasics = []Scenario{
 	{
 		Name: "store/delete-partition",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
-			var batch []*Customer
+			s := storeOf[customerRow](e, nil)
+			var batch []*customerRow
 			for i := 0; i < 230; i++ {
-				batch = append(batch, &Customer{Entity: abstractions.Entity{ID: fmt.Sprintf("gone|%03d", i)}})
+				batch = append(batch, &customerRow{Entity: abstractions.Entity{ID: fmt.Sprintf("gone|%03d", i)}})
 			}
-			batch = append(batch, &Customer{Entity: abstractions.Entity{ID: "kept|1"}})
+			batch = append(batch, &customerRow{Entity: abstractions.Entity{ID: "kept|1"}})
 			e.OK("seed", s.CreateBatch(ctx, batch))
 			n, err := s.DeletePartition(ctx, "gone")
 			e.OK("delete partition", err)
@@ -340,8 +340,8 @@ var storeBasics = []Scenario{
 	{
 		Name: "store/strict-counter-16x50",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Counter](e, nil)
-			e.OK("create", s.Create(ctx, &Counter{Entity: abstractions.Entity{ID: "c|1"}}))
+			s := storeOf[counterRow](e, nil)
+			e.OK("create", s.Create(ctx, &counterRow{Entity: abstractions.Entity{ID: "c|1"}}))
 			var wg sync.WaitGroup
 			errs := make(chan error, 16)
 			for g := 0; g < 16; g++ {

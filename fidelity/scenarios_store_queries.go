@@ -14,18 +14,18 @@ var queryStoreScenarios = []Scenario{
 	{
 		Name: "store/query-prefix-ranges",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
+			s := storeOf[customerRow](e, nil)
 			keys := []string{"a", "ab", "abc", "ab~", "ac", "b", "a\uffff", "a\uffffz", "a\ufffe", "b\uffff", "\uffff", "\uffff\uffff",
 				"c😀", "c😀x", "c😁", "c\U0010ffff", "c\U0010ffffq", "c\ue000", "d\ud7ff", "d\ud7ffz", "d\U00010000", "e\"x", "e\"", "e$",
 				"it's", "it's-me", "its", "msg_1", "msg_2", "msg`"}
-			var batch []*Customer
+			var batch []*customerRow
 			for _, k := range keys {
-				batch = append(batch, &Customer{Entity: abstractions.Entity{ID: "p|" + k}, Name: k})
-				batch = append(batch, &Customer{Entity: abstractions.Entity{ID: "q|" + k}, Name: k})
+				batch = append(batch, &customerRow{Entity: abstractions.Entity{ID: "p|" + k}, Name: k})
+				batch = append(batch, &customerRow{Entity: abstractions.Entity{ID: "q|" + k}, Name: k})
 			}
 			e.OK("seed", s.CreateBatch(ctx, batch))
 			for _, prefix := range []string{"a", "ab", "a\uffff", "\uffff", "b\uffff", "c😀", "c\U0010ffff", "d\ud7ff", "e\"", "it's", "msg_", "A", "zzz"} {
-				got, err := s.Query(ctx, abstractions.Query[Customer]{Partition: "P", RowKeyPrefix: prefix})
+				got, err := s.Query(ctx, abstractions.Query[customerRow]{Partition: "P", RowKeyPrefix: prefix})
 				e.OK(fmt.Sprintf("prefix %+q", prefix), err)
 				e.Observe(fmt.Sprintf("prefix %+q", prefix), ids(got))
 				for _, c := range got {
@@ -40,22 +40,22 @@ var queryStoreScenarios = []Scenario{
 					n++
 				}
 			}
-			got, err := s.Query(ctx, abstractions.Query[Customer]{Partition: "p", RowKeyPrefix: "a"})
+			got, err := s.Query(ctx, abstractions.Query[customerRow]{Partition: "p", RowKeyPrefix: "a"})
 			e.OK("prefix a", err)
 			e.Equal("prefix a selects every key starting with a", len(got), n)
-			got, err = s.Query(ctx, abstractions.Query[Customer]{Partition: "p", RowKeyPrefix: "a", Take: 3})
+			got, err = s.Query(ctx, abstractions.Query[customerRow]{Partition: "p", RowKeyPrefix: "a", Take: 3})
 			e.OK("prefix with take", err)
 			e.Observe("prefix with take", ids(got))
-			c, ct := countingStoreOf[Customer](e)
-			_, err = c.Query(ctx, abstractions.Query[Customer]{RowKeyPrefix: "a"})
+			c, ct := countingStoreOf[customerRow](e)
+			_, err = c.Query(ctx, abstractions.Query[customerRow]{RowKeyPrefix: "a"})
 			e.Is("prefix without partition", err, abstractions.ErrNotSupported)
-			_, err = c.Query(ctx, abstractions.Query[Customer]{Partition: "p", RowKeyPrefix: "a/b"})
+			_, err = c.Query(ctx, abstractions.Query[customerRow]{Partition: "p", RowKeyPrefix: "a/b"})
 			e.Is("prefix with a forbidden character", err, abstractions.ErrInvalidKey)
-			_, err = c.Query(ctx, abstractions.Query[Customer]{Partition: "p/q"})
+			_, err = c.Query(ctx, abstractions.Query[customerRow]{Partition: "p/q"})
 			e.Is("bad partition", err, abstractions.ErrInvalidKey)
-			_, err = c.Query(ctx, abstractions.Query[Customer]{Partition: "p", Take: -1})
+			_, err = c.Query(ctx, abstractions.Query[customerRow]{Partition: "p", Take: -1})
 			e.Is("negative take", err, abstractions.ErrInvalidArgument)
-			_, err = c.Query(ctx, abstractions.Query[Customer]{Partition: "p", Cursor: "x"})
+			_, err = c.Query(ctx, abstractions.Query[customerRow]{Partition: "p", Cursor: "x"})
 			e.Is("a cursor outside Page", err, abstractions.ErrInvalidArgument)
 			e.Equal("refusals sent nothing", ct.n.Load(), int64(0))
 		},
@@ -63,12 +63,12 @@ var queryStoreScenarios = []Scenario{
 	{
 		Name: "store/query-2500-rows",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
-			var batch []*Customer
+			s := storeOf[customerRow](e, nil)
+			var batch []*customerRow
 			for i := 0; i < 2500; i++ {
-				batch = append(batch, &Customer{Entity: abstractions.Entity{ID: fmt.Sprintf("big|%05d", i)}, Name: fmt.Sprint(i), Balance: float64(i)})
+				batch = append(batch, &customerRow{Entity: abstractions.Entity{ID: fmt.Sprintf("big|%05d", i)}, Name: fmt.Sprint(i), Balance: float64(i)})
 			}
-			batch = append(batch, &Customer{Entity: abstractions.Entity{ID: "other|1"}}, &Customer{Entity: abstractions.Entity{ID: "a|1"}})
+			batch = append(batch, &customerRow{Entity: abstractions.Entity{ID: "other|1"}}, &customerRow{Entity: abstractions.Entity{ID: "a|1"}})
 			e.OK("seed", s.CreateBatch(ctx, batch))
 			want := func(from, to int) []string {
 				var out []string
@@ -82,30 +82,30 @@ var queryStoreScenarios = []Scenario{
 				e.Equal(step+": exactly the rows, in order", strings.Join(got, ",") == strings.Join(want, ","), true)
 			}
 
-			got, err := s.Query(ctx, abstractions.Query[Customer]{Partition: "big", Take: 1500})
+			got, err := s.Query(ctx, abstractions.Query[customerRow]{Partition: "big", Take: 1500})
 			e.OK("take 1500", err)
 			same("take 1500 across a page boundary", ids(got), want(0, 1500))
-			got, err = s.Query(ctx, abstractions.Query[Customer]{Partition: "big", Take: 1000})
+			got, err = s.Query(ctx, abstractions.Query[customerRow]{Partition: "big", Take: 1000})
 			e.OK("take 1000", err)
 			same("take 1000", ids(got), want(0, 1000))
-			got, err = s.Query(ctx, abstractions.Query[Customer]{Partition: "big"})
+			got, err = s.Query(ctx, abstractions.Query[customerRow]{Partition: "big"})
 			e.OK("all", err)
 			same("all 2500", ids(got), want(0, 2500))
 
 			var streamed []string
-			for c, err := range s.Stream(ctx, abstractions.Query[Customer]{Partition: "big"}) {
+			for c, err := range s.Stream(ctx, abstractions.Query[customerRow]{Partition: "big"}) {
 				e.OK("stream", err)
 				streamed = append(streamed, c.ID)
 			}
 			same("stream 2500", streamed, want(0, 2500))
 			streamed = streamed[:0]
-			for c, err := range s.Stream(ctx, abstractions.Query[Customer]{Partition: "big", Take: 1001}) {
+			for c, err := range s.Stream(ctx, abstractions.Query[customerRow]{Partition: "big", Take: 1001}) {
 				e.OK("stream take", err)
 				streamed = append(streamed, c.ID)
 			}
 			same("stream take 1001", streamed, want(0, 1001))
 			streamed = streamed[:0]
-			for c, err := range s.Stream(ctx, abstractions.Query[Customer]{Partition: "big"}) {
+			for c, err := range s.Stream(ctx, abstractions.Query[customerRow]{Partition: "big"}) {
 				e.OK("stream break", err)
 				streamed = append(streamed, c.ID)
 				if len(streamed) == 1200 {
@@ -118,7 +118,7 @@ var queryStoreScenarios = []Scenario{
 			pages, cursor := 0, ""
 			var firstCursor string
 			for {
-				page, err := s.Page(ctx, abstractions.Query[Customer]{Partition: "big", Take: 50, Cursor: cursor})
+				page, err := s.Page(ctx, abstractions.Query[customerRow]{Partition: "big", Take: 50, Cursor: cursor})
 				e.OK("page", err)
 				pages++
 				if len(page.Items) > 50 {
@@ -135,16 +135,16 @@ var queryStoreScenarios = []Scenario{
 			}
 			same("pages of 50", paged, want(0, 2500))
 			e.Equal("pages", pages <= 51, true)
-			page, err := s.Page(ctx, abstractions.Query[Customer]{Partition: "big", Take: 50, Cursor: firstCursor})
+			page, err := s.Page(ctx, abstractions.Query[customerRow]{Partition: "big", Take: 50, Cursor: firstCursor})
 			e.OK("a cursor replayed", err)
 			e.Equal("replayed page", strings.Join(ids(page.Items), ","), strings.Join(want(50, 100), ","))
 
-			c, ct := countingStoreOf[Customer](e)
-			for _, q := range []abstractions.Query[Customer]{
+			c, ct := countingStoreOf[customerRow](e)
+			for _, q := range []abstractions.Query[customerRow]{
 				{Partition: "other", Take: 50, Cursor: firstCursor},
 				{Partition: "big", Take: 51, Cursor: firstCursor},
 				{Partition: "big", RowKeyPrefix: "0", Take: 50, Cursor: firstCursor},
-				{Partition: "big", Take: 50, Where: abstractions.Field(func(c *Customer) *float64 { return &c.Balance }).Gt(1), Cursor: firstCursor},
+				{Partition: "big", Take: 50, Where: abstractions.Field(func(c *customerRow) *float64 { return &c.Balance }).Gt(1), Cursor: firstCursor},
 				{Take: 50, Cursor: firstCursor},
 				{Partition: "big", Take: 50, Cursor: "not a cursor"},
 				{Partition: "big", Take: 50, Cursor: firstCursor + "x"},
@@ -155,23 +155,23 @@ var queryStoreScenarios = []Scenario{
 			}
 			e.Equal("refused cursors sent nothing", ct.n.Load(), int64(0))
 
-			page, err = s.Page(ctx, abstractions.Query[Customer]{Partition: "big"})
+			page, err = s.Page(ctx, abstractions.Query[customerRow]{Partition: "big"})
 			e.OK("default page size", err)
 			e.Equal("default page size", len(page.Items), abstractions.DefaultPageSize)
-			page, err = s.Page(ctx, abstractions.Query[Customer]{Partition: "big", Take: 1000})
+			page, err = s.Page(ctx, abstractions.Query[customerRow]{Partition: "big", Take: 1000})
 			e.OK("page of 1000", err)
 			e.Equal("page of 1000", len(page.Items), 1000)
-			page, err = s.Page(ctx, abstractions.Query[Customer]{Partition: "big", RowKeyPrefix: "024", Take: 1000})
+			page, err = s.Page(ctx, abstractions.Query[customerRow]{Partition: "big", RowKeyPrefix: "024", Take: 1000})
 			e.OK("last page", err)
 			e.Equal("last page", len(page.Items) == 100 && !page.HasMore(), true)
 
-			found, err := s.Any(ctx, abstractions.Query[Customer]{Partition: "big"})
+			found, err := s.Any(ctx, abstractions.Query[customerRow]{Partition: "big"})
 			e.OK("any", err)
 			e.Equal("any", found, true)
-			found, err = s.Any(ctx, abstractions.Query[Customer]{Partition: "big", Where: abstractions.Field(func(c *Customer) *float64 { return &c.Balance }).Gt(2498)})
+			found, err = s.Any(ctx, abstractions.Query[customerRow]{Partition: "big", Where: abstractions.Field(func(c *customerRow) *float64 { return &c.Balance }).Gt(2498)})
 			e.OK("any filtered", err)
 			e.Equal("any filtered", found, true)
-			found, err = s.Any(ctx, abstractions.Query[Customer]{Partition: "nowhere"})
+			found, err = s.Any(ctx, abstractions.Query[customerRow]{Partition: "nowhere"})
 			e.OK("any none", err)
 			e.Equal("any none", found, false)
 			n, err := s.Count(ctx, "big")
@@ -182,19 +182,19 @@ var queryStoreScenarios = []Scenario{
 	{
 		Name: "store/query-projection",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Item](e, nil)
+			s := storeOf[itemRow](e, nil)
 			e.OK("seed", s.CreateBatch(ctx, items()))
 			for _, c := range []struct {
 				name string
-				sel  []abstractions.Selector[Item]
+				sel  []abstractions.Selector[itemRow]
 			}{
-				{"name", []abstractions.Selector[Item]{fName}},
-				{"nested struct", []abstractions.Selector[Item]{fHome}},
-				{"nested field and json", []abstractions.Selector[Item]{fCity, fTags}},
-				{"pointer and enum", []abstractions.Selector[Item]{fNick, fLevel, fWhen}},
-				{"none", []abstractions.Selector[Item]{}},
+				{"name", []abstractions.Selector[itemRow]{fName}},
+				{"nested struct", []abstractions.Selector[itemRow]{fHome}},
+				{"nested field and json", []abstractions.Selector[itemRow]{fCity, fTags}},
+				{"pointer and enum", []abstractions.Selector[itemRow]{fNick, fLevel, fWhen}},
+				{"none", []abstractions.Selector[itemRow]{}},
 			} {
-				got, err := s.Query(ctx, abstractions.Query[Item]{Partition: "p", Select: c.sel, Take: 4})
+				got, err := s.Query(ctx, abstractions.Query[itemRow]{Partition: "p", Select: c.sel, Take: 4})
 				e.OK("select "+c.name, err)
 				for _, it := range got {
 					e.Observe("select "+c.name, item(it))
@@ -203,10 +203,10 @@ var queryStoreScenarios = []Scenario{
 					}
 				}
 			}
-			c, ct := countingStoreOf[Item](e)
-			_, err := c.Query(ctx, abstractions.Query[Item]{Select: []abstractions.Selector[Item]{abstractions.Field(func(i *Item) *string { return &i.Secret })}})
+			c, ct := countingStoreOf[itemRow](e)
+			_, err := c.Query(ctx, abstractions.Query[itemRow]{Select: []abstractions.Selector[itemRow]{abstractions.Field(func(i *itemRow) *string { return &i.Secret })}})
 			e.Is("select a field without a column", err, abstractions.ErrNotSupported)
-			_, err = c.Query(ctx, abstractions.Query[Item]{Select: []abstractions.Selector[Item]{abstractions.Field(func(i *Item) *string { return &i.Away.City })}})
+			_, err = c.Query(ctx, abstractions.Query[itemRow]{Select: []abstractions.Selector[itemRow]{abstractions.Field(func(i *itemRow) *string { return &i.Away.City })}})
 			e.Is("select below a pointer", err, abstractions.ErrNotSupported)
 			e.Equal("refusals sent nothing", ct.n.Load(), int64(0))
 		},
@@ -214,28 +214,28 @@ var queryStoreScenarios = []Scenario{
 	{
 		Name: "store/query-filters",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Item](e, nil)
+			s := storeOf[itemRow](e, nil)
 			e.OK("seed", s.CreateBatch(ctx, items()))
-			e.OK("elsewhere", s.Create(ctx, &Item{Entity: abstractions.Entity{ID: "other|x"}, Name: "carol", Count: 10, Active: true}))
+			e.OK("elsewhere", s.Create(ctx, &itemRow{Entity: abstractions.Entity{ID: "other|x"}, Name: "carol", Count: 10, Active: true}))
 			for _, f := range supportedFilters() {
-				got, err := s.Query(ctx, abstractions.Query[Item]{Partition: "p", Where: f.f})
+				got, err := s.Query(ctx, abstractions.Query[itemRow]{Partition: "p", Where: f.f})
 				e.OK(f.name, err)
 				e.Observe(f.name, ids(got))
 			}
-			got, err := s.Query(ctx, abstractions.Query[Item]{Where: fName.Eq("carol")})
+			got, err := s.Query(ctx, abstractions.Query[itemRow]{Where: fName.Eq("carol")})
 			e.OK("across partitions", err)
 			e.Observe("across partitions", ids(got))
 			combos := []namedFilter{
 				{"and", abstractions.And(fActIs, fCount.Ge(0))},
 				{"or", abstractions.Or(fName.Eq("alice"), fCount.Gt(30))},
 				{"and of or", abstractions.And(abstractions.Or(fCity.Eq("Lviv"), fCity.Eq("Oslo")), fScore.Lt(3))},
-				{"or of and", abstractions.Or(abstractions.And(fActIs, fBig.Lt(0)), abstractions.And(fLevel.Eq(High), fSpan.Gt(time.Minute)))},
+				{"or of and", abstractions.Or(abstractions.And(fActIs, fBig.Lt(0)), abstractions.And(fLevel.Eq(itemLevelHigh), fSpan.Gt(time.Minute)))},
 				{"not of and", abstractions.Not(abstractions.And(fActIs, fCount.Lt(0)))},
 				{"not not", abstractions.Not(abstractions.Not(fCount.Eq(10)))},
 				{"not of or", abstractions.Not(abstractions.Or(fScore.Gt(2), fBig.Eq(0)))},
 				{"single and", abstractions.And(fCount.Eq(0))},
-				{"15 comparisons without a partition", abstractions.Or(func() []abstractions.Filter[Item] {
-					var fs []abstractions.Filter[Item]
+				{"15 comparisons without a partition", abstractions.Or(func() []abstractions.Filter[itemRow] {
+					var fs []abstractions.Filter[itemRow]
 					for i := int32(0); i < 15; i++ {
 						fs = append(fs, fCount.Eq(i*10-30))
 					}
@@ -243,7 +243,7 @@ var queryStoreScenarios = []Scenario{
 				}()...)},
 			}
 			for _, f := range combos {
-				q := abstractions.Query[Item]{Partition: "p", Where: f.f}
+				q := abstractions.Query[itemRow]{Partition: "p", Where: f.f}
 				if strings.HasPrefix(f.name, "15") {
 					q.Partition = ""
 				}
@@ -251,7 +251,7 @@ var queryStoreScenarios = []Scenario{
 				e.OK(f.name, err)
 				e.Observe(f.name, ids(got))
 			}
-			found, err := s.Any(ctx, abstractions.Query[Item]{Partition: "p", Where: fName.Eq("😀")})
+			found, err := s.Any(ctx, abstractions.Query[itemRow]{Partition: "p", Where: fName.Eq("😀")})
 			e.OK("any", err)
 			e.Equal("any", found, true)
 		},
@@ -259,10 +259,10 @@ var queryStoreScenarios = []Scenario{
 	{
 		Name: "store/query-absent-columns",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Item](e, nil)
-			old := storeOf[ItemV1](e, nil)
+			s := storeOf[itemRow](e, nil)
+			old := storeOf[itemRowV1](e, nil)
 			e.OK("seed", s.CreateBatch(ctx, items()[:3]))
-			e.OK("old rows", old.CreateBatch(ctx, []*ItemV1{{Entity: abstractions.Entity{ID: "p|old1"}, Name: "alice"}, {Entity: abstractions.Entity{ID: "p|old2"}, Name: "zed"}}))
+			e.OK("old rows", old.CreateBatch(ctx, []*itemRowV1{{Entity: abstractions.Entity{ID: "p|old1"}, Name: "alice"}, {Entity: abstractions.Entity{ID: "p|old2"}, Name: "zed"}}))
 			for _, f := range []namedFilter{
 				{"eq on a missing int", fCount.Eq(0)},
 				{"ne on a missing int", fCount.Ne(-30)},
@@ -274,7 +274,7 @@ var queryStoreScenarios = []Scenario{
 				{"present string", fName.Eq("alice")},
 				{"or across", abstractions.Or(fName.Eq("zed"), fCount.Eq(-20))},
 			} {
-				got, err := s.Query(ctx, abstractions.Query[Item]{Partition: "p", Where: f.f})
+				got, err := s.Query(ctx, abstractions.Query[itemRow]{Partition: "p", Where: f.f})
 				e.OK(f.name, err)
 				e.Observe(f.name, ids(got))
 				for _, it := range got {
@@ -286,9 +286,9 @@ var queryStoreScenarios = []Scenario{
 	{
 		Name: "store/query-refused-filters",
 		Run: func(ctx context.Context, e *Env) {
-			s, ct := countingStoreOf[Item](e)
+			s, ct := countingStoreOf[itemRow](e)
 			for _, f := range refusedFilters() {
-				_, err := s.Query(ctx, abstractions.Query[Item]{Partition: "p", Where: f.f})
+				_, err := s.Query(ctx, abstractions.Query[itemRow]{Partition: "p", Where: f.f})
 				kind := abstractions.ErrNotSupported
 				if strings.HasPrefix(f.name, "empty") || strings.HasPrefix(f.name, "zero filter") {
 					kind = abstractions.ErrInvalidArgument
@@ -297,12 +297,12 @@ var queryStoreScenarios = []Scenario{
 				if err != nil {
 					e.Observe(f.name+" says", strings.ReplaceAll(err.Error(), e.Table, "TABLE"))
 				}
-				_, err = s.Any(ctx, abstractions.Query[Item]{Partition: "p", Where: f.f})
+				_, err = s.Any(ctx, abstractions.Query[itemRow]{Partition: "p", Where: f.f})
 				e.Is(f.name+" (any)", err, kind)
-				for _, err := range s.Stream(ctx, abstractions.Query[Item]{Partition: "p", Where: f.f}) {
+				for _, err := range s.Stream(ctx, abstractions.Query[itemRow]{Partition: "p", Where: f.f}) {
 					e.Is(f.name+" (stream)", err, kind)
 				}
-				_, err = s.Page(ctx, abstractions.Query[Item]{Partition: "p", Where: f.f})
+				_, err = s.Page(ctx, abstractions.Query[itemRow]{Partition: "p", Where: f.f})
 				e.Is(f.name+" (page)", err, kind)
 			}
 			e.Equal("nothing was sent", ct.n.Load(), int64(0))
@@ -311,18 +311,18 @@ var queryStoreScenarios = []Scenario{
 	{
 		Name: "store/stream-append-log",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Event](e, nil)
+			s := storeOf[eventRow](e, nil)
 			t0 := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 			for i := 0; i < 5; i++ {
-				e.OK(fmt.Sprint("main ", i), abstractions.AppendAt(ctx, s, "vision-42", &Event{Text: fmt.Sprint("main ", i)}, "", t0.Add(time.Duration(i)*time.Minute)))
-				e.OK(fmt.Sprint("s1 ", i), abstractions.AppendAt(ctx, s, "vision-42", &Event{Text: fmt.Sprint("s1 ", i)}, "Session1", t0.Add(time.Duration(i)*time.Second)))
+				e.OK(fmt.Sprint("main ", i), abstractions.AppendAt(ctx, s, "vision-42", &eventRow{Text: fmt.Sprint("main ", i)}, "", t0.Add(time.Duration(i)*time.Minute)))
+				e.OK(fmt.Sprint("s1 ", i), abstractions.AppendAt(ctx, s, "vision-42", &eventRow{Text: fmt.Sprint("s1 ", i)}, "Session1", t0.Add(time.Duration(i)*time.Second)))
 			}
-			e.OK("s2", abstractions.AppendAt(ctx, s, "vision-42", &Event{Text: "s2 0"}, "session2", t0))
-			same := &Event{Text: "same tick"}
+			e.OK("s2", abstractions.AppendAt(ctx, s, "vision-42", &eventRow{Text: "s2 0"}, "session2", t0))
+			same := &eventRow{Text: "same tick"}
 			e.OK("same tick", abstractions.AppendAt(ctx, s, "vision-42", same, "", t0.Add(4*time.Minute)))
 			e.Observe("same tick moves on", same.ID)
 			e.Equal("ticks key", same.ID, "vision-42|"+abstractions.InvertedTicks(t0.Add(4*time.Minute+100*time.Nanosecond)))
-			texts := func(evs []*Event) []string {
+			texts := func(evs []*eventRow) []string {
 				out := make([]string, len(evs))
 				for i, ev := range evs {
 					out[i] = ev.Text
@@ -344,14 +344,14 @@ var queryStoreScenarios = []Scenario{
 			got, err = abstractions.Recent(ctx, s, "vision-42", 10, "session")
 			e.OK("recent of a name that prefixes others", err)
 			e.Equal("a prefix of a sub-stream name is another stream", len(got), 0)
-			now := &Event{Text: "now"}
+			now := &eventRow{Text: "now"}
 			e.OK("append now", abstractions.Append(ctx, s, "vision-42", now, ""))
 			got, err = abstractions.Recent(ctx, s, "vision-42", 1, "")
 			e.OK("recent after now", err)
 			e.Equal("now is newest", texts(got), []string{"now"})
 			e.OK("delete now", s.Delete(ctx, now.ID))
-			e.Is("a bad sub-stream", abstractions.AppendAt(ctx, s, "vision-42", &Event{}, "1x", t0), abstractions.ErrInvalidArgument)
-			e.Is("a sub-stream with |", abstractions.AppendAt(ctx, s, "vision-42", &Event{}, "a|b", t0), abstractions.ErrInvalidArgument)
+			e.Is("a bad sub-stream", abstractions.AppendAt(ctx, s, "vision-42", &eventRow{}, "1x", t0), abstractions.ErrInvalidArgument)
+			e.Is("a sub-stream with |", abstractions.AppendAt(ctx, s, "vision-42", &eventRow{}, "a|b", t0), abstractions.ErrInvalidArgument)
 			_, err = abstractions.Recent(ctx, s, "vision-42", -1, "")
 			e.Is("a negative count", err, abstractions.ErrInvalidArgument)
 		},
@@ -359,23 +359,23 @@ var queryStoreScenarios = []Scenario{
 	{
 		Name: "store/stream-versions",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Snapshot](e, nil)
+			s := storeOf[snapshotRow](e, nil)
 			for _, v := range []int{1, 2, 3, 5, 8} {
-				snap := &Snapshot{State: fmt.Sprint("state ", v)}
+				snap := &snapshotRow{State: fmt.Sprint("state ", v)}
 				snap.Version = v
 				e.OK(fmt.Sprint("append ", v), abstractions.AppendVersion(ctx, s, "order-42", snap))
 				e.Observe(fmt.Sprint("id ", v), snap.ID)
 			}
-			other := &Snapshot{State: "other"}
+			other := &snapshotRow{State: "other"}
 			other.Version = 100
 			e.OK("another stream", abstractions.AppendVersion(ctx, s, "order-43", other))
-			dup := &Snapshot{State: "again"}
+			dup := &snapshotRow{State: "again"}
 			dup.Version = 3
 			e.Is("a version twice", abstractions.AppendVersion(ctx, s, "order-42", dup), abstractions.ErrDuplicateKey)
-			bad := &Snapshot{}
+			bad := &snapshotRow{}
 			bad.Version = -1
 			e.Is("a negative version", abstractions.AppendVersion(ctx, s, "order-42", bad), abstractions.ErrInvalidArgument)
-			state := func(step string, v *Snapshot, err error) {
+			state := func(step string, v *snapshotRow, err error) {
 				if errors.Is(err, abstractions.ErrNotFound) {
 					e.Observe(step, "not found")
 					return

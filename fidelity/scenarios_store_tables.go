@@ -40,7 +40,7 @@ var storeTableScenarios = []Scenario{
 		NoTable: true,
 		Run: func(ctx context.Context, e *Env) {
 			table := e.Name("ens")
-			s := storeIn[Customer](e, table)
+			s := storeIn[customerRow](e, table)
 			e.Equal("the store names its table", s.Table() == table, true)
 			if e.tableExists(ctx, "no table before", table) {
 				e.Fatalf("table %s exists before the first use", table)
@@ -50,21 +50,21 @@ var storeTableScenarios = []Scenario{
 			e.OK("ensure created again", s.EnsureCreated(ctx))
 			// A second account knows nothing of the table: its create meets 409
 			// TableAlreadyExists, which is success.
-			other := storeIn[Customer](e, table)
+			other := storeIn[customerRow](e, table)
 			e.OK("ensure created from another account", other.EnsureCreated(ctx))
 			c := alice()
 			e.OK("create", other.Create(ctx, c))
 			n, err := s.CountAll(ctx)
 			e.OK("count", err)
 			e.Equal("count", n, 1)
-			rows, err := AllRows(ctx, e.Tables, table, service.Query{})
+			rows, err := allRows(ctx, e.Tables, table, service.Query{})
 			e.OK("rows", err)
 			e.Observe("rows", rows)
 
 			// A store whose table does not exist yet creates it on its first write, never on
 			// a read.
 			lazy := e.Name("lazy")
-			ls := storeIn[Customer](e, lazy)
+			ls := storeIn[customerRow](e, lazy)
 			got, err := ls.One(ctx, "eu|nobody")
 			e.Is("first use is a read", err, abstractions.ErrNotFound)
 			e.Equal("nothing there", got == nil, true)
@@ -73,16 +73,16 @@ var storeTableScenarios = []Scenario{
 			e.Equal("the lazy table exists", e.tableExists(ctx, "lazy table after the write", lazy), true)
 
 			// A table name the service would refuse is refused when the store is made.
-			_, err = engine.New[Customer](engine.NewAccount(e.Backend, e.Tables, e.Blobs, nil), &engine.StoreOptions{Table: "1" + e.Suffix})
+			_, err = engine.New[customerRow](engine.NewAccount(e.Backend, e.Tables, e.Blobs, nil), &engine.StoreOptions{Table: "1" + e.Suffix})
 			e.Is("a bad table name", err, abstractions.ErrInvalidArgument)
-			_, err = engine.New[Customer](engine.NewAccount(e.Backend, e.Tables, e.Blobs, nil), &engine.StoreOptions{Table: "Tables"})
+			_, err = engine.New[customerRow](engine.NewAccount(e.Backend, e.Tables, e.Blobs, nil), &engine.StoreOptions{Table: "Tables"})
 			e.Is("the reserved name", err, abstractions.ErrInvalidArgument)
 		},
 	},
 	{
 		Name: "store/cancelled-context",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[Customer](e, nil)
+			s := storeOf[customerRow](e, nil)
 			seed := alice()
 			// The seed also teaches the account that the table exists, so each call below
 			// reaches its own request rather than stopping at the table's create.
@@ -118,7 +118,7 @@ var storeTableScenarios = []Scenario{
 			cancelled("count", err)
 			_, err = s.CountAll(done)
 			cancelled("count all", err)
-			batch := []*Customer{{Entity: abstractions.Entity{ID: "eu|carol"}}, {Entity: abstractions.Entity{ID: "us|dan"}}}
+			batch := []*customerRow{{Entity: abstractions.Entity{ID: "eu|carol"}}, {Entity: abstractions.Entity{ID: "us|dan"}}}
 			cancelled("create batch", s.CreateBatch(done, batch))
 			e.Equal("the batch is untouched", batch[0].ID == "eu|carol" && batch[0].CreatedAt.IsZero(), true)
 			n, err := s.UpsertBatch(done, batch)
@@ -130,7 +130,7 @@ var storeTableScenarios = []Scenario{
 
 			// A store that has not created its table yet stops before the create.
 			fresh := e.Name("cancel")
-			fs := storeIn[Customer](e, fresh)
+			fs := storeIn[customerRow](e, fresh)
 			cancelled("ensure created", fs.EnsureCreated(done))
 			cancelled("create in a new table", fs.Create(done, alice()))
 			e.Equal("no table made", e.tableExists(ctx, "new table after", fresh), false)

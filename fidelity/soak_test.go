@@ -18,6 +18,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory/memservice"
 	"github.com/unified-data/gotables/tables/azservice"
+	"github.com/unified-data/gotables/tables/azuritetest"
 	"github.com/unified-data/gotables/tables/engine"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -61,11 +62,11 @@ func TestSoak(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = b.tables.DeleteTable(context.Background(), table) }()
-			s, err := engine.New[Counter](engine.NewAccount(b.name, b.tables, nil, &engine.Options{Logger: discardLogger()}), &engine.StoreOptions{Table: table})
+			s, err := engine.New[counterRow](engine.NewAccount(b.name, b.tables, nil, &engine.Options{Logger: discardLogger()}), &engine.StoreOptions{Table: table})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Create(ctx, &Counter{Entity: abstractions.Entity{ID: "shared|counter"}}); err != nil {
+			if err := s.Create(ctx, &counterRow{Entity: abstractions.Entity{ID: "shared|counter"}}); err != nil {
 				t.Fatal(err)
 			}
 
@@ -103,7 +104,7 @@ func TestSoak(t *testing.T) {
 						n, exists := have[id]
 						switch op := rng.IntN(soakCounterOne); {
 						case op == 0:
-							_, err := abstractions.Mutate(ctx, s, "shared|counter", func(c *Counter) error { c.N++; return nil }, nil)
+							_, err := abstractions.Mutate(ctx, s, "shared|counter", func(c *counterRow) error { c.N++; return nil }, nil)
 							switch {
 							case err == nil:
 								mu.Lock()
@@ -113,7 +114,7 @@ func TestSoak(t *testing.T) {
 								fail("mutate: %v", err)
 							}
 						case !exists:
-							if err := s.Create(ctx, &Counter{Entity: abstractions.Entity{ID: id}, N: 1}); err != nil {
+							if err := s.Create(ctx, &counterRow{Entity: abstractions.Entity{ID: id}, N: 1}); err != nil {
 								fail("create %s: %v", id, err)
 								continue
 							}
@@ -137,22 +138,22 @@ func TestSoak(t *testing.T) {
 							}
 							have[id] = n + 1
 						case op <= 5:
-							if _, err := s.Patch(ctx, id, abstractions.Set(abstractions.NewPatch[Counter](), func(c *Counter) *int { return &c.N }, n+1)); err != nil {
+							if _, err := s.Patch(ctx, id, abstractions.Set(abstractions.NewPatch[counterRow](), func(c *counterRow) *int { return &c.N }, n+1)); err != nil {
 								fail("patch %s: %v", id, err)
 								continue
 							}
 							have[id] = n + 1
 						case op <= 6:
-							batch := []*Counter{{Entity: abstractions.Entity{ID: id}, N: n + 1}}
+							batch := []*counterRow{{Entity: abstractions.Entity{ID: id}, N: n + 1}}
 							other := fmt.Sprintf("%s|b%02d", pk, rng.IntN(5))
-							batch = append(batch, &Counter{Entity: abstractions.Entity{ID: other}, N: i})
+							batch = append(batch, &counterRow{Entity: abstractions.Entity{ID: other}, N: i})
 							if _, err := s.UpsertBatch(ctx, batch); err != nil {
 								fail("upsert batch %s: %v", id, err)
 								continue
 							}
 							have[id], have[other] = n+1, i
 						case op <= 7:
-							vs, err := s.Query(ctx, abstractions.Query[Counter]{Partition: pk, Take: 5})
+							vs, err := s.Query(ctx, abstractions.Query[counterRow]{Partition: pk, Take: 5})
 							if err != nil || len(vs) > 5 {
 								fail("query %s: %d rows, %v", pk, len(vs), err)
 							}
@@ -227,12 +228,9 @@ type soakBackend struct {
 func soakBackends(t *testing.T) []soakBackend {
 	t.Helper()
 	out := []soakBackend{{name: Memory, tables: memservice.New()}}
-	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
-	if conn == "" {
-		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
-			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-		}
-		t.Log("UNIFIED_TABLES_TEST_CONNECTION_STRING not set: the soak runs on the memory service only")
+	conn, ok := azuritetest.LookupConnectionString(t)
+	if !ok {
+		t.Log(azuritetest.ConnEnv + " not set: the soak runs on the memory service only")
 		return out
 	}
 	az, err := azservice.NewFromConnectionString(conn, &azservice.Options{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}}})

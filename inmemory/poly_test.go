@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/inmemory/memservice"
 	"github.com/unified-data/gotables/tables/codec"
-	"github.com/unified-data/gotables/tables/service"
 )
 
 // Ledger is the base of the polymorphic tests: an interface the pointer of every entry
@@ -68,35 +66,9 @@ func ledgerTypes(t testing.TB) *codec.TypeRegistry {
 	return reg
 }
 
-// counting counts the calls that reach the table service.
-type counting struct {
-	*memservice.Service
-	calls atomic.Int64
-}
-
-func (c *counting) GetRow(ctx context.Context, table, pk, rk string, sel []string) (service.Row, error) {
-	c.calls.Add(1)
-	return c.Service.GetRow(ctx, table, pk, rk, sel)
-}
-
-func (c *counting) Write(ctx context.Context, table string, a service.Action) (service.Written, error) {
-	c.calls.Add(1)
-	return c.Service.Write(ctx, table, a)
-}
-
-func (c *counting) Transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
-	c.calls.Add(1)
-	return c.Service.Transact(ctx, table, actions)
-}
-
-func (c *counting) Query(ctx context.Context, table string, q service.Query) (service.Page, error) {
-	c.calls.Add(1)
-	return c.Service.Query(ctx, table, q)
-}
-
-func ledgerStore(t testing.TB) (*inmemory.PolyStore[Ledger], *counting) {
+func ledgerStore(t testing.TB) (*inmemory.PolyStore[Ledger], *sentCounter) {
 	t.Helper()
-	svc := &counting{Service: memservice.New()}
+	svc := &sentCounter{Tables: memservice.New()}
 	s, err := inmemory.PolyFor[Ledger](inmemory.NewAccountOver(svc, nil, nil), ledgerTypes(t), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -218,12 +190,12 @@ func TestPolyRefusalsSendNothing(t *testing.T) {
 		}, abstractions.ErrInvalidArgument, "NoUnderscore"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := svc.calls.Load()
+			before := svc.n.Load()
 			err := tc.call()
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.says) {
 				t.Errorf("got %v, want %v saying %q", err, tc.want, tc.says)
 			}
-			if n := svc.calls.Load() - before; n != 0 {
+			if n := svc.n.Load() - before; n != 0 {
 				t.Errorf("%d calls reached the service", n)
 			}
 		})
@@ -408,11 +380,11 @@ func TestPolyBatchChunks(t *testing.T) {
 		ws = append(ws, abstractions.PolyWrite[Ledger]{Key: key("big", fmt.Sprintf("%04d", i)), Item: &Credit{Cents: int64(i)}})
 	}
 	ws = append(ws, abstractions.PolyWrite[Ledger]{Key: key("small", "1"), Item: &Debit{Cents: 1, Memo: "m"}})
-	before := svc.calls.Load()
+	before := svc.n.Load()
 	if err := s.InsertBatch(ctx, ws); err != nil {
 		t.Fatal(err)
 	}
-	if n := svc.calls.Load() - before; n != 4 {
+	if n := svc.n.Load() - before; n != 4 {
 		t.Errorf("%d transactions, want 4", n)
 	}
 	big, err := s.List(ctx, "big")

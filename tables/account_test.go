@@ -5,44 +5,19 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/azuritetest"
 )
 
-// azuriteConn returns the test connection string, skipping (or failing, when the emulator is
-// required) without one.
-func azuriteConn(t *testing.T) string {
-	t.Helper()
-	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
-	if conn == "" {
-		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
-			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-		}
-		t.Skip("UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-	}
-	return conn
-}
-
-// ownTransport returns client options on a transport of the test's own, whose idle
-// connections are closed when the test ends (the leak check runs after).
-func ownTransport(t *testing.T) azcore.ClientOptions {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(tr.CloseIdleConnections)
-	return azcore.ClientOptions{Transport: &http.Client{Transport: tr}, Retry: policy.RetryOptions{MaxRetries: -1}}
-}
-
 func TestPing(t *testing.T) {
-	conn := azuriteConn(t)
+	conn := azuritetest.ConnectionString(t)
 	ctx := context.Background()
-	acct, err := tables.NewAccount(conn, &tables.Options{ClientOptions: ownTransport(t)})
+	acct, err := tables.NewAccount(conn, &tables.Options{ClientOptions: azuritetest.ClientOptions(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +33,7 @@ func TestPing(t *testing.T) {
 			parts[i] = "AccountKey=" + wrong
 		}
 	}
-	bad, err := tables.NewAccount(strings.Join(parts, ";"), &tables.Options{ClientOptions: ownTransport(t)})
+	bad, err := tables.NewAccount(strings.Join(parts, ";"), &tables.Options{ClientOptions: azuritetest.ClientOptions(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +59,7 @@ func TestUnreachableFailsFast(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			conn := "AccountName=devstoreaccount1;AccountKey=" + base64.StdEncoding.EncodeToString([]byte("k")) + ";TableEndpoint=" + endpoint
-			co := ownTransport(t)
+			co := azuritetest.ClientOptions(t)
 			co.Retry.TryTimeout = 2 * time.Second
 			acct, err := tables.NewAccount(conn, &tables.Options{ClientOptions: co})
 			if err != nil {
@@ -117,7 +92,7 @@ func TestDeadlineEndsTheCall(t *testing.T) {
 	// A listener that accepts and never answers.
 	ln := stallingListener(t)
 	cs := "AccountName=devstoreaccount1;AccountKey=" + base64.StdEncoding.EncodeToString([]byte("k")) + ";TableEndpoint=http://" + ln + "/devstoreaccount1"
-	acct, err := tables.NewAccount(cs, &tables.Options{ClientOptions: ownTransport(t)})
+	acct, err := tables.NewAccount(cs, &tables.Options{ClientOptions: azuritetest.ClientOptions(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

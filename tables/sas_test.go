@@ -13,6 +13,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/azuritetest"
 	"github.com/unified-data/gotables/tables/internal/azconn"
 )
 
@@ -20,7 +21,7 @@ import (
 // permissions, and no right to create tables. With NeverCreateTables, reads and writes of
 // the existing table work, and nothing asks to create a table.
 func TestTableSASWithoutCreate(t *testing.T) {
-	conn := azuriteConn(t)
+	conn := azuritetest.ConnectionString(t)
 	ctx := context.Background()
 	cs, err := azconn.Parse(conn)
 	if err != nil {
@@ -30,7 +31,7 @@ func TestTableSASWithoutCreate(t *testing.T) {
 	_, _ = rand.Read(b[:])
 	table := "Sas" + hex.EncodeToString(b[:])
 
-	admin, err := tables.NewAccount(conn, &tables.Options{ClientOptions: ownTransport(t)})
+	admin, err := tables.NewAccount(conn, &tables.Options{ClientOptions: azuritetest.ClientOptions(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestTableSASWithoutCreate(t *testing.T) {
 	}
 	sasConn := "TableEndpoint=" + cs.TableURL + ";SharedAccessSignature=" + sas
 
-	acct, err := tables.NewAccount(sasConn, &tables.Options{ClientOptions: ownTransport(t), NeverCreateTables: true})
+	acct, err := tables.NewAccount(sasConn, &tables.Options{ClientOptions: azuritetest.ClientOptions(t), NeverCreateTables: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestTableSASWithoutCreate(t *testing.T) {
 
 	// Without NeverCreateTables the same credential works too while the table exists:
 	// reads never create tables, and a write creates one only when it finds it missing.
-	plain, err := tables.NewAccount(sasConn, &tables.Options{ClientOptions: ownTransport(t)})
+	plain, err := tables.NewAccount(sasConn, &tables.Options{ClientOptions: azuritetest.ClientOptions(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,27 +67,11 @@ func (s *Service) Upload(ctx context.Context, containerName, name string, data [
 	if err != nil {
 		return service.BlobProperties{}, err
 	}
-	uo := &blockblob.UploadOptions{HTTPHeaders: &blob.HTTPHeaders{}}
-	if opts.ContentType != "" {
-		uo.HTTPHeaders.BlobContentType = &opts.ContentType
+	cond, err := uploadConditions(opts)
+	if err != nil {
+		return service.BlobProperties{}, err
 	}
-	if opts.ContentEncoding != "" {
-		uo.HTTPHeaders.BlobContentEncoding = &opts.ContentEncoding
-	}
-	switch opts.Mode {
-	case service.UploadOverwrite:
-	case service.UploadCreate:
-		star := azcore.ETagAny
-		uo.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: &star}}
-	case service.UploadIfMatch:
-		etag := azcore.ETag(opts.IfMatch)
-		if etag == "" {
-			etag = azcore.ETagAny
-		}
-		uo.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &etag}}
-	default:
-		return service.BlobProperties{}, fmt.Errorf("azservice: upload: unknown mode %d", opts.Mode)
-	}
+	uo := &blockblob.UploadOptions{HTTPHeaders: uploadHeaders(opts), AccessConditions: cond}
 	resp, err := c.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), uo)
 	if err != nil {
 		return service.BlobProperties{}, mapError(ctx, "upload", err)
@@ -103,6 +87,39 @@ func (s *Service) Upload(ctx context.Context, containerName, name string, data [
 		props.ContentType = defaultContentType
 	}
 	return props, nil
+}
+
+// uploadHeaders returns the headers an upload stores with the blob: opts' content type and
+// encoding, when set.
+func uploadHeaders(opts service.UploadOptions) *blob.HTTPHeaders {
+	h := &blob.HTTPHeaders{}
+	if opts.ContentType != "" {
+		h.BlobContentType = &opts.ContentType
+	}
+	if opts.ContentEncoding != "" {
+		h.BlobContentEncoding = &opts.ContentEncoding
+	}
+	return h
+}
+
+// uploadConditions returns the condition of an upload's mode: none for UploadOverwrite,
+// If-None-Match: * for UploadCreate, If-Match with opts.IfMatch (or * when it is empty) for
+// UploadIfMatch. An unknown mode is an error.
+func uploadConditions(opts service.UploadOptions) (*blob.AccessConditions, error) {
+	switch opts.Mode {
+	case service.UploadOverwrite:
+		return nil, nil
+	case service.UploadCreate:
+		star := azcore.ETagAny
+		return &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: &star}}, nil
+	case service.UploadIfMatch:
+		etag := azcore.ETag(opts.IfMatch)
+		if etag == "" {
+			etag = azcore.ETagAny
+		}
+		return &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &etag}}, nil
+	}
+	return nil, fmt.Errorf("azblobs: upload: unknown mode %d", opts.Mode)
 }
 
 // Block sizes of UploadStream: blocks of streamBlockSize bytes, at most streamConcurrency of
@@ -126,33 +143,20 @@ func (s *Service) UploadStream(ctx context.Context, containerName, name string, 
 	if err != nil {
 		return service.BlobProperties{}, err
 	}
-	uo := &blockblob.UploadStreamOptions{BlockSize: streamBlockSize, Concurrency: streamConcurrency, HTTPHeaders: &blob.HTTPHeaders{}}
-	if opts.ContentType != "" {
-		uo.HTTPHeaders.BlobContentType = &opts.ContentType
+	cond, err := uploadConditions(opts)
+	if err != nil {
+		return service.BlobProperties{}, err
 	}
-	if opts.ContentEncoding != "" {
-		uo.HTTPHeaders.BlobContentEncoding = &opts.ContentEncoding
-	}
+	uo := &blockblob.UploadStreamOptions{BlockSize: streamBlockSize, Concurrency: streamConcurrency,
+		HTTPHeaders: uploadHeaders(opts), AccessConditions: cond}
 	bc := c.NewBlockBlobClient(name)
-	switch opts.Mode {
-	case service.UploadOverwrite:
-	case service.UploadCreate:
+	if opts.Mode == service.UploadCreate {
 		if _, err := bc.GetProperties(ctx, nil); err == nil {
 			return service.BlobProperties{}, &abstractions.StatusError{StatusCode: http.StatusConflict, ErrorCode: "BlobAlreadyExists",
 				Message: "The specified blob already exists."}
 		} else if !bloberror.HasCode(err, bloberror.BlobNotFound) && !isStatus(err, http.StatusNotFound) {
 			return service.BlobProperties{}, mapError(ctx, "upload", err)
 		}
-		star := azcore.ETagAny
-		uo.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: &star}}
-	case service.UploadIfMatch:
-		etag := azcore.ETag(opts.IfMatch)
-		if etag == "" {
-			etag = azcore.ETagAny
-		}
-		uo.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &etag}}
-	default:
-		return service.BlobProperties{}, fmt.Errorf("azblobs: upload: unknown mode %d", opts.Mode)
 	}
 	counted := &countingReader{r: body}
 	resp, err := bc.UploadStream(ctx, counted, uo)

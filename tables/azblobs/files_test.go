@@ -14,12 +14,14 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/azblobs"
+	"github.com/unified-data/gotables/tables/azuritetest"
 )
 
 // These tests write a large file through the library and read it back, against Azurite,
@@ -48,23 +50,13 @@ func fileSize(t testing.TB) int64 {
 	return int64(mb) * 1_000_000
 }
 
-func connString(t testing.TB) string {
-	t.Helper()
-	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
-	if conn == "" {
-		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
-			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-		}
-		t.Skip("UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-	}
-	return conn
-}
-
-// clientOptions give each test a transport of its own, closed when it ends (goleak).
+// clientOptions give each test a transport of its own, closed when it ends (goleak), and,
+// unlike azuritetest.ClientOptions, the SDK's default retries, as a program moving large
+// files would keep them.
 func clientOptions(t testing.TB) azcore.ClientOptions {
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(transport.CloseIdleConnections)
-	return azcore.ClientOptions{Transport: &http.Client{Transport: transport}}
+	o := azuritetest.ClientOptions(t)
+	o.Retry = policy.RetryOptions{}
+	return o
 }
 
 // generator is a deterministic io.ReadSeeker of n bytes that holds none of them: it
@@ -189,7 +181,7 @@ func rss() uint64 {
 
 func fileStore(t testing.TB) *tables.Store[Attachment] {
 	t.Helper()
-	conn := connString(t)
+	conn := azuritetest.ConnectionString(t)
 	container := "files-" + strings.ToLower(rand.Text()[:12])
 	acct, err := tables.NewAccount(conn, &tables.Options{
 		ClientOptions: clientOptions(t),
@@ -294,7 +286,7 @@ func BenchmarkFileRoundTrip(b *testing.B) {
 // benchRaw is the azblob half of BenchmarkFileRoundTrip.
 func benchRaw(b *testing.B, name string, n int64, opts blockblob.UploadStreamOptions) {
 	b.Run(name, func(b *testing.B) {
-		c, err := azblob.NewClientFromConnectionString(connString(b), &azblob.ClientOptions{ClientOptions: clientOptions(b)})
+		c, err := azblob.NewClientFromConnectionString(azuritetest.ConnectionString(b), &azblob.ClientOptions{ClientOptions: clientOptions(b)})
 		if err != nil {
 			b.Fatal(err)
 		}

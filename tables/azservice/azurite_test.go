@@ -7,44 +7,23 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/azuritetest"
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// The integration tests run against the service named by this environment variable
-// (normally Azurite). Without it they skip, unless requireEnv is "1".
-const (
-	connEnv    = "UNIFIED_TABLES_TEST_CONNECTION_STRING"
-	requireEnv = "UNIFIED_TABLES_REQUIRE_AZURITE"
-)
-
-// liveService returns a Service for the test account, on an HTTP transport of its own whose
-// idle connections are closed when the test ends, so the leak check at exit sees no
-// connection goroutines.
+// liveService returns a Service for the test account (azuritetest.ConnectionString: it skips
+// without one, unless the emulator is required), on an HTTP transport of its own whose idle
+// connections are closed when the test ends, so the leak check at exit sees no connection
+// goroutines.
 func liveService(t *testing.T) *Service {
 	t.Helper()
-	conn := os.Getenv(connEnv)
-	if conn == "" {
-		if os.Getenv(requireEnv) == "1" {
-			t.Fatalf("%s is not set and %s=1", connEnv, requireEnv)
-		}
-		t.Skipf("%s is not set", connEnv)
-	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(transport.CloseIdleConnections)
-	s, err := NewFromConnectionString(conn, &Options{ClientOptions: azcore.ClientOptions{
-		Transport: &http.Client{Transport: transport},
-		Retry:     policy.RetryOptions{MaxRetries: -1},
-	}})
+	s, err := NewFromConnectionString(azuritetest.ConnectionString(t), &Options{ClientOptions: azuritetest.ClientOptions(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +25,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/azuritetest"
 	"github.com/unified-data/gotables/tables/internal/azconn"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -344,7 +344,7 @@ func (fakeToken) GetToken(context.Context, policy.TokenRequestOptions) (azcore.A
 func TestEntityRequestsLiveWithSAS(t *testing.T) {
 	keyed := liveService(t)
 	table := newTable(t, keyed)
-	cs, err := azconn.Parse(os.Getenv(connEnv))
+	cs, err := azconn.Parse(azuritetest.ConnectionString(t))
 	if err != nil || cs.AccountKey == "" {
 		t.Skipf("the test account has no key to sign a SAS with (%v)", err)
 	}
@@ -363,10 +363,8 @@ func TestEntityRequestsLiveWithSAS(t *testing.T) {
 		t.Fatal(err)
 	}
 	sas := qp.Encode()
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
 	s, err := NewFromConnectionString("TableEndpoint="+keyed.Endpoint()+";SharedAccessSignature="+sas,
-		&Options{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}, Retry: policy.RetryOptions{MaxRetries: -1}}})
+		&Options{ClientOptions: azuritetest.ClientOptions(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

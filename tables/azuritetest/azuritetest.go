@@ -28,15 +28,24 @@ const (
 // or fails it when the environment requires the emulator.
 func ConnectionString(tb testing.TB) string {
 	tb.Helper()
-	conn := os.Getenv(ConnEnv)
-	if conn == "" {
-		if os.Getenv(RequireEnv) == "1" {
-			tb.Fatalf("%s=1 but %s is not set: start Azurite (make test does)", RequireEnv, ConnEnv)
-			return ""
-		}
+	conn, ok := LookupConnectionString(tb)
+	if !ok {
 		tb.Skipf("%s is not set", ConnEnv)
 	}
 	return conn
+}
+
+// LookupConnectionString returns the test account's connection string and true, or "" and
+// false when none is set, for a test that has something to run without the emulator (the
+// in-memory half of a differential test). It fails tb when the environment requires the
+// emulator and none is set.
+func LookupConnectionString(tb testing.TB) (string, bool) {
+	tb.Helper()
+	conn := os.Getenv(ConnEnv)
+	if conn == "" && os.Getenv(RequireEnv) == "1" {
+		tb.Fatalf("%s=1 but %s is not set: start Azurite (make test does)", RequireEnv, ConnEnv)
+	}
+	return conn, conn != ""
 }
 
 // ClientOptions returns Azure SDK client options for a test: an HTTP transport of the test's

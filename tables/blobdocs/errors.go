@@ -1,13 +1,13 @@
 package blobdocs
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 )
 
 // ErrContainerNotFound reports that a registration's container does not exist. It is
@@ -82,6 +82,7 @@ func translate(op, container, blob string, err error) error {
 	}
 	e := &Error{Op: op, Container: container, Blob: blob, Err: err}
 	var se *abstractions.StatusError
+	ended, isEnded := callerr.Ended(err)
 	switch {
 	case errors.As(err, &se):
 		switch {
@@ -99,21 +100,12 @@ func translate(op, container, blob string, err error) error {
 			e.Kind = abstractions.ErrConcurrencyConflict
 			e.Message = "the document changed or was deleted since the version this write was based on; " +
 				"read it again and retry (Mutate does that for you)"
-		case se.StatusCode >= 500:
-			e.Kind = abstractions.ErrUnavailable
-			e.Message = fmt.Sprintf("the service answered %d after the client's retries; the request may or may "+
-				"not have been applied, try again later", se.StatusCode)
-		case se.StatusCode == http.StatusForbidden:
-			e.Message = "the service refused the credential or its permissions (check the account key, the SAS and its expiry)"
 		default:
-			e.Message = "the blob service refused the request"
+			f := callerr.Answered(se, "the blob service refused the request")
+			e.Kind, e.Message = f.Kind, f.Message
 		}
-	case errors.Is(err, context.Canceled):
-		e.Kind = context.Canceled
-		e.Message = "the call's context was cancelled; the request may or may not have been applied"
-	case errors.Is(err, context.DeadlineExceeded):
-		e.Kind = abstractions.ErrUnavailable
-		e.Message = "the call's deadline passed before the service answered; the request may or may not have been applied"
+	case isEnded:
+		e.Kind, e.Message = ended.Kind, ended.Message
 	default:
 		for _, s := range librarySentinels {
 			if errors.Is(err, s) {
@@ -122,8 +114,7 @@ func translate(op, container, blob string, err error) error {
 				return e
 			}
 		}
-		e.Kind = abstractions.ErrUnavailable
-		e.Message = "the service could not be reached; the request may or may not have been applied, try again later"
+		e.Kind, e.Message = callerr.Unreachable.Kind, callerr.Unreachable.Message
 	}
 	return e
 }

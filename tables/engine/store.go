@@ -11,6 +11,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -184,6 +185,7 @@ func translate(op, table, pk, rk string, err error) error {
 	}
 	e := &abstractions.StoreError{Op: op, Table: table, PartitionKey: pk, RowKey: rk, Err: err}
 	var se *abstractions.StatusError
+	ended, isEnded := callerr.Ended(err)
 	switch {
 	case errors.As(err, &se):
 		switch {
@@ -199,25 +201,16 @@ func translate(op, table, pk, rk string, err error) error {
 		case se.StatusCode == http.StatusNotFound && se.ErrorCode == "TableNotFound":
 			e.Kind = abstractions.ErrNotFound
 			e.Message = "the table does not exist (an account with Options.NeverCreateTables does not create it: create it with an administrative credential)"
-		case se.StatusCode >= 500:
-			e.Kind = abstractions.ErrUnavailable
-			e.Message = fmt.Sprintf("the service answered %d after the client's retries; the request may or may not have been applied, try again later", se.StatusCode)
-		case se.StatusCode == http.StatusForbidden:
-			e.Message = "the service refused the credential or its permissions (check the account key, the SAS and its expiry)"
 		default:
-			e.Message = "the table service refused the request"
+			f := callerr.Answered(se, "the table service refused the request")
+			e.Kind, e.Message = f.Kind, f.Message
 		}
-	case errors.Is(err, context.Canceled):
-		e.Kind = context.Canceled
-		e.Message = "the call's context was cancelled; the request may or may not have been applied"
-	case errors.Is(err, context.DeadlineExceeded):
-		e.Kind = abstractions.ErrUnavailable
-		e.Message = "the call's deadline passed before the service answered; the request may or may not have been applied"
+	case isEnded:
+		e.Kind, e.Message = ended.Kind, ended.Message
 	case ownError(err):
 		return err
 	default:
-		e.Kind = abstractions.ErrUnavailable
-		e.Message = "the service could not be reached; the request may or may not have been applied, try again later"
+		e.Kind, e.Message = callerr.Unreachable.Kind, callerr.Unreachable.Message
 	}
 	return e
 }

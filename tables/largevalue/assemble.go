@@ -174,22 +174,10 @@ func Assemble(main service.Row, conts []service.Row, cols []Column) (service.Row
 		if err != nil {
 			return service.Row{}, err
 		}
-		for _, suf := range []string{ChunksSuffix, SHA256Suffix, EncSuffix, LenSuffix} {
-			drop[c.Name+suf] = true
-		}
-		drop[c.Cell] = true
+		dropGroup(drop, c)
 		add = append(add, cell)
 	}
-	out := main
-	out.Properties = make([]service.Property, 0, len(main.Properties)+len(add))
-	for _, p := range main.Properties {
-		if drop[p.Name] || isChunkOf(p.Name, cols) {
-			continue
-		}
-		out.Properties = append(out.Properties, p)
-	}
-	out.Properties = append(out.Properties, add...)
-	return out, nil
+	return replaced(main, drop, cols, add), nil
 }
 
 // AssembleMain is Assemble for a reader that does not know continuation rows: a type that
@@ -237,22 +225,34 @@ func AssembleMain(main service.Row, cols []Column) (service.Row, error) {
 		if err != nil {
 			return service.Row{}, err
 		}
-		for _, suf := range []string{ChunksSuffix, SHA256Suffix, EncSuffix, LenSuffix} {
-			drop[c.Name+suf] = true
-		}
-		drop[c.Cell] = true
+		dropGroup(drop, c)
 		add = append(add, cell)
 	}
+	return replaced(main, drop, groups, add), nil
+}
+
+// dropGroup marks, in drop, the cells that the assembled value of c replaces: its manifest
+// and the cell it supersedes.
+func dropGroup(drop map[string]bool, c Column) {
+	for _, suf := range []string{ChunksSuffix, SHA256Suffix, EncSuffix, LenSuffix} {
+		drop[c.Name+suf] = true
+	}
+	drop[c.Cell] = true
+}
+
+// replaced returns main without the cells drop marks and the chunk cells of cols, with the
+// assembled cells add after the rest.
+func replaced(main service.Row, drop map[string]bool, cols []Column, add []service.Property) service.Row {
 	out := main
 	out.Properties = make([]service.Property, 0, len(main.Properties)+len(add))
 	for _, p := range main.Properties {
-		if drop[p.Name] || isChunkOf(p.Name, groups) {
+		if drop[p.Name] || isChunkOf(p.Name, cols) {
 			continue
 		}
 		out.Properties = append(out.Properties, p)
 	}
 	out.Properties = append(out.Properties, add...)
-	return out, nil
+	return out
 }
 
 // HasManifest reports whether r holds a chunk count cell ({column}__chunks): whether it may

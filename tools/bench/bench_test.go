@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -17,21 +16,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/unified-data/gotables/tables/azservice"
+	"github.com/unified-data/gotables/tables/azuritetest"
 )
-
-// azuriteConn returns the emulator's connection string, or skips the test without one
-// (fails it when UNIFIED_TABLES_REQUIRE_AZURITE=1).
-func azuriteConn(t *testing.T) string {
-	t.Helper()
-	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
-	if conn == "" {
-		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
-			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-		}
-		t.Skip("no emulator: UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-	}
-	return conn
-}
 
 var workloadNames = []string{
 	"point read", "point read (cache on)", "insert", "upsert", "update (Strict)",
@@ -165,7 +151,7 @@ func checkGone(t *testing.T, conn string, names []string) {
 }
 
 func TestRunAzurite(t *testing.T) {
-	conn := azuriteConn(t)
+	conn := azuritetest.ConnectionString(t)
 	var out, progress bytes.Buffer
 	if err := Run(context.Background(), Config{ConnectionString: conn, Ops: 3, BulkRows: 300, JSON: true, SkipMemory: true, Progress: &progress}, &out); err != nil {
 		t.Fatalf("%v\nprogress:\n%s", err, progress.String())
@@ -225,7 +211,7 @@ func (c *cancelAt) Write(p []byte) (int, error) {
 }
 
 func TestRunAzuriteCancelledCleansUp(t *testing.T) {
-	conn := azuriteConn(t)
+	conn := azuritetest.ConnectionString(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	progress := &cancelAt{marker: "insert:", cancel: cancel}

@@ -42,7 +42,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -225,11 +224,11 @@ func blockers(ctx context.Context, w *release.Workspace, version string, tags []
 			version, strings.TrimPrefix(version, "v")))
 	}
 	for _, t := range tags {
-		if _, err := gitOutput(ctx, w.Root, "rev-parse", "-q", "--verify", "refs/tags/"+t); err == nil {
+		if _, err := release.Git(ctx, w.Root, "rev-parse", "-q", "--verify", "refs/tags/"+t); err == nil {
 			out = append(out, fmt.Sprintf("tag %s exists already", t))
 		}
 	}
-	if status, err := gitOutput(ctx, w.Root, "status", "--porcelain"); err != nil {
+	if status, err := release.Git(ctx, w.Root, "status", "--porcelain"); err != nil {
 		out = append(out, err.Error())
 	} else if len(bytes.TrimSpace(status)) > 0 {
 		out = append(out, "the working tree has changes that are not committed: the tags must name exactly what was checked")
@@ -382,10 +381,10 @@ func apply(ctx context.Context, w *release.Workspace, version string, push bool,
 		logf("%s: the lines for its siblings at %s", f, version)
 	}
 	if len(files) > 0 {
-		if _, err := gitOutput(ctx, w.Root, append([]string{"add", "--"}, files...)...); err != nil {
+		if _, err := release.Git(ctx, w.Root, append([]string{"add", "--"}, files...)...); err != nil {
 			return err
 		}
-		if _, err := gitOutput(ctx, w.Root, "commit", "-q", "-m", commitMessage(version), "--", "."); err != nil {
+		if _, err := release.Git(ctx, w.Root, "commit", "-q", "-m", commitMessage(version), "--", "."); err != nil {
 			return err
 		}
 		logf("committed %q", commitMessage(version))
@@ -395,7 +394,7 @@ func apply(ctx context.Context, w *release.Workspace, version string, push bool,
 		return err
 	}
 	for _, t := range tags {
-		if _, err := gitOutput(ctx, w.Root, "tag", "-a", t, "-m", strings.TrimSuffix(t, "/"+version)+" "+version); err != nil {
+		if _, err := release.Git(ctx, w.Root, "tag", "-a", t, "-m", strings.TrimSuffix(t, "/"+version)+" "+version); err != nil {
 			return err
 		}
 		logf("tagged %s", t)
@@ -405,7 +404,7 @@ func apply(ctx context.Context, w *release.Workspace, version string, push bool,
 		logf("released %s locally; to publish: git %s", version, strings.Join(pushArgs, " "))
 		return nil
 	}
-	if _, err := gitOutput(ctx, w.Root, pushArgs...); err != nil {
+	if _, err := release.Git(ctx, w.Root, pushArgs...); err != nil {
 		return err
 	}
 	logf("pushed HEAD and %d tags to %s", len(tags), remote)
@@ -415,21 +414,9 @@ func apply(ctx context.Context, w *release.Workspace, version string, push bool,
 // relToRepo returns the workspace root relative to the repository root, slash-separated;
 // "" when they are the same directory.
 func relToRepo(ctx context.Context, root string) (string, error) {
-	out, err := gitOutput(ctx, root, "rev-parse", "--show-prefix")
+	out, err := release.Git(ctx, root, "rev-parse", "--show-prefix")
 	if err != nil {
 		return "", err
 	}
 	return strings.TrimSuffix(strings.TrimSpace(string(out)), "/"), nil
-}
-
-func gitOutput(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
 }

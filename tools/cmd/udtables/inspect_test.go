@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/unified-data/gotables/tables/azservice"
+	"github.com/unified-data/gotables/tables/azuritetest"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -54,13 +54,7 @@ func TestBenchAndInspectFailures(t *testing.T) {
 }
 
 func TestInspectOnAzurite(t *testing.T) {
-	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
-	if conn == "" {
-		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
-			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-		}
-		t.Skip("no emulator: UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-	}
+	conn := azuritetest.ConnectionString(t)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	defer tr.CloseIdleConnections()
 	svc, err := azservice.NewFromConnectionString(conn, &azservice.Options{

@@ -5,7 +5,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/azuritetest"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -32,13 +32,7 @@ func TestDemoInMemory(t *testing.T) {
 // TestDemoOnAzurite runs the same walkthrough on the emulator "make test" starts, which
 // also proves the command cleans up after itself there.
 func TestDemoOnAzurite(t *testing.T) {
-	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
-	if conn == "" {
-		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
-			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-		}
-		t.Skip("no emulator: UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-	}
+	conn := azuritetest.ConnectionString(t)
 	// A transport of the test's own, so that its idle connections can be closed before
 	// goleak looks for leftover goroutines; by default the SDK uses a shared one.
 	tr := http.DefaultTransport.(*http.Transport).Clone()

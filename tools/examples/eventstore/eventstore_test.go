@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"reflect"
 	"sync"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/azuritetest"
 	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tools/examples/eventstore"
 )
@@ -64,12 +64,9 @@ func backends(t *testing.T) []backend {
 		t.Fatal(err)
 	}
 	out := []backend{{name: "memory", rows: mem, store: eventstore.New(mem)}}
-	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
-	if conn == "" {
-		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
-			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-		}
-		t.Log("UNIFIED_TABLES_TEST_CONNECTION_STRING not set: the in-memory backend only")
+	conn, ok := azuritetest.LookupConnectionString(t)
+	if !ok {
+		t.Log(azuritetest.ConnEnv + " not set: the in-memory backend only")
 		return out
 	}
 	acct, err := tables.NewAccount(conn, &tables.Options{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}}})

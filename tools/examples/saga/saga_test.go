@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/azblobs"
+	"github.com/unified-data/gotables/tables/azuritetest"
 	"github.com/unified-data/gotables/tables/blobdocs"
 	"github.com/unified-data/gotables/tables/service"
 	"github.com/unified-data/gotables/tools/examples/saga"
@@ -31,12 +31,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func backends(t *testing.T) map[string]service.Blobs {
 	t.Helper()
 	out := map[string]service.Blobs{"memory": inmemory.NewAccount(nil).Blobs()}
-	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
-	if conn == "" {
-		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
-			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-		}
-		t.Log("UNIFIED_TABLES_TEST_CONNECTION_STRING not set: the saga runs in memory only")
+	conn, ok := azuritetest.LookupConnectionString(t)
+	if !ok {
+		t.Log(azuritetest.ConnEnv + " not set: the saga runs in memory only")
 		return out
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/azuritetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -39,13 +39,7 @@ func attr(s sdktrace.ReadOnlySpan, key string) (attribute.Value, bool) {
 // TestSpans checks the documented spans on Azurite: a Create, a Mutate that loses one race,
 // and a failing call.
 func TestSpans(t *testing.T) {
-	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
-	if conn == "" {
-		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
-			t.Fatal("UNIFIED_TABLES_REQUIRE_AZURITE=1 but UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-		}
-		t.Skip("UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-	}
+	conn := azuritetest.ConnectionString(t)
 	ctx := context.Background()
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))

@@ -16,8 +16,8 @@ import (
 	modzip "golang.org/x/mod/zip"
 )
 
-// git runs git in dir and returns its standard output.
-func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
+// Git runs Git in dir and returns its standard output.
+func Git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
@@ -31,7 +31,7 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 
 // repoRoot returns the top directory of the git working tree that holds dir.
 func repoRoot(ctx context.Context, dir string) (string, error) {
-	out, err := git(ctx, dir, "rev-parse", "--show-toplevel")
+	out, err := Git(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return "", err
 	}
@@ -43,7 +43,7 @@ func repoRoot(ctx context.Context, dir string) (string, error) {
 // ignore. Build output and caches, which .gitignore lists, are left out, as they are from the
 // module a tag publishes.
 func workingFiles(ctx context.Context, top, subdir string) ([]string, error) {
-	out, err := git(ctx, top, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", subdir)
+	out, err := Git(ctx, top, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", subdir)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func workingFiles(ctx context.Context, top, subdir string) ([]string, error) {
 
 // commitTime returns the time of a commit, the time a proxy gives the version tagged there.
 func commitTime(ctx context.Context, top, rev string) (time.Time, error) {
-	out, err := git(ctx, top, "log", "-1", "--format=%cI", rev)
+	out, err := Git(ctx, top, "log", "-1", "--format=%cI", rev)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -75,7 +75,7 @@ func commitTime(ctx context.Context, top, rev string) (time.Time, error) {
 // subdir has none (see the go command's modfetch, and zip.CreateFromVCS, which does the same
 // but not in a linked worktree).
 func filesAtRevision(ctx context.Context, top, rev, subdir string) ([]modzip.File, error) {
-	archive, err := git(ctx, top, "-c", "core.autocrlf=input", "-c", "core.eol=lf", "archive", "--format=zip", rev, "--", subdir)
+	archive, err := Git(ctx, top, "-c", "core.autocrlf=input", "-c", "core.eol=lf", "archive", "--format=zip", rev, "--", subdir)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func filesAtRevision(ctx context.Context, top, rev, subdir string) ([]modzip.Fil
 		haveLicense = haveLicense || name == "LICENSE"
 	}
 	if !haveLicense {
-		if license, err := git(ctx, top, "cat-file", "blob", rev+":LICENSE"); err == nil {
+		if license, err := Git(ctx, top, "cat-file", "blob", rev+":LICENSE"); err == nil {
 			files = append(files, dataFile{"LICENSE", license})
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/azuritetest"
 	"github.com/unified-data/gotables/tools/examples/shop/domain"
 )
 
@@ -26,13 +26,7 @@ func TestMain(m *testing.M) {
 // unless UNIFIED_TABLES_REQUIRE_AZURITE=1.
 func liveTable(t *testing.T) (*aztables.Client, string, string) {
 	t.Helper()
-	conn := os.Getenv("UNIFIED_TABLES_TEST_CONNECTION_STRING")
-	if conn == "" {
-		if os.Getenv("UNIFIED_TABLES_REQUIRE_AZURITE") == "1" {
-			t.Fatal("UNIFIED_TABLES_TEST_CONNECTION_STRING is not set and UNIFIED_TABLES_REQUIRE_AZURITE=1")
-		}
-		t.Skip("UNIFIED_TABLES_TEST_CONNECTION_STRING is not set")
-	}
+	conn := azuritetest.ConnectionString(t)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
 	svc, err := aztables.NewServiceClientFromConnectionString(conn,
