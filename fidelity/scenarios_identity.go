@@ -147,7 +147,7 @@ func identityScenarios() []Scenario {
 				a := r.alice(ctx, e)
 				e.Equal("filled in", fmt.Sprint(a.ID, " ", a.NormalizedUserName, " ", a.NormalizedEmail, " ",
 					len(a.SecurityStamp), " ", len(a.ConcurrencyStamp), " ", a.ETag != ""),
-					aliceID+" ALICE ALICE@EXAMPLE.COM 32 36 true")
+					"user|"+aliceID+" ALICE ALICE@EXAMPLE.COM 32 36 true")
 				e.Equal("by id", who(r.users.FindByID(ctx, aliceID)), aliceID+" ALICE ALICE@EXAMPLE.COM")
 				e.Equal("by name", who(r.users.FindByName(ctx, "ALICE")), aliceID+" ALICE ALICE@EXAMPLE.COM")
 				e.Equal("by email", who(r.users.FindByEmail(ctx, "ALICE@EXAMPLE.COM")), aliceID+" ALICE ALICE@EXAMPLE.COM")
@@ -368,8 +368,10 @@ func identityScenarios() []Scenario {
 				r := identityStores(e)
 				r.alice(ctx, e)
 				e.OK("set token", r.users.SetToken(ctx, aliceID, "Google", "access_token", "ya29.a0/x#y?"))
-				v, err := r.users.Token(ctx, aliceID, "google", "ACCESS_TOKEN")
+				v, err := r.users.Token(ctx, aliceID, "Google", "access_token")
 				e.Equal("token", fmt.Sprint(v, " ", describeError(err)), "ya29.a0/x#y? ok")
+				_, err = r.users.Token(ctx, aliceID, "google", "ACCESS_TOKEN")
+				e.Is("provider and name compare exactly", err, abstractions.ErrNotFound)
 				e.OK("remove token", r.users.RemoveToken(ctx, aliceID, "Google", "access_token"))
 				_, err = r.users.Token(ctx, aliceID, "Google", "access_token")
 				e.Is("removed token", err, abstractions.ErrNotFound)
@@ -432,7 +434,7 @@ func identityScenarios() []Scenario {
 				r.alice(ctx, e)
 				e.OK("login", r.users.AddLogin(ctx, aliceID, identity.UserLoginInfo{LoginProvider: "Google", ProviderKey: "g1"}))
 				// A delete that stopped after the user row: the index and login rows are stale.
-				e.OK("delete the user row only", r.t.Users.Delete(ctx, aliceID))
+				e.OK("delete the user row only", r.t.Users.Delete(ctx, "User|"+aliceID))
 				_, err := r.users.FindByEmail(ctx, "ALICE@EXAMPLE.COM")
 				e.Is("a stale index row finds nobody", err, abstractions.ErrNotFound)
 				_, err = r.users.FindByLogin(ctx, "Google", "g1")
