@@ -67,7 +67,7 @@ lint: ## Check gofmt, go vet, staticcheck, the modules' pins on each other and g
 tidy: ## Run go mod tidy in every module, its siblings served from an on-disk proxy.
 	@bash scripts/release-tool.sh tidy
 
-consumer-check: ## Build every module, and a program outside the repository, from an on-disk proxy.
+consumer-check: ## Build, vet and test every module, and build a program outside the repository, from an on-disk proxy.
 	@VERSION='$(VERSION)' bash scripts/consumer-check.sh
 
 release: ## Release at VERSION=v0.x.y: prints the plan; DRY_RUN=0 commits and tags, PUSH=1 pushes.

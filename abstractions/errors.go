@@ -90,7 +90,11 @@ var (
 	// ErrInvalidKey reports an id or key the store cannot address: a partition containing
 	// "|", an empty key, a key that is not valid UTF-8 or is longer than 512 UTF-16 code
 	// units, or one holding a character the service forbids (/ \ # ? and control
-	// characters).
+	// characters). Empty keys are the library's refusal, not the service's: Azure stores a
+	// row with an empty key, but the Azure SDK for Go cannot address an empty partition key
+	// in the URL of an update, merge or delete, so such a row could be written and never
+	// changed or removed; an empty row key is refused too, because the ids that make one
+	// ("tenant|") are nearly always a mistake.
 	ErrInvalidKey = errors.New("unified tables: invalid key")
 	// ErrInvalidArgument reports an argument the call cannot use (a nil entity, a missing
 	// or malformed ETag, a negative count, …).

@@ -22,10 +22,23 @@ const IDSeparator = "|"
 // as a tenant's partition can never read or write another tenant's rows. Row keys may hold
 // "|" freely.
 //
-// Normalisation (see NormalizeID) runs before the keys are checked and merges ids that differ
-// only in case, surrounding spaces, or spaces against "-": "Acme Corp|1" and "acme-corp|1"
-// are one row. When two tenants must never share a partition, give them ids that stay
-// distinct under normalisation (or keep ids as written with the account option).
+// # Checks and normalisation
+//
+// A store takes an id through these steps, in order: an id that is not valid UTF-8 is
+// refused with ErrInvalidKey, before normalisation, which would turn every invalid byte into
+// U+FFFD and so make different ids address one row; the whole id is normalised (see
+// NormalizeID) unless the account keeps ids as written; it is split with SplitID; then each
+// key is checked, and an empty key, one longer than 512 UTF-16 code units, or one holding a
+// character the service forbids is refused with ErrInvalidKey. The keys are checked as they
+// will be stored: " |x" normalises to "|x", whose empty partition key is refused. Because
+// the id is normalised before it is split, spaces next to "|" become "-" like any inner
+// space ("eu | alice" addresses ("eu-", "-alice")). A partition given on its own takes the
+// same steps, with the "|" refusal after normalisation.
+//
+// Normalisation merges ids that differ only in case, surrounding spaces, or spaces against
+// "-": "Acme Corp|1" and "acme-corp|1" are one row. When two tenants must never share a
+// partition, give them ids that stay distinct under normalisation (or keep ids as written
+// with the account option).
 func SplitID(id string) (partitionKey, rowKey string) {
 	if pk, rk, ok := strings.Cut(id, IDSeparator); ok {
 		return pk, rk

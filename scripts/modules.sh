@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Prints the directories of the workspace's modules, one a line, in go.work's order (the
-# order they are released in): the one list of modules that every script reads.
+# Prints the directories of the workspace's modules, one a line, in go.work's order
+# (alphabetical, not the release order: the release tool orders the modules by their
+# requirements itself): the one list of modules that every script reads.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -25,9 +25,10 @@ func (s *Account) Name() string { return s.s.Name() }
 
 // NoteBusy tells the account that its service answered busy (503 ServerBusy, 500
 // OperationTimedOut, 429), whether or not the request is then retried: batch calls then
-// send fewer transactions at once for a while, instead of adding to the overload. The
-// account's own retries (Options.Retry) call it; the Azure backend calls it from its HTTP
-// pipeline, where the SDK retries. It is safe for concurrent use.
+// send fewer transactions at once for a while, instead of adding to the overload. Both
+// backends call it themselves: the Azure backend from its HTTP pipeline, on every try the
+// SDK's retry policy (tables.Options.ClientOptions.Retry) makes; the in-memory backend from
+// its own retries (inmemory.Options.Retry). It is safe for concurrent use.
 func (s *Account) NoteBusy() { s.s.NoteBusy() }
 
 // Ping checks that the table service answers and accepts the account's credential, with one
@@ -39,9 +40,11 @@ func (s *Account) NoteBusy() { s.s.NoteBusy() }
 // table instead (Store.Exists).
 func (s *Account) Ping(ctx context.Context) error { return s.s.Ping(ctx) }
 
-// Tables returns the account's table service, as NewAccount was given it (without the
-// account's Retry, and without the stores' rules: its reads of a missing table fail with
-// TableNotFound, its writes neither create tables nor check their echo). Writes made through
-// it bypass the stores and their read cache: a row a store cached stays cached until it
-// expires.
+// Tables returns the account's table service as the backend built it: without the stores'
+// rules (its reads of a missing table fail with TableNotFound, its writes neither create
+// tables nor check their echo) and without the retries the account adds on top, which only
+// the in-memory backend has (inmemory.Options.Retry); the Azure backend's retries
+// (tables.Options.ClientOptions.Retry) are in its HTTP pipeline and apply here too. Writes
+// made through it bypass the stores and their read cache: a row a store cached stays cached
+// until it expires.
 func (s *Account) Tables() service.Tables { return s.s.Tables() }

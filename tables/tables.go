@@ -264,9 +264,18 @@ type Store[T any] struct {
 	acct *Account
 }
 
-// StoreOptions configure one store: its table's name (Table; "" names it after the type)
-// and its read-cache policy (Cache; the zero CachePolicy keeps the account's). A nil
-// *StoreOptions means the defaults.
+// StoreOptions configure one store ([For], [PolyFor]). A nil *StoreOptions, like the zero
+// value, means the defaults. It is an alias of engine.StoreOptions, whose fields are:
+//
+//   - Table string: the name of the store's table. "" names it after the type (T's Go name
+//     for For, the base interface's for PolyFor), which must then be a valid table name:
+//     name generic or short types here. A name the service would refuse (3 to 63 letters and
+//     digits, starting with a letter, not "tables") fails For and PolyFor with
+//     [abstractions.ErrInvalidArgument].
+//   - Cache CachePolicy: the store's read-cache policy. The zero value keeps the account's
+//     Options.Cache; [Disabled], [Sliding] or [Absolute] override it for this store only.
+//     PolyFor refuses a policy that caches with [abstractions.ErrNotSupported] (polymorphic
+//     stores keep no cache).
 type StoreOptions = engine.StoreOptions
 
 // CachePolicy is a read-cache policy: [Disabled] (the default), [Sliding] or [Absolute].
@@ -464,9 +473,28 @@ func PolyFor[B any](a *Account, types *codec.TypeRegistry, opts *StoreOptions) (
 	return &PolyStore[B]{s: s, acct: a}, nil
 }
 
-// BlobOffloadOptions configure blob offload for every store of an account: the container
-// (created on first use), the threshold above which a large value goes to a blob, and the
-// cleanup grace. See [engine.BlobOffloadOptions] for each field.
+// BlobOffloadOptions configure blob offload for every store of an account (Options.BlobOffload,
+// which needs Options.Blobs): large values above the threshold, and every file, are stored in
+// blobs of one container. It is an alias of engine.BlobOffloadOptions, whose fields are:
+//
+//   - Container string: the offload container, created on first use; "" means
+//     "unified-tables-values". It belongs to offload alone: the orphan sweeps list all of a
+//     table's prefix in it (and delete only names of the offload shape). A name the blob
+//     service would refuse (3 to 63 lower-case letters, digits and single hyphens, starting
+//     and ending with a letter or digit) is refused.
+//   - ThresholdBytes int: the most stored bytes a large value keeps in the table; a split
+//     value whose stored (encoded) bytes exceed it goes to a blob instead. 0 means 3,145,728;
+//     it may be 1 to 4,194,304, and is refused outside that range.
+//   - CleanupGrace time.Duration: how old a blob a replace or delete released must be (since
+//     it was last written or touched, on the blob service's clock) to be deleted at once;
+//     younger ones are left to the orphan sweep. 0 means [DefaultCleanupGrace] (5 minutes);
+//     [NoCleanup] turns the cleanup after writes and deletes off (every released blob waits
+//     for the sweep); a negative grace means none (for tests only). A blob's last-modified
+//     time has one-second resolution, so a grace below a second protects nothing: a blob
+//     another writer touched in the second of the commit could be deleted under it.
+//
+// The account's constructors refuse options out of range, or offload without Options.Blobs,
+// with [abstractions.ErrInvalidArgument]. [Account.BlobOffload] returns the options in force.
 type BlobOffloadOptions = engine.BlobOffloadOptions
 
 // DefaultCleanupGrace and NoCleanup are the default cleanup grace and the grace that turns
@@ -476,8 +504,21 @@ const (
 	NoCleanup           = engine.NoCleanup
 )
 
-// SweepOptions configure [RunOrphanSweep]: the interval between rounds, the age a blob must
-// have to be swept, the delay before the first round, and the logger.
+// SweepOptions configure [RunOrphanSweep]. A nil *SweepOptions, like the zero value, means
+// the defaults. It is an alias of engine.SweepOptions, whose fields are:
+//
+//   - Interval time.Duration: the pause between the end of one round and the start of the
+//     next; 0 means one hour.
+//   - OlderThan time.Duration: the age a blob must have to be swept. It must exceed the
+//     longest write, since a younger blob may belong to a write still in progress; 0 means
+//     one hour.
+//   - InitialDelay time.Duration: the pause before the first round; 0 means one minute, a
+//     negative value none.
+//   - Logger *slog.Logger: receives each round's failures (at Error) and counts (at Debug);
+//     nil means slog.Default().
+//
+// A negative Interval or OlderThan makes RunOrphanSweep fail with
+// [abstractions.ErrInvalidArgument] before anything runs.
 type SweepOptions = engine.SweepOptions
 
 // SweepError reports the blobs (or partitions) a sweep could not delete after trying all

@@ -8,7 +8,15 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// An Option configures a Service.
+// An Option configures a Service: WithClock, WithEmptyPages, WithThrottling.
+//
+// The service takes functional options, where the library's accounts and stores take one
+// *Options (nil for the defaults), because it is a test double, not a program's
+// configuration: each option is an independent toggle (a pinned clock, injected empty pages,
+// a throttling model) that most tests leave off and a few switch on one at a time, as
+// grpc.NewServer takes its ServerOptions, so that memservice.New() is the whole call in the
+// common case. Each option sets a setting of its own, none depends on another, and they act
+// only when New applies them.
 type Option func(*Service)
 
 // WithClock makes the service read the time from now instead of time.Now. Tests pin the
@@ -57,7 +65,8 @@ var (
 )
 
 // New returns an empty service: no tables, no containers, the system clock, no injected
-// empty pages and no throttling unless opts say otherwise.
+// empty pages and no throttling unless opts say otherwise (see [Option] for why they are
+// functional options). Options apply in order; one given twice takes its last value.
 func New(opts ...Option) *Service {
 	s := &Service{
 		now:        time.Now,

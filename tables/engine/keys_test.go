@@ -42,6 +42,8 @@ func TestResolveID(t *testing.T) {
 		{"empty row", "p|", false, "", "p", "", "row key is empty"},
 		{"empty id", "", false, "", "", "", "partition key is empty"},
 		{"blank id", "   ", false, "", "", "", "partition key is empty"},
+		{"blank partition", " |x", false, "", "", "x", "partition key is empty"},
+		{"spaces next to the separator", "eu | alice", false, "eu-|-alice", "eu-", "-alice", ""},
 		{"invalid UTF-8", "p\xff|r", false, "", "", "", "not valid UTF-8"},
 		{"invalid UTF-8 as written", "p|r\xfe", true, "", "", "", "not valid UTF-8"},
 		{"partition too long", long + "a|r", false, "", long + "a", "r", "513 UTF-16 code units"},

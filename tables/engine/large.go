@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -341,6 +342,26 @@ func (s *Store[T]) lostRace(op, pk, rk string, last error) error {
 		Message: fmt.Sprintf("other writers changed the row during each of %d attempts; retry, or serialize the writes of this row", splitAttempts)}
 }
 
+// lostAttempt logs, at Debug, an attempt of a split-aware write or read that another writer
+// made it repeat (the verbs' own lost attempts are logged by verbSpan.Event, in the same
+// style). The keys are logged only when the account records keys; err is logged as its kind.
+func (s *Store[T]) lostAttempt(ctx context.Context, op, pk, rk string, attempt int, reason string, err error) {
+	l := s.acct.logger()
+	if !l.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	args := []any{"op", op, "table", s.table}
+	if s.acct.opts.RecordKeys {
+		args = append(args, "partition", pk, "row", rk)
+	}
+	args = append(args, "attempt", attempt, "attempts", splitAttempts, "reason", reason, "error", ErrorKind(err))
+	msg := "unified tables: a split-aware call lost its race; retrying"
+	if attempt >= splitAttempts {
+		msg = "unified tables: a split-aware call lost its race on its last attempt; giving up"
+	}
+	l.Debug(msg, args...)
+}
+
 // writeLarge writes one split-aware entity; see writeUnits.
 func (s *Store[T]) writeLarge(ctx context.Context, op string, v *T, p *prepared[T], mode writeMode, etag string) error {
 	fs := &fileSources{}
@@ -473,6 +494,7 @@ func (s *Store[T]) writeUnits(ctx context.Context, op string, units []*splitUnit
 			abstractions.HasStatus(err, http.StatusConflict, "EntityAlreadyExists")):
 			// Another writer changed the row since it was read: read it again.
 			u.read = false
+			s.lostAttempt(ctx, op, u.p.pk, u.p.rk, attempt, "the row changed since it was read", lastErr)
 		case !ref.main && a.Op == service.OpDelete && a.IfMatch == service.ETagAny &&
 			abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound"):
 			// A stale continuation row is gone already.
@@ -509,6 +531,7 @@ func (s *Store[T]) writeUnits(ctx context.Context, op string, units []*splitUnit
 			if u.mode != modeCreate {
 				u.read = false
 			}
+			s.lostAttempt(ctx, op, u.p.pk, u.p.rk, attempt, "a continuation key was taken or a leftover continuation row changed", lastErr)
 		default:
 			return service.Written{}, lastErr
 		}
@@ -633,6 +656,7 @@ func (s *Store[T]) deleteLarge(ctx context.Context, pk, rk string) error {
 		case st.found && (abstractions.HasStatus(err, http.StatusPreconditionFailed, "") ||
 			abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound")):
 			lastErr = s.translate(op, pk, rk, err)
+			s.lostAttempt(ctx, op, pk, rk, attempt, "the row changed since it was read", lastErr)
 		default:
 			return s.translate(op, pk, rk, err)
 		}
@@ -704,6 +728,7 @@ func (s *Store[T]) readLarge(ctx context.Context, op, pk, rk string, first *serv
 				Message: "the stored entity does not reassemble (a chunk or continuation row is missing or does not match its checksum); nothing was returned; Delete removes it"}
 		}
 		lastErr = err
+		s.lostAttempt(ctx, op, pk, rk, attempt, "the row was replaced while it was read", lastErr)
 	}
 	return service.Row{}, &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: op, Table: s.table, PartitionKey: pk, RowKey: rk, Err: lastErr,
 		Message: fmt.Sprintf("the read did not complete: the row changed during each of its %d attempts. Nothing stored is damaged; the read can be repeated", splitAttempts)}

@@ -291,6 +291,120 @@ func TestLargeWriteRaces(t *testing.T) {
 	})
 }
 
+// Each attempt of a split-aware write, delete or read that another writer made it repeat is
+// one debug line, with the keys only when the account records keys, and the last attempt
+// says the call gives up.
+func TestLargeLostAttemptsAreLogged(t *testing.T) {
+	ctx := context.Background()
+	// bump gives the main row another version, as another writer would.
+	bump := func(f *fakeTables) {
+		r, _ := f.row("Items", "p", "d")
+		f.put("Items", r)
+	}
+	tests := []struct {
+		name   string
+		before func(f *fakeTables, call string) // the other writer, before each service call
+		run    func(s *Store[doc]) error
+		op     string
+		reason string
+	}{
+		{
+			name: "upsert",
+			before: func(f *fakeTables, call string) {
+				if call == "Transact" {
+					bump(f)
+				}
+			},
+			run: func(s *Store[doc]) error {
+				return s.Upsert(ctx, &doc{Entity: abstractions.Entity{ID: "p|d"}, Body: hugeText})
+			},
+			op:     "upsert",
+			reason: "the row changed since it was read",
+		},
+		{
+			name: "delete",
+			before: func(f *fakeTables, call string) {
+				if call == "Transact" {
+					bump(f)
+				}
+			},
+			run:    func(s *Store[doc]) error { return s.Delete(ctx, "p|d") },
+			op:     "delete",
+			reason: "the row changed since it was read",
+		},
+		{
+			name: "read",
+			before: func(f *fakeTables, call string) {
+				if call == "Query" {
+					bump(f)
+					f.remove("Items", "p", "d~0001")
+				}
+			},
+			run:    func(s *Store[doc]) error { _, err := s.One(ctx, "p|d"); return err },
+			op:     "read",
+			reason: "the row was replaced while it was read",
+		},
+	}
+	for _, tc := range tests {
+		for _, record := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, record keys %v", tc.name, record), func(t *testing.T) {
+				var logs bytes.Buffer
+				logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+				s, f := newStore[doc](t, &Options{Logger: logger, RecordKeys: record})
+				if err := s.Create(ctx, &doc{Entity: abstractions.Entity{ID: "p|d"}, Body: bigText}); err != nil {
+					t.Fatal(err)
+				}
+				logs.Reset()
+				f.before = func(call string) error { tc.before(f, call); return nil }
+				wantKind(t, tc.run(s), abstractions.ErrConcurrencyConflict)
+				var lines []string
+				for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+					if strings.Contains(l, "split-aware call lost its race") {
+						lines = append(lines, l)
+					}
+				}
+				if len(lines) != splitAttempts {
+					t.Fatalf("%d lost-attempt lines, want %d:\n%s", len(lines), splitAttempts, logs.String())
+				}
+				for i, l := range lines {
+					want := []string{"level=DEBUG", "op=" + tc.op, "table=Items", fmt.Sprintf("attempt=%d", i+1),
+						fmt.Sprintf("attempts=%d", splitAttempts), fmt.Sprintf("reason=%q", tc.reason)}
+					if i < splitAttempts-1 {
+						want = append(want, "retrying")
+					} else {
+						want = append(want, "giving up")
+					}
+					for _, w := range want {
+						if !strings.Contains(l, w) {
+							t.Errorf("line %d lacks %s: %s", i+1, w, l)
+						}
+					}
+					if got := strings.Contains(l, "partition=p") && strings.Contains(l, "row=d"); got != record {
+						t.Errorf("line %d holds the keys: %v, want %v: %s", i+1, got, record, l)
+					}
+				}
+			})
+		}
+	}
+	t.Run("not at Info", func(t *testing.T) {
+		var logs bytes.Buffer
+		s, f := newStore[doc](t, &Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), RecordKeys: true})
+		if err := s.Create(ctx, &doc{Entity: abstractions.Entity{ID: "p|d"}, Body: bigText}); err != nil {
+			t.Fatal(err)
+		}
+		f.before = func(call string) error {
+			if call == "Transact" {
+				bump(f)
+			}
+			return nil
+		}
+		wantKind(t, s.Delete(ctx, "p|d"), abstractions.ErrConcurrencyConflict)
+		if logs.Len() != 0 {
+			t.Errorf("logged at Info: %s", logs.String())
+		}
+	})
+}
+
 // A create takes back leftover continuation rows of its entity (rows whose _SplitOf names
 // it), and refuses a key held by any other row.
 func TestLargeCreateTakesBackLeftovers(t *testing.T) {

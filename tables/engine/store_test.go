@@ -26,7 +26,7 @@ var testNow = time.Date(2026, 2, 3, 4, 5, 6, 123456700, time.UTC)
 
 // newStore returns a store of T in a fresh account over a fresh fake. opts may be nil; its
 // Now defaults to testNow.
-func newStore[T any, P abstractions.EntityPtr[T]](t *testing.T, opts *Options) (*Store[T], *fakeTables) {
+func newStore[T any, P abstractions.EntityPtr[T]](t testing.TB, opts *Options) (*Store[T], *fakeTables) {
 	t.Helper()
 	f := newFake()
 	// The table exists, as it does for a store in use: tests count the calls a store

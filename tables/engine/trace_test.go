@@ -233,3 +233,61 @@ func TestErrorKind(t *testing.T) {
 		}
 	}
 }
+
+// noopTracer is a Tracer whose spans do nothing: with it, a benchmark measures what the
+// engine itself spends on tracing.
+type noopTracer struct{}
+
+type noopSpan struct{}
+
+func (noopTracer) Start(ctx context.Context, _ string, _ []Attribute) (context.Context, TraceSpan) {
+	return ctx, noopSpan{}
+}
+
+func (noopSpan) SetAttributes(...Attribute)    {}
+func (noopSpan) AddEvent(string, ...Attribute) {}
+func (noopSpan) SetError(string, string)       {}
+func (noopSpan) End()                          {}
+
+// BenchmarkTracing measures a store call without a Tracer (tracing=off) and with one whose
+// spans do nothing (tracing=on), over the in-package fake service, so that the difference is
+// the engine's own cost of tracing. README ("In production", Tracing) quotes it; compare the
+// two with benchstat -col /tracing.
+func BenchmarkTracing(b *testing.B) {
+	ctx := context.Background()
+	calls := []struct {
+		name string
+		run  func(s *Store[item]) error
+	}{
+		{"One", func(s *Store[item]) error { _, err := s.One(ctx, "p|a"); return err }},
+		{"Upsert", func(s *Store[item]) error {
+			return s.Upsert(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}, Name: "a", N: 1})
+		}},
+	}
+	for _, c := range calls {
+		for _, mode := range []struct {
+			name   string
+			tracer Tracer
+		}{{"off", nil}, {"on", noopTracer{}}} {
+			b.Run(c.name+"/tracing="+mode.name, func(b *testing.B) {
+				s, f := newStore[item](b, &Options{Tracer: mode.tracer})
+				if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}, Name: "a"}); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; b.Loop(); i++ {
+					if i%4096 == 0 {
+						// The fake records every call; keep its log out of the figures.
+						b.StopTimer()
+						f.resetCalls()
+						b.StartTimer()
+					}
+					if err := c.run(s); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

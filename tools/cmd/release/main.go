@@ -92,6 +92,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return true
 	}
 
+	// A misused command line is told so (exit 2) before the workspace is looked for, so that
+	// the answer does not depend on where the command runs.
+	switch cmd {
+	case "check", "tidy":
+	case "plan", "apply":
+		if !needVersion() {
+			return 2
+		}
+	case "stage":
+		if *dir == "" {
+			fmt.Fprintf(stderr, "release stage: -dir is required\n")
+			return 2
+		}
+	default:
+		fmt.Fprintf(stderr, "release: unknown command %q\n%s", cmd, usage)
+		return 2
+	}
+
 	root, err := findWorkspace(*chdir)
 	if err != nil {
 		fmt.Fprintf(stderr, "release: %v\n", err)
@@ -106,29 +124,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "check":
 		err = check(w, *version, stdout)
 	case "plan":
-		if !needVersion() {
-			return 2
-		}
 		err = plan(ctx, w, *version, stdout)
 	case "apply":
-		if !needVersion() {
-			return 2
-		}
 		err = apply(ctx, w, *version, *push, *remote, stderr)
 	case "tidy":
 		err = tidy(ctx, w, *diff, stdout, stderr)
 	case "stage":
-		if *dir == "" {
-			fmt.Fprintf(stderr, "release stage: -dir is required\n")
-			return 2
-		}
 		var s *release.Staged
 		if s, err = release.Stage(ctx, w, release.StageOptions{Version: *version, Dir: *dir, Log: stderr}); err == nil {
 			fmt.Fprintln(stdout, s.Version)
 		}
-	default:
-		fmt.Fprintf(stderr, "release: unknown command %q\n%s", cmd, usage)
-		return 2
 	}
 	if err != nil {
 		var problems release.ProblemsError
