@@ -15,7 +15,11 @@ import "time"
 type Entity struct {
 	// ID is "PartitionKey|RowKey", or a lone key that addresses (key, key).
 	ID string
-	// CreatedAt is set on the first write (a caller-supplied value is kept).
+	// CreatedAt is stamped with the current time by a whole-entity write (Create, Upsert,
+	// Update, the batches) when it is zero; a value the caller set is written as it is. A
+	// replace writes every cell, so an Update or Upsert of an entity built afresh, not
+	// read, stores a new CreatedAt: to keep the stored one, write the entity as read (as
+	// Mutate does) or change fields with Patch.
 	CreatedAt time.Time
 	// UpdatedAt is set on every write.
 	UpdatedAt time.Time
