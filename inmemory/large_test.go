@@ -151,3 +151,34 @@ func FuzzLargeRoundTrip(f *testing.F) {
 		})
 	})
 }
+
+// An oversized value is refused, like every other error about one row, with a *StoreError
+// naming the call, the table and the keys, whose Kind is ErrOversizedValue; nothing is stored.
+func TestOversizedValueIsAStoreError(t *testing.T) {
+	ctx := context.Background()
+	s, err := inmemory.For[Note](inmemory.NewAccount(nil), &inmemory.StoreOptions{Table: "Oversized"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 5_000_000)
+	for i := range big {
+		big[i] = byte(i*7919 + i>>8)
+	}
+	calls := map[string]func() error{
+		"create": func() error { return s.Create(ctx, &Note{Entity: abstractions.Entity{ID: "p|r"}, Blob: big}) },
+		"upsert": func() error { return s.Upsert(ctx, &Note{Entity: abstractions.Entity{ID: "p|r"}, Blob: big}) },
+	}
+	for op, call := range calls {
+		err := call()
+		var se *abstractions.StoreError
+		if !errors.As(err, &se) || !errors.Is(err, abstractions.ErrOversizedValue) {
+			t.Fatalf("%s: %T %v, want a *StoreError matching ErrOversizedValue", op, err, err)
+		}
+		if se.Kind != abstractions.ErrOversizedValue || se.Op != op || se.Table != "Oversized" || se.PartitionKey != "p" || se.RowKey != "r" {
+			t.Errorf("%s: %+v", op, se)
+		}
+	}
+	if n, err := s.CountAll(ctx); err != nil || n != 0 {
+		t.Errorf("%d rows stored, %v", n, err)
+	}
+}

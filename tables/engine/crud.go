@@ -59,7 +59,7 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 	}
 	row, err := codec.EncodeRow(&p.v, pk, rk, &s.acct.codec)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s (%q, %q): %w", op, s.table, pk, rk, err)
+		return nil, rowError(op, s.table, pk, rk, "the entity cannot be stored; nothing was sent", err)
 	}
 	p.row = row
 	return p, nil
@@ -281,7 +281,7 @@ func (s *Store[T]) decode(row *service.Row) (*T, error) {
 	}
 	v, err := codec.Decode[T](row, &s.acct.codec)
 	if err != nil {
-		return nil, fmt.Errorf("read %s (%q, %q): %w", s.table, row.PartitionKey, row.RowKey, err)
+		return nil, rowError("read", s.table, row.PartitionKey, row.RowKey, "the stored row does not decode into this type", err)
 	}
 	if len(s.files) > 0 {
 		if err := s.bindFiles(v, row); err != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -96,4 +97,19 @@ func (s *Store[T]) checkPartition(op, partition string) (string, error) {
 		return "", keyError(op, s.table, partition, "", "partition key", reason)
 	}
 	return partition, nil
+}
+
+// rowError wraps err, a refusal or failure about one row that did not come from the service
+// (a value the codec or the large-value layout refused, a stored row that does not decode), in
+// a *StoreError naming the operation, the table and the keys, as every other error about one
+// row is. Its Kind is the sentinel err matches, so errors.Is and errors.As see both.
+func rowError(op, table, pk, rk, message string, err error) error {
+	var kind error
+	for _, k := range errorKinds {
+		if errors.Is(err, k.err) {
+			kind = k.err
+			break
+		}
+	}
+	return &abstractions.StoreError{Kind: kind, Op: op, Table: table, PartitionKey: pk, RowKey: rk, Message: message, Err: err}
 }

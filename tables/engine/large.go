@@ -151,7 +151,7 @@ func (s *Store[T]) prepareLarge(op string, p *prepared[T]) error {
 	}
 	fixed, large, err := codec.EncodeLarge(&p.v, &s.acct.codec)
 	if err != nil {
-		return fmt.Errorf("%s %s (%q, %q): %w", op, s.table, p.pk, p.rk, err)
+		return rowError(op, s.table, p.pk, p.rk, "the entity cannot be stored; nothing was sent", err)
 	}
 	p.fixed = fixed
 	p.values = make([]largevalue.Value, len(large))
@@ -431,7 +431,7 @@ func (s *Store[T]) writeUnits(ctx context.Context, op string, units []*splitUnit
 			}
 			ua := s.unitActions(u.p, u.mode, u.etag, &u.st)
 			if err := u.p.layout.Fit(ua); err != nil {
-				return service.Written{}, fmt.Errorf("%s %s (%q, %q): %w", op, s.table, u.p.pk, u.p.rk, err)
+				return service.Written{}, rowError(op, s.table, u.p.pk, u.p.rk, "the entity cannot be stored; nothing was stored", err)
 			}
 			for _, a := range ua {
 				refs = append(refs, actionRef{unit: ui, key: a.Row.RowKey, main: a.Row.RowKey == u.p.rk})

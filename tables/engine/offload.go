@@ -228,7 +228,7 @@ func (s *Store[T]) planLarge(op string, p *prepared[T]) error {
 			return &abstractions.StoreError{Kind: abstractions.ErrInvalidKey, Op: op, Table: s.table, PartitionKey: p.pk, RowKey: p.rk,
 				Message: "the keys are too long for the names of the entity's blobs; nothing was stored", Err: err}
 		}
-		return fmt.Errorf("%s %s (%q, %q): %w", op, s.table, p.pk, p.rk, err)
+		return rowError(op, s.table, p.pk, p.rk, "the entity cannot be stored; nothing was stored", err)
 	}
 	p.layout = lay
 	p.row = lay.Rows[0]

@@ -269,7 +269,7 @@ func (s *PolyStore[B]) encodeItem(op, pk, rk string, item any) ([]service.Proper
 	}
 	props, err := codec.Encode(item, &s.codec)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s (%q, %q): %w", op, s.host.table, pk, rk, err)
+		return nil, rowError(op, s.host.table, pk, rk, "the item cannot be stored; nothing was sent", err)
 	}
 	return props, nil
 }
@@ -425,7 +425,7 @@ func (s *PolyStore[B]) entry(op string, row *service.Row) (*abstractions.PolyEnt
 					"(register its type with codec.Register, or map a legacy name with TypeRegistry.SetFallback)", e.TypeName, s.base),
 				Err: err}
 		}
-		return nil, fmt.Errorf("%s %s (%q, %q): %w", op, s.host.table, row.PartitionKey, row.RowKey, err)
+		return nil, rowError(op, s.host.table, row.PartitionKey, row.RowKey, "the stored row does not decode into its registered type", err)
 	}
 	e.Item = item
 	return e, nil
