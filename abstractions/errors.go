@@ -57,7 +57,7 @@ type StatusError struct {
 
 // Error implements error.
 func (e *StatusError) Error() string {
-	msg := "table service answered " + strconv.Itoa(e.StatusCode)
+	msg := "storage service answered " + strconv.Itoa(e.StatusCode)
 	if e.ErrorCode != "" {
 		msg += " " + e.ErrorCode
 	}

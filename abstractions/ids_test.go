@@ -62,7 +62,7 @@ func TestStatusError(t *testing.T) {
 	if !HasStatus(err, 409, "EntityAlreadyExists") || !HasStatus(err, 409, "") || HasStatus(err, 404, "") {
 		t.Fatal("HasStatus does not match")
 	}
-	if got := err.Error(); got != "table service answered 409 EntityAlreadyExists: the entity p|r exists" {
+	if got := err.Error(); got != "storage service answered 409 EntityAlreadyExists: the entity p|r exists" {
 		t.Fatalf("Error() = %q", got)
 	}
 }
