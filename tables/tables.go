@@ -489,7 +489,8 @@ func PolyFor[B any](a *Account, types *codec.TypeRegistry, opts *StoreOptions) (
 //     it was last written or touched, on the blob service's clock) to be deleted at once;
 //     younger ones are left to the orphan sweep. 0 means [DefaultCleanupGrace] (5 minutes);
 //     [NoCleanup] turns the cleanup after writes and deletes off (every released blob waits
-//     for the sweep); a negative grace means none (for tests only). A blob's last-modified
+//     for the sweep); a negative grace means none beyond the clock's one-second resolution
+//     (for tests only: a blob released in the second it was written waits for the sweep). A blob's last-modified
 //     time has one-second resolution, so a grace below a second protects nothing: a blob
 //     another writer touched in the second of the commit could be deleted under it.
 //

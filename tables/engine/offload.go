@@ -56,7 +56,9 @@ type BlobOffloadOptions struct {
 	// are left for the orphan sweep. 0 means DefaultCleanupGrace. A blob's LastModified has
 	// one-second resolution, so a grace below a second protects nothing: a blob another
 	// writer touched in the second of the commit could be deleted under it. A negative
-	// grace means none (tests only); NoCleanup switches the cleanup off.
+	// grace means none beyond that resolution (tests only): a released blob is deleted once
+	// the second it was last written in has passed, so one released in that same second
+	// waits for the sweep. NoCleanup switches the cleanup off.
 	CleanupGrace time.Duration
 }
 
