@@ -29,7 +29,10 @@
 // (ErrInvalidKey). Text a user or a provider chooses (claim types and values, provider keys,
 // token providers and names) may hold anything, so it is hashed with HashKey: MD5 over its
 // UTF-8 bytes, 32 lower-case hex digits; the rows keep the text, and every lookup compares
-// it. With u a user id, r a role id, p a login provider and H HashKey:
+// it. With u a user id, r a role id, p a login provider and H HashKey (the table shows the
+// key parts as the stores pass them; under the default id mode the account stores them
+// normalised, so the user rows' partition is "user", the role rows' "role", and ids and
+// providers are lower case, exactly as the .NET library stores them under its default):
 //
 //	table                   row                     partition key   row key
 //	IdentityUserModel       user                    User            u
