@@ -182,3 +182,25 @@ func TestOversizedValueIsAStoreError(t *testing.T) {
 		t.Errorf("%d rows stored, %v", n, err)
 	}
 }
+
+// A filter on a large field is refused: a value stored split or in a blob has no cell of
+// its own, so the service would silently leave its row out.
+func TestFilterOnLargeFieldRefused(t *testing.T) {
+	ctx := context.Background()
+	s, err := inmemory.For[Note](inmemory.NewAccount(nil), &inmemory.StoreOptions{Table: "LargeFilter"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Upsert(ctx, &Note{Entity: abstractions.Entity{ID: "p|s"}, Body: strings.Repeat("y", 70000)}); err != nil {
+		t.Fatal(err)
+	}
+	body := abstractions.Field(func(n *Note) *string { return &n.Body })
+	_, err = s.Query(ctx, abstractions.Query[Note]{Partition: "p", Where: body.Gt("a")})
+	if !errors.Is(err, abstractions.ErrNotSupported) {
+		t.Fatalf("filter on a split field: %v, want ErrNotSupported", err)
+	}
+	title := abstractions.Field(func(n *Note) *string { return &n.Title })
+	if _, err := s.Query(ctx, abstractions.Query[Note]{Partition: "p", Where: title.Eq("t")}); err != nil {
+		t.Fatalf("filter on a plain field of the same type: %v", err)
+	}
+}

@@ -68,6 +68,9 @@ func (tr *translator) column(ref abstractions.FieldRef) (*codec.Field, *filterEr
 		return nil, refuse(abstractions.ErrNotSupported, f.Path, "the ETag is not a stored column; read the row and compare its ETag in Go")
 	case f.File:
 		return nil, refuse(abstractions.ErrNotSupported, f.Path, "a file is stored in a blob, not in a column; store what you filter on in a field of its own")
+	case f.Large:
+		return nil, refuse(abstractions.ErrNotSupported, f.Path, "it may hold a large value, stored split or in a blob rather than in its column, "+
+			"which the service would then not match; store what you filter on in a field of its own")
 	case f.JSON:
 		return nil, refuse(abstractions.ErrNotSupported, f.Path, "it is stored as JSON text, which the service cannot look into; "+
 			"store the value you filter on in a field of its own")
