@@ -24,8 +24,10 @@ START_TIMEOUT=${AZURITE_START_TIMEOUT:-60}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DIR="$ROOT/.cache/azurite"
-PID_FILE="$DIR/azurite.pid"
-LOG_FILE="$DIR/azurite.log"
+# One pid file and log per table port, so emulators started from one checkout on different
+# ports (AZURITE_*_PORT) are started and stopped independently.
+PID_FILE="$DIR/azurite-$TABLE_PORT.pid"
+LOG_FILE="$DIR/azurite-$TABLE_PORT.log"
 BIN="$DIR/node_modules/.bin/azurite"
 
 say() { echo "azurite: $*" >&2; }
@@ -115,12 +117,12 @@ start() {
 	until running; do
 		if ! kill -0 "$pid" 2>/dev/null; then
 			rm -f "$PID_FILE"
-			say "the emulator exited during start-up; last lines of .cache/azurite/azurite.log:"
+			say "the emulator exited during start-up; last lines of .cache/azurite/azurite-$TABLE_PORT.log:"
 			tail -n 30 "$LOG_FILE" >&2 || true
 			exit 1
 		fi
 		if ((SECONDS >= deadline)); then
-			say "no answer on $HOST:$TABLE_PORT and $HOST:$BLOB_PORT after ${START_TIMEOUT} s; last lines of .cache/azurite/azurite.log:"
+			say "no answer on $HOST:$TABLE_PORT and $HOST:$BLOB_PORT after ${START_TIMEOUT} s; last lines of .cache/azurite/azurite-$TABLE_PORT.log:"
 			tail -n 30 "$LOG_FILE" >&2 || true
 			stop
 			exit 1
