@@ -117,16 +117,30 @@ type StoreError struct {
 	Err error
 }
 
-// Error implements error.
+// Error implements error: the operation, the table and the keys it addressed (whichever
+// are set: an account-level call such as a ping names no table), the message, and the
+// underlying error.
 func (e *StoreError) Error() string {
-	msg := e.Op + " " + e.Table
+	msg := e.Op
+	add := func(part string) {
+		if msg != "" {
+			msg += " "
+		}
+		msg += part
+	}
+	if e.Table != "" {
+		add(e.Table)
+	}
 	switch {
 	case e.RowKey != "":
-		msg += " (" + strconv.Quote(e.PartitionKey) + ", " + strconv.Quote(e.RowKey) + ")"
+		add("(" + strconv.Quote(e.PartitionKey) + ", " + strconv.Quote(e.RowKey) + ")")
 	case e.PartitionKey != "":
-		msg += " partition " + strconv.Quote(e.PartitionKey)
+		add("partition " + strconv.Quote(e.PartitionKey))
 	}
-	msg += ": " + e.Message
+	if msg != "" {
+		msg += ": "
+	}
+	msg += e.Message
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}

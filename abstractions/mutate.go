@@ -105,8 +105,9 @@ func (o *RetryOptions) WithDefaults() RetryOptions {
 // row: a pause drawn at random between half and all of Backoff·2^(next-2), the doubling
 // stopping at MaxRetryWait. Waits that grow with each loss let the writer that won go on undisturbed,
 // and the random draw keeps writers that lost at the same moment from coming back at the
-// same moment. Wait returns ctx's error when ctx ends first, and returns at once for a
-// first attempt or a negative Backoff. It uses a timer, not a goroutine.
+// same moment. A zero Backoff means the default (20 ms), as for the verbs, so the zero
+// RetryOptions waits as they do. Wait returns ctx's error when ctx ends first, and returns
+// at once for a first attempt or a negative Backoff. It uses a timer, not a goroutine.
 func (o RetryOptions) Wait(ctx context.Context, next int) error {
 	lo, hi := o.waitRange(next)
 	if hi <= 0 {
@@ -124,7 +125,10 @@ func (o RetryOptions) Wait(ctx context.Context, next int) error {
 
 // waitRange is the range Wait draws the wait before attempt next from; 0, 0 for none.
 func (o RetryOptions) waitRange(next int) (lo, hi time.Duration) {
-	if o.Backoff <= 0 || next < 2 {
+	if o.Backoff == 0 {
+		o.Backoff = defaultBackoff
+	}
+	if o.Backoff < 0 || next < 2 {
 		return 0, 0
 	}
 	// Doubling stops at MaxRetryWait; a Backoff above it is waited as it is.

@@ -322,6 +322,15 @@ func TestRetryOptionsDefaults(t *testing.T) {
 			t.Fatalf("the third attempt waited %v, want at least half of 2ms", d)
 		}
 	}
+	// The zero value means the defaults in Wait too: half of 20 ms at least before the second
+	// attempt (it returned at once when a zero Backoff meant no wait).
+	start := time.Now()
+	if err := (RetryOptions{}).Wait(context.Background(), 2); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 10*time.Millisecond {
+		t.Fatalf("the zero RetryOptions waited %v before the second attempt, want at least 10ms", d)
+	}
 }
 
 func TestRetryWaitsGrowWithLosses(t *testing.T) {
@@ -341,6 +350,9 @@ func TestRetryWaitsGrowWithLosses(t *testing.T) {
 		{"far beyond", def, 1000, MaxRetryWait / 2, MaxRetryWait},
 		{"a Backoff above the bound stays", RetryOptions{Backoff: time.Hour}, 5, 30 * time.Minute, time.Hour},
 		{"no wait", RetryOptions{Backoff: -1}, 3, 0, 0},
+		{"zero value: the default Backoff", RetryOptions{}, 2, 10 * ms, 20 * ms},
+		{"zero Backoff: the default", RetryOptions{Attempts: 9}, 4, 40 * ms, 80 * ms},
+		{"zero value, first attempt", RetryOptions{}, 1, 0, 0},
 	} {
 		if lo, hi := tc.o.waitRange(tc.next); lo != tc.lo || hi != tc.hi {
 			t.Errorf("%s: waitRange(%d) = %v..%v, want %v..%v", tc.name, tc.next, lo, hi, tc.lo, tc.hi)

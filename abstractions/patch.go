@@ -11,7 +11,8 @@ import (
 type Patcher[T any] interface {
 	// Patch merges the fields p sets into the stored row with the id, leaving every other
 	// column as it is, in one request and without reading the row first. The store also
-	// stamps UpdatedAt. It returns the row's new ETag.
+	// stamps UpdatedAt. It returns the row's new ETag. A patched value is stored exactly as
+	// a whole-entity write stores it: the same column, type, JSON text and oversized policy.
 	//
 	// Without WithETag the merge applies to whatever version is stored; with it, only to that
 	// version, and a row that moved on fails with an error matching ErrConcurrencyConflict.

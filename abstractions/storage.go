@@ -46,7 +46,10 @@ type Storage[T any] interface {
 	Table() string
 	// EnsureCreated creates the table if it does not exist yet. Stores create their table
 	// on the first write that finds it missing anyway (reads never create it); call it at
-	// start-up to fail fast.
+	// start-up to fail fast. A store whose account never creates tables (both backends'
+	// Options.NeverCreateTables) only checks that the table exists, reading at most one
+	// row (which a table SAS allows), and fails with an error matching ErrNotFound when it
+	// is missing.
 	EnsureCreated(ctx context.Context) error
 
 	// Create inserts a new row. A row with the same keys fails with an error matching

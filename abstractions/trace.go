@@ -10,7 +10,8 @@ import "context"
 type Traced interface {
 	// StartSpan starts the span of a call named op (such as "mutate") about the row with
 	// the id, and returns a context that carries it. It never fails; with tracing off it
-	// returns ctx and a span that only logs.
+	// returns ctx and a span that only logs (a debug line per lost attempt). The outcome
+	// verbs call it; a program need not.
 	StartSpan(ctx context.Context, op, id string) (context.Context, Span)
 }
 

@@ -108,7 +108,8 @@ type Options struct {
 	// from a throttling model, see memservice.WithThrottling, or an error a wrapping test
 	// service injects) is retried: the Azure SDK's policy, with its defaults (3 retries,
 	// from 800 ms, doubling) for the zero value, so both backends back off alike. Set
-	// MaxRetries to -1 for none, or a short RetryDelay in tests.
+	// MaxRetries to -1 for none, or a short RetryDelay in tests. It does not apply over a
+	// service that retries like the SDK itself (see [NewAccountOver]).
 	Retry RetryPolicy
 }
 
@@ -249,9 +250,17 @@ func NewAccount(opts *Options) *Account {
 // configured yourself (a pinned clock, injected empty pages), or a wrapper around one that
 // counts, delays or fails calls in a test. blobs may be nil when no blob feature is used;
 // tables must not be (the stores of such an account are refused).
+//
+// A tables service that retries like the Azure SDK itself ([service.SDKRetrier], such as
+// faults.Tables) is not retried again: Options.Retry is ignored over it, so each call makes
+// the SDK's number of tries, not that number squared.
 func NewAccountOver(tables service.Tables, blobs service.Blobs, opts *Options) *Account {
 	name := fmt.Sprintf("memory://account-%d", accounts.Add(1))
-	return &Account{engine.NewAccount(name, tables, blobs, opts.engine())}
+	eo := opts.engine()
+	if r, ok := tables.(service.SDKRetrier); ok && r.RetriesLikeSDK() {
+		eo.Retry = nil
+	}
+	return &Account{engine.NewAccount(name, tables, blobs, eo)}
 }
 
 // For returns the store of entity type T in the account: T is a struct that embeds

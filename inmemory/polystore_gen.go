@@ -13,20 +13,17 @@ import (
 func (s *PolyStore[B]) Account() *Account { return s.acct }
 
 // Delete deletes the row if it exists; deleting a missing row is not an error.
-//
-// Delete deletes the row if it exists; see abstractions.PolyStorage.
 func (s *PolyStore[B]) Delete(ctx context.Context, key abstractions.TableKey) error {
 	return s.s.Delete(ctx, key)
 }
 
-// EnsureCreated creates the table if it does not exist yet.
+// EnsureCreated creates the table if it does not exist yet, as Store.EnsureCreated does:
+// call it at start-up to fail fast. With Options.NeverCreateTables it only checks that the
+// table exists, and a missing table fails with an error matching abstractions.ErrNotFound.
 func (s *PolyStore[B]) EnsureCreated(ctx context.Context) error { return s.s.EnsureCreated(ctx) }
 
 // Insert writes a new row ([abstractions.ErrDuplicateKey] when one exists), or, with IfMatch, replaces
 // the row at that version. It returns the row's new ETag.
-//
-// Insert writes a new row, or with w.IfMatch replaces the row at that version; see
-// abstractions.PolyStorage.
 func (s *PolyStore[B]) Insert(ctx context.Context, w abstractions.PolyWrite[B]) (string, error) {
 	return s.s.Insert(ctx, w)
 }
@@ -39,17 +36,12 @@ func (s *PolyStore[B]) Insert(ctx context.Context, w abstractions.PolyWrite[B]) 
 // named twice is refused with [abstractions.ErrDuplicateKey], and a batch holding an IfMatch write
 // that needs more than one transaction with [abstractions.ErrInvalidArgument] (its condition would
 // guard only part of it), both before anything is sent.
-//
-// InsertBatch writes the rows as Insert does, in per-partition transactions; see
-// abstractions.PolyStorage.
 func (s *PolyStore[B]) InsertBatch(ctx context.Context, ws []abstractions.PolyWrite[B]) error {
 	return s.s.InsertBatch(ctx, ws)
 }
 
 // List reads every row of one partition (the partition key used as written), in row
 // key order, markers included. A row One would refuse fails the whole call.
-//
-// List reads every row of one partition; see abstractions.PolyStorage.
 func (s *PolyStore[B]) List(ctx context.Context, partition string) ([]*abstractions.PolyEntry[B], error) {
 	return s.s.List(ctx, partition)
 }
@@ -58,8 +50,6 @@ func (s *PolyStore[B]) List(ctx context.Context, partition string) ([]*abstracti
 // and returns the row's new ETag. With ifMatch "" any version is merged into; otherwise
 // a row at another version fails with [abstractions.ErrConcurrencyConflict]. A missing row fails with
 // [abstractions.ErrNotFound].
-//
-// MergeColumns writes system columns into an existing row; see abstractions.PolyStorage.
 func (s *PolyStore[B]) MergeColumns(ctx context.Context, key abstractions.TableKey, columns map[string]any, ifMatch string) (string, error) {
 	return s.s.MergeColumns(ctx, key, columns, ifMatch)
 }
@@ -67,8 +57,6 @@ func (s *PolyStore[B]) MergeColumns(ctx context.Context, key abstractions.TableK
 // One reads one row; a missing row fails with [abstractions.ErrNotFound]. A row whose discriminator
 // names no registered type, or a type that does not satisfy B, fails with [abstractions.ErrIntegrity]
 // naming it.
-//
-// One reads one row; see abstractions.PolyStorage.
 func (s *PolyStore[B]) One(ctx context.Context, key abstractions.TableKey) (*abstractions.PolyEntry[B], error) {
 	return s.s.One(ctx, key)
 }
@@ -81,17 +69,11 @@ func (s *PolyStore[B]) Types() *codec.TypeRegistry { return s.s.Types() }
 
 // Upsert writes the row whether or not one exists, or, with IfMatch, replaces the row
 // at that version. It returns the row's new ETag.
-//
-// Upsert writes the row whether or not one exists, or with w.IfMatch replaces the row at
-// that version; see abstractions.PolyStorage.
 func (s *PolyStore[B]) Upsert(ctx context.Context, w abstractions.PolyWrite[B]) (string, error) {
 	return s.s.Upsert(ctx, w)
 }
 
 // UpsertBatch writes the rows as Upsert does, in transactions as InsertBatch does.
-//
-// UpsertBatch writes the rows as Upsert does, in per-partition transactions; see
-// abstractions.PolyStorage.
 func (s *PolyStore[B]) UpsertBatch(ctx context.Context, ws []abstractions.PolyWrite[B]) error {
 	return s.s.UpsertBatch(ctx, ws)
 }

@@ -62,11 +62,10 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (int, 
 
 // EnsureCreated creates the table if it does not exist yet. Stores create their table
 // on the first write that finds it missing anyway (reads never create it); call it at
-// start-up to fail fast.
-//
-// EnsureCreated creates the table if it does not exist yet. With Options.NeverCreateTables
-// it only checks that the table exists, reading at most one row (which a table SAS
-// allows), and a missing table fails with an error matching abstractions.ErrNotFound.
+// start-up to fail fast. A store whose account never creates tables (both backends'
+// Options.NeverCreateTables) only checks that the table exists, reading at most one
+// row (which a table SAS allows), and fails with an error matching [abstractions.ErrNotFound] when it
+// is missing.
 func (s *Store[T]) EnsureCreated(ctx context.Context) error { return s.s.EnsureCreated(ctx) }
 
 // Exists reports whether a row with the id exists.
@@ -95,7 +94,8 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (abstracti
 
 // Patch merges the fields p sets into the stored row with the id, leaving every other
 // column as it is, in one request and without reading the row first. The store also
-// stamps UpdatedAt. It returns the row's new ETag.
+// stamps UpdatedAt. It returns the row's new ETag. A patched value is stored exactly as
+// a whole-entity write stores it: the same column, type, JSON text and oversized policy.
 //
 // Without WithETag the merge applies to whatever version is stored; with it, only to that
 // version, and a row that moved on fails with an error matching [abstractions.ErrConcurrencyConflict].
@@ -108,20 +108,6 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (abstracti
 // that stores no cell (a nil pointer, slice or map, the zero time) or that needs
 // compression to fit, and a field tagged for large values ([abstractions.ErrNotSupported]); a protected
 // field without AllowProtected ([abstractions.ErrProtectedProperty]).
-//
-// Patch merges the fields p sets into the stored row with the id, without reading it, and
-// returns the row's new ETag; see [abstractions.Patcher.Patch].
-//
-// Each selected field is resolved to its column through the codec's plan (by its offset in
-// T and its type), and its cells are produced by the codec itself: the engine sets the
-// patched values in a zero T and encodes only the patched columns (codec.EncodeColumns), so
-// the other fields' zero values are never looked at. So a patched
-// value is stored exactly as a whole-entity write would store it: same EDM type, same JSON
-// text in {Name}__Json for a JSON-stored field, same oversized policy. A merge cannot remove
-// a cell, which is why a value that stores none (a nil pointer, the zero time) is refused,
-// and so is one that only fits compressed ({Name}__GZip): a read would still prefer an
-// uncompressed cell the row may hold. Writes go to the canonical column, never to an alias,
-// and the canonical column wins on every later read, so aliased rows converge.
 func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T]) (string, error) {
 	return s.s.Patch(ctx, id, p)
 }
@@ -134,11 +120,8 @@ func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) ([]*T, er
 
 // StartSpan starts the span of a call named op (such as "mutate") about the row with
 // the id, and returns a context that carries it. It never fails; with tracing off it
-// returns ctx and a span that only logs.
-//
-// StartSpan starts the span of an outcome verb (abstractions.Traced): a span when the account
-// traces, and in every case a debug log line per lost attempt. It is not meant to be called
-// directly.
+// returns ctx and a span that only logs (a debug line per lost attempt). The outcome
+// verbs call it; a program need not.
 func (s *Store[T]) StartSpan(ctx context.Context, op string, id string) (context.Context, abstractions.Span) {
 	return s.s.StartSpan(ctx, op, id)
 }
@@ -172,8 +155,6 @@ func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, partitionKey string, ol
 }
 
 // Table returns the name of the table the store uses.
-//
-// Table returns the name of the store's table.
 func (s *Store[T]) Table() string { return s.s.Table() }
 
 // Turn waits for the turn of the row with the id among the account's outcome-verb calls

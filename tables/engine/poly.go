@@ -100,7 +100,9 @@ func (s *PolyStore[B]) Account() *Account { return s.host.acct }
 // Types returns the store's type registry.
 func (s *PolyStore[B]) Types() *codec.TypeRegistry { return s.types }
 
-// EnsureCreated creates the table if it does not exist yet.
+// EnsureCreated creates the table if it does not exist yet, as Store.EnsureCreated does:
+// call it at start-up to fail fast. With Options.NeverCreateTables it only checks that the
+// table exists, and a missing table fails with an error matching abstractions.ErrNotFound.
 func (s *PolyStore[B]) EnsureCreated(ctx context.Context) error { return s.host.EnsureCreated(ctx) }
 
 // Insert writes a new row, or with w.IfMatch replaces the row at that version; see

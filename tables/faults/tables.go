@@ -15,7 +15,9 @@ const DefaultRetries = 3
 // after a reset mid-body of an idempotent request (reads, replaces, upserts that replace,
 // deletes: the SDK's GET, PUT and DELETE), at most Retries times, without waiting. Each try
 // is counted in the call's service.Attempts. A lost response or a reset mid-body is
-// injected after the wrapped service applied the call.
+// injected after the wrapped service applied the call. An in-memory account over a Tables
+// (inmemory.NewAccountOver) adds no retries of its own (see RetriesLikeSDK), so the
+// outcomes are those of the Azure backend behind Transport.
 type Tables struct {
 	service.Tables
 	Plan
@@ -27,7 +29,16 @@ type Tables struct {
 // NewTables returns a Tables over inner.
 func NewTables(inner service.Tables) *Tables { return &Tables{Tables: inner} }
 
-var _ service.Tables = (*Tables)(nil)
+var (
+	_ service.Tables     = (*Tables)(nil)
+	_ service.SDKRetrier = (*Tables)(nil)
+)
+
+// RetriesLikeSDK reports true: Tables is the SDK's layer of retries (service.SDKRetrier),
+// so an in-memory account over it adds no retries of its own, and a call meets the same
+// number of tries as through the SDK. It reports true even when Retries is negative: the
+// account then retries nothing either.
+func (t *Tables) RetriesLikeSDK() bool { return true }
 
 func (t *Tables) retries() int {
 	switch {

@@ -53,8 +53,9 @@ type method struct {
 // forwarding type.
 //
 // A method that an interface of package abstractions declares (Storage, Querier, Patcher,
-// Traced) takes that declaration's doc comment, the contract it implements, followed by the
-// engine's own comment when it says more than where the contract is.
+// Traced) takes that declaration's doc comment alone, the contract it implements: one
+// coherent doc per method, so whatever a user must know of such a call belongs in the
+// contract. Other methods take the engine's comment.
 func generate(dir, pkg, typ string, contract map[string]string) ([]byte, error) {
 	fset := token.NewFileSet()
 	p, err := parsePackage(fset, dir, "engine")
@@ -89,15 +90,10 @@ func generate(dir, pkg, typ string, contract map[string]string) ([]byte, error) 
 				return nil, err
 			}
 			if c, ok := contract[m.name]; ok {
-				own := strings.TrimSpace(m.doc)
-				switch {
-				case strings.Contains(own, "[abstractions.") && strings.Count(own, "\n") <= 1,
-					strings.HasPrefix(strings.Join(strings.Fields(c), " "), strings.Join(strings.Fields(own), " ")):
-					m.doc = c // the engine's comment only points at, or repeats, the contract
-				default:
-					m.doc = c + "\n" + m.doc
-				}
-				m.doc = qualify(m.doc)
+				// The contract documents the call for every backend; the engine's comment
+				// (which points at it, or says how the engine keeps it) stays in package
+				// engine.
+				m.doc = qualify(c)
 			}
 			for name := range used {
 				if path, ok := fileImports[name]; ok {

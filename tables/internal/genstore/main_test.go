@@ -59,4 +59,19 @@ func TestContractDocs(t *testing.T) {
 			t.Errorf("the generated source lacks %q", want)
 		}
 	}
+	// A method the contract documents carries the contract's doc alone, not the engine's
+	// comment after it (which repeated it in other words).
+	for _, engineOnly := range []string{
+		"// Table returns the name of the store's table.",
+		"// One returns the row with the id; a missing row fails",
+		"codec.EncodeColumns",
+		"It is not meant to be called\n// directly.",
+	} {
+		if bytes.Contains(src, []byte(engineOnly)) {
+			t.Errorf("the generated source repeats the engine's comment %q after the contract's", engineOnly)
+		}
+	}
+	if n := bytes.Count(src, []byte("// Table returns")); n != 1 {
+		t.Errorf("Table has %d doc paragraphs starting \"Table returns\", want 1", n)
+	}
 }
