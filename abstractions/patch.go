@@ -16,7 +16,9 @@ type Patcher[T any] interface {
 	//
 	// Without WithETag the merge applies to whatever version is stored; with it, only to that
 	// version, and a row that moved on fails with an error matching ErrConcurrencyConflict.
-	// A missing row fails with ErrNotFound (a patch never creates a row).
+	// A missing row fails with ErrNotFound (a patch never creates a row, nor a missing
+	// table: that too is ErrNotFound). A WithETag value the service refuses as not one it
+	// issued fails with ErrInvalidArgument.
 	//
 	// Refused before anything is sent: a nil patch, one that sets nothing, a nil selector or
 	// one that returns nil, and a WithETag value that is not an entity tag

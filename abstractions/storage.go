@@ -45,8 +45,11 @@ type Storage[T any] interface {
 	// Table returns the name of the table the store uses.
 	Table() string
 	// EnsureCreated creates the table if it does not exist yet. Stores create their table
-	// on the first write that finds it missing anyway (reads never create it); call it at
-	// start-up to fail fast. A store whose account never creates tables (both backends'
+	// anyway on the first write that can create a row and finds the table missing: Create,
+	// Upsert, CreateBatch, UpsertBatch. Reads never create it, nor do Delete (a missing
+	// table has no row to delete), Update and the Patcher's writes (a missing table fails
+	// them with ErrNotFound, as a missing row does) or DeletePartition. Call it at start-up
+	// to fail fast. A store whose account never creates tables (both backends'
 	// Options.NeverCreateTables) only checks that the table exists, reading at most one
 	// row (which a table SAS allows), and fails with an error matching ErrNotFound when it
 	// is missing.
@@ -62,9 +65,12 @@ type Storage[T any] interface {
 	// with an error matching ErrNotFound, a lost race with ErrConcurrencyConflict. An entity
 	// without an ETag is refused with ErrInvalidArgument in Strict mode, and in Auto mode
 	// unless the account enables implicit last-writer-wins; so is an ETag that is not an
-	// entity tag (a quoted string, optionally W/-prefixed, without control characters).
+	// entity tag (a quoted string, optionally W/-prefixed, without control characters),
+	// before anything is sent, and one the service refuses as not its own (400) after.
+	// A missing table is a missing row: ErrNotFound, and the table is not created.
 	Update(ctx context.Context, v *T, mode ConcurrencyMode) error
-	// Delete deletes the row if it exists; deleting a missing row is not an error.
+	// Delete deletes the row if it exists; deleting a missing row is not an error, nor is
+	// deleting a row of a missing table (which is not created).
 	Delete(ctx context.Context, id string) error
 
 	// One returns the row with the id. A missing row fails with an error matching

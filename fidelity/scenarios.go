@@ -20,6 +20,8 @@ func serviceScenarios() []Scenario {
 func storeScenarios() []Scenario {
 	all := append([]Scenario(nil), storeBasics...)
 	all = append(all, storeTableScenarios...)
+	all = append(all, missingTableScenarios...)
+	all = append(all, etagShapeScenarios...)
 	all = append(all, mutateScenarios...)
 	all = append(all, hotRowScenarios...)
 	all = append(all, queryStoreScenarios...)

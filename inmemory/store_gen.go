@@ -47,7 +47,8 @@ func (s *Store[T]) Create(ctx context.Context, v *T) error { return s.s.Create(c
 // cleared, on the committed entities only.
 func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) error { return s.s.CreateBatch(ctx, vs) }
 
-// Delete deletes the row if it exists; deleting a missing row is not an error.
+// Delete deletes the row if it exists; deleting a missing row is not an error, nor is
+// deleting a row of a missing table (which is not created).
 func (s *Store[T]) Delete(ctx context.Context, id string) error { return s.s.Delete(ctx, id) }
 
 // DeletePartition deletes every row of a partition in transactions of up to 100 rows
@@ -61,8 +62,11 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (int, 
 }
 
 // EnsureCreated creates the table if it does not exist yet. Stores create their table
-// on the first write that finds it missing anyway (reads never create it); call it at
-// start-up to fail fast. A store whose account never creates tables (both backends'
+// anyway on the first write that can create a row and finds the table missing: Create,
+// Upsert, CreateBatch, UpsertBatch. Reads never create it, nor do Delete (a missing
+// table has no row to delete), Update and the Patcher's writes (a missing table fails
+// them with [abstractions.ErrNotFound], as a missing row does) or DeletePartition. Call it at start-up
+// to fail fast. A store whose account never creates tables (both backends'
 // Options.NeverCreateTables) only checks that the table exists, reading at most one
 // row (which a table SAS allows), and fails with an error matching [abstractions.ErrNotFound] when it
 // is missing.
@@ -99,7 +103,9 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (abstracti
 //
 // Without WithETag the merge applies to whatever version is stored; with it, only to that
 // version, and a row that moved on fails with an error matching [abstractions.ErrConcurrencyConflict].
-// A missing row fails with [abstractions.ErrNotFound] (a patch never creates a row).
+// A missing row fails with [abstractions.ErrNotFound] (a patch never creates a row, nor a missing
+// table: that too is [abstractions.ErrNotFound]). A WithETag value the service refuses as not one it
+// issued fails with [abstractions.ErrInvalidArgument].
 //
 // Refused before anything is sent: a nil patch, one that sets nothing, a nil selector or
 // one that returns nil, and a WithETag value that is not an entity tag
@@ -174,7 +180,9 @@ func (s *Store[T]) Turn(ctx context.Context, id string) (func(), error) { return
 // with an error matching [abstractions.ErrNotFound], a lost race with [abstractions.ErrConcurrencyConflict]. An entity
 // without an ETag is refused with [abstractions.ErrInvalidArgument] in Strict mode, and in Auto mode
 // unless the account enables implicit last-writer-wins; so is an ETag that is not an
-// entity tag (a quoted string, optionally W/-prefixed, without control characters).
+// entity tag (a quoted string, optionally W/-prefixed, without control characters),
+// before anything is sent, and one the service refuses as not its own (400) after.
+// A missing table is a missing row: [abstractions.ErrNotFound], and the table is not created.
 func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) error {
 	return s.s.Update(ctx, v, mode)
 }

@@ -24,8 +24,8 @@
 //
 // [For] returns the [Store] of one entity type, a struct that embeds [abstractions.Entity],
 // in a table named after the type unless its [StoreOptions] name one. The table is created
-// by the first write that finds it missing (never by a read: a read of a missing table finds
-// nothing); call EnsureCreated at start-up to fail fast instead. A credential that may not
+// by the first write that can create a row (Create, Upsert, a batch insert or upsert) and
+// finds it missing (never by a read, a Delete, an Update or a Patch: those find no row); call EnsureCreated at start-up to fail fast instead. A credential that may not
 // create tables (a table SAS) needs Options.NeverCreateTables.
 //
 // # Errors
@@ -111,10 +111,12 @@ type Options struct {
 	BatchParallelism int
 	// NeverCreateTables stops the account from ever creating a table: for a least-privilege
 	// credential (a table SAS with read, add, update and delete permissions, no create)
-	// whose tables an administrator creates. A write to a missing table then fails with an
-	// error matching abstractions.ErrNotFound, and EnsureCreated only checks that the table
-	// exists. Off by default: the first write that finds its table missing creates it.
-	// Reads never create tables.
+	// whose tables an administrator creates. A Create, Upsert or batch insert or upsert
+	// into a missing table then fails with an error matching abstractions.ErrNotFound, and
+	// EnsureCreated only checks that the table exists. Off by default: the first such write
+	// that finds its table missing creates it. Reads, Delete, Update, the Patcher's writes
+	// and DeletePartition never create tables, with or without this option: a Delete of a
+	// row in a missing table succeeds, an Update or Patch fails with ErrNotFound.
 	NeverCreateTables bool
 
 	// ClientOptions are the Azure SDK's client options, applied to every client the account

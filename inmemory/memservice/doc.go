@@ -29,8 +29,9 @@
 // Every write assigns a Timestamp that is strictly later than the previous one and an ETag
 // that names it, W/"datetime'2026-11-29T18%3A30%3A11.1234567Z'"; each row of a transaction
 // gets its own. A conditional write with an
-// ETag of another shape fails with 400 InvalidInput, with a stale one with 412
-// UpdateConditionNotSatisfied, and on a missing row with 404 ResourceNotFound.
+// ETag that is not an entity tag of the service fails with 400 InvalidInput, except a weak
+// one (W/"…"), which like a stale one fails with 412 UpdateConditionNotSatisfied; on a
+// missing row the write fails with 404 ResourceNotFound.
 //
 // # Request bodies
 //

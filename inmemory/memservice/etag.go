@@ -22,38 +22,59 @@ func formatETag(t time.Time) string {
 // A condition is the If-Match of a row write: any existing row, or the row written at a
 // given time.
 type condition struct {
-	any bool
-	at  time.Time
+	any   bool
+	never bool // a weak ETag the service did not issue: no row carries it
+	at    time.Time
 }
 
-// parseCondition reads an If-Match value. Empty and "*" match any existing row; anything
-// else must have the shape of the service's ETags (W/"datetime'…'" around a date-time that
-// service.ReadDateTime reads), or the write fails with 400 InvalidInput. The time inside is
-// compared, not the text, so that differently escaped forms of one ETag match as they do on
-// the service.
+// parseCondition reads an If-Match value. Empty and "*" match any existing row. An ETag of
+// the service's shape (W/"datetime'…'" around a date-time that service.ReadDateTime reads)
+// matches the row written at that time; the time inside is compared, not the text, so that
+// differently escaped forms of one ETag match as they do on the service. Any other weak
+// entity tag (W/"…") matches no row, as Azure answers it with 412 (Azurite issue 1229);
+// anything else fails the write with 400 InvalidInput, Azure's answer to an If-Match that is
+// not one of its ETags (Azurite issue 2013).
 func parseCondition(etag string) (condition, error) {
 	if etag == "" || etag == service.ETagAny {
 		return condition{any: true}, nil
 	}
+	if t, ok := etagTime(etag); ok {
+		return condition{at: t}, nil
+	}
+	if isWeakTag(etag) {
+		return condition{never: true}, nil
+	}
+	return condition{}, errBadETag(etag)
+}
+
+// etagTime returns the time an ETag of the service's shape names.
+func etagTime(etag string) (time.Time, bool) {
 	inner, ok := strings.CutPrefix(etag, etagPrefix)
 	if ok {
 		inner, ok = strings.CutSuffix(inner, etagSuffix)
 	}
 	if !ok {
-		return condition{}, errBadETag(etag)
+		return time.Time{}, false
 	}
 	text, err := url.PathUnescape(inner)
 	if err != nil {
-		return condition{}, errBadETag(etag)
+		return time.Time{}, false
 	}
 	t, err := service.ReadDateTime(text)
-	if err != nil {
-		return condition{}, errBadETag(etag)
+	return t, err == nil
+}
+
+// isWeakTag reports whether etag is a weak entity tag: W/ and a quoted string with no quote
+// inside.
+func isWeakTag(etag string) bool {
+	inner, ok := strings.CutPrefix(etag, `W/"`)
+	if !ok || len(inner) == 0 || inner[len(inner)-1] != '"' {
+		return false
 	}
-	return condition{at: t}, nil
+	return !strings.Contains(inner[:len(inner)-1], `"`)
 }
 
 // matches reports whether the stored row r satisfies c.
 func (c condition) matches(r *service.Row) bool {
-	return c.any || c.at.Equal(r.Timestamp)
+	return !c.never && (c.any || c.at.Equal(r.Timestamp))
 }

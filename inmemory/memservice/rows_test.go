@@ -267,10 +267,18 @@ func TestMalformedETag(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newTable(t)
 	w := mustWrite(t, s, insert(row("p", "r")))
-	for _, etag := range []string{`"abc"`, "abc", `W/"abc"`, `W/"datetime'nonsense'"`, `W/"datetime'2026-11-29T18%3A30%3A11.1234567Z'`, `W/"datetime'%ZZ'"`} {
+	// Not an entity tag, or a strong one: 400 InvalidInput, as Azure answers.
+	for _, etag := range []string{`"abc"`, "abc", `W/"datetime'2026-11-29T18%3A30%3A11.1234567Z'`, `W/"a"b"`, `W/`} {
 		for _, op := range []service.Op{service.OpReplace, service.OpMerge, service.OpDelete} {
 			_, err := s.Write(ctx, "Tab1", service.Action{Op: op, Row: row("p", "r"), IfMatch: etag})
 			wantStatus(t, err, http.StatusBadRequest, "InvalidInput")
+		}
+	}
+	// A weak entity tag the service did not issue matches no row: 412, as Azure answers.
+	for _, etag := range []string{`W/"abc"`, `W/"datetime'nonsense'"`, `W/"datetime'%ZZ'"`} {
+		for _, op := range []service.Op{service.OpReplace, service.OpMerge, service.OpDelete} {
+			_, err := s.Write(ctx, "Tab1", service.Action{Op: op, Row: row("p", "r"), IfMatch: etag})
+			wantStatus(t, err, http.StatusPreconditionFailed, "UpdateConditionNotSatisfied")
 		}
 	}
 	// Another spelling of the same time is the same ETag.

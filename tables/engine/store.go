@@ -162,7 +162,9 @@ func (s *Store[T]) do(_ context.Context, fn func() error) error {
 // sentinel of the condition:
 //
 //   - 409 EntityAlreadyExists: ErrDuplicateKey; 412: ErrConcurrencyConflict; 404
-//     ResourceNotFound: ErrNotFound;
+//     ResourceNotFound or TableNotFound: ErrNotFound;
+//   - a 400 answer to a single-row write conditioned on an ETag that the service did not
+//     recognise (refusedETag): ErrInvalidArgument;
 //   - a 5xx answer (left after the SDK's retries), a transport failure (refused connection,
 //     DNS, reset, timeout) or the call's deadline passing: ErrUnavailable;
 //   - the call's context cancelled: context.Canceled;
@@ -186,7 +188,12 @@ func translate(op, table, pk, rk string, err error) error {
 	e := &abstractions.StoreError{Op: op, Table: table, PartitionKey: pk, RowKey: rk, Err: err}
 	var se *abstractions.StatusError
 	ended, isEnded := callerr.Ended(err)
+	var tag *refusedETag
 	switch {
+	case errors.As(err, &tag):
+		e.Kind = abstractions.ErrInvalidArgument
+		e.Message = fmt.Sprintf("the service refused the ETag %q: it is not one the service issued; "+
+			"use the ETag a read or write of the row returned", tag.etag)
 	case errors.As(err, &se):
 		switch {
 		case se.StatusCode == http.StatusConflict && se.ErrorCode == "EntityAlreadyExists":
@@ -200,7 +207,12 @@ func translate(op, table, pk, rk string, err error) error {
 			e.Message = "no row has this key"
 		case se.StatusCode == http.StatusNotFound && se.ErrorCode == "TableNotFound":
 			e.Kind = abstractions.ErrNotFound
-			e.Message = "the table does not exist (an account with Options.NeverCreateTables does not create it: create it with an administrative credential)"
+			e.Message = "the table does not exist under this name; name a table in one case everywhere " +
+				"(the Azurite emulator finds a table only under the case it was created with)"
+			if errors.As(err, new(*notCreated)) {
+				e.Message = "the table does not exist, and an account with Options.NeverCreateTables does not create it: " +
+					"create it with an administrative credential"
+			}
 		default:
 			f := callerr.Answered(se, "the table service refused the request")
 			e.Kind, e.Message = f.Kind, f.Message

@@ -18,9 +18,11 @@ import (
 //
 //   - Reads never create tables. A point read of a missing table answers 404
 //     ResourceNotFound (no row has the key), a query an empty last page; both log at
-//     Debug. A write that meets 404 TableNotFound creates the table and is sent once more,
-//     unless Options.NeverCreateTables is set; a table this account had written to before
-//     is logged as lost (Warn), since its rows are gone.
+//     Debug. A write that can create a row (an insert or an upsert, alone or in a
+//     transaction) that meets 404 TableNotFound creates the table and is sent once more,
+//     unless Options.NeverCreateTables is set. A delete, merge or replace (or a transaction
+//     holding one) meets a missing row instead: the table is not created, the answer is
+//     404 ResourceNotFound, so a delete succeeds and the others fail with ErrNotFound.
 //   - Writes tell their own echo (echo.go): a refusal or a lost answer that an applied
 //     earlier try may explain is checked against the stored row.
 type storeTables struct {
@@ -36,8 +38,7 @@ func (t *storeTables) GetRow(ctx context.Context, table, pk, rk string, sel []st
 	row, err := t.Tables.GetRow(ctx, table, pk, rk, sel)
 	if isTableNotFound(err) {
 		t.acct.missingTable(table)
-		return service.Row{}, &abstractions.StatusError{StatusCode: http.StatusNotFound, ErrorCode: "ResourceNotFound",
-			Message: "the table does not exist, so no row has this key", Err: err}
+		return service.Row{}, rowOfMissingTable(err)
 	}
 	return row, err
 }
@@ -57,6 +58,13 @@ func (t *storeTables) Query(ctx context.Context, table string, q service.Query) 
 func (t *storeTables) Write(ctx context.Context, table string, a service.Action) (service.Written, error) {
 	gen := t.acct.tableGen.Load()
 	w, err := t.write(ctx, table, &a)
+	if isTableNotFound(err) && !createsRow(a.Op) {
+		// A delete, merge or replace needs the row to be there: a missing table has no
+		// rows, so this is a missing row, and no table is created for it.
+		t.seen.Delete(table)
+		t.acct.missingTableWrite(table)
+		return service.Written{}, rowOfMissingTable(err)
+	}
 	if isTableNotFound(err) {
 		t.seen.Delete(table)
 		if err := t.acct.recreateTable(ctx, table, err, gen); err != nil {
@@ -73,6 +81,9 @@ func (t *storeTables) Write(ctx context.Context, table string, a service.Action)
 func (t *storeTables) write(ctx context.Context, table string, a *service.Action) (service.Written, error) {
 	tctx, tries := service.WithAttempts(ctx)
 	w, err := t.Tables.Write(tctx, table, *a)
+	if refusesETag(err, a) {
+		return w, &refusedETag{etag: a.IfMatch, err: err}
+	}
 	if err == nil || !mayBeEcho(err, a, tries.Retried()) {
 		return w, err
 	}
@@ -90,6 +101,13 @@ func (t *storeTables) write(ctx context.Context, table string, a *service.Action
 func (t *storeTables) Transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
 	gen := t.acct.tableGen.Load()
 	ws, err := t.transact(ctx, table, actions)
+	if i := firstNeedingRow(actions); isTableNotFound(err) && i >= 0 {
+		// The transaction holds a delete, merge or replace, which fails on the missing
+		// row it addresses whether or not the table is created first.
+		t.seen.Delete(table)
+		t.acct.missingTableWrite(table)
+		return nil, &service.TransactionError{Index: i, Err: rowOfMissingTable(err)}
+	}
 	if isTableNotFound(err) {
 		t.seen.Delete(table)
 		if err := t.acct.recreateTable(ctx, table, err, gen); err != nil {
@@ -121,6 +139,65 @@ func (t *storeTables) transact(ctx context.Context, table string, actions []serv
 	return ws, nil
 }
 
+// A refusedETag is a 400 answer to a single-row write conditioned on an ETag: the
+// service did not take the If-Match value for one of its entity tags (it passed the
+// library's shape check, but the service never issued it). translate matches it to
+// abstractions.ErrInvalidArgument; the service's *abstractions.StatusError stays in the chain.
+type refusedETag struct {
+	etag string
+	err  error
+}
+
+func (e *refusedETag) Error() string {
+	return e.err.Error()
+}
+
+func (e *refusedETag) Unwrap() error { return e.err }
+
+// refusesETag reports whether err is the service refusing the If-Match value of a: a 400
+// InvalidInput, InvalidOperation or InvalidHeaderValue answer to a replace, merge or delete
+// conditioned on an ETag (not "*").
+func refusesETag(err error, a *service.Action) bool {
+	if err == nil || a.IfMatch == "" || a.IfMatch == service.ETagAny || createsRow(a.Op) {
+		return false
+	}
+	return abstractions.HasStatus(err, http.StatusBadRequest, "InvalidInput") ||
+		abstractions.HasStatus(err, http.StatusBadRequest, "InvalidOperation") ||
+		abstractions.HasStatus(err, http.StatusBadRequest, "InvalidHeaderValue")
+}
+
+// A notCreated is the TableNotFound answer to a write of an account with
+// Options.NeverCreateTables, so that the error can say why the table was not created.
+type notCreated struct{ err error }
+
+func (e *notCreated) Error() string { return e.err.Error() }
+func (e *notCreated) Unwrap() error { return e.err }
+
+// createsRow reports whether a write of op can create a row that does not exist (an insert
+// or an upsert): only those create a missing table and are sent again.
+func createsRow(op service.Op) bool {
+	return op == service.OpInsert || op == service.OpUpsertReplace || op == service.OpUpsertMerge
+}
+
+// firstNeedingRow returns the index of the first action that needs its row to exist (a
+// delete, merge or replace), or -1 when every action can create its row.
+func firstNeedingRow(actions []service.Action) int {
+	for i := range actions {
+		if !createsRow(actions[i].Op) {
+			return i
+		}
+	}
+	return -1
+}
+
+// rowOfMissingTable is the answer to a write that needs its row when the table is missing:
+// the service's 404 ResourceNotFound for a missing row, so that a delete reaches its goal
+// and a merge or replace fails with ErrNotFound, as on an existing table.
+func rowOfMissingTable(notFound error) error {
+	return &abstractions.StatusError{StatusCode: http.StatusNotFound, ErrorCode: "ResourceNotFound",
+		Message: "the table does not exist, so no row has this key", Err: notFound}
+}
+
 // logEcho notes, at Debug, a failure that turned out to be the answer to a resend of a
 // write the service had applied.
 func (a *Account) logEcho(table, op string, err error) {
@@ -131,6 +208,12 @@ func (a *Account) logEcho(table, op string, err error) {
 // missingTable notes, at Debug, a read of a table that does not exist.
 func (a *Account) missingTable(table string) {
 	a.logger().Debug("unified tables: the table does not exist; the read finds nothing (reads never create tables)", "table", table)
+}
+
+// missingTableWrite notes, at Debug, a delete, merge or replace of a row of a table that
+// does not exist.
+func (a *Account) missingTableWrite(table string) {
+	a.logger().Debug("unified tables: the table does not exist; a delete, merge or replace finds no row and creates no table", "table", table)
 }
 
 // knowTable records that a write succeeded on the table, without a lock once it is known.
@@ -158,25 +241,36 @@ func (a *Account) knowTable(table string) {
 // (another process deleted it, or an emulator restarted empty): that is logged as a warning,
 // the only sign a caller gets, since the write itself then succeeds. A table the account
 // learnt of only after the write was sent was created meanwhile by a concurrent first write
-// (the partitions of a parallel batch, say), which is no loss.
+// (the partitions of a parallel batch, say), which is no loss. Nor is a create answered
+// TableAlreadyExists: the table is there (created meanwhile, or, on Azurite, under a name in
+// another case), so nothing is known to be lost and only a Debug line is written.
 func (a *Account) recreateTable(ctx context.Context, table string, notFound error, gen uint64) error {
 	if a.opts.NeverCreateTables {
-		return notFound
+		return &notCreated{err: notFound}
 	}
 	key := strings.ToLower(table)
 	a.mu.Lock()
 	learnt := a.created[key]
 	delete(a.created, key)
 	a.mu.Unlock()
-	if learnt != 0 && learnt <= gen {
+	err := a.tables.CreateTable(ctx, table)
+	switch {
+	case abstractions.HasStatus(err, http.StatusConflict, "TableAlreadyExists"):
+		// The write was told the table is missing, its create that it exists: the table is
+		// there under a name that differs in case (Azurite finds a table only under the
+		// case it was created with), or another writer created it meanwhile. Nothing is
+		// known to be lost.
+		a.logger().Debug("unified tables: a write found the table missing but creating it answered TableAlreadyExists "+
+			"(another writer created it, or it exists under a name in another case); sending the write again", "table", table)
+	case err != nil:
+		return fmt.Errorf("creating table %s for a write: %w", table, err)
+	case learnt != 0 && learnt <= gen:
 		a.logger().Warn("unified tables: a table this account had written to is gone (deleted by another process, or the emulator restarted empty); "+
 			"creating it again: the rows it held are lost", "table", table)
-	} else {
+	default:
 		a.logger().Debug("unified tables: creating the table on its first write", "table", table)
 	}
-	if err := a.ensureTable(ctx, table); err != nil {
-		return fmt.Errorf("creating table %s for a write: %w", table, err)
-	}
+	a.knowTable(table)
 	return nil
 }
 
