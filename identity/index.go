@@ -236,7 +236,7 @@ func (s *stamped[T, P]) outcome(id string, out abstractions.Outcome[T], op strin
 			Message: "no " + s.what + " has this id"}
 	case abstractions.OutcomePreconditionFailed:
 		return fmt.Errorf("%w: %s %q changed since it was read (another concurrency stamp is stored); read it again and reapply the change",
-			ErrConcurrencyFailure, s.what, pk)
+			ErrConcurrencyFailure, s.what, rk)
 	}
 	return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: op, Table: s.store.Table(), PartitionKey: pk, RowKey: rk,
 		Message: fmt.Sprintf("other writers changed the %s during each of %d attempts; try again", s.what, out.Attempts)}

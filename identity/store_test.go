@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -201,6 +203,9 @@ func TestStaleConcurrencyStampIsRefused(t *testing.T) {
 	err := us.Update(ctx, second)
 	if !errors.Is(err, ErrConcurrencyFailure) || !errors.Is(err, abstractions.ErrConcurrencyConflict) {
 		t.Fatalf("update with a stale stamp: %v", err)
+	}
+	if want := strconv.Quote(strings.ToLower(u.UserId)); !strings.Contains(err.Error(), want) {
+		t.Errorf("the error %q does not name the user %s", err, want)
 	}
 	got, _ := us.FindByID(ctx, u.UserId)
 	if got.PhoneNumber != "+1 555 0100" || got.ConcurrencyStamp != first.ConcurrencyStamp || first.ConcurrencyStamp == u.ConcurrencyStamp {
