@@ -61,9 +61,7 @@ func (t *storeTables) Write(ctx context.Context, table string, a service.Action)
 	if isTableNotFound(err) && !createsRow(a.Op) {
 		// A delete, merge or replace needs the row to be there: a missing table has no
 		// rows, so this is a missing row, and no table is created for it.
-		t.seen.Delete(table)
-		t.acct.missingTableWrite(table)
-		return service.Written{}, rowOfMissingTable(err)
+		return service.Written{}, t.noRowInMissingTable(table, err)
 	}
 	if isTableNotFound(err) {
 		t.seen.Delete(table)
@@ -104,9 +102,7 @@ func (t *storeTables) Transact(ctx context.Context, table string, actions []serv
 	if i := firstNeedingRow(actions); isTableNotFound(err) && i >= 0 {
 		// The transaction holds a delete, merge or replace, which fails on the missing
 		// row it addresses whether or not the table is created first.
-		t.seen.Delete(table)
-		t.acct.missingTableWrite(table)
-		return nil, &service.TransactionError{Index: i, Err: rowOfMissingTable(err)}
+		return nil, &service.TransactionError{Index: i, Err: t.noRowInMissingTable(table, err)}
 	}
 	if isTableNotFound(err) {
 		t.seen.Delete(table)
@@ -210,10 +206,13 @@ func (a *Account) missingTable(table string) {
 	a.logger().Debug("unified tables: the table does not exist; the read finds nothing (reads never create tables)", "table", table)
 }
 
-// missingTableWrite notes, at Debug, a delete, merge or replace of a row of a table that
-// does not exist.
-func (a *Account) missingTableWrite(table string) {
-	a.logger().Debug("unified tables: the table does not exist; a delete, merge or replace finds no row and creates no table", "table", table)
+// noRowInMissingTable is the answer to a delete, merge or replace that met the missing
+// table's 404 TableNotFound: the table is forgotten as known, the case is noted at Debug, and
+// the error is the missing row's (rowOfMissingTable). No table is created.
+func (t *storeTables) noRowInMissingTable(table string, notFound error) error {
+	t.seen.Delete(table)
+	t.acct.logger().Debug("unified tables: the table does not exist; a delete, merge or replace finds no row and creates no table", "table", table)
+	return rowOfMissingTable(notFound)
 }
 
 // knowTable records that a write succeeded on the table, without a lock once it is known.
