@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -240,7 +240,7 @@ func compareValues(a, b reflect.Value) int {
 // diffStore is the differential data set stored on one backend.
 type diffStore struct {
 	Backend string
-	Store   *engine.Store[itemRow]
+	Store   *tables.Store[itemRow]
 	// Items are the rows written as itemRow (not itemRowV1).
 	Items []*itemRow
 }
@@ -249,12 +249,12 @@ type diffStore struct {
 // with a function that deletes the table.
 func newDiffStore(ctx context.Context, b backend) (*diffStore, func(), error) {
 	table := "fuzz" + randomSuffix()
-	acct := engine.NewAccount(b.Name, b.Tables, b.Blobs, &engine.Options{Now: storeClock})
-	s, err := engine.New[itemRow](acct, &engine.StoreOptions{Table: table})
+	acct := tables.NewAccountOver(b.Name, b.Tables, b.Blobs, &tables.Options{Now: storeClock})
+	s, err := tables.For[itemRow](acct, &tables.StoreOptions{Table: table})
 	if err != nil {
 		return nil, nil, err
 	}
-	old, err := engine.New[itemRowV1](acct, &engine.StoreOptions{Table: table})
+	old, err := tables.For[itemRowV1](acct, &tables.StoreOptions{Table: table})
 	if err != nil {
 		return nil, nil, err
 	}

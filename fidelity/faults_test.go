@@ -14,9 +14,9 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/azservice"
 	"github.com/unified-data/gotables/tables/azuritetest"
-	"github.com/unified-data/gotables/tables/engine"
 	"github.com/unified-data/gotables/tables/faults"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -66,9 +66,9 @@ func faultyBackends(t *testing.T) []faultyBackend {
 type faultCase struct {
 	verb  string
 	on    faults.Calls
-	setup func(ctx context.Context, s *engine.Store[counterRow], pk string) error
-	run   func(ctx context.Context, s *engine.Store[counterRow], pk string) (report string, err error)
-	check func(ctx context.Context, s *engine.Store[counterRow], pk string) (applied, half bool, err error)
+	setup func(ctx context.Context, s *tables.Store[counterRow], pk string) error
+	run   func(ctx context.Context, s *tables.Store[counterRow], pk string) (report string, err error)
+	check func(ctx context.Context, s *tables.Store[counterRow], pk string) (applied, half bool, err error)
 }
 
 const faultBatch = 5
@@ -90,16 +90,16 @@ func counters(pk string, n int) []*counterRow {
 }
 
 // seedOne stores pk|a with N=0.
-func seedOne(ctx context.Context, s *engine.Store[counterRow], pk string) error {
+func seedOne(ctx context.Context, s *tables.Store[counterRow], pk string) error {
 	return s.Create(ctx, &counterRow{Entity: abstractions.Entity{ID: pk + "|a"}})
 }
 
-func seedAll(ctx context.Context, s *engine.Store[counterRow], pk string) error {
+func seedAll(ctx context.Context, s *tables.Store[counterRow], pk string) error {
 	return s.CreateBatch(ctx, counters(pk, 0))
 }
 
 // nIs checks pk|a: applied when it holds N=1, half when N is anything else but 0.
-func nIs(ctx context.Context, s *engine.Store[counterRow], pk string) (bool, bool, error) {
+func nIs(ctx context.Context, s *tables.Store[counterRow], pk string) (bool, bool, error) {
 	v, err := s.One(ctx, pk+"|a")
 	if errors.Is(err, abstractions.ErrNotFound) {
 		return false, false, nil
@@ -112,8 +112,8 @@ func nIs(ctx context.Context, s *engine.Store[counterRow], pk string) (bool, boo
 
 // allAre checks the batch's rows: applied when each holds N=want, half when only some do
 // (or some are missing while others are there).
-func allAre(want int, mustExist bool) func(context.Context, *engine.Store[counterRow], string) (bool, bool, error) {
-	return func(ctx context.Context, s *engine.Store[counterRow], pk string) (bool, bool, error) {
+func allAre(want int, mustExist bool) func(context.Context, *tables.Store[counterRow], string) (bool, bool, error) {
+	return func(ctx context.Context, s *tables.Store[counterRow], pk string) (bool, bool, error) {
 		vs, err := s.List(ctx, pk)
 		if err != nil {
 			return false, false, err
@@ -131,8 +131,8 @@ func allAre(want int, mustExist bool) func(context.Context, *engine.Store[counte
 	}
 }
 
-func update(mode abstractions.ConcurrencyMode) func(context.Context, *engine.Store[counterRow], string) (string, error) {
-	return func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+func update(mode abstractions.ConcurrencyMode) func(context.Context, *tables.Store[counterRow], string) (string, error) {
+	return func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
 		v, err := s.One(ctx, pk+"|a")
 		if err != nil {
 			return "", err
@@ -151,23 +151,23 @@ func update(mode abstractions.ConcurrencyMode) func(context.Context, *engine.Sto
 func faultCases() []faultCase {
 	return []faultCase{
 		{verb: "Create", on: faults.Writes,
-			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+			run: func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
 				return "", s.Create(ctx, &counterRow{Entity: abstractions.Entity{ID: pk + "|a"}, N: 1})
 			}, check: nIs},
 		{verb: "Upsert", on: faults.Writes, setup: seedOne,
-			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+			run: func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
 				return "", s.Upsert(ctx, &counterRow{Entity: abstractions.Entity{ID: pk + "|a"}, N: 1})
 			}, check: nIs},
 		{verb: "Update Strict", on: faults.Writes, setup: seedOne, run: update(abstractions.Strict), check: nIs},
 		{verb: "Update Auto", on: faults.Writes, setup: seedOne, run: update(abstractions.Auto), check: nIs},
 		{verb: "Update LastWriterWins", on: faults.Writes, setup: seedOne, run: update(abstractions.LastWriterWins), check: nIs},
 		{verb: "Patch", on: faults.Writes, setup: seedOne,
-			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+			run: func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
 				_, err := s.Patch(ctx, pk+"|a", abstractions.Set(abstractions.NewPatch[counterRow](), func(c *counterRow) *int { return &c.N }, 1))
 				return "", err
 			}, check: nIs},
 		{verb: "Patch conditional", on: faults.Writes, setup: seedOne,
-			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+			run: func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
 				v, err := s.One(ctx, pk+"|a")
 				if err != nil {
 					return "", err
@@ -176,19 +176,19 @@ func faultCases() []faultCase {
 				return "", err
 			}, check: nIs},
 		{verb: "Delete", on: faults.Writes, setup: seedOne,
-			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+			run: func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
 				return "", s.Delete(ctx, pk+"|a")
 			},
-			check: func(ctx context.Context, s *engine.Store[counterRow], pk string) (bool, bool, error) {
+			check: func(ctx context.Context, s *tables.Store[counterRow], pk string) (bool, bool, error) {
 				ok, err := s.Exists(ctx, pk+"|a")
 				return !ok, false, err
 			}},
 		{verb: "CreateBatch", on: faults.Transactions,
-			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+			run: func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
 				return "", s.CreateBatch(ctx, counters(pk, 1))
 			}, check: allAre(1, true)},
 		{verb: "UpsertBatch", on: faults.Transactions, setup: seedAll,
-			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+			run: func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
 				n, err := s.UpsertBatch(ctx, counters(pk, 1))
 				if err == nil && n != faultBatch {
 					return "", fmt.Errorf("UpsertBatch counted %d of %d", n, faultBatch)
@@ -196,7 +196,7 @@ func faultCases() []faultCase {
 				return "", err
 			}, check: allAre(1, true)},
 		{verb: "DeletePartition", on: faults.Transactions, setup: seedAll,
-			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+			run: func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
 				n, err := s.DeletePartition(ctx, pk)
 				if err == nil && n != faultBatch {
 					return "", fmt.Errorf("DeletePartition counted %d of %d deleted rows", n, faultBatch)
@@ -204,12 +204,12 @@ func faultCases() []faultCase {
 				return "", err
 			}, check: allAre(0, false)},
 		{verb: "Mutate", on: faults.Writes, setup: seedOne,
-			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+			run: func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
 				_, err := abstractions.Mutate(ctx, s, pk+"|a", func(c *counterRow) error { c.N++; return nil }, nil)
 				return "", err
 			}, check: nIs},
 		{verb: "GetOrCreate", on: faults.Writes,
-			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+			run: func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
 				_, created, err := abstractions.GetOrCreate(ctx, s, pk+"|a", func() *counterRow { return &counterRow{N: 1} })
 				if err == nil && !created {
 					return "", errors.New("GetOrCreate said created=false for the row it created")
@@ -217,7 +217,7 @@ func faultCases() []faultCase {
 				return "", err
 			}, check: nIs},
 		{verb: "TryTransition", on: faults.Writes, setup: seedOne,
-			run: func(ctx context.Context, s *engine.Store[counterRow], pk string) (string, error) {
+			run: func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
 				out, err := abstractions.TryTransition(ctx, s, pk+"|a", func(c *counterRow) bool { return c.N == 0 },
 					func(c *counterRow) error { c.N = 1; return nil }, nil)
 				if err == nil && out.Status != abstractions.OutcomeUpdated {
@@ -250,8 +250,8 @@ func TestFaultMatrix(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = b.clean.DeleteTable(context.Background(), table) }()
-			newStore := func(svc service.Tables) *engine.Store[counterRow] {
-				s, err := engine.New[counterRow](engine.NewAccount(b.name, svc, nil, &engine.Options{Logger: discardLogger()}), &engine.StoreOptions{Table: table})
+			newStore := func(svc service.Tables) *tables.Store[counterRow] {
+				s, err := tables.For[counterRow](tables.NewAccountOver(b.name, svc, nil, &tables.Options{Logger: discardLogger()}), &tables.StoreOptions{Table: table})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -164,11 +164,11 @@ func (c *countingTables) Transact(ctx context.Context, table string, actions []s
 }
 
 // countingStoreOf is storeOf over a request counter.
-func countingStoreOf[T any, P abstractions.EntityPtr[T]](e *Env) (*engine.Store[T], *countingTables) {
+func countingStoreOf[T any, P abstractions.EntityPtr[T]](e *Env) (*tables.Store[T], *countingTables) {
 	e.t.Helper()
 	ct := &countingTables{Tables: e.Tables}
-	acct := engine.NewAccount(e.Backend, ct, e.Blobs, &engine.Options{Now: storeClock})
-	s, err := engine.New[T, P](acct, &engine.StoreOptions{Table: e.Table})
+	acct := tables.NewAccountOver(e.Backend, ct, e.Blobs, &tables.Options{Now: storeClock})
+	s, err := tables.For[T, P](acct, &tables.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("store: %v", err)
 	}

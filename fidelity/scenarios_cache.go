@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables"
 )
 
 var cacheScenarios = []Scenario{
@@ -15,7 +15,7 @@ var cacheScenarios = []Scenario{
 		// process): the same on both backends.
 		Name: "store/cache-coherence",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[customerRow](e, &engine.Options{Cache: engine.Sliding(time.Hour)})
+			s := storeOf[customerRow](e, &tables.Options{Cache: tables.Sliding(time.Hour)})
 			c := alice()
 			e.OK("create", s.Create(ctx, c))
 			got, err := s.One(ctx, c.ID)

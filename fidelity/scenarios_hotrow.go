@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables"
 )
 
 // Hot rows: many outcome-verb calls on one row. Within one account the calls take turns
@@ -18,7 +18,7 @@ import (
 // hotRowIncrements runs workers goroutines that each make each successful Mutate
 // increments of the row through s, calling again when a call runs out of attempts. It
 // returns the value each success returned and how many calls ran out of attempts.
-func hotRowIncrements(ctx context.Context, e *Env, s *engine.Store[counterRow], id string, workers, each int) (values []int, exhausted int64) {
+func hotRowIncrements(ctx context.Context, e *Env, s *tables.Store[counterRow], id string, workers, each int) (values []int, exhausted int64) {
 	var mu sync.Mutex
 	var out atomic.Int64
 	hammer(e, workers, func(int) error {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/identity"
-	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -30,12 +30,12 @@ type identityRun struct {
 
 func identityStores(e *Env) *identityRun {
 	e.t.Helper()
-	acct := engine.NewAccount(e.Backend, e.Tables, e.Blobs, &engine.Options{Now: storeClock})
+	acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock})
 	run := &identityRun{}
-	table := func(base string) *engine.StoreOptions {
+	table := func(base string) *tables.StoreOptions {
 		n := e.Name(base)
 		run.names = append(run.names, n)
-		return &engine.StoreOptions{Table: n}
+		return &tables.StoreOptions{Table: n}
 	}
 	var errs []error
 	keep := func(err error) {
@@ -43,19 +43,19 @@ func identityStores(e *Env) *identityRun {
 			errs = append(errs, err)
 		}
 	}
-	users, err := engine.New[identity.IdentityUserModel](acct, table("IdentityUserModel"))
+	users, err := tables.For[identity.IdentityUserModel](acct, table("IdentityUserModel"))
 	keep(err)
-	roles, err := engine.New[identity.IdentityRoleModel](acct, table("IdentityRoleModel"))
+	roles, err := tables.For[identity.IdentityRoleModel](acct, table("IdentityRoleModel"))
 	keep(err)
-	userRoles, err := engine.New[identity.IdentityUserRoleModel](acct, table("IdentityUserRoleModel"))
+	userRoles, err := tables.For[identity.IdentityUserRoleModel](acct, table("IdentityUserRoleModel"))
 	keep(err)
-	userClaims, err := engine.New[identity.IdentityUserClaimModel](acct, table("IdentityUserClaimModel"))
+	userClaims, err := tables.For[identity.IdentityUserClaimModel](acct, table("IdentityUserClaimModel"))
 	keep(err)
-	roleClaims, err := engine.New[identity.IdentityRoleClaimModel](acct, table("IdentityRoleClaimModel"))
+	roleClaims, err := tables.For[identity.IdentityRoleClaimModel](acct, table("IdentityRoleClaimModel"))
 	keep(err)
-	logins, err := engine.New[identity.IdentityUserLoginModel](acct, table("IdentityUserLoginModel"))
+	logins, err := tables.For[identity.IdentityUserLoginModel](acct, table("IdentityUserLoginModel"))
 	keep(err)
-	tokens, err := engine.New[identity.IdentityUserTokenModel](acct, table("IdentityUserTokenModel"))
+	tokens, err := tables.For[identity.IdentityUserTokenModel](acct, table("IdentityUserTokenModel"))
 	keep(err)
 	if len(errs) > 0 {
 		e.Fatalf("identity stores: %v", errors.Join(errs...))

@@ -14,7 +14,7 @@ import (
 	"sync"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -243,7 +243,7 @@ func sameDoc(a, b *largeDoc) bool {
 }
 
 // roundTrip creates d, reads it back and records the raw rows.
-func roundTrip(ctx context.Context, e *Env, s *engine.Store[largeDoc], step string, d *largeDoc) {
+func roundTrip(ctx context.Context, e *Env, s *tables.Store[largeDoc], step string, d *largeDoc) {
 	e.t.Helper()
 	want := *d
 	e.OK(step+": create", s.Create(ctx, d))
@@ -439,7 +439,7 @@ func largeScenarios() []Scenario {
 				e.OK("other tildes are keys", s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|a~0001x"}}))
 				e.Is("a 481-unit row key", s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|" + strings.Repeat("k", 481)}}), abstractions.ErrInvalidKey)
 				e.OK("delete at a continuation key is a no-op", s.Delete(ctx, "p|r~0001"))
-				_, err := engine.New[badSplit](engine.NewAccount(e.Backend, e.Tables, e.Blobs, nil), &engine.StoreOptions{Table: e.Table})
+				_, err := tables.For[badSplit](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
 				e.Is("split= on an int", err, abstractions.ErrNotSupported)
 				e.Equal("the refusal names the field", err != nil && strings.Contains(err.Error(), "Count"), true)
 				e.observeRows(ctx, "rows")
@@ -686,7 +686,7 @@ func largeScenariosMore() []Scenario {
 			Name: "large/blob-reference",
 			Run: func(ctx context.Context, e *Env) {
 				var warnings bytes.Buffer
-				s := storeOf[largeDoc](e, &engine.Options{Logger: slog.New(slog.NewTextHandler(&warnings, nil))})
+				s := storeOf[largeDoc](e, &tables.Options{Logger: slog.New(slog.NewTextHandler(&warnings, nil))})
 				_, err := e.Tables.Write(ctx, e.Table, insert(row("p", "off", "Id", service.String("p|off"), "Title", service.String("t"),
 					"Body__blob", service.String(`{"c":"blobs","n":"t/p/off/Body/00"}`))))
 				e.OK("a row with a blob reference", err)

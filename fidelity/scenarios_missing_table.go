@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables"
 )
 
 // missingTableScenarios cover which store writes create a missing table: only those that
@@ -26,8 +26,8 @@ func missingTableWrites(ctx context.Context, e *Env) {
 		if never {
 			name, prefix = e.Name("locked"), "NeverCreateTables: "
 		}
-		acct := engine.NewAccount(e.Backend, e.Tables, e.Blobs, &engine.Options{Now: storeClock, NeverCreateTables: never})
-		s, err := engine.New[customerRow](acct, &engine.StoreOptions{Table: name})
+		acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock, NeverCreateTables: never})
+		s, err := tables.For[customerRow](acct, &tables.StoreOptions{Table: name})
 		if err != nil {
 			e.Fatalf("store: %v", err)
 		}
@@ -58,13 +58,13 @@ func missingTableWrites(ctx context.Context, e *Env) {
 func tableNameCaseLosesNothing(ctx context.Context, e *Env) {
 	var logs syncBuffer
 	name := e.Name("CaseTab")
-	acct := engine.NewAccount(e.Backend, e.Tables, e.Blobs, &engine.Options{Now: storeClock,
+	acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	upper, err := engine.New[customerRow](acct, &engine.StoreOptions{Table: name})
+	upper, err := tables.For[customerRow](acct, &tables.StoreOptions{Table: name})
 	if err != nil {
 		e.Fatalf("store: %v", err)
 	}
-	lower, err := engine.New[customerRow](acct, &engine.StoreOptions{Table: strings.ToLower(name)})
+	lower, err := tables.For[customerRow](acct, &tables.StoreOptions{Table: strings.ToLower(name)})
 	if err != nil {
 		e.Fatalf("store: %v", err)
 	}

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/codec"
-	"github.com/unified-data/gotables/tables/engine"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -352,7 +352,7 @@ var mutateScenarios = []Scenario{
 			big := strings.Repeat("x", 40000)
 			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *string { return &x.Name }, big))
 			e.Is("too large for a cell", err, abstractions.ErrOversizedCell)
-			compress := storeOf[employeeRow](e, &engine.Options{Oversized: codec.OversizedCompress})
+			compress := storeOf[employeeRow](e, &tables.Options{Oversized: codec.OversizedCompress})
 			_, err = compress.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *string { return &x.Name }, big))
 			e.Is("fits only compressed", err, abstractions.ErrNotSupported)
 			got, err := s.One(ctx, emp.ID)
@@ -440,7 +440,7 @@ var mutateScenarios = []Scenario{
 		Name: "store/mutate/protected-authorizer",
 		Run: func(ctx context.Context, e *Env) {
 			auth := &roles{allow: []string{"accountant"}}
-			s := storeOf[employeeRow](e, &engine.Options{Authorizer: auth})
+			s := storeOf[employeeRow](e, &tables.Options{Authorizer: auth})
 			emp := &employeeRow{Entity: abstractions.Entity{ID: "hr|bob"}, Name: "Bob", Salary: 100, Badge: []byte{1}}
 			e.OK("create", s.Create(ctx, emp))
 			caller := context.WithValue(ctx, callerKey{}, "carol")

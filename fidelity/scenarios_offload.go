@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -50,11 +50,11 @@ type offRenamed struct {
 const offThreshold = 100_000
 
 // offStore returns the store of offDoc with blob offload in a container of the run's own.
-// grace is the cleanup grace (see engine.BlobOffloadOptions); the container is returned too.
-func offStore(e *Env, grace time.Duration) (*engine.Store[offDoc], string) {
+// grace is the cleanup grace (see tables.BlobOffloadOptions); the container is returned too.
+func offStore(e *Env, grace time.Duration) (*tables.Store[offDoc], string) {
 	e.t.Helper()
 	container := e.Name("off")
-	return storeOf[offDoc](e, &engine.Options{BlobOffload: &engine.BlobOffloadOptions{
+	return storeOf[offDoc](e, &tables.Options{BlobOffload: &tables.BlobOffloadOptions{
 		Container: container, ThresholdBytes: offThreshold, CleanupGrace: grace}}), container
 }
 
@@ -251,7 +251,7 @@ func offloadScenarios() []Scenario {
 		{
 			Name: "offload/threshold-boundaries",
 			Run: func(ctx context.Context, e *Env) {
-				s, c := offStore(e, engine.NoCleanup)
+				s, c := offStore(e, tables.NoCleanup)
 				cases := []struct {
 					id   string
 					doc  offDoc
@@ -283,7 +283,7 @@ func offloadScenarios() []Scenario {
 		{
 			Name: "offload/forbidden-and-not-configured",
 			Run: func(ctx context.Context, e *Env) {
-				s, c := offStore(e, engine.NoCleanup)
+				s, c := offStore(e, tables.NoCleanup)
 				notes := hex.EncodeToString(pattern(150_000, 5)) // gzips to more than the threshold
 				e.OK("offload=never keeps a value above the threshold split", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|never"}, Notes: notes}))
 				got, err := s.One(ctx, "p|never")
@@ -316,7 +316,7 @@ func offloadScenarios() []Scenario {
 		{
 			Name: "offload/files",
 			Run: func(ctx context.Context, e *Env) {
-				s, c := offStore(e, engine.NoCleanup)
+				s, c := offStore(e, tables.NoCleanup)
 				content := pattern(300_000, 9)
 
 				// From bytes.
@@ -434,7 +434,7 @@ func offloadScenarios() []Scenario {
 		{
 			Name: "offload/sweep",
 			Run: func(ctx context.Context, e *Env) {
-				s, c := offStore(e, engine.NoCleanup)
+				s, c := offStore(e, tables.NoCleanup)
 				doc := func(id string, v byte) *offDoc {
 					return &offDoc{Entity: abstractions.Entity{ID: id}, Attachment: abstractions.FileFromBytes([]byte{v}, "")}
 				}
@@ -505,7 +505,7 @@ func offloadScenarios() []Scenario {
 			Name: "offload/aliases",
 			Run: func(ctx context.Context, e *Env) {
 				c := e.Name("off")
-				opts := &engine.Options{BlobOffload: &engine.BlobOffloadOptions{Container: c, ThresholdBytes: offThreshold, CleanupGrace: noGrace}}
+				opts := &tables.Options{BlobOffload: &tables.BlobOffloadOptions{Container: c, ThresholdBytes: offThreshold, CleanupGrace: noGrace}}
 				legacy := storeOf[offLegacy](e, opts)
 				renamed := storeOf[offRenamed](e, opts)
 				body, scan := cyrillic(150_000), pattern(20_000, 17)

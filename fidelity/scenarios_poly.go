@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/codec"
-	"github.com/unified-data/gotables/tables/engine"
 )
 
 // The polymorphic scenarios store an order's events in one table: three event types that
@@ -77,10 +77,10 @@ func polyTypes(e *Env) *codec.TypeRegistry {
 
 // polyOf returns the polymorphic store of base B over the scenario's services, in the
 // scenario's table.
-func polyOf[B any](e *Env, reg *codec.TypeRegistry) *engine.PolyStore[B] {
+func polyOf[B any](e *Env, reg *codec.TypeRegistry) *tables.PolyStore[B] {
 	e.t.Helper()
-	acct := engine.NewAccount(e.Backend, e.Tables, e.Blobs, &engine.Options{Now: storeClock})
-	s, err := engine.NewPoly[B](acct, reg, &engine.StoreOptions{Table: e.Table})
+	acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock})
+	s, err := tables.PolyFor[B](acct, reg, &tables.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("poly store: %v", err)
 	}
@@ -146,7 +146,7 @@ func (e *Env) polyErrNames(step string, err, sentinel error, names ...string) {
 
 // polyAppend is the conditional append of the event-store pattern: the head marker moves
 // from the version its ETag names to the new one in the same transaction as the events.
-func polyAppend(ctx context.Context, s *engine.PolyStore[polyEvent], order, headETag string, evs []polyEvent) error {
+func polyAppend(ctx context.Context, s *tables.PolyStore[polyEvent], order, headETag string, evs []polyEvent) error {
 	last := evs[len(evs)-1].Base().Version
 	head := abstractions.Marker[polyEvent](polyKey(order, "head"), map[string]any{"_Version": last})
 	head.IfMatch = headETag

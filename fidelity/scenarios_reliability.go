@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -29,14 +29,14 @@ type bigRow struct {
 }
 
 // storeOver returns a store of T over svc in the scenario's table.
-func storeOver[T any, P abstractions.EntityPtr[T]](e *Env, svc service.Tables, opts *engine.Options) *engine.Store[T] {
+func storeOver[T any, P abstractions.EntityPtr[T]](e *Env, svc service.Tables, opts *tables.Options) *tables.Store[T] {
 	e.t.Helper()
-	o := engine.Options{Now: storeClock}
+	o := tables.Options{Now: storeClock}
 	if opts != nil {
 		o = *opts
 		o.Now = storeClock
 	}
-	s, err := engine.New[T, P](engine.NewAccount(e.Backend, svc, e.Blobs, &o), &engine.StoreOptions{Table: e.Table})
+	s, err := tables.For[T, P](tables.NewAccountOver(e.Backend, svc, e.Blobs, &o), &tables.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("store: %v", err)
 	}
@@ -78,7 +78,7 @@ func reliabilityScenarios() []Scenario {
 			Name:    "store/never-create-tables",
 			NoTable: true,
 			Run: func(ctx context.Context, e *Env) {
-				s := storeOf[customerRow](e, &engine.Options{NeverCreateTables: true})
+				s := storeOf[customerRow](e, &tables.Options{NeverCreateTables: true})
 				e.Is("create in a missing table", s.Create(ctx, alice()), abstractions.ErrNotFound)
 				_, err := s.UpsertBatch(ctx, []*customerRow{alice()})
 				e.Is("batch in a missing table", err, abstractions.ErrNotFound)
@@ -96,7 +96,7 @@ func reliabilityScenarios() []Scenario {
 			Name: "store/lost-table-is-visible-to-the-next-write",
 			Run: func(ctx context.Context, e *Env) {
 				var logs bytes.Buffer
-				s := storeOf[customerRow](e, &engine.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+				s := storeOf[customerRow](e, &tables.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 				e.OK("create", s.Create(ctx, alice()))
 				e.OK("the table is lost", e.Tables.DeleteTable(ctx, e.Table))
 				_, err := s.One(ctx, "eu|alice-smith")

@@ -13,9 +13,10 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/azservice"
-	"github.com/unified-data/gotables/tables/engine"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -175,7 +176,7 @@ func describeFailure(e *Env, err error) string {
 
 // failingCalls runs one call of each kind through a store whose service fails them all, and
 // records what each error says; every one must match ErrUnavailable and name its call.
-func failingCalls(ctx context.Context, e *Env, s *engine.Store[customerRow], callCtx func() (context.Context, context.CancelFunc)) int {
+func failingCalls(ctx context.Context, e *Env, s *tables.Store[customerRow], callCtx func() (context.Context, context.CancelFunc)) int {
 	type call struct {
 		name, want string
 		run        func(ctx context.Context) error
@@ -303,20 +304,22 @@ func (b *busyTables) Query(context.Context, string, service.Query) (service.Page
 // fails every store call with an error matching ErrUnavailable that names the call. On
 // Azurite's side the answer goes through the Azure adapter, the SDK's retry policy and its
 // error mapping (from a fake transport, not from Azurite); on the memory side a service
-// answers 503 itself.
+// answers 503 itself, and the account's own retry layer applies the same retry options.
 func unavailableService(ctx context.Context, e *Env) {
-	var tables service.Tables
+	var svc service.Tables
 	var requests func() int64 // HTTP requests, or service calls in memory
-	perCall := int64(1)
+	const perCall = 2         // each backend's retry layer tries once more
 	if e.OnAzurite() {
 		bt := &busyTransport{}
-		tables, requests, perCall = fakeTables(e, bt), bt.requests.Load, 2 // the SDK tries once more
+		svc, requests = fakeTables(e, bt), bt.requests.Load
 	} else {
 		b := &busyTables{}
-		tables, requests = b, b.calls.Load
+		svc, requests = b, b.calls.Load
 	}
-	acct := engine.NewAccount(e.Backend, tables, nil, &engine.Options{Now: storeClock})
-	s, err := engine.New[customerRow](acct, &engine.StoreOptions{Table: e.Table})
+	acct := tables.NewAccountOver(e.Backend, svc, nil, &tables.Options{Now: storeClock, ClientOptions: azcore.ClientOptions{
+		Retry: policy.RetryOptions{MaxRetries: 1, RetryDelay: time.Millisecond, MaxRetryDelay: time.Millisecond},
+	}})
+	s, err := tables.For[customerRow](acct, &tables.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("store: %v", err)
 	}
@@ -347,12 +350,12 @@ func (*hangingTables) GetRow(ctx context.Context, _, _, _ string, _ []string) (s
 // error matching ErrUnavailable and context.DeadlineExceeded. Only the deadline decides
 // the outcome: the services never answer.
 func deadlinePassed(ctx context.Context, e *Env) {
-	var tables service.Tables = &hangingTables{}
+	var svc service.Tables = &hangingTables{}
 	if e.OnAzurite() {
-		tables = fakeTables(e, hangingTransport{})
+		svc = fakeTables(e, hangingTransport{})
 	}
-	acct := engine.NewAccount(e.Backend, tables, nil, &engine.Options{Now: storeClock})
-	s, err := engine.New[customerRow](acct, &engine.StoreOptions{Table: e.Table})
+	acct := tables.NewAccountOver(e.Backend, svc, nil, &tables.Options{Now: storeClock})
+	s, err := tables.For[customerRow](acct, &tables.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("store: %v", err)
 	}
@@ -401,8 +404,8 @@ func deletePartitionHonest(ctx context.Context, e *Env) {
 	}
 	e.OK("seed", s.CreateBatch(ctx, batch))
 	stuck := &misreadDeletes{Tables: e.Tables, rows: map[string]bool{"3": true}}
-	acct := engine.NewAccount(e.Backend, stuck, nil, &engine.Options{Now: storeClock})
-	sp, err := engine.New[customerRow](acct, &engine.StoreOptions{Table: e.Table})
+	acct := tables.NewAccountOver(e.Backend, stuck, nil, &tables.Options{Now: storeClock})
+	sp, err := tables.For[customerRow](acct, &tables.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("store: %v", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables"
 )
 
 // scaleScenarios are the store scenarios of bulk writes across partitions: transactions of
@@ -28,7 +28,7 @@ func scaleScenarios() []Scenario {
 // BatchError lists exactly that; the rows left behind (compared across backends) are exactly
 // those. The outcome is the same whether the partitions go one after another or four at once.
 func parallelBatchOnePartitionFails(ctx context.Context, e *Env, degree int) {
-	s := storeOf[customerRow](e, &engine.Options{BatchParallelism: degree})
+	s := storeOf[customerRow](e, &tables.Options{BatchParallelism: degree})
 	e.OK("the row in the way", s.Create(ctx, &customerRow{Entity: abstractions.Entity{ID: "p2|120"}, Name: "first"}))
 	var batch []*customerRow
 	for i := range 150 {

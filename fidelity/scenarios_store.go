@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables"
 )
 
 // customerRow is the entity of the store scenarios.
@@ -39,17 +39,17 @@ type counterRow struct {
 func storeClock() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 123456700, time.UTC) }
 
 // storeOf returns the store of T over the scenario's services, in the scenario's table.
-func storeOf[T any, P abstractions.EntityPtr[T]](e *Env, opts *engine.Options) *engine.Store[T] {
+func storeOf[T any, P abstractions.EntityPtr[T]](e *Env, opts *tables.Options) *tables.Store[T] {
 	e.t.Helper()
-	o := engine.Options{}
+	o := tables.Options{}
 	if opts != nil {
 		o = *opts
 	}
 	if o.Now == nil {
 		o.Now = storeClock
 	}
-	acct := engine.NewAccount(e.Backend, e.Tables, e.Blobs, &o)
-	s, err := engine.New[T, P](acct, &engine.StoreOptions{Table: e.Table})
+	acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &o)
+	s, err := tables.For[T, P](acct, &tables.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("store: %v", err)
 	}
@@ -179,7 +179,7 @@ var storeBasics = []Scenario{
 	{
 		Name: "store/implicit-last-writer-wins",
 		Run: func(ctx context.Context, e *Env) {
-			s := storeOf[customerRow](e, &engine.Options{ImplicitLastWriterWins: true, Logger: discardLogger()})
+			s := storeOf[customerRow](e, &tables.Options{ImplicitLastWriterWins: true, Logger: discardLogger()})
 			c := alice()
 			e.OK("create", s.Create(ctx, c))
 			c.ETag = ""
@@ -199,7 +199,7 @@ var storeBasics = []Scenario{
 			got, err = s.One(ctx, "vision|exec|agent")
 			e.OK("one", err)
 			e.Observe("pipe", customer(got))
-			raw := storeOf[customerRow](e, &engine.Options{IDs: engine.IDsAsWritten})
+			raw := storeOf[customerRow](e, &tables.Options{IDs: tables.IDsAsWritten})
 			e.OK("as written", raw.Create(ctx, &customerRow{Entity: abstractions.Entity{ID: "Case|Kept Here"}}))
 			got, err = raw.One(ctx, "case|kept-here")
 			e.Is("normalised id misses", err, abstractions.ErrNotFound)
@@ -220,14 +220,14 @@ var storeBasics = []Scenario{
 			}
 			e.Is("nil entity", s.Create(ctx, nil), abstractions.ErrInvalidArgument)
 			e.Is("nil in a batch", s.CreateBatch(ctx, []*customerRow{alice(), nil}), abstractions.ErrInvalidArgument)
-			_, err := engine.New[struct {
+			_, err := tables.For[struct {
 				abstractions.Entity
 				Foo_Bar string
-			}](engine.NewAccount(e.Backend, e.Tables, e.Blobs, nil), &engine.StoreOptions{Table: e.Table})
+			}](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
 			e.Is("a field named with _", err, abstractions.ErrNotSupported)
 			// A type without Entity does not compile (abstractions.EntityPtr); a zero account
 			// is refused.
-			_, err = engine.New[customerRow](&engine.Account{}, nil)
+			_, err = tables.For[customerRow](&tables.Account{}, nil)
 			e.Is("a zero account", err, abstractions.ErrInvalidArgument)
 			n, err := s.CountAll(ctx)
 			e.OK("count", err)

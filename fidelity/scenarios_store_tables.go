@@ -6,17 +6,17 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
 // storeIn returns the store of T over the scenario's services in the named table, on an
 // account of its own: an account remembers which tables it has created, and these scenarios
 // are about that memory starting empty.
-func storeIn[T any, P abstractions.EntityPtr[T]](e *Env, table string) *engine.Store[T] {
+func storeIn[T any, P abstractions.EntityPtr[T]](e *Env, table string) *tables.Store[T] {
 	e.t.Helper()
-	acct := engine.NewAccount(e.Backend, e.Tables, e.Blobs, &engine.Options{Now: storeClock})
-	s, err := engine.New[T, P](acct, &engine.StoreOptions{Table: table})
+	acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock})
+	s, err := tables.For[T, P](acct, &tables.StoreOptions{Table: table})
 	if err != nil {
 		e.Fatalf("store: %v", err)
 	}
@@ -73,9 +73,9 @@ var storeTableScenarios = []Scenario{
 			e.Equal("the lazy table exists", e.tableExists(ctx, "lazy table after the write", lazy), true)
 
 			// A table name the service would refuse is refused when the store is made.
-			_, err = engine.New[customerRow](engine.NewAccount(e.Backend, e.Tables, e.Blobs, nil), &engine.StoreOptions{Table: "1" + e.Suffix})
+			_, err = tables.For[customerRow](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: "1" + e.Suffix})
 			e.Is("a bad table name", err, abstractions.ErrInvalidArgument)
-			_, err = engine.New[customerRow](engine.NewAccount(e.Backend, e.Tables, e.Blobs, nil), &engine.StoreOptions{Table: "Tables"})
+			_, err = tables.For[customerRow](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: "Tables"})
 			e.Is("the reserved name", err, abstractions.ErrInvalidArgument)
 		},
 	},

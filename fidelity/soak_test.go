@@ -17,9 +17,9 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/azservice"
 	"github.com/unified-data/gotables/tables/azuritetest"
-	"github.com/unified-data/gotables/tables/engine"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -62,7 +62,7 @@ func TestSoak(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = b.tables.DeleteTable(context.Background(), table) }()
-			s, err := engine.New[counterRow](engine.NewAccount(b.name, b.tables, nil, &engine.Options{Logger: discardLogger()}), &engine.StoreOptions{Table: table})
+			s, err := tables.For[counterRow](tables.NewAccountOver(b.name, b.tables, nil, &tables.Options{Logger: discardLogger()}), &tables.StoreOptions{Table: table})
 			if err != nil {
 				t.Fatal(err)
 			}

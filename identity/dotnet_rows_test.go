@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -223,9 +223,9 @@ func TestStoresWriteTheDotnetRows(t *testing.T) {
 		t.Run(fmt.Sprintf("asWritten=%v", asWritten), func(t *testing.T) {
 			ctx := context.Background()
 			svc := memservice.New()
-			opts := &inmemory.Options{Now: func() time.Time { return goldenTime }}
+			opts := &tables.Options{Now: func() time.Time { return goldenTime }}
 			if asWritten {
-				opts.IDs = inmemory.IDsAsWritten
+				opts.IDs = tables.IDsAsWritten
 			}
 			us, rs := stores(t, memTablesWith(t, svc, opts))
 			writeDotnetData(ctx, t, us, rs)

@@ -14,6 +14,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/identity"
 	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables"
 )
 
 // maxFailed is how many failed sign-ins in a row lock a user out, and lockoutFor for how
@@ -82,13 +83,13 @@ func Example_signInHandler() {
 	ctx := context.Background()
 	acct := inmemory.NewAccount(nil)
 	tables := identity.Tables{
-		Users:      must(inmemory.For[identity.IdentityUserModel](acct, nil)),
-		Roles:      must(inmemory.For[identity.IdentityRoleModel](acct, nil)),
-		UserRoles:  must(inmemory.For[identity.IdentityUserRoleModel](acct, nil)),
-		UserClaims: must(inmemory.For[identity.IdentityUserClaimModel](acct, nil)),
-		RoleClaims: must(inmemory.For[identity.IdentityRoleClaimModel](acct, nil)),
-		UserLogins: must(inmemory.For[identity.IdentityUserLoginModel](acct, nil)),
-		UserTokens: must(inmemory.For[identity.IdentityUserTokenModel](acct, nil)),
+		Users:      must(tables.For[identity.IdentityUserModel](acct, nil)),
+		Roles:      must(tables.For[identity.IdentityRoleModel](acct, nil)),
+		UserRoles:  must(tables.For[identity.IdentityUserRoleModel](acct, nil)),
+		UserClaims: must(tables.For[identity.IdentityUserClaimModel](acct, nil)),
+		RoleClaims: must(tables.For[identity.IdentityRoleClaimModel](acct, nil)),
+		UserLogins: must(tables.For[identity.IdentityUserLoginModel](acct, nil)),
+		UserTokens: must(tables.For[identity.IdentityUserTokenModel](acct, nil)),
 	}
 	users := must(identity.NewUserStore(tables, nil))
 	hasher := must(identity.NewPasswordHasher(nil))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables"
 )
 
 // tableNames are the seven tables, named as the .NET library names them.
@@ -16,24 +17,24 @@ var tableNames = []string{"IdentityUserModel", "IdentityRoleModel", "IdentityUse
 // service); now may be nil (the real clock).
 func memTables(t testing.TB, svc *memservice.Service, now func() time.Time) Tables {
 	t.Helper()
-	return memTablesWith(t, svc, &inmemory.Options{Now: now})
+	return memTablesWith(t, svc, &tables.Options{Now: now})
 }
 
 // memTablesWith is memTables with the account's options.
-func memTablesWith(t testing.TB, svc *memservice.Service, opts *inmemory.Options) Tables {
+func memTablesWith(t testing.TB, svc *memservice.Service, opts *tables.Options) Tables {
 	t.Helper()
 	if svc == nil {
 		svc = memservice.New()
 	}
 	acct := inmemory.NewAccountOver(svc, svc, opts)
 	return Tables{
-		Users:      must(inmemory.For[IdentityUserModel](acct, nil))(t),
-		Roles:      must(inmemory.For[IdentityRoleModel](acct, nil))(t),
-		UserRoles:  must(inmemory.For[IdentityUserRoleModel](acct, nil))(t),
-		UserClaims: must(inmemory.For[IdentityUserClaimModel](acct, nil))(t),
-		RoleClaims: must(inmemory.For[IdentityRoleClaimModel](acct, nil))(t),
-		UserLogins: must(inmemory.For[IdentityUserLoginModel](acct, nil))(t),
-		UserTokens: must(inmemory.For[IdentityUserTokenModel](acct, nil))(t),
+		Users:      must(tables.For[IdentityUserModel](acct, nil))(t),
+		Roles:      must(tables.For[IdentityRoleModel](acct, nil))(t),
+		UserRoles:  must(tables.For[IdentityUserRoleModel](acct, nil))(t),
+		UserClaims: must(tables.For[IdentityUserClaimModel](acct, nil))(t),
+		RoleClaims: must(tables.For[IdentityRoleClaimModel](acct, nil))(t),
+		UserLogins: must(tables.For[IdentityUserLoginModel](acct, nil))(t),
+		UserTokens: must(tables.For[IdentityUserTokenModel](acct, nil))(t),
 	}
 }
 

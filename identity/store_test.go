@@ -12,15 +12,16 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables"
 )
 
 // These tests run on the in-memory backend; the same behaviours run on Azurite and on the
 // memory service in the fidelity suite (fidelity/scenarios_identity.go).
 
 func TestNewUserStoreRefusesACachingUserStore(t *testing.T) {
-	acct := inmemory.NewAccount(&inmemory.Options{Cache: inmemory.Sliding(time.Minute)})
+	acct := inmemory.NewAccount(&tables.Options{Cache: tables.Sliding(time.Minute)})
 	tb := memTables(t, nil, nil)
-	cached, err := inmemory.For[IdentityUserModel](acct, nil)
+	cached, err := tables.For[IdentityUserModel](acct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,12 +31,12 @@ func TestNewUserStoreRefusesACachingUserStore(t *testing.T) {
 	}
 	// The same account with the user store's cache turned off is accepted; the other
 	// tables may cache.
-	off, err := inmemory.For[IdentityUserModel](acct, &inmemory.StoreOptions{Cache: inmemory.Disabled})
+	off, err := tables.For[IdentityUserModel](acct, &tables.StoreOptions{Cache: tables.Disabled})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tb.Users = off
-	tb.Roles = must(inmemory.For[IdentityRoleModel](acct, nil))(t)
+	tb.Roles = must(tables.For[IdentityRoleModel](acct, nil))(t)
 	if _, err := NewUserStore(tb, nil); err != nil {
 		t.Fatalf("NewUserStore with the user cache off: %v", err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // Tables are the seven stores the identity stores keep their rows in, one per row model.
-// Build each with the backend's For (tables.For or inmemory.For); with nil StoreOptions each
+// Build each with the backend's For (tables.For or tables.For); with nil StoreOptions each
 // table is named after its type, as the .NET library names it. The user store's read cache
 // must stay off (see the package documentation).
 type Tables struct {

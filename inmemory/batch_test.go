@@ -11,6 +11,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -19,7 +20,7 @@ func TestBatchCommitsOnlyWhatWasSent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	g := newGate()
-	s, _ := inmemory.For[Doc](inmemory.NewAccountOver(&cancelAfterTx{gate: g, cancel: cancel}, nil, nil), nil)
+	s, _ := tables.For[Doc](inmemory.NewAccountOver(&cancelAfterTx{gate: g, cancel: cancel}, nil, nil), nil)
 	if err := s.EnsureCreated(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func (c *cancelAfterTx) Transact(ctx context.Context, table string, actions []se
 // backend sends it.
 func TestUpsertBatchRefusesQuotedKeys(t *testing.T) {
 	ctx := context.Background()
-	s, g := cachedStore(t, inmemory.Disabled)
+	s, g := cachedStore(t, tables.Disabled)
 	_, err := s.UpsertBatch(ctx, []*Doc{{Entity: abstractions.Entity{ID: "p|a"}}, {Entity: abstractions.Entity{ID: "p|o'brien"}}})
 	if !errors.Is(err, abstractions.ErrNotSupported) || g.txs.Load() != 0 {
 		t.Fatalf("UpsertBatch: %v (transactions sent: %d)", err, g.txs.Load())
@@ -84,7 +85,7 @@ func (d *deleteFirst) Transact(ctx context.Context, table string, actions []serv
 func TestDeletePartitionSkipsRowsDeletedMeanwhile(t *testing.T) {
 	ctx := context.Background()
 	w := &deleteFirst{gate: newGate(), row: "050"}
-	s, _ := inmemory.For[Doc](inmemory.NewAccountOver(w, nil, nil), nil)
+	s, _ := tables.For[Doc](inmemory.NewAccountOver(w, nil, nil), nil)
 	var docs []*Doc
 	for i := 0; i < 100; i++ {
 		docs = append(docs, &Doc{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%03d", i)}})
@@ -123,7 +124,7 @@ func (m *misreadInTransactions) Transact(ctx context.Context, table string, acti
 func TestDeletePartitionDeletesMisreadRowsAlone(t *testing.T) {
 	ctx := context.Background()
 	m := &misreadInTransactions{gate: newGate(), row: "002"}
-	s, _ := inmemory.For[Doc](inmemory.NewAccountOver(m, nil, nil), nil)
+	s, _ := tables.For[Doc](inmemory.NewAccountOver(m, nil, nil), nil)
 	var docs []*Doc
 	for i := 0; i < 5; i++ {
 		docs = append(docs, &Doc{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%03d", i)}})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables"
 )
 
 // BenchmarkOne compares a point read answered by the read cache (a hit decodes a fresh copy
@@ -14,11 +15,11 @@ import (
 func BenchmarkOne(b *testing.B) {
 	for _, tc := range []struct {
 		name   string
-		policy inmemory.CachePolicy
-	}{{"cache-hit", inmemory.Sliding(time.Hour)}, {"cache-off", inmemory.Disabled}} {
+		policy tables.CachePolicy
+	}{{"cache-hit", tables.Sliding(time.Hour)}, {"cache-off", tables.Disabled}} {
 		b.Run(tc.name, func(b *testing.B) {
 			ctx := context.Background()
-			s, err := inmemory.For[Doc](inmemory.NewAccount(&inmemory.Options{Cache: tc.policy}), nil)
+			s, err := tables.For[Doc](inmemory.NewAccount(&tables.Options{Cache: tc.policy}), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -104,11 +105,11 @@ func (c *testClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // cachedStore returns a store with the cache policy over a gate, on a clock that stands
 // still: its entries expire only when a test says so.
-func cachedStore(t *testing.T, policy inmemory.CachePolicy) (*inmemory.Store[Doc], *gate) {
+func cachedStore(t *testing.T, policy tables.CachePolicy) (*tables.Store[Doc], *gate) {
 	t.Helper()
 	g := newGate()
-	acct := inmemory.NewAccountOver(g, nil, &inmemory.Options{Cache: policy, Now: newTestClock().Now})
-	s, err := inmemory.For[Doc](acct, nil)
+	acct := inmemory.NewAccountOver(g, nil, &tables.Options{Cache: policy, Now: newTestClock().Now})
+	s, err := tables.For[Doc](acct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func cachedStore(t *testing.T, policy inmemory.CachePolicy) (*inmemory.Store[Doc
 }
 
 // read returns the entity and whether the read went to the table.
-func read(t *testing.T, s *inmemory.Store[Doc], g *gate, id string) (*Doc, bool) {
+func read(t *testing.T, s *tables.Store[Doc], g *gate, id string) (*Doc, bool) {
 	t.Helper()
 	before := g.gets.Load()
 	d, err := s.One(context.Background(), id)
@@ -134,7 +135,7 @@ func read(t *testing.T, s *inmemory.Store[Doc], g *gate, id string) (*Doc, bool)
 
 func TestCacheServesWhatAWriteReturned(t *testing.T) {
 	ctx := context.Background()
-	s, g := cachedStore(t, inmemory.Sliding(time.Minute))
+	s, g := cachedStore(t, tables.Sliding(time.Minute))
 	d := &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 1}
 	if err := s.Create(ctx, d); err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func TestCacheServesWhatAWriteReturned(t *testing.T) {
 
 func TestCacheNeverAliases(t *testing.T) {
 	ctx := context.Background()
-	s, g := cachedStore(t, inmemory.Absolute(time.Minute))
+	s, g := cachedStore(t, tables.Absolute(time.Minute))
 	d := &Doc{Entity: abstractions.Entity{ID: "p|a"}, Tags: []string{"x"}}
 	if err := s.Create(ctx, d); err != nil {
 		t.Fatal(err)
@@ -178,7 +179,7 @@ func TestCacheNeverAliases(t *testing.T) {
 
 func TestCacheReadOverlappingAWrite(t *testing.T) {
 	ctx := context.Background()
-	s, g := cachedStore(t, inmemory.Sliding(time.Minute))
+	s, g := cachedStore(t, tables.Sliding(time.Minute))
 	if err := s.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestCacheReadOverlappingAWrite(t *testing.T) {
 
 func TestCacheOverlappingWritesLeaveNothing(t *testing.T) {
 	ctx := context.Background()
-	s, g := cachedStore(t, inmemory.Sliding(time.Minute))
+	s, g := cachedStore(t, tables.Sliding(time.Minute))
 	waiting, release := g.pause("write")
 	done := make(chan error, 1)
 	go func() { done <- s.Upsert(ctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 1}) }()
@@ -234,7 +235,7 @@ func TestCacheOverlappingWritesLeaveNothing(t *testing.T) {
 
 func TestCacheFailedOrCancelledWriteDrops(t *testing.T) {
 	ctx := context.Background()
-	s, g := cachedStore(t, inmemory.Sliding(time.Minute))
+	s, g := cachedStore(t, tables.Sliding(time.Minute))
 	d := &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 1}
 	if err := s.Create(ctx, d); err != nil {
 		t.Fatal(err)
@@ -269,7 +270,7 @@ func TestCacheFailedOrCancelledWriteDrops(t *testing.T) {
 
 func TestCacheListsFollowWrites(t *testing.T) {
 	ctx := context.Background()
-	s, _ := cachedStore(t, inmemory.Sliding(time.Minute))
+	s, _ := cachedStore(t, tables.Sliding(time.Minute))
 	for _, id := range []string{"p|a", "p|b", "q|a"} {
 		if err := s.Create(ctx, &Doc{Entity: abstractions.Entity{ID: id}}); err != nil {
 			t.Fatal(err)
@@ -323,7 +324,7 @@ func TestCacheListsFollowWrites(t *testing.T) {
 
 func TestCacheDeletePartitionFailingPartWayEvicts(t *testing.T) {
 	ctx := context.Background()
-	s, g := cachedStore(t, inmemory.Sliding(time.Minute))
+	s, g := cachedStore(t, tables.Sliding(time.Minute))
 	var docs []*Doc
 	for i := 0; i < 150; i++ {
 		docs = append(docs, &Doc{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%03d", i)}})
@@ -358,9 +359,9 @@ func TestCacheDeletePartitionFailingPartWayEvicts(t *testing.T) {
 func TestCacheDisabledStoreKeepsOthersCoherent(t *testing.T) {
 	ctx := context.Background()
 	g := newGate()
-	acct := inmemory.NewAccountOver(g, nil, &inmemory.Options{Cache: inmemory.Sliding(time.Minute), Now: newTestClock().Now})
-	cached, _ := inmemory.For[Doc](acct, nil)
-	plain, _ := inmemory.For[Doc](acct, &inmemory.StoreOptions{Cache: inmemory.Disabled})
+	acct := inmemory.NewAccountOver(g, nil, &tables.Options{Cache: tables.Sliding(time.Minute), Now: newTestClock().Now})
+	cached, _ := tables.For[Doc](acct, nil)
+	plain, _ := tables.For[Doc](acct, &tables.StoreOptions{Cache: tables.Disabled})
 	if err := cached.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +378,7 @@ func TestCacheDisabledStoreKeepsOthersCoherent(t *testing.T) {
 // the version the last returned write made, or a newer one.
 func TestCacheNeverOlderThanAReturnedWrite(t *testing.T) {
 	ctx := context.Background()
-	s, _ := cachedStore(t, inmemory.Sliding(time.Minute))
+	s, _ := cachedStore(t, tables.Sliding(time.Minute))
 	const ids, writes, readers = 4, 150, 12
 	type state struct {
 		returned      atomic.Int64 // version of the last returned write; negative = a delete
@@ -449,7 +450,7 @@ func TestCacheNeverOlderThanAReturnedWrite(t *testing.T) {
 
 func TestCachePatchKeepsWarmOnlyWhenSafe(t *testing.T) {
 	ctx := context.Background()
-	s, g := cachedStore(t, inmemory.Sliding(time.Minute))
+	s, g := cachedStore(t, tables.Sliding(time.Minute))
 	d := &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 1}
 	if err := s.Create(ctx, d); err != nil {
 		t.Fatal(err)
@@ -515,20 +516,20 @@ func TestCachePatchKeepsWarmOnlyWhenSafe(t *testing.T) {
 func TestCachesReads(t *testing.T) {
 	cases := []struct {
 		name    string
-		account inmemory.CachePolicy
-		store   inmemory.CachePolicy
+		account tables.CachePolicy
+		store   tables.CachePolicy
 		want    bool
 	}{
-		{"defaults", inmemory.CachePolicy{}, inmemory.CachePolicy{}, false},
-		{"account sliding", inmemory.Sliding(time.Minute), inmemory.CachePolicy{}, true},
-		{"account absolute, store disabled", inmemory.Absolute(time.Minute), inmemory.Disabled, false},
-		{"store absolute", inmemory.CachePolicy{}, inmemory.Absolute(time.Second), true},
-		{"store sliding of zero", inmemory.CachePolicy{}, inmemory.Sliding(0), false},
+		{"defaults", tables.CachePolicy{}, tables.CachePolicy{}, false},
+		{"account sliding", tables.Sliding(time.Minute), tables.CachePolicy{}, true},
+		{"account absolute, store disabled", tables.Absolute(time.Minute), tables.Disabled, false},
+		{"store absolute", tables.CachePolicy{}, tables.Absolute(time.Second), true},
+		{"store sliding of zero", tables.CachePolicy{}, tables.Sliding(0), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			acct := inmemory.NewAccount(&inmemory.Options{Cache: tc.account})
-			s, err := inmemory.For[Doc](acct, &inmemory.StoreOptions{Cache: tc.store})
+			acct := inmemory.NewAccount(&tables.Options{Cache: tc.account})
+			s, err := tables.For[Doc](acct, &tables.StoreOptions{Cache: tc.store})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -542,7 +543,7 @@ func TestCachesReads(t *testing.T) {
 // A cancelled context fails a read even when the cache could answer it.
 func TestCacheHitHonoursContext(t *testing.T) {
 	ctx := context.Background()
-	s, _ := cachedStore(t, inmemory.Sliding(time.Minute))
+	s, _ := cachedStore(t, tables.Sliding(time.Minute))
 	if err := s.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -565,10 +566,10 @@ func TestCacheAbsoluteDeadlineSurvivesPatches(t *testing.T) {
 	ctx := context.Background()
 	svc := newGate()
 	clock := newTestClock()
-	primary := inmemory.NewAccountOver(svc, nil, &inmemory.Options{Cache: inmemory.Absolute(150 * time.Millisecond), Now: clock.Now})
+	primary := inmemory.NewAccountOver(svc, nil, &tables.Options{Cache: tables.Absolute(150 * time.Millisecond), Now: clock.Now})
 	other := inmemory.NewAccountOver(svc, nil, nil)
-	a, _ := inmemory.For[Doc](primary, nil)
-	b, _ := inmemory.For[Doc](other, nil)
+	a, _ := tables.For[Doc](primary, nil)
+	b, _ := tables.For[Doc](other, nil)
 	if err := a.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "p|x"}, Tags: []string{"alice"}}); err != nil {
 		t.Fatal(err)
 	}

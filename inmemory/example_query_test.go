@@ -8,6 +8,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables"
 )
 
 // Reading is one sensor reading; its row key orders the readings of a sensor.
@@ -27,8 +28,8 @@ var (
 
 // readings returns a store holding readings 00 to 09 of sensor s1 (0 to 45 °C, the kitchen
 // for even ones, an alarm from 40 °C) and one of sensor s2.
-func readings(ctx context.Context) *inmemory.Store[Reading] {
-	store, err := inmemory.For[Reading](inmemory.NewAccount(nil), nil)
+func readings(ctx context.Context) *tables.Store[Reading] {
+	store, err := tables.For[Reading](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		log.Fatal(err)
 	}

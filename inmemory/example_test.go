@@ -11,6 +11,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables"
 )
 
 func TestMain(m *testing.M) {
@@ -29,7 +30,7 @@ type Customer struct {
 func ExampleFor() {
 	ctx := context.Background()
 	acct := inmemory.NewAccount(nil)
-	customers, err := inmemory.For[Customer](acct, nil) // the table is named "Customer"
+	customers, err := tables.For[Customer](acct, nil) // the table is named "Customer"
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func ExampleFor() {
 // Batches write per partition, one transaction of up to 100 rows each; Count reads keys only.
 func ExampleFor_batch() {
 	ctx := context.Background()
-	customers, err := inmemory.For[Customer](inmemory.NewAccount(nil), nil)
+	customers, err := tables.For[Customer](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -119,11 +120,11 @@ func ExampleFor_batch() {
 func ExampleNewAccount() {
 	ctx := context.Background()
 	first, second := inmemory.NewAccount(nil), inmemory.NewAccount(nil)
-	a, err := inmemory.For[Customer](first, &inmemory.StoreOptions{Table: "Clients"})
+	a, err := tables.For[Customer](first, &tables.StoreOptions{Table: "Clients"})
 	if err != nil {
 		log.Fatal(err)
 	}
-	b, err := inmemory.For[Customer](second, &inmemory.StoreOptions{Table: "Clients"})
+	b, err := tables.For[Customer](second, &tables.StoreOptions{Table: "Clients"})
 	if err != nil {
 		log.Fatal(err)
 	}

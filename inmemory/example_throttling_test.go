@@ -7,9 +7,12 @@ import (
 	"log"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables"
 )
 
 // A test of code near the service's limits: the memory service throttles at a low rate
@@ -22,10 +25,10 @@ func ExampleNewAccountOver_throttled() {
 	svc := memservice.New(memservice.WithThrottling(memservice.Throttling{
 		PartitionRate: 1000, Burst: 100 * time.Millisecond, // 100 entities at once, 1,000 a second
 	}))
-	acct := inmemory.NewAccountOver(svc, svc, &inmemory.Options{
-		Retry: inmemory.RetryPolicy{RetryDelay: 140 * time.Millisecond},
+	acct := inmemory.NewAccountOver(svc, svc, &tables.Options{
+		ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{RetryDelay: 140 * time.Millisecond}},
 	})
-	customers, err := inmemory.For[Customer](acct, nil)
+	customers, err := tables.For[Customer](acct, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables"
 )
 
 // Counter is a row whose new value comes from its current one.
@@ -48,7 +49,7 @@ type Profile struct {
 // concurrent increments all count.
 func ExampleFor_mutate() {
 	ctx := context.Background()
-	counters, err := inmemory.For[Counter](inmemory.NewAccount(nil), nil)
+	counters, err := tables.For[Counter](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func ExampleFor_mutate() {
 // OutcomeUpdated and the others OutcomePreconditionFailed, with the winner's row.
 func ExampleFor_tryTransition() {
 	ctx := context.Background()
-	tickets, err := inmemory.For[SupportTicket](inmemory.NewAccount(nil), nil)
+	tickets, err := tables.For[SupportTicket](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func ExampleFor_tryTransition() {
 // to create it gets the winner's row instead of ErrDuplicateKey.
 func ExampleFor_getOrCreate() {
 	ctx := context.Background()
-	members, err := inmemory.For[Member](inmemory.NewAccount(nil), nil)
+	members, err := tables.For[Member](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func ExampleFor_getOrCreate() {
 // fields do not overwrite each other. With WithETag it writes only over the version read.
 func ExampleFor_patch() {
 	ctx := context.Background()
-	profiles, err := inmemory.For[Profile](inmemory.NewAccount(nil), nil)
+	profiles, err := tables.For[Profile](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func ExampleFor_patch() {
 // and returns how many it deleted; other partitions are untouched.
 func ExampleFor_deletePartition() {
 	ctx := context.Background()
-	members, err := inmemory.For[Member](inmemory.NewAccount(nil), nil)
+	members, err := tables.For[Member](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		log.Fatal(err)
 	}

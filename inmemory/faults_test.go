@@ -9,6 +9,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/faults"
 )
 
@@ -30,7 +31,7 @@ func TestFaultsTablesOneRetryLayer(t *testing.T) {
 			ctx := context.Background()
 			svc := faults.NewTables(memservice.New())
 			mem := inmemory.NewAccountOver(svc, nil, nil) // the default Options.Retry
-			s, err := inmemory.For[Customer](mem, &inmemory.StoreOptions{Table: "Faulty1"})
+			s, err := tables.For[Customer](mem, &tables.StoreOptions{Table: "Faulty1"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -104,7 +105,7 @@ func FuzzStorePaths(f *testing.F) {
 			t.Fatal(err)
 		}
 		sent := &sentCounter{Tables: mem}
-		s, err := inmemory.For[FuzzDoc](inmemory.NewAccountOver(sent, nil, nil), &inmemory.StoreOptions{Table: "Fuzz"})
+		s, err := tables.For[FuzzDoc](inmemory.NewAccountOver(sent, nil, nil), &tables.StoreOptions{Table: "Fuzz"})
 		if err != nil {
 			t.Fatal(err)
 		}

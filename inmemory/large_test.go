@@ -9,6 +9,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -32,7 +33,7 @@ func rowsOf(t *testing.T, tables service.Tables, table string) []service.Row {
 func TestLargeSmoke(t *testing.T) {
 	ctx := context.Background()
 	acct := inmemory.NewAccount(nil)
-	s, err := inmemory.For[Note](acct, &inmemory.StoreOptions{Table: "Notes"})
+	s, err := tables.For[Note](acct, &tables.StoreOptions{Table: "Notes"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func FuzzLargeRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed []byte, n uint32, gz bool) {
 		ctx := context.Background()
 		acct := inmemory.NewAccount(nil)
-		notes, err := inmemory.For[Note](acct, &inmemory.StoreOptions{Table: "Notes"})
+		notes, err := tables.For[Note](acct, &tables.StoreOptions{Table: "Notes"})
 		if err != nil || notes.EnsureCreated(ctx) != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +137,7 @@ func FuzzLargeRoundTrip(f *testing.F) {
 			}
 		}
 		if gz {
-			s, err := inmemory.For[GzNote](acct, &inmemory.StoreOptions{Table: "GzNotes"})
+			s, err := tables.For[GzNote](acct, &tables.StoreOptions{Table: "GzNotes"})
 			if err != nil || s.EnsureCreated(ctx) != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +157,7 @@ func FuzzLargeRoundTrip(f *testing.F) {
 // naming the call, the table and the keys, whose Kind is ErrOversizedValue; nothing is stored.
 func TestOversizedValueIsAStoreError(t *testing.T) {
 	ctx := context.Background()
-	s, err := inmemory.For[Note](inmemory.NewAccount(nil), &inmemory.StoreOptions{Table: "Oversized"})
+	s, err := tables.For[Note](inmemory.NewAccount(nil), &tables.StoreOptions{Table: "Oversized"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestOversizedValueIsAStoreError(t *testing.T) {
 // its own, so the service would silently leave its row out.
 func TestFilterOnLargeFieldRefused(t *testing.T) {
 	ctx := context.Background()
-	s, err := inmemory.For[Note](inmemory.NewAccount(nil), &inmemory.StoreOptions{Table: "LargeFilter"})
+	s, err := tables.For[Note](inmemory.NewAccount(nil), &tables.StoreOptions{Table: "LargeFilter"})
 	if err != nil {
 		t.Fatal(err)
 	}

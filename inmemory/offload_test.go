@@ -14,6 +14,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -42,13 +43,13 @@ func (c *serviceClock) add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-func offloadStore(t *testing.T, grace time.Duration) (*inmemory.Store[Report], *memservice.Service, *serviceClock) {
+func offloadStore(t *testing.T, grace time.Duration) (*tables.Store[Report], *memservice.Service, *serviceClock) {
 	t.Helper()
 	clk := &serviceClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	svc := memservice.New(memservice.WithClock(clk.now))
-	acct := inmemory.NewAccountOver(svc, svc, &inmemory.Options{
-		BlobOffload: &inmemory.BlobOffloadOptions{Container: "values", ThresholdBytes: 1000, CleanupGrace: grace}})
-	s, err := inmemory.For[Report](acct, nil)
+	acct := inmemory.NewAccountOver(svc, svc, &tables.Options{
+		BlobOffload: &tables.BlobOffloadOptions{Container: "values", ThresholdBytes: 1000, CleanupGrace: grace}})
+	s, err := tables.For[Report](acct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,18 +66,18 @@ func blobCount(t *testing.T, svc *memservice.Service) int {
 }
 
 func TestBlobOffloadOptionsChecked(t *testing.T) {
-	for _, o := range []*inmemory.BlobOffloadOptions{
+	for _, o := range []*tables.BlobOffloadOptions{
 		{ThresholdBytes: -1},
 		{ThresholdBytes: 4_194_305},
 		{Container: "Bad_Name"},
 	} {
-		acct := inmemory.NewAccount(&inmemory.Options{BlobOffload: o})
-		if _, err := inmemory.For[Report](acct, nil); !errors.Is(err, abstractions.ErrInvalidArgument) {
+		acct := inmemory.NewAccount(&tables.Options{BlobOffload: o})
+		if _, err := tables.For[Report](acct, nil); !errors.Is(err, abstractions.ErrInvalidArgument) {
 			t.Errorf("%+v: For = %v, want ErrInvalidArgument", o, err)
 		}
 	}
-	acct := inmemory.NewAccountOver(memservice.New(), nil, &inmemory.Options{BlobOffload: &inmemory.BlobOffloadOptions{}})
-	if _, err := inmemory.For[Report](acct, nil); !errors.Is(err, abstractions.ErrInvalidArgument) {
+	acct := inmemory.NewAccountOver(memservice.New(), nil, &tables.Options{BlobOffload: &tables.BlobOffloadOptions{}})
+	if _, err := tables.For[Report](acct, nil); !errors.Is(err, abstractions.ErrInvalidArgument) {
 		t.Errorf("offload without a blob service: For = %v, want ErrInvalidArgument", err)
 	}
 }
@@ -115,7 +116,7 @@ func TestCleanupGraceOnServiceClock(t *testing.T) {
 
 func TestSweepRefusals(t *testing.T) {
 	ctx := context.Background()
-	plain, err := inmemory.For[Report](inmemory.NewAccount(nil), nil)
+	plain, err := tables.For[Report](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,9 +147,9 @@ func TestSweepAggregatesFailures(t *testing.T) {
 	ctx := context.Background()
 	clk := &serviceClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	svc := memservice.New(memservice.WithClock(clk.now))
-	acct := inmemory.NewAccountOver(svc, failingBlobs{svc}, &inmemory.Options{
-		BlobOffload: &inmemory.BlobOffloadOptions{Container: "values", CleanupGrace: inmemory.NoCleanup}})
-	s, err := inmemory.For[Report](acct, nil)
+	acct := inmemory.NewAccountOver(svc, failingBlobs{svc}, &tables.Options{
+		BlobOffload: &tables.BlobOffloadOptions{Container: "values", CleanupGrace: tables.NoCleanup}})
+	s, err := tables.For[Report](acct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestSweepAggregatesFailures(t *testing.T) {
 	}
 	clk.add(time.Hour)
 	n, err := s.SweepAllOrphanBlobs(ctx, time.Minute)
-	var se *inmemory.SweepError
+	var se *tables.SweepError
 	if n != 0 || !errors.As(err, &se) || se.Failed != 2 || !errors.Is(err, errDenied) {
 		t.Fatalf("sweep = %d, %v; want a SweepError of 2 failed partitions", n, err)
 	}
@@ -173,7 +174,7 @@ func TestSweepAggregatesFailures(t *testing.T) {
 // RunOrphanSweep sweeps on its schedule, starts no goroutine, and returns when its context
 // ends (TestMain checks for leaks with goleak).
 func TestRunOrphanSweep(t *testing.T) {
-	s, svc, clk := offloadStore(t, inmemory.NoCleanup)
+	s, svc, clk := offloadStore(t, tables.NoCleanup)
 	ctx := context.Background()
 	for _, v := range []string{"one", "two"} {
 		if err := s.Upsert(ctx, &Report{Entity: abstractions.Entity{ID: "p|a"}, File: abstractions.FileFromBytes([]byte(v), "")}); err != nil {
@@ -184,14 +185,14 @@ func TestRunOrphanSweep(t *testing.T) {
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	plain, err := inmemory.For[Customer](inmemory.NewAccount(nil), nil)
+	plain, err := tables.For[Customer](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- inmemory.RunOrphanSweep(rctx, &inmemory.SweepOptions{Interval: time.Millisecond, InitialDelay: -1, Logger: log}, s, plain)
+		done <- tables.RunOrphanSweep(rctx, &tables.SweepOptions{Interval: time.Millisecond, InitialDelay: -1, Logger: log}, s, plain)
 	}()
 	// One pass sweeps s and then skips plain: wait for both, since the orphan may be gone
 	// before the skip is logged.
@@ -213,7 +214,7 @@ func TestRunOrphanSweep(t *testing.T) {
 	if strings.Count(out, "skips a store") != 1 {
 		t.Errorf("the store without blobs is not skipped once:\n%s", out)
 	}
-	if err := inmemory.RunOrphanSweep(ctx, &inmemory.SweepOptions{Interval: -1}); !errors.Is(err, abstractions.ErrInvalidArgument) {
+	if err := tables.RunOrphanSweep(ctx, &tables.SweepOptions{Interval: -1}); !errors.Is(err, abstractions.ErrInvalidArgument) {
 		t.Errorf("negative interval = %v", err)
 	}
 }
@@ -238,12 +239,12 @@ func TestBlobReferencesWithAndWithoutOffload(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	clk := &serviceClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	svc := memservice.New(memservice.WithClock(clk.now))
-	off, err := inmemory.For[Report](inmemory.NewAccountOver(svc, svc, &inmemory.Options{Logger: log,
-		BlobOffload: &inmemory.BlobOffloadOptions{Container: "values", ThresholdBytes: 1000, CleanupGrace: -1}}), nil)
+	off, err := tables.For[Report](inmemory.NewAccountOver(svc, svc, &tables.Options{Logger: log,
+		BlobOffload: &tables.BlobOffloadOptions{Container: "values", ThresholdBytes: 1000, CleanupGrace: -1}}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := inmemory.For[Report](inmemory.NewAccountOver(svc, svc, &inmemory.Options{Logger: log}), nil)
+	plain, err := tables.For[Report](inmemory.NewAccountOver(svc, svc, &tables.Options{Logger: log}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

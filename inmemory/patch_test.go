@@ -8,6 +8,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables"
 )
 
 // level is an enum whose zero value cannot be written.
@@ -35,7 +36,7 @@ type Ticket struct {
 // stop it.
 func TestPatchIgnoresOtherFields(t *testing.T) {
 	ctx := context.Background()
-	s, err := inmemory.For[Ticket](inmemory.NewAccount(nil), nil)
+	s, err := tables.For[Ticket](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/codec"
 )
 
@@ -66,10 +67,10 @@ func ledgerTypes(t testing.TB) *codec.TypeRegistry {
 	return reg
 }
 
-func ledgerStore(t testing.TB) (*inmemory.PolyStore[Ledger], *sentCounter) {
+func ledgerStore(t testing.TB) (*tables.PolyStore[Ledger], *sentCounter) {
 	t.Helper()
 	svc := &sentCounter{Tables: memservice.New()}
-	s, err := inmemory.PolyFor[Ledger](inmemory.NewAccountOver(svc, nil, nil), ledgerTypes(t), nil)
+	s, err := tables.PolyFor[Ledger](inmemory.NewAccountOver(svc, nil, nil), ledgerTypes(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,18 +92,18 @@ func TestPolyForRefusals(t *testing.T) {
 		make func() error
 		want error
 	}{
-		{"a struct base", func() error { _, err := inmemory.PolyFor[Credit](acct, reg, nil); return err }, abstractions.ErrInvalidArgument},
-		{"a pointer base", func() error { _, err := inmemory.PolyFor[*Credit](acct, reg, nil); return err }, abstractions.ErrInvalidArgument},
-		{"no registry", func() error { _, err := inmemory.PolyFor[Ledger](acct, nil, nil); return err }, abstractions.ErrInvalidArgument},
-		{"no account", func() error { _, err := inmemory.PolyFor[Ledger](nil, reg, nil); return err }, abstractions.ErrInvalidArgument},
-		{"a zero account", func() error { _, err := inmemory.PolyFor[Ledger](&inmemory.Account{}, reg, nil); return err }, abstractions.ErrInvalidArgument},
-		{"an unnamed base", func() error { _, err := inmemory.PolyFor[any](acct, reg, nil); return err }, abstractions.ErrInvalidArgument},
+		{"a struct base", func() error { _, err := tables.PolyFor[Credit](acct, reg, nil); return err }, abstractions.ErrInvalidArgument},
+		{"a pointer base", func() error { _, err := tables.PolyFor[*Credit](acct, reg, nil); return err }, abstractions.ErrInvalidArgument},
+		{"no registry", func() error { _, err := tables.PolyFor[Ledger](acct, nil, nil); return err }, abstractions.ErrInvalidArgument},
+		{"no account", func() error { _, err := tables.PolyFor[Ledger](nil, reg, nil); return err }, abstractions.ErrInvalidArgument},
+		{"a zero account", func() error { _, err := tables.PolyFor[Ledger](&tables.Account{}, reg, nil); return err }, abstractions.ErrInvalidArgument},
+		{"an unnamed base", func() error { _, err := tables.PolyFor[any](acct, reg, nil); return err }, abstractions.ErrInvalidArgument},
 		{"a bad table name", func() error {
-			_, err := inmemory.PolyFor[Ledger](acct, reg, &inmemory.StoreOptions{Table: "no_underscores"})
+			_, err := tables.PolyFor[Ledger](acct, reg, &tables.StoreOptions{Table: "no_underscores"})
 			return err
 		}, abstractions.ErrInvalidArgument},
 		{"caching", func() error {
-			_, err := inmemory.PolyFor[Ledger](acct, reg, &inmemory.StoreOptions{Cache: inmemory.Sliding(time.Minute)})
+			_, err := tables.PolyFor[Ledger](acct, reg, &tables.StoreOptions{Cache: tables.Sliding(time.Minute)})
 			return err
 		}, abstractions.ErrNotSupported},
 	} {
@@ -112,14 +113,14 @@ func TestPolyForRefusals(t *testing.T) {
 			}
 		})
 	}
-	s, err := inmemory.PolyFor[Ledger](acct, reg, &inmemory.StoreOptions{Cache: inmemory.Disabled})
+	s, err := tables.PolyFor[Ledger](acct, reg, &tables.StoreOptions{Cache: tables.Disabled})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.Table() != "Ledger" || s.Account() != acct || s.Types() != reg {
 		t.Errorf("table %q, account %p, types %p", s.Table(), s.Account(), s.Types())
 	}
-	if _, err := inmemory.PolyFor[any](acct, reg, &inmemory.StoreOptions{Table: "Anything"}); err != nil {
+	if _, err := tables.PolyFor[any](acct, reg, &tables.StoreOptions{Table: "Anything"}); err != nil {
 		t.Errorf("an empty-interface base with a named table: %v", err)
 	}
 }
@@ -250,14 +251,14 @@ func TestPolyColumnsRoundTrip(t *testing.T) {
 func TestPolyRefusesForeignRows(t *testing.T) {
 	ctx := context.Background()
 	acct := inmemory.NewAccount(nil)
-	docs, err := inmemory.For[Doc](acct, &inmemory.StoreOptions{Table: "Shared"})
+	docs, err := tables.For[Doc](acct, &tables.StoreOptions{Table: "Shared"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := docs.Create(ctx, &Doc{Entity: abstractions.Entity{ID: "p|doc"}, N: 1}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := inmemory.PolyFor[Ledger](acct, ledgerTypes(t), &inmemory.StoreOptions{Table: "Shared"})
+	s, err := tables.PolyFor[Ledger](acct, ledgerTypes(t), &tables.StoreOptions{Table: "Shared"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,16 +275,16 @@ func TestPolyRefusesForeignRows(t *testing.T) {
 // another type on the same table.
 func TestPolyWritesKeepTheCacheCoherent(t *testing.T) {
 	ctx := context.Background()
-	acct := inmemory.NewAccount(&inmemory.Options{Cache: inmemory.Sliding(time.Hour)})
+	acct := inmemory.NewAccount(&tables.Options{Cache: tables.Sliding(time.Hour)})
 	type Row struct {
 		abstractions.Entity
 		Cents int64
 	}
-	plain, err := inmemory.For[Row](acct, &inmemory.StoreOptions{Table: "Ledger"})
+	plain, err := tables.For[Row](acct, &tables.StoreOptions{Table: "Ledger"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := inmemory.PolyFor[Ledger](acct, ledgerTypes(t), nil)
+	s, err := tables.PolyFor[Ledger](acct, ledgerTypes(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +428,7 @@ func TestPolyCancelledContext(t *testing.T) {
 func TestPolyCreatesItsTable(t *testing.T) {
 	ctx := context.Background()
 	svc := memservice.New()
-	s, err := inmemory.PolyFor[Ledger](inmemory.NewAccountOver(svc, nil, nil), ledgerTypes(t), &inmemory.StoreOptions{Table: "Entries"})
+	s, err := tables.PolyFor[Ledger](inmemory.NewAccountOver(svc, nil, nil), ledgerTypes(t), &tables.StoreOptions{Table: "Entries"})
 	if err != nil {
 		t.Fatal(err)
 	}

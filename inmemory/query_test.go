@@ -8,6 +8,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables"
 )
 
 // upper is stored as its plain string: it marshals to text but cannot be read from it, so
@@ -23,7 +24,7 @@ type Coded struct {
 
 func TestFilterUsesTheStoredFormOfTextTypes(t *testing.T) {
 	ctx := context.Background()
-	s, err := inmemory.For[Coded](inmemory.NewAccount(nil), nil)
+	s, err := tables.For[Coded](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestFilterUsesTheStoredFormOfTextTypes(t *testing.T) {
 // A filter too long for a request URL is refused before anything is sent.
 func TestLongFilterIsRefused(t *testing.T) {
 	ctx := context.Background()
-	s, g := cachedStore(t, inmemory.Disabled)
+	s, g := cachedStore(t, tables.Disabled)
 	name := abstractions.Field(func(d *Doc) *int { return &d.N })
 	where := abstractions.Or(name.Eq(1), abstractions.Field(func(d *Doc) *string { return &d.Place.City }).Eq(strings.Repeat("x", 9000)))
 	before := g.queries.Load()

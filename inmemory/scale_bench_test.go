@@ -11,6 +11,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables"
 )
 
 // Sample is the row of the scale simulations: about 100 bytes, like a telemetry sample.
@@ -34,11 +35,11 @@ func samples(partitions, perPartition int) []*Sample {
 
 // throttledStore is a store over a fresh memory service throttled at Azure's targets,
 // with the account's default retries (the Azure SDK's policy: 3 retries from 800 ms).
-func throttledStore(b *testing.B, degree int) (*inmemory.Store[Sample], *memservice.Service) {
+func throttledStore(b *testing.B, degree int) (*tables.Store[Sample], *memservice.Service) {
 	b.Helper()
 	svc := memservice.New(memservice.WithThrottling(memservice.AzureTargets))
-	acct := inmemory.NewAccountOver(svc, svc, &inmemory.Options{BatchParallelism: degree})
-	s, err := inmemory.For[Sample](acct, nil)
+	acct := inmemory.NewAccountOver(svc, svc, &tables.Options{BatchParallelism: degree})
+	s, err := tables.For[Sample](acct, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

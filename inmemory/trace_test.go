@@ -8,9 +8,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
-	"github.com/unified-data/gotables/tables/engine"
+	"github.com/unified-data/gotables/tables"
 )
 
 // recTracer records spans as text: "name {attrs} [events] error".
@@ -32,31 +34,45 @@ type recSpan struct {
 
 type spanKey struct{}
 
-func (r *recTracer) Start(ctx context.Context, name string, attrs []engine.Attribute) (context.Context, engine.TraceSpan) {
-	parent, _ := ctx.Value(spanKey{}).(*recSpan)
-	s := &recSpan{t: r, name: name, parent: parent, attrs: map[string]any{}}
-	s.SetAttributes(attrs...)
-	r.mu.Lock()
-	r.spans = append(r.spans, s)
-	r.mu.Unlock()
-	return context.WithValue(ctx, spanKey{}, s), s
+// provider is a tracing provider whose spans rec records, as an OpenTelemetry provider
+// reaches the library through the Azure SDK's adapter.
+func (r *recTracer) provider() tracing.Provider {
+	return tracing.NewProvider(func(string, string) tracing.Tracer {
+		return tracing.NewTracer(func(ctx context.Context, name string, o *tracing.SpanOptions) (context.Context, tracing.Span) {
+			parent, _ := ctx.Value(spanKey{}).(*recSpan)
+			s := &recSpan{t: r, name: name, parent: parent, attrs: map[string]any{}}
+			if o != nil {
+				s.setAttributes(o.Attributes...)
+			}
+			r.mu.Lock()
+			r.spans = append(r.spans, s)
+			r.mu.Unlock()
+			return context.WithValue(ctx, spanKey{}, s), tracing.NewSpan(tracing.SpanImpl{
+				End:           func() { s.ended = true },
+				SetAttributes: s.setAttributes,
+				AddEvent:      func(name string, _ ...tracing.Attribute) { s.events = append(s.events, name) },
+				SetStatus:     func(_ tracing.SpanStatus, desc string) { s.desc = desc },
+			})
+		}, nil)
+	}, nil)
 }
 
-func (s *recSpan) SetAttributes(attrs ...engine.Attribute) {
+// setAttributes records attributes; the error kind is the "error.type" attribute.
+func (s *recSpan) setAttributes(attrs ...tracing.Attribute) {
 	for _, a := range attrs {
 		s.attrs[a.Key] = a.Value
+		if a.Key == "error.type" {
+			s.kind, _ = a.Value.(string)
+		}
 	}
 }
-func (s *recSpan) AddEvent(name string, attrs ...engine.Attribute) { s.events = append(s.events, name) }
-func (s *recSpan) SetError(kind, desc string)                      { s.kind, s.desc = kind, desc }
-func (s *recSpan) End()                                            { s.ended = true }
 
 func TestTracing(t *testing.T) {
 	ctx := context.Background()
 	for _, recordKeys := range []bool{false, true} {
 		t.Run(fmt.Sprint("record keys ", recordKeys), func(t *testing.T) {
 			rec := &recTracer{}
-			s, err := inmemory.For[Doc](inmemory.NewAccount(&inmemory.Options{Tracer: rec, RecordKeys: recordKeys}), nil)
+			s, err := tables.For[Doc](inmemory.NewAccount(&tables.Options{ClientOptions: azcore.ClientOptions{TracingProvider: rec.provider()}, RecordKeys: recordKeys}), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,16 +101,16 @@ func TestTracing(t *testing.T) {
 				if !sp.ended {
 					t.Errorf("span %s not ended", sp.name)
 				}
-				if sp.attrs[engine.AttrTable] != "Doc" || sp.attrs[engine.AttrPartition] != "p" {
+				if sp.attrs[tables.AttrTable] != "Doc" || sp.attrs[tables.AttrPartition] != "p" {
 					t.Errorf("span %s attributes %v", sp.name, sp.attrs)
 				}
-				_, hasRow := sp.attrs[engine.AttrRowKey]
+				_, hasRow := sp.attrs[tables.AttrRowKey]
 				if hasRow != (recordKeys && !strings.HasPrefix(sp.name, "stream")) {
 					t.Errorf("span %s: row key present %v with RecordKeys %v", sp.name, hasRow, recordKeys)
 				}
 			}
 			create, missing, mutate, read, update, stream := rec.spans[0], rec.spans[1], rec.spans[2], rec.spans[3], rec.spans[4], rec.spans[5]
-			if create.name != "create Doc" || create.attrs[engine.AttrRowKey] != nil && create.attrs[engine.AttrRowKey] != "a" {
+			if create.name != "create Doc" || create.attrs[tables.AttrRowKey] != nil && create.attrs[tables.AttrRowKey] != "a" {
 				t.Errorf("create span %+v", create)
 			}
 			if missing.kind != "not_found" || (missing.desc == "not_found") == recordKeys {

@@ -1,14 +1,13 @@
 package tables
 
 import (
-	"github.com/unified-data/gotables/tables/engine"
 	"github.com/unified-data/gotables/tables/internal/azconn"
 )
 
 // warnKeyInClear logs a warning through the account's logger when a connection string's
 // shared key signs requests that travel over plain HTTP to a host that is not a loopback
 // one. The emulator on 127.0.0.1 or localhost is not warned about.
-func warnKeyInClear(acct *engine.Account, conn string, blobs bool) {
+func warnKeyInClear(acct *Account, conn string, blobs bool) {
 	cs, err := azconn.Parse(conn)
 	if err != nil {
 		return

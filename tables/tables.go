@@ -51,22 +51,17 @@
 // [BlobOffloadOptions], [Store.SweepOrphanBlobs] and [RunOrphanSweep].
 package tables
 
-//go:generate go run ./internal/genstore -engine ./engine -contract ../abstractions -pkg tables -type Store -out store_gen.go
-//go:generate go run ./internal/genstore -engine ./engine -contract ../abstractions -pkg tables -type PolyStore -out polystore_gen.go
-//go:generate go run ./internal/genstore -engine ./engine -contract ../abstractions -pkg tables -type Account -out account_gen.go
-
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/azservice"
 	"github.com/unified-data/gotables/tables/codec"
-	"github.com/unified-data/gotables/tables/engine"
 	"github.com/unified-data/gotables/tables/internal/azconn"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -103,7 +98,7 @@ type Options struct {
 	RecordKeys bool
 	// BatchParallelism is the most transactions of different partitions one batch call
 	// (CreateBatch, UpsertBatch, a polymorphic batch) has out at once: 0 means
-	// engine.DefaultBatchParallelism, 1 sends them one after another in the order of the
+	// DefaultBatchParallelism, 1 sends them one after another in the order of the
 	// input. A partition's own transactions always go one after another, in order. When
 	// the service answers busy (503 ServerBusy, 500 OperationTimedOut) the account sends
 	// fewer at once, growing back as transactions commit, while the SDK's retry policy
@@ -148,18 +143,20 @@ type Options struct {
 	BlobOffload *BlobOffloadOptions
 }
 
-// engine returns the options every backend shares.
-func (o *Options) engine() *engine.Options {
+// config returns what the account's stores share. retry is the request retry the account
+// adds itself (nil over the Azure SDK, whose pipeline retries).
+func (o *Options) config(retry *retryPolicy) config {
 	if o == nil {
-		return nil
+		return config{Retry: retry}
 	}
-	return &engine.Options{
+	return config{
 		IDs: o.IDs, ImplicitLastWriterWins: o.ImplicitLastWriterWins, Oversized: o.Oversized,
 		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
 		RecordKeys: o.RecordKeys, Tracer: newTracer(o.ClientOptions.TracingProvider),
 		BlobOffload:       o.BlobOffload,
 		BatchParallelism:  o.BatchParallelism,
 		NeverCreateTables: o.NeverCreateTables,
+		Retry:             retry,
 	}
 }
 
@@ -232,114 +229,6 @@ func (e BlobEndpoint) GoString() string { return "tables.BlobEndpoint(" + e.Stri
 // LogValue is String, for log/slog.
 func (e BlobEndpoint) LogValue() slog.Value { return slog.StringValue(e.String()) }
 
-// Account is one storage account: its table service, its blob service when the options
-// connect one, and the options its stores share. Build it with NewAccount or
-// NewAccountWithCredential, once per process and account, and share it: stores of one
-// account share its read cache and what it knows of its tables. It is safe for concurrent
-// use. A zero Account is not usable: For refuses it.
-//
-// Its methods forward to the engine's account (account_gen.go is generated: go generate).
-type Account struct{ s *engine.Account }
-
-// engine returns the engine's account, nil for a nil or zero Account (which the engine
-// refuses).
-func (a *Account) engine() *engine.Account {
-	if a == nil {
-		return nil
-	}
-	return a.s
-}
-
-// Store is the repository of one entity type T in one table: the Azure implementation of
-// [abstractions.Storage], whose methods document each call (Create, Upsert, Update, Delete,
-// One, Exists, List, Count, the batches, DeletePartition, Patch, Query, Stream, Page, Any).
-// Beyond Storage it has Account, which returns the store's account. The generic verbs of
-// package abstractions (Mutate, TryTransition, GetOrCreate, …) take a Store as they take
-// any Storage; the store is an [abstractions.Turnstile], so the verbs' calls on one row
-// through one account take turns instead of racing each other. It is safe for concurrent
-// use; make one per type with For and keep it.
-//
-// Its methods forward to the engine both backends run (store_gen.go is generated from it:
-// go generate).
-type Store[T any] struct {
-	s    *engine.Store[T]
-	acct *Account
-}
-
-// StoreOptions configure one store ([For], [PolyFor]). A nil *StoreOptions, like the zero
-// value, means the defaults. It is an alias of engine.StoreOptions, whose fields are:
-//
-//   - Table string: the name of the store's table. "" names it after the type (T's Go name
-//     for For, the base interface's for PolyFor), which must then be a valid table name:
-//     name generic or short types here. A name the service would refuse (3 to 63 letters and
-//     digits, starting with a letter, not "tables") fails For and PolyFor with
-//     [abstractions.ErrInvalidArgument].
-//   - Cache CachePolicy: the store's read-cache policy. The zero value keeps the account's
-//     Options.Cache; [Disabled], [Sliding] or [Absolute] override it for this store only.
-//     PolyFor refuses a policy that caches with [abstractions.ErrNotSupported] (polymorphic
-//     stores keep no cache).
-type StoreOptions = engine.StoreOptions
-
-// CachePolicy is a read-cache policy: [Disabled] (the default), [Sliding] or [Absolute].
-// The zero value means "not set": for Options.Cache that is Disabled, for
-// StoreOptions.Cache the account's policy.
-//
-// The cache is one per account, shared by every store of it. It serves One, Exists, List and
-// ListAll; queries, streams, pages and counts always ask the table. Within one process it
-// promises:
-//
-//   - Once a write or delete made through any store of the account has returned, no read
-//     answers an older version. A read that overlaps a write of the same row may return what
-//     it fetched, but does not leave it cached; overlapping writes of one row leave nothing
-//     cached.
-//   - A write that fails or is cancelled drops the row and its partition's lists; a call
-//     refused before anything was sent drops nothing. A batch drops what it touches, and
-//     DeletePartition every row it listed, also when it fails part-way.
-//   - A Patch keeps a cached entity, with the patched values, only when that is exact: the
-//     entity was cached when the patch was sent, nothing replaced it since, and every patched
-//     field is a top-level plain column that reads back as the value set. The entry takes the
-//     patch's ETag only when the patch was conditional on the cached version (otherwise a
-//     Strict write of it meets a conflict rather than overwrite a change it has not seen).
-//     Any other patch drops the entity.
-//   - Entries hold rows, not values: every hit decodes a fresh copy, so no caller can change
-//     what another gets.
-//   - Stores whose own policy is Disabled keep it coherent too.
-//   - The outcome verbs' calls on one row take turns (see [abstractions.Turnstile]), so a
-//     Mutate reads, cached, the version the previous call of the process wrote. Its attempt
-//     fails only when another process wrote since; the failed write drops the entry, and the
-//     next attempt reads the table.
-//
-// Writes made through another account or by another process are seen only when an entry
-// expires: use Disabled in secondary processes, and Absolute with a short time in the
-// primary one. The cache is an in-process map and cannot fail: a store call's error is
-// always the storage error.
-type CachePolicy = engine.CachePolicy
-
-// Disabled keeps nothing in the read cache: every read goes to the table. It is the
-// default, because a row another process writes is seen only when a cached entry expires.
-var Disabled = engine.Disabled
-
-// Sliding keeps a read or written row until it has not been read for d; d <= 0 means
-// Disabled. Use it only when this process is the table's only writer: another process's
-// writes are never seen while the entry keeps being read.
-func Sliding(d time.Duration) CachePolicy { return engine.Sliding(d) }
-
-// Absolute keeps a read or written row for d after it was stored, however often it is
-// read: the bound on how stale a write by another process can be. d <= 0 means Disabled.
-func Absolute(d time.Duration) CachePolicy { return engine.Absolute(d) }
-
-// IDMode says whether stores normalise ids (Options.IDs).
-type IDMode = engine.IDMode
-
-// The ID modes.
-const (
-	// NormalizeIDs trims ids, replaces inner spaces by "-" and lower-cases them before use
-	// (abstractions.NormalizeID). The default.
-	NormalizeIDs = engine.NormalizeIDs
-	// IDsAsWritten uses ids exactly as given.
-	IDsAsWritten = engine.IDsAsWritten
-)
-
 // OversizedPolicy is what a write does with a string or JSON value too large for one
 // table cell (Options.Oversized).
 type OversizedPolicy = codec.OversizedPolicy
@@ -374,7 +263,7 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 	if err := opts.checkOffload(); err != nil {
 		return nil, err
 	}
-	busy := &busySignal{}
+	busy := &busySignal{newPressure(opts.batchParallelism())}
 	svc, err := azservice.NewFromConnectionString(connectionString, opts.azure(busy))
 	if err != nil {
 		return nil, err
@@ -393,10 +282,9 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}
-	a := engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine())
-	busy.acct.Store(a)
+	a := newAccount(svc.Endpoint(), svc, blobs, opts.config(nil), busy.pressure)
 	warnKeyInClear(a, connectionString, blobs != nil)
-	return &Account{a}, nil
+	return a, nil
 }
 
 // NewAccountWithCredential returns the account at tableURL (such as
@@ -409,7 +297,7 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 	if err := opts.checkOffload(); err != nil {
 		return nil, err
 	}
-	busy := &busySignal{}
+	busy := &busySignal{newPressure(opts.batchParallelism())}
 	svc, err := azservice.NewWithCredential(tableURL, cred, opts.azure(busy))
 	if err != nil {
 		return nil, err
@@ -423,117 +311,40 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}
-	a := engine.NewAccount(svc.Endpoint(), svc, blobs, opts.engine())
-	busy.acct.Store(a)
-	return &Account{a}, nil
+	return newAccount(svc.Endpoint(), svc, blobs, opts.config(nil), busy.pressure), nil
 }
 
-// For returns the store of entity type T in the account: T is a struct that embeds
-// [abstractions.Entity] (the constraint on P, [abstractions.EntityPtr], makes the compiler
-// check it; write For[Customer](acct, nil)). The table is named after the type unless opts.Table names it,
-// and is created by the first write that finds it missing (or by EnsureCreated), never by a
-// read. A nil or zero account, and a table name
-// the service would refuse (3–63 letters and digits, starting with a letter: name generic
-// or short types with StoreOptions.Table), fail with [abstractions.ErrInvalidArgument]; a
-// field the serializer cannot map fails with [abstractions.ErrNotSupported], naming the
-// field.
-func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
-	s, err := engine.New[T, P](a.engine(), opts)
-	if err != nil {
-		return nil, err
+// batchParallelism is Options.BatchParallelism, 0 for nil options.
+func (o *Options) batchParallelism() int {
+	if o == nil {
+		return 0
 	}
-	return &Store[T]{s: s, acct: a}, nil
+	return o.BatchParallelism
 }
 
-// PolyStore is the storage of many item types in one table, read back through the base
-// interface B with each item's concrete type: an event stream, a command log, an outbox. It
-// implements [abstractions.PolyStorage], whose methods document each call, and runs the same code as
-// inmemory.PolyStore. Make one per table with PolyFor.
-type PolyStore[B any] struct {
-	s    *engine.PolyStore[B]
-	acct *Account
-}
-
-// PolyFor returns the polymorphic store of base B in the account. B is an interface every
-// item type's pointer implements: directly, or through a base struct the item types embed.
-// types names the item types ([codec.NewTypeRegistry], [codec.Register]); pass the same
-// registry to the in-memory backend in tests, so both write the same discriminators. Keys
-// are used exactly as written ([abstractions.TableKey]). The table is opts.Table, or B's
-// name when that is empty, and is created by the first write that finds it missing.
+// NewAccountOver returns an account over table and blob services other than the Azure SDK's:
+// the in-memory backend's (inmemory.NewAccount calls it), or a wrapper of one that counts,
+// delays or fails calls in a test. blobs may be nil when no blob feature is used; tables must
+// not be (the stores of such an account are refused). A nil opts means the defaults, and
+// each option means what it means on Azure, with two differences: Blobs is not used (blobs is
+// the blob service), and of ClientOptions only Retry and TracingProvider apply. Retry is
+// applied by the account itself, as the Azure SDK's pipeline applies it: a request the
+// service answers with a transient status (408, 429, 500, 502, 503, 504) is retried with the
+// same defaults and delays, unless tables retries like the SDK itself ([service.SDKRetrier],
+// such as faults.Tables), so that each call makes the SDK's number of tries, not its square.
 //
-// Refused with abstractions.ErrInvalidArgument: a nil or zero account, a nil registry, a B
-// that is not an interface, a table name the service would refuse. Refused with
-// abstractions.ErrNotSupported: an opts.Cache that enables caching. A polymorphic store has
-// no filters, page cursors, update builders, concurrency modes beyond a write's IfMatch, or
-// protected properties (an item type with a protected, split or offload field is refused
-// when written).
-func PolyFor[B any](a *Account, types *codec.TypeRegistry, opts *StoreOptions) (*PolyStore[B], error) {
-	s, err := engine.NewPoly[B](a.engine(), types, opts)
-	if err != nil {
-		return nil, err
+// name identifies the account in messages and is what [Account.Name] returns. Options out
+// of range make the stores of types with large values fail ([For]) with
+// [abstractions.ErrInvalidArgument].
+func NewAccountOver(name string, tables service.Tables, blobs service.Blobs, opts *Options) *Account {
+	var retry *retryPolicy
+	if r, ok := tables.(service.SDKRetrier); !ok || !r.RetriesLikeSDK() {
+		var ro policy.RetryOptions
+		if opts != nil {
+			ro = opts.ClientOptions.Retry
+		}
+		p := retryPolicy{MaxRetries: int(ro.MaxRetries), RetryDelay: ro.RetryDelay, MaxRetryDelay: ro.MaxRetryDelay}
+		retry = &p
 	}
-	return &PolyStore[B]{s: s, acct: a}, nil
-}
-
-// BlobOffloadOptions configure blob offload for every store of an account (Options.BlobOffload,
-// which needs Options.Blobs): large values above the threshold, and every file, are stored in
-// blobs of one container. It is an alias of engine.BlobOffloadOptions, whose fields are:
-//
-//   - Container string: the offload container, created on first use; "" means
-//     "unified-tables-values". It belongs to offload alone: the orphan sweeps list all of a
-//     table's prefix in it (and delete only names of the offload shape). A name the blob
-//     service would refuse (3 to 63 lower-case letters, digits and single hyphens, starting
-//     and ending with a letter or digit) is refused.
-//   - ThresholdBytes int: the most stored bytes a large value keeps in the table; a split
-//     value whose stored (encoded) bytes exceed it goes to a blob instead. 0 means 3,145,728;
-//     it may be 1 to 4,194,304, and is refused outside that range.
-//   - CleanupGrace time.Duration: how old a blob a replace or delete released must be (since
-//     it was last written or touched, on the blob service's clock) to be deleted at once;
-//     younger ones are left to the orphan sweep. 0 means [DefaultCleanupGrace] (5 minutes);
-//     [NoCleanup] turns the cleanup after writes and deletes off (every released blob waits
-//     for the sweep); a negative grace means none beyond the clock's one-second resolution
-//     (for tests only: a blob released in the second it was written waits for the sweep). A blob's last-modified
-//     time has one-second resolution, so a grace below a second protects nothing: a blob
-//     another writer touched in the second of the commit could be deleted under it.
-//
-// The account's constructors refuse options out of range, or offload without Options.Blobs,
-// with [abstractions.ErrInvalidArgument]. [Account.BlobOffload] returns the options in force.
-type BlobOffloadOptions = engine.BlobOffloadOptions
-
-// DefaultCleanupGrace and NoCleanup are the default cleanup grace and the grace that turns
-// the cleanup after writes and deletes off.
-const (
-	DefaultCleanupGrace = engine.DefaultCleanupGrace
-	NoCleanup           = engine.NoCleanup
-)
-
-// SweepOptions configure [RunOrphanSweep]. A nil *SweepOptions, like the zero value, means
-// the defaults. It is an alias of engine.SweepOptions, whose fields are:
-//
-//   - Interval time.Duration: the pause between the end of one round and the start of the
-//     next; 0 means one hour.
-//   - OlderThan time.Duration: the age a blob must have to be swept. It must exceed the
-//     longest write, since a younger blob may belong to a write still in progress; 0 means
-//     one hour.
-//   - InitialDelay time.Duration: the pause before the first round; 0 means one minute, a
-//     negative value none.
-//   - Logger *slog.Logger: receives each round's failures (at Error) and counts (at Debug);
-//     nil means slog.Default().
-//
-// A negative Interval or OlderThan makes RunOrphanSweep fail with
-// [abstractions.ErrInvalidArgument] before anything runs.
-type SweepOptions = engine.SweepOptions
-
-// SweepError reports the blobs (or partitions) a sweep could not delete after trying all
-// of them; it unwraps to the joined failures.
-type SweepError = engine.SweepError
-
-// OrphanSweeper is what [RunOrphanSweep] sweeps: a [Store] of a type with large values.
-type OrphanSweeper = engine.OrphanSweeper
-
-// RunOrphanSweep runs the table-wide orphan blob sweep of each store on a schedule until ctx
-// ends, and returns ctx's error; see [engine.RunOrphanSweep]. Run it on a goroutine of your
-// own: it starts none.
-func RunOrphanSweep(ctx context.Context, opts *SweepOptions, stores ...OrphanSweeper) error {
-	return engine.RunOrphanSweep(ctx, opts, stores...)
+	return newAccount(name, tables, blobs, opts.config(retry), newPressure(opts.batchParallelism()))
 }

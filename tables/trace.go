@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
-
-	"github.com/unified-data/gotables/tables/engine"
 )
 
 // tracerModule names this library to the tracing provider (the instrumentation scope).
@@ -21,7 +19,7 @@ type sdkTracer struct{ t tracing.Tracer }
 
 // newTracer returns the engine tracer of a provider, or nil when the provider traces nothing
 // (the zero Provider, the default).
-func newTracer(p tracing.Provider) engine.Tracer {
+func newTracer(p tracing.Provider) tracer {
 	t := p.NewTracer(tracerModule, tracerVersion)
 	if !t.Enabled() {
 		return nil
@@ -29,27 +27,27 @@ func newTracer(p tracing.Provider) engine.Tracer {
 	return sdkTracer{t}
 }
 
-func (a sdkTracer) Start(ctx context.Context, name string, attrs []engine.Attribute) (context.Context, engine.TraceSpan) {
+func (a sdkTracer) Start(ctx context.Context, name string, attrs []Attribute) (context.Context, TraceSpan) {
 	ctx, sp := a.t.Start(ctx, name, &tracing.SpanOptions{Kind: tracing.SpanKindInternal, Attributes: sdkAttrs(attrs)})
 	return ctx, sdkSpan{sp}
 }
 
 type sdkSpan struct{ s tracing.Span }
 
-func (s sdkSpan) SetAttributes(attrs ...engine.Attribute) { s.s.SetAttributes(sdkAttrs(attrs)...) }
+func (s sdkSpan) SetAttributes(attrs ...Attribute) { s.s.SetAttributes(sdkAttrs(attrs)...) }
 
-func (s sdkSpan) AddEvent(name string, attrs ...engine.Attribute) {
+func (s sdkSpan) AddEvent(name string, attrs ...Attribute) {
 	s.s.AddEvent(name, sdkAttrs(attrs)...)
 }
 
 func (s sdkSpan) SetError(kind, description string) {
-	s.s.SetAttributes(tracing.Attribute{Key: engine.AttrErrorKind, Value: kind})
+	s.s.SetAttributes(tracing.Attribute{Key: AttrErrorKind, Value: kind})
 	s.s.SetStatus(tracing.SpanStatusError, description)
 }
 
 func (s sdkSpan) End() { s.s.End() }
 
-func sdkAttrs(attrs []engine.Attribute) []tracing.Attribute {
+func sdkAttrs(attrs []Attribute) []tracing.Attribute {
 	out := make([]tracing.Attribute, len(attrs))
 	for i, a := range attrs {
 		out[i] = tracing.Attribute{Key: a.Key, Value: a.Value}

@@ -136,3 +136,7 @@ func CheckEndpoint(which, u string) error {
 
 // Endpoint names the account: the table endpoint URL, never with a signature.
 func (s *Service) Endpoint() string { return s.endpoint }
+
+// RetriesLikeSDK reports true: the Azure SDK's pipeline retries every request
+// (service.SDKRetrier), so an account built over the service adds no retries of its own.
+func (s *Service) RetriesLikeSDK() bool { return true }

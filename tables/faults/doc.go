@@ -14,7 +14,7 @@
 //     (inmemory.NewAccountOver(faults.NewTables(memservice.New()), …)), and retries as the
 //     SDK does with its default of three retries, without waiting between tries, so a test
 //     of the in-memory backend meets the same outcomes. The in-memory account recognises
-//     it (service.SDKRetrier) and adds no retries of its own (inmemory.Options.Retry): a
+//     it (service.SDKRetrier) and adds no retries of its own (tables.Options.Retry): a
 //     call makes at most four tries, as through the SDK.
 //
 // Both count each try in the call's service.Attempts, which is how the engine learns that a

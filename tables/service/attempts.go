@@ -77,8 +77,8 @@ func (a *Attempts) Retried() bool {
 
 // SDKRetrier is implemented by a Tables that already retries its calls as the Azure SDK's
 // retry policy does (a fault injector that resends after a 500, a 503 or a lost response,
-// counting each try). An account that would add retries of its own over its service (the
-// in-memory account's Options.Retry) adds none over a service whose RetriesLikeSDK reports
+// counting each try). An account that would add retries of its own over its service
+// (tables.NewAccountOver, applying Options.ClientOptions.Retry) adds none over a service whose RetriesLikeSDK reports
 // true, so that a call meets one layer of retries, with the SDK's number of tries, as on
 // Azure. A wrapper around such a service hides the method unless it forwards it.
 type SDKRetrier interface {

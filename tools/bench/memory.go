@@ -10,6 +10,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables"
 )
 
 // memoryReadTarget is the point reads per second the memory backend must reach on one core.
@@ -18,7 +19,7 @@ const memoryReadTarget = 200_000
 // runMemory measures the library's workloads on a fresh in-memory account.
 func runMemory(ctx context.Context, cfg Config) ([]Result, error) {
 	acct := inmemory.NewAccount(nil)
-	store, err := inmemory.For[Order](acct, &inmemory.StoreOptions{Table: "benchorders"})
+	store, err := tables.For[Order](acct, &tables.StoreOptions{Table: "benchorders"})
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +28,7 @@ func runMemory(ctx context.Context, cfg Config) ([]Result, error) {
 		return nil, fmt.Errorf("memory: seeding: %w", err)
 	}
 
-	cached, err := inmemory.For[Order](acct, &inmemory.StoreOptions{Table: "benchorders", Cache: inmemory.Absolute(time.Hour)})
+	cached, err := tables.For[Order](acct, &tables.StoreOptions{Table: "benchorders", Cache: tables.Absolute(time.Hour)})
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ at the end.`,
 // demoInMemory runs the walkthrough on a fresh in-memory account.
 func demoInMemory(ctx context.Context, out io.Writer) error {
 	acct := inmemory.NewAccount(nil)
-	store, err := inmemory.For[Customer](acct, nil)
+	store, err := tables.For[Customer](acct, nil)
 	if err != nil {
 		return err
 	}

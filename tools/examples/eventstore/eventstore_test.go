@@ -59,7 +59,7 @@ type backend struct {
 func backends(t *testing.T) []backend {
 	t.Helper()
 	reg := registry(t)
-	mem, err := inmemory.PolyFor[eventstore.Event](inmemory.NewAccount(nil), reg, &inmemory.StoreOptions{Table: "Events"})
+	mem, err := tables.PolyFor[eventstore.Event](inmemory.NewAccount(nil), reg, &tables.StoreOptions{Table: "Events"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func Example() {
 	if err := eventstore.RegisterEvents(reg); err != nil {
 		panic(err)
 	}
-	rows, err := inmemory.PolyFor[eventstore.Event](inmemory.NewAccount(nil), reg, &inmemory.StoreOptions{Table: "Events"})
+	rows, err := tables.PolyFor[eventstore.Event](inmemory.NewAccount(nil), reg, &tables.StoreOptions{Table: "Events"})
 	if err != nil {
 		panic(err)
 	}

@@ -138,7 +138,7 @@ func TestCheckAcceptsGoodBlocks(t *testing.T) {
 		"func (n Note) String() string { return n.Text }",
 		"",
 		"acct := inmemory.NewAccount(nil)",
-		"notes, err := inmemory.For[Note](acct, nil)",
+		"notes, err := tables.For[Note](acct, nil)",
 		"err = notes.Create(ctx, &Note{Entity: abstractions.Entity{ID: \"a|b\"}})",
 		"n, err := notes.Count(ctx, \"a\") // n is not used: fine",
 		"_, _ = conn, time.Second",

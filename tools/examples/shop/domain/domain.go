@@ -72,7 +72,7 @@ type Service struct {
 	newID  func() string
 }
 
-// NewService returns the service over a store of orders, as tables.For or inmemory.For
+// NewService returns the service over a store of orders, as tables.For or tables.For
 // return it.
 func NewService(orders abstractions.Storage[Order]) *Service {
 	return &Service{orders: orders, newID: randomID}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tools/examples/shop/domain"
 )
 
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 // with no emulator and no network. It returns the store too, to look at what was written.
 func newService(t *testing.T) (*domain.Service, abstractions.Storage[domain.Order]) {
 	t.Helper()
-	store, err := inmemory.For[domain.Order](inmemory.NewAccount(nil), nil)
+	store, err := tables.For[domain.Order](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

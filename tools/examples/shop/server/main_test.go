@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tools/examples/shop/domain"
 )
 
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) {
 // TestHandler drives the HTTP API over an in-memory store; main, which needs a storage
 // account and serves forever, is not run.
 func TestHandler(t *testing.T) {
-	store, err := inmemory.For[domain.Order](inmemory.NewAccount(nil), nil)
+	store, err := tables.For[domain.Order](inmemory.NewAccount(nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,179 @@
+package tables
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// IDMode says whether stores normalise ids.
+type IDMode uint8
+
+const (
+	// NormalizeIDs trims ids, replaces inner spaces by "-" and lower-cases them before use
+	// (abstractions.NormalizeID). The default.
+	NormalizeIDs IDMode = iota
+	// IDsAsWritten uses ids exactly as given.
+	IDsAsWritten
+)
+
+// config is what an account's stores share, derived once from the account's Options by the
+// constructor of its backend.
+type config struct {
+	IDs                    IDMode
+	ImplicitLastWriterWins bool
+	Oversized              codec.OversizedPolicy
+	Logger                 *slog.Logger
+	Now                    func() time.Time
+	Cache                  CachePolicy
+	Authorizer             abstractions.Authorizer
+	Tracer                 tracer // nil traces nothing
+	RecordKeys             bool
+	BlobOffload            *BlobOffloadOptions
+	BatchParallelism       int
+	// Retry, when not nil, makes the account retry a request its table service answered
+	// with a transient failure, as the Azure SDK's retry policy does (retry.go). Accounts
+	// over the Azure SDK leave it nil: the SDK's pipeline retries.
+	Retry             *retryPolicy
+	NeverCreateTables bool
+}
+
+// Account is one storage account: its services and the options every store of it shares.
+// It is safe for concurrent use.
+type Account struct {
+	tables *storeTables // the service as the stores use it: given, with retries, with the stores' rules
+	blobs  service.Blobs
+	name   string
+	opts   config
+	codec  codec.Options
+
+	cache *readCache // one per account, shared by all its stores
+	turns turnstile  // the rows' queues of the outcome verbs (turnstile.go)
+
+	// off is the blob offload configuration, nil when off; offErr refuses split-aware
+	// stores when the options are out of range.
+	off      *offloadConfig
+	offErr   error
+	given    service.Tables // the table service as the account was given it
+	pressure *pressure      // how many batch transactions may be out at once
+
+	mu      sync.Mutex
+	created map[string]uint64 // tables known to exist, by lower-case name: the tableGen that made them known
+	// tableGen counts what the account learnt of tables (a creation, a write that found one),
+	// so that a write can tell a table learnt of after it was sent (recreateTable).
+	tableGen atomic.Uint64
+}
+
+// newAccount returns an account over the given services. name identifies the account in
+// messages (an endpoint URL, say). blobs may be nil when no blob feature is used. tables
+// must not be nil: stores of an account without one are refused.
+func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg config, p *pressure) *Account {
+	a := &Account{given: tables, blobs: blobs, name: name, created: map[string]uint64{}, opts: cfg, pressure: p}
+	if tables != nil {
+		if a.opts.Retry != nil {
+			tables = &retrying{Tables: tables, policy: a.opts.Retry.withDefaults(), busy: a.pressure.busy}
+		}
+		a.tables = &storeTables{Tables: tables, acct: a}
+	}
+	a.cache = newReadCache(a.clock)
+	if o := a.opts.BlobOffload; o != nil {
+		a.offErr = o.Check()
+		a.off = newOffload(o)
+	}
+	a.codec = codec.Options{Oversized: a.opts.Oversized}
+	return a
+}
+
+// Ping checks that the table service answers and accepts the account's credential, with one
+// cheap request that changes nothing (a listing of at most one table). Use it as a
+// readiness probe. A service that cannot be reached fails with an error matching
+// abstractions.ErrUnavailable; a credential the service refuses (a wrong key, an expired
+// SAS) with a *StoreError holding the service's 403 (abstractions.HasStatus(err, 403, "")).
+// A SAS scoped to one table cannot list tables: probe such an account with a read of that
+// table instead (Store.Exists).
+func (a *Account) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return translate("ping", "", "", "", err)
+	}
+	return translate("ping", "", "", "", a.tables.Ping(ctx))
+}
+
+// Name returns the name the account was created with.
+func (a *Account) Name() string { return a.name }
+
+// Tables returns the account's table service as the backend built it: without the stores'
+// rules (its reads of a missing table fail with TableNotFound, its writes neither create
+// tables nor check their echo) and without the retries an account over another service adds
+// on top ([NewAccountOver]); the Azure backend's retries (Options.ClientOptions.Retry) are in
+// its HTTP pipeline and apply here too. Writes
+// made through it bypass the stores and their read cache: a row a store cached stays cached
+// until it expires.
+func (a *Account) Tables() service.Tables { return a.given }
+
+// NoteBusy tells the account that its service answered busy (503 ServerBusy, 500
+// OperationTimedOut, 429), whether or not the request is then retried: batch calls then
+// send fewer transactions at once for a while, instead of adding to the overload. Both
+// backends call it themselves: the Azure backend from its HTTP pipeline, on every try the
+// SDK's retry policy (Options.ClientOptions.Retry) makes; an account over another service
+// from the retries it adds ([NewAccountOver]). It is safe for concurrent use.
+func (a *Account) NoteBusy() { a.pressure.busy() }
+
+// Blobs returns the account's blob service, or nil. Like Tables, it bypasses the stores.
+func (a *Account) Blobs() service.Blobs { return a.blobs }
+
+func (a *Account) logger() *slog.Logger {
+	if a.opts.Logger != nil {
+		return a.opts.Logger
+	}
+	return slog.Default()
+}
+
+// now is the time a write stamps, in UTC and at the service's 100 ns precision, so the entity
+// a write returns holds the same times a read of the row gives.
+func (a *Account) now() time.Time {
+	return a.clock().UTC().Round(0).Truncate(100 * time.Nanosecond)
+}
+
+// clock is the account's clock as given (see Options.Now).
+func (a *Account) clock() time.Time {
+	if a.opts.Now != nil {
+		return a.opts.Now()
+	}
+	return time.Now()
+}
+
+// ensureTable creates the table unless this account already knows it exists. Concurrent
+// first uses of one table may both send the create; the loser's 409 TableAlreadyExists is
+// success. A failure is not remembered, so the next call tries again.
+func (a *Account) ensureTable(ctx context.Context, table string) error {
+	key := strings.ToLower(table)
+	a.mu.Lock()
+	known := a.created[key] != 0
+	a.mu.Unlock()
+	if known {
+		return nil
+	}
+	err := a.tables.CreateTable(ctx, table)
+	if err != nil && !abstractions.HasStatus(err, http.StatusConflict, "TableAlreadyExists") {
+		return err
+	}
+	a.mu.Lock()
+	if a.created[key] == 0 {
+		a.created[key] = a.tableGen.Add(1)
+	}
+	a.mu.Unlock()
+	return nil
+}
+
+// isTableNotFound reports a 404 TableNotFound.
+func isTableNotFound(err error) bool {
+	return abstractions.HasStatus(err, http.StatusNotFound, "TableNotFound")
+}

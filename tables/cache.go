@@ -1,0 +1,373 @@
+package tables
+
+import (
+	"sync"
+	"time"
+
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// CachePolicy is a read-cache policy: [Disabled] (the default), [Sliding] or [Absolute].
+// The zero value means "not set": for Options.Cache that is Disabled, for
+// StoreOptions.Cache the account's policy.
+//
+// The cache is one per account, shared by every store of it. It serves One, Exists, List and
+// ListAll; queries, streams, pages and counts always ask the table. Within one process it
+// promises:
+//
+//   - Once a write or delete made through any store of the account has returned, no read
+//     answers an older version. A read that overlaps a write of the same row may return what
+//     it fetched, but does not leave it cached; overlapping writes of one row leave nothing
+//     cached.
+//   - A write that fails or is cancelled drops the row and its partition's lists; a call
+//     refused before anything was sent drops nothing. A batch drops what it touches, and
+//     DeletePartition every row it listed, also when it fails part-way.
+//   - A Patch keeps a cached entity, with the patched values, only when that is exact: the
+//     entity was cached when the patch was sent, nothing replaced it since, and every patched
+//     field is a top-level plain column that reads back as the value set. The entry takes the
+//     patch's ETag only when the patch was conditional on the cached version (otherwise a
+//     Strict write of it meets a conflict rather than overwrite a change it has not seen).
+//     Any other patch drops the entity.
+//   - Entries hold rows, not values: every hit decodes a fresh copy, so no caller can change
+//     what another gets.
+//   - Stores whose own policy is Disabled keep it coherent too.
+//   - The outcome verbs' calls on one row take turns (see [abstractions.Turnstile]), so a
+//     Mutate reads, cached, the version the previous call of the process wrote. Its attempt
+//     fails only when another process wrote since; the failed write drops the entry, and the
+//     next attempt reads the table.
+//
+// Writes made through another account or by another process are seen only when an entry
+// expires: use Disabled in secondary processes, and Absolute with a short time in the
+// primary one. The cache is an in-process map and cannot fail: a store call's error is
+// always the storage error.
+type CachePolicy struct {
+	ttl     time.Duration
+	sliding bool
+	set     bool
+}
+
+// Disabled keeps nothing in the read cache: every read goes to the table. It is the
+// default, because a row another process writes is seen only when a cached entry expires.
+var Disabled = CachePolicy{set: true}
+
+// Sliding keeps a read or written row until it has not been read for d; d <= 0 means
+// Disabled. Use it only when this process is the table's only writer: another process's
+// writes are never seen while the entry keeps being read.
+func Sliding(d time.Duration) CachePolicy {
+	if d <= 0 {
+		return Disabled
+	}
+	return CachePolicy{ttl: d, sliding: true, set: true}
+}
+
+// Absolute keeps a read or written row for d after it was stored, however often it is
+// read: the bound on how stale a write by another process can be. d <= 0 means Disabled.
+func Absolute(d time.Duration) CachePolicy {
+	if d <= 0 {
+		return Disabled
+	}
+	return CachePolicy{ttl: d, set: true}
+}
+
+// Enabled reports whether the policy keeps anything.
+func (p CachePolicy) Enabled() bool { return p.ttl > 0 }
+
+// String describes the policy.
+func (p CachePolicy) String() string {
+	switch {
+	case !p.set:
+		return "Default"
+	case !p.Enabled():
+		return "Disabled"
+	case p.sliding:
+		return "Sliding(" + p.ttl.String() + ")"
+	}
+	return "Absolute(" + p.ttl.String() + ")"
+}
+
+// readCache is the read cache of one account, shared by all its stores. It holds rows (cells,
+// keys, ETag and Timestamp), not entities, so a hit decodes a fresh value: a caller can never
+// modify what another caller gets.
+//
+// Coherence. Every write announces the keys it touches before it is sent and again when it
+// has returned (beginWrite / endWrite), whatever the policy of the store that writes, so a
+// store with caching disabled still keeps the others coherent. Each announcement moves the
+// key's event counter. A read notes the counter when it starts and may store what it fetched
+// only if no write of the key started or ended meanwhile (so a read overlapping a write
+// never leaves the older version behind). A write that ends stores the version it wrote
+// only if it succeeded and no other write of the key overlapped it; otherwise it drops the
+// key, so the next read goes to the table.
+type readCache struct {
+	mu     sync.Mutex
+	items  map[string]*entry
+	seq    uint64
+	states map[string]*keyState
+	puts   int
+	now    func() time.Time
+}
+
+// keyState tracks the writes and reads of one key that are in flight. It exists only while
+// one is, so the map stays as small as the concurrency.
+type keyState struct {
+	writers, readers int
+	last             uint64 // the cache's seq at the key's last write event
+	overlapped       bool   // two writes of the key were in flight at once
+}
+
+// entry is what the cache stores under a key: one row, or the rows of a list.
+type entry struct {
+	row     service.Row
+	rows    []service.Row
+	isList  bool
+	ttl     time.Duration
+	sliding bool
+	// deadline is when the entry expires on the account's clock: for an Absolute entry, set
+	// when it is first stored; for a Sliding one, moved on by every hit. An entry derived
+	// from an Absolute one (a patch applied to it) keeps its deadline: patching a cached row
+	// must not extend how long its other cells may be stale.
+	deadline time.Time
+}
+
+// expirySweepEvery is how many stores pass between sweeps of expired items: the cache has no
+// janitor goroutine (which would outlive the account); it sweeps inline instead.
+const expirySweepEvery = 1024
+
+// newReadCache returns an empty cache whose expiry follows now: each entry's deadline is
+// checked against now, so a test's clock, not time.Now, decides when an entry is gone. The
+// entries are a plain map under the cache's own lock, which every operation takes anyway
+// for its coherence bookkeeping. (An earlier version kept them in go-cache; with expiry on
+// the account's clock it had nothing left to do but a second lock, and it linked
+// encoding/gob into every program for its unused Save and Load.)
+func newReadCache(now func() time.Time) *readCache {
+	return &readCache{items: map[string]*entry{}, states: map[string]*keyState{}, now: now}
+}
+
+func (c *readCache) state(key string) *keyState {
+	st := c.states[key]
+	if st == nil {
+		st = &keyState{last: c.seq}
+		c.states[key] = st
+	}
+	return st
+}
+
+func (c *readCache) release(key string, st *keyState) {
+	if st.writers == 0 && st.readers == 0 {
+		delete(c.states, key)
+	}
+}
+
+// get returns the entry under key, refreshing a sliding one. An expired entry is removed.
+func (c *readCache) get(key string) (*entry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[key]
+	if !ok {
+		return nil, false
+	}
+	now := c.now()
+	if !now.Before(e.deadline) {
+		delete(c.items, key)
+		return nil, false
+	}
+	if e.sliding {
+		e.deadline = now.Add(e.ttl)
+	}
+	return e, true
+}
+
+// beginRead notes that a read of key starts and returns the key's event counter.
+func (c *readCache) beginRead(key string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.state(key)
+	st.readers++
+	return st.last
+}
+
+// endRead notes that a read of key ended. When e is not nil and no write of the key started
+// or ended since beginRead returned since, e is stored.
+func (c *readCache) endRead(key string, since uint64, e *entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.state(key)
+	st.readers--
+	if e != nil && st.writers == 0 && st.last == since {
+		c.store(key, e)
+	}
+	c.release(key, st)
+}
+
+// beginWrite notes that a write of the keys is about to be sent. It must follow every check
+// the call makes itself, so that a call refused before sending changes nothing here.
+func (c *readCache) beginWrite(keys []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	for _, k := range keys {
+		st := c.state(k)
+		if st.writers > 0 {
+			st.overlapped = true
+		}
+		st.writers++
+		st.last = c.seq
+	}
+}
+
+// endWrite notes that the write of the keys returned. For each key, put returns the entry
+// to store when the write succeeded and wrote a version this process can cache; nil means
+// drop. put sees the entry the cache holds now (nil if none). A key whose write overlapped
+// another is dropped whatever put says.
+func (c *readCache) endWrite(keys []string, put func(key string, current *entry) *entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	for _, k := range keys {
+		st := c.state(k)
+		st.writers--
+		st.last = c.seq
+		var e *entry
+		if put != nil && !st.overlapped {
+			e = put(k, c.items[k])
+		}
+		if e != nil {
+			c.store(k, e)
+		} else {
+			delete(c.items, k)
+		}
+		if st.writers == 0 {
+			st.overlapped = false
+		}
+		c.release(k, st)
+	}
+}
+
+// drop removes the keys' entries, outside any write bookkeeping.
+func (c *readCache) drop(keys []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range keys {
+		delete(c.items, k)
+	}
+}
+
+func (c *readCache) store(key string, e *entry) {
+	now := c.now()
+	switch {
+	case e.sliding || e.deadline.IsZero():
+		e.deadline = now.Add(e.ttl)
+	case !now.Before(e.deadline):
+		delete(c.items, key)
+		return
+	}
+	c.items[key] = e
+	if c.puts++; c.puts%expirySweepEvery == 0 {
+		for k, it := range c.items {
+			if !now.Before(it.deadline) {
+				delete(c.items, k)
+			}
+		}
+	}
+}
+
+// Cache keys. The cache belongs to one account, so a key names the table (the service
+// compares table names without regard to case) and the row or list within it. Entries hold
+// rows, whatever the store's type, so every store of a table shares them and every write
+// through any of them keeps them coherent.
+func (s *Store[T]) entityKey(pk, rk string) string {
+	return s.cacheTable + "\x00e\x00" + pk + "\x00" + rk
+}
+
+func (s *Store[T]) partitionKey(pk string) string { return s.cacheTable + "\x00p\x00" + pk }
+
+func (s *Store[T]) tableKey() string { return s.cacheTable + "\x00a" }
+
+// writeKeys are the keys a write of rows touches: each row and the lists that hold it.
+func (s *Store[T]) writeKeys(rows ...[2]string) []string {
+	keys := make([]string, 0, 2*len(rows)+1)
+	parts := map[string]bool{}
+	for _, r := range rows {
+		keys = append(keys, s.entityKey(r[0], r[1]))
+		if !parts[r[0]] {
+			parts[r[0]] = true
+			keys = append(keys, s.partitionKey(r[0]))
+		}
+	}
+	return append(keys, s.tableKey())
+}
+
+// cachedRow returns a fresh copy of the cached row under key, if the store caches.
+func (s *Store[T]) cachedRow(key string) (*service.Row, bool) {
+	if !s.policy.Enabled() {
+		return nil, false
+	}
+	e, ok := s.acct.cache.get(key)
+	if !ok || e.isList {
+		return nil, false
+	}
+	return &e.row, true
+}
+
+// readThrough runs fetch and, when the store caches and no write of key overlapped it,
+// stores what fetch returned. fetch returns nil for "nothing to store".
+func (s *Store[T]) readThrough(key string, fetch func() *entry) {
+	if !s.policy.Enabled() {
+		fetch()
+		return
+	}
+	since := s.acct.cache.beginRead(key)
+	e := fetch()
+	if e != nil {
+		e.ttl, e.sliding = s.policy.ttl, s.policy.sliding
+	}
+	s.acct.cache.endRead(key, since, e)
+}
+
+// tracked runs a write of the keys, keys[0] being the row's own. fn reports the row the
+// write stored as its new version when the store can cache it (nil otherwise); every other
+// key the write touched is dropped, as is everything when fn fails.
+func (s *Store[T]) tracked(keys []string, fn func() (*service.Row, error)) error {
+	var row *service.Row
+	return s.trackedWith(keys, func() error {
+		var err error
+		row, err = fn()
+		return err
+	}, func(*entry) *entry {
+		if row == nil {
+			return nil
+		}
+		return &entry{row: *row, ttl: s.policy.ttl, sliding: s.policy.sliding}
+	})
+}
+
+// trackedWith is tracked for a write whose cached version depends on what the cache holds
+// when the write returns: after a successful fn, next receives the row's current entry and
+// returns the entry to store (nil drops the row).
+func (s *Store[T]) trackedWith(keys []string, fn func() error, next func(current *entry) *entry) error {
+	s.acct.cache.beginWrite(keys)
+	err := fn()
+	if err != nil && s.policy.Enabled() {
+		s.acct.logger().Debug("unified tables: a write failed; the read cache dropped what it touched",
+			"table", s.table, "entries", len(keys), "error", ErrorKind(err))
+	}
+	var put func(string, *entry) *entry
+	if err == nil && s.policy.Enabled() {
+		own := keys[0]
+		put = func(k string, current *entry) *entry {
+			if k != own {
+				return nil
+			}
+			return next(current)
+		}
+	}
+	s.acct.cache.endWrite(keys, put)
+	return err
+}
+
+// cachedWrite is a row's new version as the cache keeps it: the cells written, with the
+// ETag and Timestamp the service returned.
+func cachedWrite(row service.Row, w service.Written) *service.Row {
+	r := row.Clone()
+	r.ETag, r.Timestamp = w.ETag, w.Timestamp
+	return &r
+}

@@ -1,0 +1,328 @@
+package tables
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/largevalue"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// prepared is an entity ready to be written: a copy of it with the id and times the write
+// will store, and its row. The caller's entity is updated from the copy only on success.
+type prepared[T any] struct {
+	v      T
+	base   *abstractions.Entity // the Entity inside v
+	pk, rk string
+	row    service.Row
+	// layout and logical are a split-aware entity's rows and its cells as one row (large
+	// values whole), the form the read cache keeps.
+	layout  *largevalue.Layout
+	logical service.Row
+	// fixed, values and files are a split-aware entity's ordinary cells, large values and
+	// files, kept to plan its rows once its files are hashed; uploaded are the blobs this
+	// write has uploaded (or touched) so far.
+	fixed    []service.Property
+	values   []largevalue.Value
+	files    []fileValue
+	uploaded map[string]bool
+}
+
+// prepare copies v, resolves its id, stamps the times (CreatedAt only when zero) and
+// encodes the row.
+func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error) {
+	if v == nil {
+		return nil, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.table, Message: "the entity is nil"}
+	}
+	p := &prepared[T]{v: *v}
+	b := s.entity(&p.v)
+	p.base = b
+	id, pk, rk, err := s.resolveID(op, b.ID)
+	if err != nil {
+		return nil, err
+	}
+	p.pk, p.rk = pk, rk
+	b.ID = id
+	if b.CreatedAt.IsZero() {
+		b.CreatedAt = now
+	}
+	b.UpdatedAt = now
+	if s.split {
+		if err := s.prepareLarge(op, p); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	row, err := codec.EncodeRow(&p.v, pk, rk, &s.acct.codec)
+	if err != nil {
+		return nil, rowError(op, s.table, pk, rk, "the entity cannot be stored; nothing was sent", err)
+	}
+	p.row = row
+	return p, nil
+}
+
+// commit copies the written entity back to the caller's, with the service's version.
+func (p *prepared[T]) commit(dst *T, w service.Written) {
+	p.base.ETag, p.base.Timestamp = w.ETag, w.Timestamp
+	*dst = p.v
+}
+
+// write runs one action for a prepared entity. The read cache keeps the version it wrote
+// (see readCache for when it may).
+func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a service.Action) (service.Written, error) {
+	a.Row = p.row
+	var w service.Written
+	err := s.tracked(s.writeKeys([2]string{p.pk, p.rk}), func() (*service.Row, error) {
+		err := s.do(ctx, func() (err error) {
+			w, err = s.acct.tables.Write(ctx, s.table, a)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return cachedWrite(p.row, w), nil
+	})
+	return w, s.translate(op, p.pk, p.rk, err)
+}
+
+// Create inserts a new row; see [abstractions.Storage.Create].
+func (s *Store[T]) Create(ctx context.Context, v *T) (err error) {
+	ctx, c := s.beginEntity(ctx, "create", v)
+	defer c.finish(&err)
+	p, err := s.prepare("create", v, s.acct.now())
+	if err != nil {
+		return err
+	}
+	if s.split {
+		return s.writeLarge(ctx, "create", v, p, modeCreate, "")
+	}
+	w, err := s.write(ctx, "create", p, service.Action{Op: service.OpInsert})
+	if err != nil {
+		return err
+	}
+	p.commit(v, w)
+	return nil
+}
+
+// Upsert inserts or replaces the row in one round trip; see [abstractions.Storage.Upsert].
+func (s *Store[T]) Upsert(ctx context.Context, v *T) (err error) {
+	ctx, c := s.beginEntity(ctx, "upsert", v)
+	defer c.finish(&err)
+	p, err := s.prepare("upsert", v, s.acct.now())
+	if err != nil {
+		return err
+	}
+	if s.split {
+		return s.writeLarge(ctx, "upsert", v, p, modeUpsert, "")
+	}
+	// Protected fields are checked here (protect.go); batch writes are trusted paths.
+	w, err := s.writeGuarded(ctx, "upsert", p, service.Action{Op: service.OpUpsertReplace})
+	if err != nil {
+		return err
+	}
+	p.commit(v, w)
+	return nil
+}
+
+// Update replaces a stored row under mode; see [abstractions.Storage.Update].
+func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) (err error) {
+	ctx, c := s.beginEntity(ctx, "update", v)
+	defer c.finish(&err)
+	if v == nil {
+		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, Message: "the entity is nil"}
+	}
+	etag := s.entity(v).ETag
+	// Refusals below name the row the entity addresses, as the service errors do.
+	pk, rk := abstractions.SplitID(s.entity(v).ID)
+	switch mode {
+	case abstractions.Auto:
+		switch {
+		case etag != "":
+			mode = abstractions.Strict
+		case s.acct.opts.ImplicitLastWriterWins:
+			mode = abstractions.LastWriterWins
+			args := []any{"table", s.table}
+			if s.acct.opts.RecordKeys {
+				args = append(args, "id", s.entity(v).ID)
+			}
+			s.acct.logger().Warn("unified tables: Update in Auto mode without an ETag overwrites the stored row (implicit last-writer-wins)", args...)
+		default:
+			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
+				Message: "the entity carries no ETag, so Auto mode cannot tell which version it overwrites; update the entity One returned, " +
+					"say Strict or LastWriterWins explicitly, or enable Options.ImplicitLastWriterWins; nothing was sent"}
+		}
+	case abstractions.Strict:
+		if etag == "" {
+			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
+				Message: "Strict mode needs the entity's ETag (the version it was read as); nothing was sent"}
+		}
+	case abstractions.LastWriterWins:
+		etag = ""
+	default:
+		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk, Message: fmt.Sprintf("unknown concurrency mode %v", mode)}
+	}
+	if etag != "" && !service.IsEntityTag(etag) {
+		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
+			Message: badETag(etag)}
+	}
+	p, err := s.prepare("update", v, s.acct.now())
+	if err != nil {
+		return err
+	}
+	if s.split {
+		if mode == abstractions.Strict {
+			return s.writeLarge(ctx, "update", v, p, modeStrict, etag)
+		}
+		return s.writeLarge(ctx, "update", v, p, modeReplace, "")
+	}
+	ifMatch := service.ETagAny
+	if mode == abstractions.Strict {
+		ifMatch = etag
+	}
+	// Protected fields are checked here (protect.go).
+	w, err := s.writeGuarded(ctx, "update", p, service.Action{Op: service.OpReplace, IfMatch: ifMatch})
+	if err != nil {
+		return err
+	}
+	p.commit(v, w)
+	return nil
+}
+
+// Delete deletes the row if it exists; see [abstractions.Storage.Delete].
+func (s *Store[T]) Delete(ctx context.Context, id string) (err error) {
+	ctx, c := s.beginID(ctx, "delete", id)
+	defer c.finish(&err)
+	_, pk, rk, err := s.resolveID("delete", id)
+	if err != nil {
+		return err
+	}
+	if s.split {
+		return s.deleteLarge(ctx, pk, rk)
+	}
+	err = s.tracked(s.writeKeys([2]string{pk, rk}), func() (*service.Row, error) {
+		return nil, s.do(ctx, func() error {
+			_, err := s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: service.ETagAny})
+			return err
+		})
+	})
+	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
+		return nil
+	}
+	return s.translate("delete", pk, rk, err)
+}
+
+// One returns the row with the id; a missing row fails with an error matching
+// abstractions.ErrNotFound. See [abstractions.Storage.One].
+func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
+	ctx, c := s.beginID(ctx, "read", id)
+	defer c.finish(&err)
+	_, pk, rk, err := s.resolveID("read", id)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	key := s.entityKey(pk, rk)
+	if row, ok := s.cachedRow(key); ok {
+		return s.decode(row)
+	}
+	var row service.Row
+	s.readThrough(key, func() *entry {
+		if s.split {
+			row, err = s.readLarge(ctx, "read", pk, rk, nil)
+		} else {
+			err = s.do(ctx, func() (err error) {
+				row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, nil)
+				return err
+			})
+		}
+		if err != nil {
+			return nil
+		}
+		if largevalue.IsContinuation(&row) {
+			err = &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "read", Table: s.table, PartitionKey: pk, RowKey: rk,
+				Message: "no row has this key (the row there is a continuation row of a split entity)"}
+			return nil
+		}
+		return &entry{row: row.Clone()}
+	})
+	if err != nil {
+		return nil, s.translate("read", pk, rk, err)
+	}
+	return s.decode(&row)
+}
+
+// badETag says why an ETag cannot be a write's condition. The value is quoted with %q, so
+// control characters cannot reach a log line as they are.
+func badETag(etag string) string {
+	if etag == service.ETagAny {
+		return "the ETag \"*\" names no version; use LastWriterWins (or an unconditional patch) to overwrite whatever is stored; nothing was sent"
+	}
+	return fmt.Sprintf("the ETag %q is not an entity tag (a quoted string such as W/\"datetime'…'\", as a read returns it); nothing was sent", etag)
+}
+
+// decode decodes a row of the store's table. A type that is not split-aware first
+// reassembles a value another type stored split on the row (largevalue.AssembleMain); one
+// that continues on continuation rows, or does not verify, fails with ErrIntegrity.
+func (s *Store[T]) decode(row *service.Row) (*T, error) {
+	if !s.split && len(s.plain) > 0 {
+		r, err := largevalue.AssembleMain(*row, s.plain)
+		if err != nil {
+			return nil, &abstractions.StoreError{Kind: abstractions.ErrIntegrity, Op: "read", Table: s.table,
+				PartitionKey: row.PartitionKey, RowKey: row.RowKey, Err: err,
+				Message: "the row holds a value stored split, which does not reassemble here; nothing was returned"}
+		}
+		row = &r
+	}
+	v, err := codec.Decode[T](row, &s.acct.codec)
+	if err != nil {
+		return nil, rowError("read", s.table, row.PartitionKey, row.RowKey, "the stored row does not decode into this type", err)
+	}
+	if len(s.files) > 0 {
+		if err := s.bindFiles(v, row); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// keysOnly is the projection of a read that needs no property.
+var keysOnly = []string{}
+
+// ofOnly is the projection of a read that needs only to tell a continuation row (which
+// carries _SplitOf) from an entity.
+var ofOnly = []string{largevalue.OfColumn}
+
+// Exists reports whether a row with the id exists; see [abstractions.Storage.Exists].
+func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
+	ctx, c := s.beginID(ctx, "exists", id)
+	defer c.finish(&err)
+	_, pk, rk, err := s.resolveID("exists", id)
+	if err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if _, ok := s.cachedRow(s.entityKey(pk, rk)); ok {
+		return true, nil
+	}
+	var row service.Row
+	err = s.do(ctx, func() (err error) {
+		row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, ofOnly)
+		return err
+	})
+	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.translate("exists", pk, rk, err)
+	}
+	// A continuation row is not an entity of its own.
+	return !largevalue.IsContinuation(&row), nil
+}

@@ -1,0 +1,115 @@
+package tables
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// MaxKeyLength is the longest key, in UTF-16 code units, the engine sends. The service
+// documents 1 KiB; its emulator stops at 512 units, so the engine stays within both.
+const MaxKeyLength = 512
+
+// checkKey returns why the engine refuses key, or "".
+//
+// Empty keys are the library's own refusal, not the service's: Azure stores a row with an
+// empty PartitionKey or RowKey, but the Azure SDK for Go cannot put an empty partition key
+// in the URL of an update, a merge or a delete, so such a row could be created and never
+// changed or removed through this library. An empty row key is refused with it, because the
+// ids that produce one ("tenant|", an id built from an empty part) are nearly always a bug.
+func checkKey(key string) string {
+	if key == "" {
+		return "is empty (the library refuses empty keys: the Azure SDK cannot update or delete a row whose partition key is empty)"
+	}
+	if !utf8.ValidString(key) {
+		return "is not valid UTF-8"
+	}
+	if n := service.UTF16Len(key); n > MaxKeyLength {
+		return fmt.Sprintf("is %d UTF-16 code units long; the limit is %d", n, MaxKeyLength)
+	}
+	for _, r := range key {
+		switch {
+		case r == '/' || r == '\\' || r == '#' || r == '?':
+			return fmt.Sprintf("contains %q, which the table service forbids in keys", r)
+		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
+			return fmt.Sprintf("contains the control character %U, which the table service forbids in keys", r)
+		}
+	}
+	return ""
+}
+
+// keyError is the refusal of a key, before anything is sent.
+func keyError(op, table, pk, rk, which, reason string) error {
+	return &abstractions.StoreError{
+		Kind: abstractions.ErrInvalidKey, Op: op, Table: table, PartitionKey: pk, RowKey: rk,
+		Message: fmt.Sprintf("the %s %s; nothing was sent", which, reason),
+	}
+}
+
+// invalidUTF8 is the refusal of an id or key that is not valid UTF-8. It comes before
+// normalisation, which would turn every invalid byte into U+FFFD and so make two different
+// ids address one row. The value is not quoted back: it is not text.
+func invalidUTF8(op, table, which string) error {
+	return &abstractions.StoreError{Kind: abstractions.ErrInvalidKey, Op: op, Table: table,
+		Message: fmt.Sprintf("the %s is not valid UTF-8; nothing was sent", which)}
+}
+
+// resolveID normalises id (unless the account keeps ids as written), splits it and checks
+// both keys. It returns the id as it will be stored.
+func (s *Store[T]) resolveID(op, id string) (stored, pk, rk string, err error) {
+	if !utf8.ValidString(id) {
+		return "", "", "", invalidUTF8(op, s.table, "id")
+	}
+	if s.acct.opts.IDs == NormalizeIDs {
+		id = abstractions.NormalizeID(id)
+	}
+	pk, rk = abstractions.SplitID(id)
+	if reason := checkKey(pk); reason != "" {
+		return "", pk, rk, keyError(op, s.table, pk, rk, "partition key", reason)
+	}
+	if reason := checkKey(rk); reason != "" {
+		return "", pk, rk, keyError(op, s.table, pk, rk, "row key", reason)
+	}
+	return id, pk, rk, nil
+}
+
+// checkPartition checks a partition key given on its own (List, Count, DeletePartition,
+// Query.Partition). It is normalised like the partition part of an id, and refused when it
+// holds the id separator: no id can address such a partition, and a value that holds one
+// is, in a multi-tenant program, one tenant's name reaching for another's rows (see
+// abstractions.SplitID).
+func (s *Store[T]) checkPartition(op, partition string) (string, error) {
+	if !utf8.ValidString(partition) {
+		return "", invalidUTF8(op, s.table, "partition key")
+	}
+	if s.acct.opts.IDs == NormalizeIDs {
+		partition = abstractions.NormalizeID(partition)
+	}
+	if strings.Contains(partition, abstractions.IDSeparator) {
+		return "", keyError(op, s.table, partition, "", "partition key",
+			fmt.Sprintf("contains %q, which ends the partition in an id, so no id can address it", abstractions.IDSeparator))
+	}
+	if reason := checkKey(partition); reason != "" {
+		return "", keyError(op, s.table, partition, "", "partition key", reason)
+	}
+	return partition, nil
+}
+
+// rowError wraps err, a refusal or failure about one row that did not come from the service
+// (a value the codec or the large-value layout refused, a stored row that does not decode), in
+// a *StoreError naming the operation, the table and the keys, as every other error about one
+// row is. Its Kind is the sentinel err matches, so errors.Is and errors.As see both.
+func rowError(op, table, pk, rk, message string, err error) error {
+	var kind error
+	for _, k := range errorKinds {
+		if errors.Is(err, k.err) {
+			kind = k.err
+			break
+		}
+	}
+	return &abstractions.StoreError{Kind: kind, Op: op, Table: table, PartitionKey: pk, RowKey: rk, Message: message, Err: err}
+}

@@ -1,0 +1,69 @@
+package tables
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+)
+
+func TestCutoff(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 10, 300_000_000, time.UTC)
+	tests := []struct {
+		name      string
+		olderThan time.Duration
+		want      time.Time
+	}{
+		// A blob written in the second of at is not older than a zero grace.
+		{"zero", 0, time.Date(2026, 3, 1, 12, 0, 9, 0, time.UTC)},
+		{"whole seconds", 5 * time.Second, time.Date(2026, 3, 1, 12, 0, 4, 0, time.UTC)},
+		{"fractions round down to the older second", 1500 * time.Millisecond, time.Date(2026, 3, 1, 12, 0, 8, 0, time.UTC)},
+		{"a minute", time.Minute, time.Date(2026, 3, 1, 11, 59, 9, 0, time.UTC)},
+	}
+	for _, tc := range tests {
+		if got := cutoff(at, tc.olderThan); !got.Equal(tc.want) {
+			t.Errorf("%s: cutoff = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestOvertime(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	octx, stop := overtime(ctx, 20*time.Millisecond)
+	defer stop()
+	cancel()
+	if octx.Err() != nil {
+		t.Fatal("the overtime context ended with its parent")
+	}
+	<-octx.Done()
+	if !errors.Is(octx.Err(), context.Canceled) {
+		t.Errorf("overtime ended with %v", octx.Err())
+	}
+	// Stopping it before its parent ends leaves nothing running (goleak checks).
+	_, stop2 := overtime(context.Background(), time.Hour)
+	stop2()
+}
+
+func TestBlobOffloadOptionsCheck(t *testing.T) {
+	for _, o := range []*BlobOffloadOptions{nil, {}, {ThresholdBytes: 1}, {ThresholdBytes: 4_194_304, Container: "a-b1"}} {
+		if err := o.Check(); err != nil {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+	for _, o := range []*BlobOffloadOptions{{ThresholdBytes: -1}, {ThresholdBytes: 4_194_305}, {Container: "ab"}, {Container: "a--b"}, {Container: "A-b"}} {
+		if err := o.Check(); !errors.Is(err, abstractions.ErrInvalidArgument) {
+			t.Errorf("%+v: %v, want ErrInvalidArgument", o, err)
+		}
+	}
+	if c := newOffload(&BlobOffloadOptions{}); c.container != "unified-tables-values" || c.threshold != 3_145_728 || c.grace != DefaultCleanupGrace || !c.cleanup {
+		t.Errorf("defaults: %+v", c)
+	}
+	if c := newOffload(&BlobOffloadOptions{CleanupGrace: -1}); c.grace != 0 || !c.cleanup {
+		t.Errorf("negative grace: %+v", c)
+	}
+	if c := newOffload(&BlobOffloadOptions{CleanupGrace: NoCleanup}); c.cleanup {
+		t.Errorf("NoCleanup: %+v", c)
+	}
+}

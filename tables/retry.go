@@ -1,0 +1,164 @@
+package tables
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// retryPolicy is how an account retries a table-service request that failed with a
+// transient status (408, 429, 500, 502, 503, 504): the Azure SDK's retry policy
+// (azcore/policy.RetryOptions), with the same fields, defaults and delays, so that a backend
+// whose service does not go through the SDK (the memory service) backs off as the Azure
+// backend does. The zero value means the defaults. Only the status decides: a request
+// retried after a busy answer was not applied, since the service refuses it before acting.
+type retryPolicy struct {
+	// MaxRetries is the number of retries after the first try: 0 means 3, a negative value
+	// none.
+	MaxRetries int
+	// RetryDelay is the base delay: the n-th retry waits (2^n − 1) × RetryDelay, times a
+	// random factor in [0.8, 1.3), at most MaxRetryDelay. 0 means 800 ms; a negative value
+	// retries at once.
+	RetryDelay time.Duration
+	// MaxRetryDelay caps one wait: 0 means 60 s, a negative value no cap.
+	MaxRetryDelay time.Duration
+}
+
+// withDefaults fills in the SDK's defaults.
+func (p retryPolicy) withDefaults() retryPolicy {
+	switch {
+	case p.MaxRetries == 0:
+		p.MaxRetries = 3
+	case p.MaxRetries < 0:
+		p.MaxRetries = 0
+	}
+	switch {
+	case p.RetryDelay == 0:
+		p.RetryDelay = 800 * time.Millisecond
+	case p.RetryDelay < 0:
+		p.RetryDelay = 0
+	}
+	switch {
+	case p.MaxRetryDelay == 0:
+		p.MaxRetryDelay = 60 * time.Second
+	case p.MaxRetryDelay < 0:
+		p.MaxRetryDelay = time.Duration(1<<63 - 1)
+	}
+	return p
+}
+
+// delay is the wait before retry n (1-based), computed as the SDK computes it.
+func (p retryPolicy) delay(n int) time.Duration {
+	factor := float64(int64(1)<<min(n, 62) - 1)
+	d := factor * float64(p.RetryDelay) * (rand.Float64()/2 + 0.8)
+	if d >= float64(p.MaxRetryDelay) {
+		return p.MaxRetryDelay
+	}
+	return time.Duration(d)
+}
+
+// transientStatuses are the statuses the SDK's retry policy retries.
+var transientStatuses = []int{
+	http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+	http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout,
+}
+
+// transient reports a failure worth retrying. A failed transaction's inner action status
+// is not (the service acted on the request and refused it); only a status of the request
+// itself is.
+func transient(err error) bool {
+	var se *abstractions.StatusError
+	var te *service.TransactionError
+	if !errors.As(err, &se) || errors.As(err, &te) {
+		return false
+	}
+	for _, s := range transientStatuses {
+		if se.StatusCode == s {
+			return true
+		}
+	}
+	return false
+}
+
+// IsBusy reports whether err is the service's answer to overload: 503 (ServerBusy, or any
+// other code), 500 OperationTimedOut, or 429.
+func IsBusy(err error) bool {
+	return abstractions.HasStatus(err, http.StatusServiceUnavailable, "") ||
+		abstractions.HasStatus(err, http.StatusInternalServerError, "OperationTimedOut") ||
+		abstractions.HasStatus(err, http.StatusTooManyRequests, "")
+}
+
+// retrying is a table service whose requests are retried under a RetryPolicy. Busy answers
+// are reported to busy, retried or not.
+type retrying struct {
+	service.Tables
+	policy retryPolicy
+	busy   func()
+}
+
+// do runs fn, retrying it as the policy says. A wait ends early, with the context's error,
+// when ctx ends.
+func (r *retrying) do(ctx context.Context, fn func() error) error {
+	for try := 0; ; try++ {
+		err := fn()
+		if err == nil || !transient(err) {
+			return err
+		}
+		if IsBusy(err) {
+			r.busy()
+		}
+		if try >= r.policy.MaxRetries {
+			return err
+		}
+		service.NoteRetry(ctx) // the resend's answer may be the echo of this try (echo.go)
+		t := time.NewTimer(r.policy.delay(try + 1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (r *retrying) CreateTable(ctx context.Context, table string) error {
+	return r.do(ctx, func() error { return r.Tables.CreateTable(ctx, table) })
+}
+
+func (r *retrying) DeleteTable(ctx context.Context, table string) error {
+	return r.do(ctx, func() error { return r.Tables.DeleteTable(ctx, table) })
+}
+
+func (r *retrying) TableExists(ctx context.Context, table string) (ok bool, err error) {
+	err = r.do(ctx, func() (err error) { ok, err = r.Tables.TableExists(ctx, table); return err })
+	return ok, err
+}
+
+func (r *retrying) Ping(ctx context.Context) error {
+	return r.do(ctx, func() error { return r.Tables.Ping(ctx) })
+}
+
+func (r *retrying) GetRow(ctx context.Context, table, pk, rk string, sel []string) (row service.Row, err error) {
+	err = r.do(ctx, func() (err error) { row, err = r.Tables.GetRow(ctx, table, pk, rk, sel); return err })
+	return row, err
+}
+
+func (r *retrying) Write(ctx context.Context, table string, a service.Action) (w service.Written, err error) {
+	err = r.do(ctx, func() (err error) { w, err = r.Tables.Write(ctx, table, a); return err })
+	return w, err
+}
+
+func (r *retrying) Transact(ctx context.Context, table string, actions []service.Action) (ws []service.Written, err error) {
+	err = r.do(ctx, func() (err error) { ws, err = r.Tables.Transact(ctx, table, actions); return err })
+	return ws, err
+}
+
+func (r *retrying) Query(ctx context.Context, table string, q service.Query) (p service.Page, err error) {
+	err = r.do(ctx, func() (err error) { p, err = r.Tables.Query(ctx, table, q); return err })
+	return p, err
+}

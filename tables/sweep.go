@@ -1,0 +1,296 @@
+package tables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/largevalue"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// Sweeping orphans.
+//
+// Lost races, crashes, failed deletes and blobs younger than the cleanup grace leave blobs no
+// row references. The sweep finds them: it takes one cutoff from the blob service's clock,
+// lists the blobs under a partition's prefix ({table}/{pk}/), reads the partition's rows
+// once to learn which blobs they reference, and deletes each blob that no row references
+// and that was last written before the cutoff, on condition of the ETag it was listed with
+// (a write that reuses an old orphan touches it first, so the delete fails and the blob
+// stays). Only names of the exact offload shape ({table}/{pk}/{rk}/{column}/{64 lower-case
+// hexadecimal digits}) are ever deleted.
+
+// SweepError reports the blobs a sweep could not delete, or the partitions it could not
+// sweep. The sweep tried every orphan (and every partition) before returning it. It
+// unwraps to the failures, joined with errors.Join.
+type SweepError struct {
+	// Deleted is how many blobs the sweep deleted.
+	Deleted int
+	// Failed is how many blobs (for a partition sweep) or partitions (for a table-wide
+	// sweep) failed.
+	Failed int
+	// Err holds the failures.
+	Err error
+}
+
+// Error implements error.
+func (e *SweepError) Error() string {
+	return fmt.Sprintf("orphan blob sweep: %d deleted, %d failed: %v", e.Deleted, e.Failed, e.Err)
+}
+
+// Unwrap returns the joined failures.
+func (e *SweepError) Unwrap() error { return e.Err }
+
+// SweepOrphanBlobs deletes the blobs of one partition that no row of the partition
+// references and that were last written more than olderThan ago, on the blob service's
+// clock, and returns how many it deleted. olderThan must exceed the longest write (from a
+// blob's upload to its row's commit): a younger blob may belong to a write in flight. The
+// partition key is resolved as ids are (normalised unless the account uses ids as written).
+// A store without blob offload, or of a type with no large value, fails with
+// ErrNotSupported; a negative olderThan with ErrInvalidArgument. Blobs that could not be
+// deleted do not stop the others: the error is then a *SweepError holding each failure.
+func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, partitionKey string, olderThan time.Duration) (n int, err error) {
+	const op = "sweep orphan blobs"
+	ctx, c := s.begin(ctx, op)
+	defer c.finish(&err)
+	if err := s.checkSweep(op, olderThan); err != nil {
+		return 0, err
+	}
+	pk := partitionKey
+	if s.acct.opts.IDs == NormalizeIDs {
+		pk = abstractions.NormalizeID(pk)
+	}
+	at := s.acct.serviceNow(ctx)
+	n, err = s.sweepPartition(ctx, pk, cutoff(at, olderThan))
+	return n, err
+}
+
+// SweepAllOrphanBlobs is SweepOrphanBlobs for every partition of the table that has blobs:
+// it lists the partitions from the container, takes one cutoff from the blob service's
+// clock, and sweeps each in turn. A failing partition does not stop the others: the error
+// is then a *SweepError holding one failure per partition (a partition whose deletes failed
+// contributes its own *SweepError), and Deleted counts every partition's deletions.
+func (s *Store[T]) SweepAllOrphanBlobs(ctx context.Context, olderThan time.Duration) (n int, err error) {
+	const op = "sweep orphan blobs"
+	ctx, c := s.begin(ctx, op)
+	defer c.finish(&err)
+	if err := s.checkSweep(op, olderThan); err != nil {
+		return 0, err
+	}
+	at := s.acct.serviceNow(ctx)
+	cut := cutoff(at, olderThan)
+	prefix := largevalue.TableBlobPrefix(s.table)
+	var fails []error
+	marker := ""
+	for {
+		page, err := s.acct.blobs.List(ctx, s.acct.off.container, service.ListOptions{Prefix: prefix, Delimiter: "/", Marker: marker})
+		if abstractions.HasStatus(err, http.StatusNotFound, "ContainerNotFound") {
+			break
+		}
+		if err != nil {
+			fails = append(fails, s.translate(op, "", "", err))
+			break
+		}
+		for _, p := range page.Prefixes {
+			seg := strings.TrimSuffix(strings.TrimPrefix(p, prefix), "/")
+			pk, ok := largevalue.UnescapeSegment(seg)
+			if !ok {
+				continue // not a partition of the offload shape
+			}
+			m, err := s.sweepPartition(ctx, pk, cut)
+			n += m
+			if err != nil {
+				fails = append(fails, err)
+			}
+			if ctx.Err() != nil {
+				return n, &SweepError{Deleted: n, Failed: len(fails) + 1, Err: errors.Join(append(fails, s.translate(op, "", "", ctx.Err()))...)}
+			}
+		}
+		if page.NextMarker == "" {
+			break
+		}
+		marker = page.NextMarker
+	}
+	if len(fails) > 0 {
+		return n, &SweepError{Deleted: n, Failed: len(fails), Err: errors.Join(fails...)}
+	}
+	return n, nil
+}
+
+func (s *Store[T]) checkSweep(op string, olderThan time.Duration) error {
+	switch {
+	case s.acct.off == nil:
+		return &abstractions.StoreError{Kind: abstractions.ErrNotSupported, Op: op, Table: s.table,
+			Message: "the account has no blob offload configured, so the store has no blobs to sweep"}
+	case !s.split:
+		return &abstractions.StoreError{Kind: abstractions.ErrNotSupported, Op: op, Table: s.table,
+			Message: "the store's type has no large value, so it stores no blob"}
+	case olderThan < 0:
+		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.table,
+			Message: fmt.Sprintf("olderThan is %v; it must not be negative, and must exceed the longest write", olderThan)}
+	}
+	return nil
+}
+
+// sweepPartition deletes the orphans of one partition last modified at or before cut.
+func (s *Store[T]) sweepPartition(ctx context.Context, pk string, cut time.Time) (int, error) {
+	const op = "sweep orphan blobs"
+	prefix := largevalue.PartitionBlobPrefix(s.table, pk)
+	var old []service.BlobItem
+	marker := ""
+	for {
+		page, err := s.acct.blobs.List(ctx, s.acct.off.container, service.ListOptions{Prefix: prefix, Marker: marker})
+		if abstractions.HasStatus(err, http.StatusNotFound, "ContainerNotFound") {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, s.translate(op, pk, "", err)
+		}
+		for _, it := range page.Blobs {
+			name, ok := largevalue.ParseBlobName(it.Name)
+			if !ok || name.Table != s.table || name.PartitionKey != pk {
+				continue
+			}
+			if !it.Properties.LastModified.After(cut) {
+				old = append(old, it)
+			}
+		}
+		if page.NextMarker == "" {
+			break
+		}
+		marker = page.NextMarker
+	}
+	if len(old) == 0 {
+		return 0, nil
+	}
+	// Which blobs do the partition's rows reference now?
+	referenced := map[string]bool{}
+	err := s.scan(ctx, service.Query{Filter: partitionFilter(pk)}, func(r *service.Row) error {
+		for _, ref := range blobRefs(r) {
+			referenced[ref.Path] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, s.translate(op, pk, "", err)
+	}
+	deleted := 0
+	var fails []error
+	for _, it := range old {
+		if referenced[it.Name] {
+			continue
+		}
+		err := s.acct.blobs.DeleteBlob(ctx, s.acct.off.container, it.Name, service.Conditions{IfMatch: it.Properties.ETag})
+		switch {
+		case err == nil:
+			deleted++
+		case abstractions.HasStatus(err, http.StatusNotFound, "") || abstractions.HasStatus(err, http.StatusPreconditionFailed, ""):
+			// Gone already, or touched by a write since it was listed: not an orphan to delete.
+		default:
+			fails = append(fails, fmt.Errorf("blob %q: %w", it.Name, s.translate(op, pk, "", err)))
+		}
+		if ctx.Err() != nil {
+			fails = append(fails, s.translate(op, pk, "", ctx.Err()))
+			break
+		}
+	}
+	if len(fails) > 0 {
+		return deleted, &SweepError{Deleted: deleted, Failed: len(fails), Err: errors.Join(fails...)}
+	}
+	return deleted, nil
+}
+
+// An OrphanSweeper sweeps the orphan blobs of one store's table: *Store of a type with large
+// values, on an account with blob offload, is one.
+type OrphanSweeper interface {
+	SweepAllOrphanBlobs(ctx context.Context, olderThan time.Duration) (int, error)
+	Table() string
+}
+
+// SweepOptions configure RunOrphanSweep. A nil *SweepOptions, like the zero value, means the
+// defaults.
+type SweepOptions struct {
+	// Interval is the pause between the end of one round and the start of the next; 0
+	// means one hour.
+	Interval time.Duration
+	// OlderThan is the age a blob must have to be swept; it must exceed the longest write.
+	// 0 means one hour.
+	OlderThan time.Duration
+	// InitialDelay is the pause before the first round; 0 means one minute, and a negative
+	// value none.
+	InitialDelay time.Duration
+	// Logger receives each round's failures (at Error) and counts (at Debug); nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// RunOrphanSweep sweeps the tables of the given stores on a schedule until ctx ends: after
+// InitialDelay, a table-wide sweep of each store in turn, then a pause of Interval, and so
+// on. A store whose sweep fails is logged at Error and tried again next round; the others
+// still run. A store that cannot sweep (no blob offload, no large value) is logged once at
+// Info and skipped. It starts no goroutine and returns ctx's error when ctx ends (the round
+// in progress is cancelled). Out-of-range options (a negative Interval or OlderThan) fail
+// with ErrInvalidArgument before anything runs. Every process that runs it sweeps:
+// concurrent sweeps are safe (each delete is conditional) but redundant.
+func RunOrphanSweep(ctx context.Context, opts *SweepOptions, stores ...OrphanSweeper) error {
+	o := SweepOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Interval < 0 || o.OlderThan < 0 {
+		return fmt.Errorf("%w: SweepOptions.Interval and OlderThan must not be negative", abstractions.ErrInvalidArgument)
+	}
+	if o.Interval == 0 {
+		o.Interval = time.Hour
+	}
+	if o.OlderThan == 0 {
+		o.OlderThan = time.Hour
+	}
+	switch {
+	case o.InitialDelay == 0:
+		o.InitialDelay = time.Minute
+	case o.InitialDelay < 0:
+		o.InitialDelay = 0
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if len(stores) == 0 {
+		log.Info("unified tables: the orphan blob sweep has no store to sweep")
+	}
+	skipped := map[int]bool{}
+	wait := o.InitialDelay
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		for i, st := range stores {
+			if skipped[i] {
+				continue
+			}
+			n, err := st.SweepAllOrphanBlobs(ctx, o.OlderThan)
+			switch {
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case errors.Is(err, abstractions.ErrNotSupported):
+				skipped[i] = true
+				log.Info("unified tables: the orphan blob sweep skips a store that stores no blobs", "table", st.Table(), "reason", err.Error())
+			case err != nil:
+				log.Error("unified tables: the orphan blob sweep failed; it runs again next round", "table", st.Table(), "deleted", n, "error", err.Error())
+			default:
+				log.Debug("unified tables: orphan blob sweep", "table", st.Table(), "deleted", n)
+			}
+		}
+		wait = o.Interval
+	}
+}
