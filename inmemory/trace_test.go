@@ -101,16 +101,16 @@ func TestTracing(t *testing.T) {
 				if !sp.ended {
 					t.Errorf("span %s not ended", sp.name)
 				}
-				if sp.attrs[tables.AttrTable] != "Doc" || sp.attrs[tables.AttrPartition] != "p" {
+				if sp.attrs["db.collection.name"] != "Doc" || sp.attrs["azure.tables.partition_key"] != "p" {
 					t.Errorf("span %s attributes %v", sp.name, sp.attrs)
 				}
-				_, hasRow := sp.attrs[tables.AttrRowKey]
+				_, hasRow := sp.attrs["azure.tables.row_key"]
 				if hasRow != (recordKeys && !strings.HasPrefix(sp.name, "stream")) {
 					t.Errorf("span %s: row key present %v with RecordKeys %v", sp.name, hasRow, recordKeys)
 				}
 			}
 			create, missing, mutate, read, update, stream := rec.spans[0], rec.spans[1], rec.spans[2], rec.spans[3], rec.spans[4], rec.spans[5]
-			if create.name != "create Doc" || create.attrs[tables.AttrRowKey] != nil && create.attrs[tables.AttrRowKey] != "a" {
+			if create.name != "create Doc" || create.attrs["azure.tables.row_key"] != nil && create.attrs["azure.tables.row_key"] != "a" {
 				t.Errorf("create span %+v", create)
 			}
 			if missing.kind != "not_found" || (missing.desc == "not_found") == recordKeys {

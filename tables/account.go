@@ -85,7 +85,7 @@ func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg con
 	}
 	a.cache = newReadCache(a.clock)
 	if o := a.opts.BlobOffload; o != nil {
-		a.offErr = o.Check()
+		a.offErr = o.check()
 		a.off = newOffload(o)
 	}
 	a.codec = codec.Options{Oversized: a.opts.Oversized}
@@ -117,14 +117,6 @@ func (a *Account) Name() string { return a.name }
 // made through it bypass the stores and their read cache: a row a store cached stays cached
 // until it expires.
 func (a *Account) Tables() service.Tables { return a.given }
-
-// NoteBusy tells the account that its service answered busy (503 ServerBusy, 500
-// OperationTimedOut, 429), whether or not the request is then retried: batch calls then
-// send fewer transactions at once for a while, instead of adding to the overload. Both
-// backends call it themselves: the Azure backend from its HTTP pipeline, on every try the
-// SDK's retry policy (Options.ClientOptions.Retry) makes; an account over another service
-// from the retries it adds ([NewAccountOver]). It is safe for concurrent use.
-func (a *Account) NoteBusy() { a.pressure.busy() }
 
 // Blobs returns the account's blob service, or nil. Like Tables, it bypasses the stores.
 func (a *Account) Blobs() service.Blobs { return a.blobs }

@@ -69,15 +69,15 @@ func Absolute(d time.Duration) CachePolicy {
 	return CachePolicy{ttl: d, set: true}
 }
 
-// Enabled reports whether the policy keeps anything.
-func (p CachePolicy) Enabled() bool { return p.ttl > 0 }
+// enabled reports whether the policy keeps anything.
+func (p CachePolicy) enabled() bool { return p.ttl > 0 }
 
 // String describes the policy.
 func (p CachePolicy) String() string {
 	switch {
 	case !p.set:
 		return "Default"
-	case !p.Enabled():
+	case !p.enabled():
 		return "Disabled"
 	case p.sliding:
 		return "Sliding(" + p.ttl.String() + ")"
@@ -298,7 +298,7 @@ func (s *Store[T]) writeKeys(rows ...[2]string) []string {
 
 // cachedRow returns a fresh copy of the cached row under key, if the store caches.
 func (s *Store[T]) cachedRow(key string) (*service.Row, bool) {
-	if !s.policy.Enabled() {
+	if !s.policy.enabled() {
 		return nil, false
 	}
 	e, ok := s.acct.cache.get(key)
@@ -311,7 +311,7 @@ func (s *Store[T]) cachedRow(key string) (*service.Row, bool) {
 // readThrough runs fetch and, when the store caches and no write of key overlapped it,
 // stores what fetch returned. fetch returns nil for "nothing to store".
 func (s *Store[T]) readThrough(key string, fetch func() *entry) {
-	if !s.policy.Enabled() {
+	if !s.policy.enabled() {
 		fetch()
 		return
 	}
@@ -346,12 +346,12 @@ func (s *Store[T]) tracked(keys []string, fn func() (*service.Row, error)) error
 func (s *Store[T]) trackedWith(keys []string, fn func() error, next func(current *entry) *entry) error {
 	s.acct.cache.beginWrite(keys)
 	err := fn()
-	if err != nil && s.policy.Enabled() {
+	if err != nil && s.policy.enabled() {
 		s.acct.logger().Debug("unified tables: a write failed; the read cache dropped what it touched",
-			"table", s.table, "entries", len(keys), "error", ErrorKind(err))
+			"table", s.table, "entries", len(keys), "error", errorKind(err))
 	}
 	var put func(string, *entry) *entry
-	if err == nil && s.policy.Enabled() {
+	if err == nil && s.policy.enabled() {
 		own := keys[0]
 		put = func(k string, current *entry) *entry {
 			if k != own {

@@ -17,10 +17,10 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// MaxFilterComparisons is the most comparisons the service allows in one filter, counting
+// maxFilterComparisons is the most comparisons the service allows in one filter, counting
 // those the engine adds for the partition and the row-key prefix. A bare Boolean property
 // is not a comparison.
-const MaxFilterComparisons = 15
+const maxFilterComparisons = 15
 
 var (
 	timeType          = reflect.TypeFor[time.Time]()
@@ -324,22 +324,22 @@ func queryFilter(plan *codec.Plan, pk, prefix string, where *abstractions.Filter
 			parts = append(parts, b.String())
 		}
 	}
-	if n > MaxFilterComparisons {
+	if n > maxFilterComparisons {
 		return "", refuse(abstractions.ErrNotSupported, "", "the filter holds %d comparisons (with those of the partition and the row-key prefix); "+
-			"the service allows %d: split the query, or narrow it with the partition and a row-key prefix", n, MaxFilterComparisons)
+			"the service allows %d: split the query, or narrow it with the partition and a row-key prefix", n, maxFilterComparisons)
 	}
 	f := strings.Join(parts, " and ")
-	if enc := len(url.QueryEscape(f)); enc > MaxFilterLength {
+	if enc := len(url.QueryEscape(f)); enc > maxFilterLength {
 		return "", refuse(abstractions.ErrNotSupported, "", "the filter is %d bytes long in the request URL; the engine sends at most %d "+
-			"(the service's URL limit, and the emulator's, are not much larger): compare shorter values, or split the query", enc, MaxFilterLength)
+			"(the service's URL limit, and the emulator's, are not much larger): compare shorter values, or split the query", enc, maxFilterLength)
 	}
 	return f, nil
 }
 
-// MaxFilterLength is the longest $filter, URL-encoded, the engine sends. The service limits
+// maxFilterLength is the longest $filter, URL-encoded, the engine sends. The service limits
 // the request URL (Azurite answers 431 at about 21 KB of filter); 8 KiB leaves room for the
 // rest of the URL.
-const MaxFilterLength = 8 << 10
+const maxFilterLength = 8 << 10
 
 // prefixEnd returns the smallest string above every string that starts with prefix, in the
 // service's order of UTF-16 code units: the prefix with its last code unit incremented. A

@@ -10,9 +10,9 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// MaxKeyLength is the longest key, in UTF-16 code units, the engine sends. The service
+// maxKeyLength is the longest key, in UTF-16 code units, the engine sends. The service
 // documents 1 KiB; its emulator stops at 512 units, so the engine stays within both.
-const MaxKeyLength = 512
+const maxKeyLength = 512
 
 // checkKey returns why the engine refuses key, or "".
 //
@@ -28,8 +28,8 @@ func checkKey(key string) string {
 	if !utf8.ValidString(key) {
 		return "is not valid UTF-8"
 	}
-	if n := service.UTF16Len(key); n > MaxKeyLength {
-		return fmt.Sprintf("is %d UTF-16 code units long; the limit is %d", n, MaxKeyLength)
+	if n := service.UTF16Len(key); n > maxKeyLength {
+		return fmt.Sprintf("is %d UTF-16 code units long; the limit is %d", n, maxKeyLength)
 	}
 	for _, r := range key {
 		switch {

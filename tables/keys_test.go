@@ -22,8 +22,8 @@ func idStore(t *testing.T, asWritten bool) *Store[item] {
 }
 
 func TestResolveID(t *testing.T) {
-	long := strings.Repeat("a", MaxKeyLength)
-	emoji := strings.Repeat("😀", MaxKeyLength/2) // two UTF-16 code units each
+	long := strings.Repeat("a", maxKeyLength)
+	emoji := strings.Repeat("😀", maxKeyLength/2) // two UTF-16 code units each
 	cases := []struct {
 		name   string
 		id     string
@@ -111,7 +111,7 @@ func TestCheckPartition(t *testing.T) {
 		{"empty", "", false, "", "is empty"},
 		{"invalid UTF-8", "p\xff", false, "", "not valid UTF-8"},
 		{"forbidden", "p#", false, "", `'#'`},
-		{"too long", strings.Repeat("x", MaxKeyLength+1), false, "", "the limit is 512"},
+		{"too long", strings.Repeat("x", maxKeyLength+1), false, "", "the limit is 512"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

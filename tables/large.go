@@ -12,7 +12,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
-	"github.com/unified-data/gotables/tables/largevalue"
+	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -354,7 +354,7 @@ func (s *Store[T]) lostAttempt(ctx context.Context, op, pk, rk string, attempt i
 	if s.acct.opts.RecordKeys {
 		args = append(args, "partition", pk, "row", rk)
 	}
-	args = append(args, "attempt", attempt, "attempts", splitAttempts, "reason", reason, "error", ErrorKind(err))
+	args = append(args, "attempt", attempt, "attempts", splitAttempts, "reason", reason, "error", errorKind(err))
 	msg := "unified tables: a split-aware call lost its race; retrying"
 	if attempt >= splitAttempts {
 		msg = "unified tables: a split-aware call lost its race on its last attempt; giving up"

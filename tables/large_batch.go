@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/largevalue"
+	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -268,6 +268,6 @@ func (s *Store[T]) cleanupPartition(ctx context.Context, pk string) {
 	cctx, cancel := overtime(ctx, cleanupOvertime)
 	defer cancel()
 	if _, err := s.sweepPartition(cctx, pk, cutoff(s.acct.serviceNow(cctx), off.grace)); err != nil {
-		s.acct.logger().Debug("unified tables: some blobs of a deleted partition were not deleted; the orphan sweep will", "table", s.table, "error", ErrorKind(err))
+		s.acct.logger().Debug("unified tables: some blobs of a deleted partition were not deleted; the orphan sweep will", "table", s.table, "error", errorKind(err))
 	}
 }

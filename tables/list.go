@@ -3,7 +3,7 @@ package tables
 import (
 	"context"
 
-	"github.com/unified-data/gotables/tables/largevalue"
+	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -39,7 +39,7 @@ func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, 
 	}
 	var rows []service.Row
 	cached := false
-	if s.policy.Enabled() {
+	if s.policy.enabled() {
 		if e, ok := s.acct.cache.get(key); ok && e.isList {
 			rows, cached = e.rows, true
 		}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
-	"github.com/unified-data/gotables/tables/largevalue"
+	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -69,10 +69,10 @@ const DefaultCleanupGrace = 5 * time.Minute
 // off: every released blob is left for the orphan sweep.
 const NoCleanup time.Duration = math.MaxInt64
 
-// ClientClockMargin is how far back a cleanup or sweep moves the client's clock when the
+// clientClockMargin is how far back a cleanup or sweep moves the client's clock when the
 // blob service's time cannot be read, so that a client clock running ahead cannot make a
 // freshly touched blob look old.
-const ClientClockMargin = 5 * time.Minute
+const clientClockMargin = 5 * time.Minute
 
 // cleanupOvertime bounds the cleanup of a committed write whose context ended: it runs on
 // for at most this long, then leaves the rest to the sweep.
@@ -81,7 +81,7 @@ const cleanupOvertime = 5 * time.Second
 // Check returns an error matching abstractions.ErrInvalidArgument when the options are out
 // of range: a ThresholdBytes outside 1 to 4,194,304 (0 means the default) or a container
 // name the blob service refuses.
-func (o *BlobOffloadOptions) Check() error {
+func (o *BlobOffloadOptions) check() error {
 	if o == nil {
 		return nil
 	}
@@ -514,12 +514,12 @@ func (s *Store[T]) released(pk, rk string, old []largevalue.BlobRef, keep []larg
 }
 
 // serviceNow returns the blob service's time, or the client's moved back by
-// ClientClockMargin when the service's cannot be read.
+// clientClockMargin when the service's cannot be read.
 func (a *Account) serviceNow(ctx context.Context) time.Time {
 	if t, err := a.blobs.Now(ctx); err == nil {
 		return t
 	}
-	return a.clock().Add(-ClientClockMargin)
+	return a.clock().Add(-clientClockMargin)
 }
 
 // cutoff returns the If-Unmodified-Since of a delete that may remove only blobs last
@@ -550,7 +550,7 @@ func (s *Store[T]) cleanup(ctx context.Context, at time.Time, paths []string) {
 	for _, p := range paths {
 		err := s.acct.blobs.DeleteBlob(cctx, off.container, p, cond)
 		if err != nil && !abstractions.HasStatus(err, http.StatusNotFound, "") && !abstractions.HasStatus(err, http.StatusPreconditionFailed, "") {
-			s.acct.logger().Debug("unified tables: a released blob was not deleted; the orphan sweep will", "table", s.table, "error", ErrorKind(err))
+			s.acct.logger().Debug("unified tables: a released blob was not deleted; the orphan sweep will", "table", s.table, "error", errorKind(err))
 		}
 		if cctx.Err() != nil {
 			return

@@ -48,12 +48,12 @@ func TestOvertime(t *testing.T) {
 
 func TestBlobOffloadOptionsCheck(t *testing.T) {
 	for _, o := range []*BlobOffloadOptions{nil, {}, {ThresholdBytes: 1}, {ThresholdBytes: 4_194_304, Container: "a-b1"}} {
-		if err := o.Check(); err != nil {
+		if err := o.check(); err != nil {
 			t.Errorf("%+v: %v", o, err)
 		}
 	}
 	for _, o := range []*BlobOffloadOptions{{ThresholdBytes: -1}, {ThresholdBytes: 4_194_305}, {Container: "ab"}, {Container: "a--b"}, {Container: "A-b"}} {
-		if err := o.Check(); !errors.Is(err, abstractions.ErrInvalidArgument) {
+		if err := o.check(); !errors.Is(err, abstractions.ErrInvalidArgument) {
 			t.Errorf("%+v: %v, want ErrInvalidArgument", o, err)
 		}
 	}

@@ -78,7 +78,7 @@ func (s *Store[T]) merge(ctx context.Context, row service.Row, ifMatch string, w
 	var w service.Written
 	key := s.entityKey(row.PartitionKey, row.RowKey)
 	var before *entry
-	if warm && s.policy.Enabled() {
+	if warm && s.policy.enabled() {
 		before, _ = s.acct.cache.get(key)
 	}
 	err := s.trackedWith(s.writeKeys([2]string{row.PartitionKey, row.RowKey}), func() error {

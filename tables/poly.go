@@ -10,7 +10,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
-	"github.com/unified-data/gotables/tables/largevalue"
+	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -78,13 +78,13 @@ func PolyFor[B any](a *Account, types *codec.TypeRegistry, opts *StoreOptions) (
 	if opts != nil {
 		cfg = *opts
 	}
-	if cfg.Cache.Enabled() {
+	if cfg.Cache.enabled() {
 		return nil, fmt.Errorf("%w: a polymorphic store keeps no read cache; leave StoreOptions.Cache unset", abstractions.ErrNotSupported)
 	}
 	if cfg.Table == "" {
 		cfg.Table = base.Name()
 	}
-	if err := CheckTableName(cfg.Table); err != nil {
+	if err := service.CheckTableName(cfg.Table); err != nil {
 		return nil, fmt.Errorf("polymorphic store of %v: %w (name the table with StoreOptions.Table)", base, err)
 	}
 	host, err := For[polyHost](a, &StoreOptions{Table: cfg.Table, Cache: Disabled})

@@ -85,9 +85,9 @@ func transient(err error) bool {
 	return false
 }
 
-// IsBusy reports whether err is the service's answer to overload: 503 (ServerBusy, or any
+// isBusy reports whether err is the service's answer to overload: 503 (ServerBusy, or any
 // other code), 500 OperationTimedOut, or 429.
-func IsBusy(err error) bool {
+func isBusy(err error) bool {
 	return abstractions.HasStatus(err, http.StatusServiceUnavailable, "") ||
 		abstractions.HasStatus(err, http.StatusInternalServerError, "OperationTimedOut") ||
 		abstractions.HasStatus(err, http.StatusTooManyRequests, "")
@@ -109,7 +109,7 @@ func (r *retrying) do(ctx context.Context, fn func() error) error {
 		if err == nil || !transient(err) {
 			return err
 		}
-		if IsBusy(err) {
+		if isBusy(err) {
 			r.busy()
 		}
 		if try >= r.policy.MaxRetries {

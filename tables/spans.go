@@ -19,8 +19,8 @@ import (
 // traced: a store call checks for one and builds no span or attribute (BenchmarkTracing
 // measures both sides).
 
-// Attribute is one key and value of a span.
-type Attribute struct {
+// attribute is one key and value of a span.
+type attribute struct {
 	Key   string
 	Value any
 }
@@ -31,16 +31,16 @@ type Attribute struct {
 type tracer interface {
 	// Start starts a span as a child of the span ctx carries, and returns a context that
 	// carries the new one.
-	Start(ctx context.Context, name string, attrs []Attribute) (context.Context, TraceSpan)
+	Start(ctx context.Context, name string, attrs []attribute) (context.Context, traceSpan)
 }
 
-// TraceSpan is a span a Tracer started.
-type TraceSpan interface {
+// traceSpan is a span a Tracer started.
+type traceSpan interface {
 	// SetAttributes adds attributes to the span.
-	SetAttributes(attrs ...Attribute)
+	SetAttributes(attrs ...attribute)
 	// AddEvent records an event with attributes.
-	AddEvent(name string, attrs ...Attribute)
-	// SetError marks the span failed: kind is the error's class (see ErrorKind), and
+	AddEvent(name string, attrs ...attribute)
+	// SetError marks the span failed: kind is the error's class (see errorKind), and
 	// description the error's text when Options.RecordKeys allows it (error texts name
 	// keys), the kind otherwise.
 	SetError(kind, description string)
@@ -50,16 +50,16 @@ type TraceSpan interface {
 
 // Span attribute keys.
 const (
-	AttrSystem     = "db.system.name"     // always "azure.tables"
-	AttrOperation  = "db.operation.name"  // "create", "read", "mutate", …
-	AttrTable      = "db.collection.name" // the table
-	AttrPartition  = "azure.tables.partition_key"
-	AttrRowKey     = "azure.tables.row_key" // only with Options.RecordKeys
-	AttrErrorKind  = "error.type"           // see ErrorKind
-	AttrStatusCode = "azure.tables.error_code"
+	attrSystem     = "db.system.name"     // always "azure.tables"
+	attrOperation  = "db.operation.name"  // "create", "read", "mutate", …
+	attrTable      = "db.collection.name" // the table
+	attrPartition  = "azure.tables.partition_key"
+	attrRowKey     = "azure.tables.row_key" // only with Options.RecordKeys
+	attrErrorKind  = "error.type"           // see errorKind
+	attrStatusCode = "azure.tables.error_code"
 )
 
-// errorKinds are the sentinels ErrorKind names, in the order it tries them.
+// errorKinds are the sentinels errorKind names, in the order it tries them.
 var errorKinds = []struct {
 	err  error
 	kind string
@@ -80,10 +80,10 @@ var errorKinds = []struct {
 	{context.DeadlineExceeded, "deadline_exceeded"},
 }
 
-// ErrorKind names the class of err for spans and logs: the sentinel it matches in
+// errorKind names the class of err for spans and logs: the sentinel it matches in
 // snake_case ("not_found", "concurrency_conflict", "unavailable", …), "error" when it
 // matches none, "" for nil.
-func ErrorKind(err error) string {
+func errorKind(err error) string {
 	if err == nil {
 		return ""
 	}
@@ -97,7 +97,7 @@ func ErrorKind(err error) string {
 
 // call is one traced store call; a nil *call (no tracer) does nothing.
 type call struct {
-	span       TraceSpan
+	span       traceSpan
 	recordKeys bool
 }
 
@@ -107,8 +107,8 @@ func (s *Store[T]) begin(ctx context.Context, op string) (context.Context, *call
 	if t == nil {
 		return ctx, nil
 	}
-	ctx, sp := t.Start(ctx, op+" "+s.table, []Attribute{
-		{AttrSystem, "azure.tables"}, {AttrOperation, op}, {AttrTable, s.table},
+	ctx, sp := t.Start(ctx, op+" "+s.table, []attribute{
+		{attrSystem, "azure.tables"}, {attrOperation, op}, {attrTable, s.table},
 	})
 	return ctx, &call{span: sp, recordKeys: s.acct.opts.RecordKeys}
 }
@@ -119,9 +119,9 @@ func (c *call) keys(a *Account, pk, rk string) {
 	if c == nil {
 		return
 	}
-	attrs := []Attribute{{AttrPartition, pk}}
+	attrs := []attribute{{attrPartition, pk}}
 	if rk != "" && a.opts.RecordKeys {
-		attrs = append(attrs, Attribute{AttrRowKey, rk})
+		attrs = append(attrs, attribute{attrRowKey, rk})
 	}
 	c.span.SetAttributes(attrs...)
 }
@@ -132,7 +132,7 @@ func (c *call) finish(err *error) {
 		return
 	}
 	if *err != nil {
-		kind := ErrorKind(*err)
+		kind := errorKind(*err)
 		desc := kind
 		if c.recordKeys {
 			desc = (*err).Error()
@@ -140,7 +140,7 @@ func (c *call) finish(err *error) {
 		c.span.SetError(kind, desc)
 		var se *abstractions.StatusError
 		if errors.As(*err, &se) && se.ErrorCode != "" {
-			c.span.SetAttributes(Attribute{AttrStatusCode, se.ErrorCode})
+			c.span.SetAttributes(attribute{attrStatusCode, se.ErrorCode})
 		}
 	}
 	c.span.End()
@@ -172,14 +172,14 @@ type verbSpan struct {
 
 func (v *verbSpan) Event(name string, keyvals ...any) {
 	if v.call != nil {
-		attrs := make([]Attribute, 0, len(keyvals)/2)
+		attrs := make([]attribute, 0, len(keyvals)/2)
 		for i := 0; i+1 < len(keyvals); i += 2 {
 			k, _ := keyvals[i].(string)
 			val := keyvals[i+1]
 			if e, ok := val.(error); ok {
-				val = ErrorKind(e)
+				val = errorKind(e)
 			}
-			attrs = append(attrs, Attribute{k, val})
+			attrs = append(attrs, attribute{k, val})
 		}
 		v.call.span.AddEvent(name, attrs...)
 	}
@@ -195,7 +195,7 @@ func (v *verbSpan) Event(name string, keyvals ...any) {
 		for i := 0; i+1 < len(keyvals); i += 2 {
 			val := keyvals[i+1]
 			if e, ok := val.(error); ok {
-				val = ErrorKind(e)
+				val = errorKind(e)
 			}
 			args = append(args, keyvals[i], val)
 		}

@@ -32,7 +32,7 @@ type recorded struct {
 
 type spanKey struct{}
 
-func (r *recorder) Start(ctx context.Context, name string, attrs []Attribute) (context.Context, TraceSpan) {
+func (r *recorder) Start(ctx context.Context, name string, attrs []attribute) (context.Context, traceSpan) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	parent, _ := ctx.Value(spanKey{}).(*recorded)
@@ -44,13 +44,13 @@ func (r *recorder) Start(ctx context.Context, name string, attrs []Attribute) (c
 	return context.WithValue(ctx, spanKey{}, sp), sp
 }
 
-func (s *recorded) SetAttributes(attrs ...Attribute) {
+func (s *recorded) SetAttributes(attrs ...attribute) {
 	for _, a := range attrs {
 		s.attrs[a.Key] = a.Value
 	}
 }
 
-func (s *recorded) AddEvent(name string, attrs ...Attribute) {
+func (s *recorded) AddEvent(name string, attrs ...attribute) {
 	var parts []string
 	for _, a := range attrs {
 		parts = append(parts, fmt.Sprintf("%s=%v", a.Key, a.Value))
@@ -94,24 +94,24 @@ func TestTracing(t *testing.T) {
 			}
 			first, dup, list := tr.spans[0], tr.spans[1], tr.spans[2]
 			for _, sp := range tr.spans {
-				if !sp.ended || sp.attrs[AttrSystem] != "azure.tables" || sp.attrs[AttrTable] != "Items" {
+				if !sp.ended || sp.attrs[attrSystem] != "azure.tables" || sp.attrs[attrTable] != "Items" {
 					t.Errorf("span %s: %+v", sp.name, sp)
 				}
 			}
-			if first.attrs[AttrOperation] != "create" || first.attrs[AttrPartition] != "p" || first.kind != "" {
+			if first.attrs[attrOperation] != "create" || first.attrs[attrPartition] != "p" || first.kind != "" {
 				t.Errorf("create span %+v", first)
 			}
-			if _, ok := first.attrs[AttrRowKey]; ok != record {
+			if _, ok := first.attrs[attrRowKey]; ok != record {
 				t.Errorf("row key recorded: %v, want %v", ok, record)
 			}
-			if dup.kind != "duplicate_key" || dup.attrs[AttrStatusCode] != "EntityAlreadyExists" {
+			if dup.kind != "duplicate_key" || dup.attrs[attrStatusCode] != "EntityAlreadyExists" {
 				t.Errorf("failed span %+v", dup)
 			}
 			// The error's text names keys: it is the description only when keys may be recorded.
 			if record && !strings.Contains(dup.desc, `"a"`) || !record && dup.desc != "duplicate_key" {
 				t.Errorf("description %q", dup.desc)
 			}
-			if list.attrs[AttrPartition] != "p" {
+			if list.attrs[attrPartition] != "p" {
 				t.Errorf("list span %+v", list)
 			}
 		})
@@ -150,7 +150,7 @@ func TestVerbSpans(t *testing.T) {
 	if verb == nil {
 		t.Fatalf("no verb span among %v", tr.names())
 	}
-	if !verb.ended || verb.kind != "" || verb.attrs[AttrRowKey] != "n" {
+	if !verb.ended || verb.kind != "" || verb.attrs[attrRowKey] != "n" {
 		t.Errorf("verb span %+v", verb)
 	}
 	if len(verb.events) != 1 || !strings.Contains(verb.events[0], "attempt lost") || !strings.Contains(verb.events[0], "concurrency_conflict") {
@@ -204,13 +204,13 @@ func TestTracedKeysAreNormalised(t *testing.T) {
 		t.Fatalf("spans %v", tr.names())
 	}
 	read, count, ensure := tr.spans[0], tr.spans[1], tr.spans[2]
-	if read.attrs[AttrPartition] != "p" || read.attrs[AttrRowKey] != "a" || read.kind != "not_found" {
+	if read.attrs[attrPartition] != "p" || read.attrs[attrRowKey] != "a" || read.kind != "not_found" {
 		t.Errorf("read span %+v", read)
 	}
-	if count.attrs[AttrPartition] != "p" {
+	if count.attrs[attrPartition] != "p" {
 		t.Errorf("count span %+v", count)
 	}
-	if _, ok := ensure.attrs[AttrPartition]; ok {
+	if _, ok := ensure.attrs[attrPartition]; ok {
 		t.Errorf("the table's span names a partition: %+v", ensure)
 	}
 }
@@ -228,8 +228,8 @@ func TestErrorKind(t *testing.T) {
 		{context.DeadlineExceeded, "deadline_exceeded"},
 		{abstractions.ErrBlobOffloadNotConfigured, "blob_offload_not_configured"},
 	} {
-		if got := ErrorKind(tc.err); got != tc.want {
-			t.Errorf("ErrorKind(%v) = %q, want %q", tc.err, got, tc.want)
+		if got := errorKind(tc.err); got != tc.want {
+			t.Errorf("errorKind(%v) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }
@@ -240,12 +240,12 @@ type noopTracer struct{}
 
 type noopSpan struct{}
 
-func (noopTracer) Start(ctx context.Context, _ string, _ []Attribute) (context.Context, TraceSpan) {
+func (noopTracer) Start(ctx context.Context, _ string, _ []attribute) (context.Context, traceSpan) {
 	return ctx, noopSpan{}
 }
 
-func (noopSpan) SetAttributes(...Attribute)    {}
-func (noopSpan) AddEvent(string, ...Attribute) {}
+func (noopSpan) SetAttributes(...attribute)    {}
+func (noopSpan) AddEvent(string, ...attribute) {}
 func (noopSpan) SetError(string, string)       {}
 func (noopSpan) End()                          {}
 

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"regexp"
 	"strings"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tables/internal/callerr"
-	"github.com/unified-data/gotables/tables/largevalue"
+	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -52,19 +51,6 @@ type StoreOptions struct {
 	Cache CachePolicy
 }
 
-var tableNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{2,62}$`)
-
-// CheckTableName returns an error matching abstractions.ErrInvalidArgument when the service
-// would refuse name as a table name: 3 to 63 letters and digits, starting with a letter, and
-// not "tables".
-func CheckTableName(name string) error {
-	if !tableNameRE.MatchString(name) || strings.EqualFold(name, "tables") {
-		return fmt.Errorf("%w: %q is not a table name the service accepts: 3 to 63 letters and digits, starting with a letter, not \"tables\"",
-			abstractions.ErrInvalidArgument, name)
-	}
-	return nil
-}
-
 // For returns the store of entity type T in the account: T is a struct that embeds
 // [abstractions.Entity] (the constraint on P, [abstractions.EntityPtr], makes the compiler
 // check it; write For[Customer](acct, nil)). The table is named after the type unless opts.Table names it,
@@ -97,7 +83,7 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 	if cfg.Cache.set {
 		policy = cfg.Cache
 	}
-	if err := CheckTableName(cfg.Table); err != nil {
+	if err := service.CheckTableName(cfg.Table); err != nil {
 		return nil, fmt.Errorf("store of %v: %w (name the table with StoreOptions.Table)", t, err)
 	}
 	if plan.LargeValues() && a.off != nil {
@@ -132,7 +118,7 @@ func (s *Store[T]) Account() *Account { return s.acct }
 // own StoreOptions.Cache, or the account's Options.Cache when the store sets none, is Sliding
 // or Absolute. Code that must see every other process's writes at once (a user's security
 // stamp, say) checks it, through an interface of its own, to refuse a caching store.
-func (s *Store[T]) CachesReads() bool { return s.policy.Enabled() }
+func (s *Store[T]) CachesReads() bool { return s.policy.enabled() }
 
 // EnsureCreated creates the table if it does not exist yet. With Options.NeverCreateTables
 // it only checks that the table exists, reading at most one row (which a table SAS

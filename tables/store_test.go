@@ -139,7 +139,7 @@ func TestCheckTableName(t *testing.T) {
 		{"abcé", false},
 	}
 	for _, tc := range cases {
-		err := CheckTableName(tc.name)
+		err := service.CheckTableName(tc.name)
 		if (err == nil) != tc.ok {
 			t.Errorf("CheckTableName(%q) = %v, want ok %v", tc.name, err, tc.ok)
 		}

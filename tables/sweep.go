@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/largevalue"
+	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 

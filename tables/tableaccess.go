@@ -3,7 +3,6 @@ package tables
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -272,7 +271,3 @@ func (a *Account) recreateTable(ctx context.Context, table string, notFound erro
 	a.knowTable(table)
 	return nil
 }
-
-// Logger returns the logger the account writes its warnings to: Options.Logger, or
-// slog.Default().
-func (a *Account) Logger() *slog.Logger { return a.logger() }

@@ -125,7 +125,7 @@ type Options struct {
 	//     deadline: the deadline always wins, ending the call, its retries and its backoff
 	//     with an error matching abstractions.ErrUnavailable (and context.DeadlineExceeded).
 	//   - Transport: nil means the library's shared transport, which keeps
-	//     DefaultMaxIdleConnsPerHost idle connections per host (the SDK's default keeps 10).
+	//     128 idle connections per host (the SDK's default keeps 10).
 	//   - TracingProvider: set it (for OpenTelemetry, with the SDK's azotel adapter) and
 	//     every store call and outcome verb call becomes a span, parent of the SDK's HTTP
 	//     spans; the zero value traces nothing and costs nothing.
@@ -169,7 +169,7 @@ func (o *Options) checkOffload() error {
 		return fmt.Errorf("%w: Options.BlobOffload needs a blob service: set Options.Blobs to azblobs.Connect (package tables/azblobs)",
 			abstractions.ErrInvalidArgument)
 	}
-	return o.BlobOffload.Check()
+	return o.BlobOffload.check()
 }
 
 // clientOptions are the SDK client options of every client the account builds.

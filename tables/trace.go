@@ -27,27 +27,27 @@ func newTracer(p tracing.Provider) tracer {
 	return sdkTracer{t}
 }
 
-func (a sdkTracer) Start(ctx context.Context, name string, attrs []Attribute) (context.Context, TraceSpan) {
+func (a sdkTracer) Start(ctx context.Context, name string, attrs []attribute) (context.Context, traceSpan) {
 	ctx, sp := a.t.Start(ctx, name, &tracing.SpanOptions{Kind: tracing.SpanKindInternal, Attributes: sdkAttrs(attrs)})
 	return ctx, sdkSpan{sp}
 }
 
 type sdkSpan struct{ s tracing.Span }
 
-func (s sdkSpan) SetAttributes(attrs ...Attribute) { s.s.SetAttributes(sdkAttrs(attrs)...) }
+func (s sdkSpan) SetAttributes(attrs ...attribute) { s.s.SetAttributes(sdkAttrs(attrs)...) }
 
-func (s sdkSpan) AddEvent(name string, attrs ...Attribute) {
+func (s sdkSpan) AddEvent(name string, attrs ...attribute) {
 	s.s.AddEvent(name, sdkAttrs(attrs)...)
 }
 
 func (s sdkSpan) SetError(kind, description string) {
-	s.s.SetAttributes(tracing.Attribute{Key: AttrErrorKind, Value: kind})
+	s.s.SetAttributes(tracing.Attribute{Key: attrErrorKind, Value: kind})
 	s.s.SetStatus(tracing.SpanStatusError, description)
 }
 
 func (s sdkSpan) End() { s.s.End() }
 
-func sdkAttrs(attrs []Attribute) []tracing.Attribute {
+func sdkAttrs(attrs []attribute) []tracing.Attribute {
 	out := make([]tracing.Attribute, len(attrs))
 	for i, a := range attrs {
 		out[i] = tracing.Attribute{Key: a.Key, Value: a.Value}

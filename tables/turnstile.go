@@ -7,12 +7,12 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 )
 
-// MaxRowWaiters is how many outcome-verb calls of one account may hold or wait for the turn
+// maxRowWaiters is how many outcome-verb calls of one account may hold or wait for the turn
 // of one row at a time (see Store.Turn). A call beyond it is let through without a turn and
 // races the others through the service, as every call did before rows had turns, with its
 // attempt budget: a row that busy is better told "conflicted, retry later" by the service's
 // answers than made to wait behind hundreds of writes.
-const MaxRowWaiters = 256
+const maxRowWaiters = 256
 
 // turnstile holds one queue per row that an outcome verb of the account is working on. An
 // entry lives while a call holds or waits for its turn, so the map is only as large as the
@@ -30,7 +30,7 @@ type rowTurn struct {
 }
 
 // take waits for the turn of the row key and returns its release; ok is false when the row
-// already has MaxRowWaiters users, and the caller goes without a turn.
+// already has maxRowWaiters users, and the caller goes without a turn.
 func (ts *turnstile) take(ctx context.Context, key string) (release func(), ok bool, err error) {
 	ts.mu.Lock()
 	r := ts.rows[key]
@@ -41,7 +41,7 @@ func (ts *turnstile) take(ctx context.Context, key string) (release func(), ok b
 		r = &rowTurn{token: make(chan struct{}, 1)}
 		ts.rows[key] = r
 	}
-	if r.users >= MaxRowWaiters {
+	if r.users >= maxRowWaiters {
 		ts.mu.Unlock()
 		return func() {}, false, nil
 	}
@@ -78,7 +78,7 @@ func (ts *turnstile) leave(key string, r *rowTurn) {
 // table's name, and the id is resolved as the store resolves it (normalised unless the
 // account keeps ids as written), so "EU|Alice" and "eu|alice" wait in one queue. Callers
 // are served in the order they came. When ctx ends first, Turn returns ctx's error. An id
-// the store refuses, and a caller beyond MaxRowWaiters, get no turn and a release that does
+// the store refuses, and a caller beyond maxRowWaiters, get no turn and a release that does
 // nothing: the verb's read refuses the one, the other races as before.
 //
 // Only calls through this account queue: another account value over the same table, like

@@ -191,21 +191,21 @@ func TestTurnBoundAndRefusedIDs(t *testing.T) {
 	key := "rows\x00p|1"
 	wctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	for range MaxRowWaiters - 1 {
+	for range maxRowWaiters - 1 {
 		wg.Go(func() {
 			if r, err := s.Turn(wctx, "p|1"); err == nil {
 				r()
 			}
 		})
 	}
-	waitUsers(t, s.acct, key, MaxRowWaiters)
+	waitUsers(t, s.acct, key, maxRowWaiters)
 	// The queue is full: the next caller goes through at once, without a turn.
 	over, err := s.Turn(ctx, "p|1")
 	if err != nil {
 		t.Fatalf("a caller beyond the bound: %v", err)
 	}
 	over()
-	waitUsers(t, s.acct, key, MaxRowWaiters)
+	waitUsers(t, s.acct, key, maxRowWaiters)
 	cancel()
 	wg.Wait()
 	release()

@@ -3,7 +3,10 @@ package service
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
+
+	"github.com/unified-data/gotables/abstractions"
 )
 
 // Op is the kind of a row write.
@@ -150,4 +153,17 @@ func (e *TransactionError) Unwrap() error { return e.Err }
 // each quote inside doubled.
 func QuoteString(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+var tableNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{2,62}$`)
+
+// CheckTableName returns an error matching abstractions.ErrInvalidArgument when the service
+// would refuse name as a table name: 3 to 63 letters and digits, starting with a letter, and
+// not "tables".
+func CheckTableName(name string) error {
+	if !tableNameRE.MatchString(name) || strings.EqualFold(name, "tables") {
+		return fmt.Errorf("%w: %q is not a table name the service accepts: 3 to 63 letters and digits, starting with a letter, not \"tables\"",
+			abstractions.ErrInvalidArgument, name)
+	}
+	return nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/azservice"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -43,7 +42,7 @@ Inspect only reads.`,
 				if *table == "" {
 					return &usageError{"--table is required"}
 				}
-				if err := tables.CheckTableName(*table); err != nil {
+				if err := service.CheckTableName(*table); err != nil {
 					return &usageError{err.Error()}
 				}
 				if *top < 1 {
