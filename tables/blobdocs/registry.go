@@ -241,7 +241,7 @@ func (b *binding) tooLarge(op, name string, n int64) error {
 }
 
 // write encodes v and uploads it as the named blob under opts' condition, returning the new
-// ETag.
+// ETag (see upload for a write whose answer was lost).
 func (b *binding) write(ctx context.Context, op, name string, v any, opts service.UploadOptions) (string, error) {
 	data, err := b.serializer.Marshal(v)
 	if err != nil {
@@ -259,11 +259,7 @@ func (b *binding) write(ctx context.Context, op, name string, v any, opts servic
 	}
 	opts.ContentType = b.serializer.ContentType()
 	opts.ContentEncoding = string(b.compression)
-	props, err := b.blobs.Upload(ctx, b.container, name, data, opts)
-	if err != nil {
-		return "", translate(op, b.container, name, err)
-	}
-	return props.ETag, nil
+	return b.upload(ctx, op, name, data, opts)
 }
 
 // deleteBlob deletes the named blob under cond.
