@@ -398,12 +398,28 @@ func TestMaxSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.put("docs", "/bomb.json", bomb, "gzip")
-	if _, err := docs.Get(ctx, "bomb"); !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "MaxSize") {
-		t.Fatalf("reading a gzip bomb: %v", err)
+	roomy, err := Register[invoice](newRegistry(t, s, &Options{MaxSize: 4096}), Registration{Container: "docs", BlobName: byID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := roomy.Get(ctx, "bomb"); len(bomb) > 4096 || !errors.Is(err, abstractions.ErrOversizedValue) ||
+		!strings.Contains(err.Error(), "the document is more than 4096 bytes once inflated, the registry's limit (Options.MaxSize)") {
+		t.Fatalf("reading a gzip bomb of %d bytes: %v", len(bomb), err)
+	}
+	if _, err := docs.Get(ctx, "bomb"); !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "the stored blob is 1") {
+		t.Fatalf("reading a compressed blob above the limit: %v", err)
 	}
 	s.put("docs", "/large.json", bytes.Repeat([]byte(" "), 65), "")
-	if _, err := docs.Get(ctx, "large"); !errors.Is(err, abstractions.ErrOversizedValue) {
+	if _, err := docs.Get(ctx, "large"); !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "the stored blob is 65 bytes, more than 64, the registry's limit") {
 		t.Fatalf("reading a blob above the limit: %v", err)
+	}
+	// A blob whose length the service did not report is cut off at the limit.
+	s.put("docs", "/unsized.json", bytes.Repeat([]byte(" "), 65), "")
+	unsized := s.blobs["docs//unsized.json"]
+	unsized.props.ContentLength = 0
+	s.blobs["docs//unsized.json"] = unsized
+	if _, err := docs.Get(ctx, "unsized"); !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "the stored blob is more than 64 bytes, the registry's limit") {
+		t.Fatalf("reading an unsized blob above the limit: %v", err)
 	}
 }
 
