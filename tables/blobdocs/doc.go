@@ -73,8 +73,8 @@
 // (412 ConditionNotMet), an update or delete of a document deleted meanwhile — fails with
 // abstractions.ErrConcurrencyConflict, the error a lost race on a table row gives, so one
 // retry policy covers both. A refusal that may answer a resend of the call's own write is
-// checked first (see Lost responses). Mutate and MutateOrCreate run the read, change, conditional
-// write loop for you, with the abstractions.RetryOptions of the table verbs.
+// checked first (see Lost responses). Mutate and MutateOrCreate run the read, change,
+// conditional write loop for you, with the abstractions.RetryOptions of the table verbs.
 //
 // The conditional write is a compare-and-swap of one blob, not a transaction: nothing
 // spans two blobs, or a blob and a table row.
