@@ -3,6 +3,7 @@ package fidelity
 import (
 	"context"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/unified-data/gotables/tables/service"
@@ -72,6 +73,38 @@ var blobScenarios = []Scenario{
 			e.OK("overwrite", err)
 			_, _, err = read(ctx, e, "dir/file.gz", service.Conditions{IfMatch: p.ETag})
 			e.Status("download if-match stale", err, 412, "ConditionNotMet")
+		},
+	},
+	{
+		// Metadata names come back in lower case, whatever case they were sent in; a touch
+		// keeps the metadata, the next upload replaces it; a name that is not an identifier
+		// is refused.
+		Name: "blob/metadata", NoTable: true, Container: true,
+		Run: func(ctx context.Context, e *Env) {
+			metadata := func(step string) {
+				b, err := e.Blobs.Download(ctx, e.Container, "doc", service.Conditions{})
+				if e.ObserveErr(step, err) != nil {
+					return
+				}
+				b.Body.Close()
+				e.Observe(step, b.Metadata)
+			}
+			_, err := upload(ctx, e, "doc", "v1", service.UploadOptions{Metadata: map[string]string{"Write_Token": "T1", "n2": ""}})
+			e.OK("upload with metadata", err)
+			metadata("metadata")
+			_, err = e.Blobs.Touch(ctx, e.Container, "doc")
+			e.OK("touch", err)
+			metadata("metadata after a touch")
+			_, err = e.Blobs.UploadStream(ctx, e.Container, "doc", strings.NewReader("v2"), service.UploadOptions{Metadata: map[string]string{"other": "x"}})
+			e.OK("stream upload with other metadata", err)
+			metadata("metadata after the stream upload")
+			_, err = upload(ctx, e, "doc", "v3", service.UploadOptions{})
+			e.OK("upload without metadata", err)
+			metadata("metadata after an upload without")
+			for _, name := range []string{"bad-name", "1abc"} {
+				_, err = upload(ctx, e, "doc", "v4", service.UploadOptions{Metadata: map[string]string{name: "x"}})
+				e.Status("upload with the metadata name "+name, err, 400, "InvalidMetadata")
+			}
 		},
 	},
 	{

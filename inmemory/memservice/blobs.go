@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -17,10 +18,44 @@ type container struct {
 	blobs map[string]*blob
 }
 
-// A blob's data is never changed after it is stored: an upload stores a new blob.
+// A blob's data and metadata are never changed after it is stored: an upload stores a new
+// blob.
 type blob struct {
-	data  []byte
-	props service.BlobProperties
+	data     []byte
+	props    service.BlobProperties
+	metadata map[string]string
+}
+
+// metadata returns the metadata an upload stores: the names in lower case, as the service
+// reports them, or nil for none. A name that is not an identifier (ASCII letters, digits and
+// underscores, not starting with a digit), or two names that differ only in case, fail
+// with 400 InvalidMetadata.
+func metadata(md map[string]string) (map[string]string, error) {
+	if len(md) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(md))
+	for name, v := range md {
+		if !identifier(name) {
+			return nil, errInvalidMetadata()
+		}
+		lower := strings.ToLower(name)
+		if _, dup := out[lower]; dup {
+			return nil, errInvalidMetadata()
+		}
+		out[lower] = v
+	}
+	return out, nil
+}
+
+func identifier(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return name != ""
 }
 
 // etagBase makes blob ETags look like the service's ("0x8DC…"); a counter above it keeps
@@ -110,7 +145,8 @@ func (s *Service) DeleteContainer(ctx context.Context, name string) error {
 // with 409 BlobAlreadyExists when the blob exists; UploadIfMatch fails with 412
 // ConditionNotMet when the blob is missing (even for "*", as on the real service) or carries
 // another ETag. An empty IfMatch with UploadIfMatch means "*". The content type defaults to
-// application/octet-stream, as on the service.
+// application/octet-stream, as on the service. Metadata is stored with names in lower case;
+// a name that is not an identifier fails with 400 InvalidMetadata.
 func (s *Service) Upload(ctx context.Context, containerName, name string, data []byte, opts service.UploadOptions) (service.BlobProperties, error) {
 	if err := ctx.Err(); err != nil {
 		return service.BlobProperties{}, err
@@ -122,6 +158,9 @@ func (s *Service) Upload(ctx context.Context, containerName, name string, data [
 func (s *Service) checkUpload(containerName, name string, opts service.UploadOptions) error {
 	c, err := s.container(containerName)
 	if err != nil {
+		return err
+	}
+	if _, err := metadata(opts.Metadata); err != nil {
 		return err
 	}
 	old := c.blobs[name]
@@ -150,13 +189,15 @@ func (s *Service) store(_ context.Context, containerName, name string, data []by
 		return service.BlobProperties{}, err
 	}
 	c := s.containers[containerName]
+	md, _ := metadata(opts.Metadata) // checked by checkUpload
 	s.blobSeq++
 	contentType := opts.ContentType
 	if contentType == "" {
 		contentType = "application/octet-stream"
 	}
 	b := &blob{
-		data: data,
+		data:     data,
+		metadata: md,
 		props: service.BlobProperties{
 			ETag:            fmt.Sprintf(`"0x%X"`, etagBase+s.blobSeq),
 			LastModified:    secondOf(s.now()),
@@ -194,7 +235,7 @@ func (s *Service) UploadStream(ctx context.Context, containerName, name string, 
 }
 
 // Touch marks the named blob as written now: its LastModified becomes the service's time
-// and it gets a new ETag; its content and headers stay. A missing blob fails with 404
+// and it gets a new ETag; its content, headers and metadata stay. A missing blob fails with 404
 // BlobNotFound.
 func (s *Service) Touch(ctx context.Context, containerName, name string) (service.BlobProperties, error) {
 	if err := ctx.Err(); err != nil {
@@ -211,7 +252,7 @@ func (s *Service) Touch(ctx context.Context, containerName, name string) (servic
 		return service.BlobProperties{}, errBlobNotFound()
 	}
 	s.blobSeq++
-	nb := &blob{data: b.data, props: b.props}
+	nb := &blob{data: b.data, props: b.props, metadata: b.metadata}
 	nb.props.ETag = fmt.Sprintf(`"0x%X"`, etagBase+s.blobSeq)
 	nb.props.LastModified = secondOf(s.now())
 	c.blobs[name] = nb
@@ -240,6 +281,7 @@ func (s *Service) Download(ctx context.Context, containerName, name string, cond
 	}
 	return &service.Blob{
 		Properties: b.props,
+		Metadata:   maps.Clone(b.metadata),
 		Body:       io.NopCloser(bytes.NewReader(bytes.Clone(b.data))),
 	}, nil
 }

@@ -393,3 +393,42 @@ func TestTouch(t *testing.T) {
 	_, err = s.Touch(ctx, "box", "missing")
 	wantStatus(t, err, http.StatusNotFound, "BlobNotFound")
 }
+
+// Metadata is stored with names in lower case, kept by Touch, replaced by the next upload,
+// and copied out, so a caller cannot change what is stored.
+func TestMetadata(t *testing.T) {
+	s, _ := newContainer(t)
+	ctx := context.Background()
+	md := func() map[string]string {
+		b, err := s.Download(ctx, "box", "b", service.Conditions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Body.Close()
+		return b.Metadata
+	}
+	if _, err := s.Upload(ctx, "box", "b", []byte("abc"), service.UploadOptions{Metadata: map[string]string{"Write_Token": "T1", "n2": ""}}); err != nil {
+		t.Fatal(err)
+	}
+	got := md()
+	if got["write_token"] != "T1" || len(got) != 2 {
+		t.Fatalf("download metadata %v", got)
+	}
+	got["write_token"] = "changed"
+	if _, err := s.Touch(ctx, "box", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if got := md(); got["write_token"] != "T1" {
+		t.Fatalf("metadata after a touch, and a caller's change of a copy: %v", got)
+	}
+	if _, err := s.Upload(ctx, "box", "b", []byte("abc"), service.UploadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := md(); got != nil {
+		t.Fatalf("an upload without metadata left %v", got)
+	}
+	for _, bad := range []map[string]string{{"bad-name": "x"}, {"1abc": "x"}, {"": "x"}, {"a": "1", "A": "2"}} {
+		_, err := s.Upload(ctx, "box", "b", []byte("x"), service.UploadOptions{Metadata: bad})
+		wantStatus(t, err, http.StatusBadRequest, "InvalidMetadata")
+	}
+}

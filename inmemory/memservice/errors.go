@@ -134,3 +134,8 @@ func errConditionNotMet() error {
 	return statusError(http.StatusPreconditionFailed, "ConditionNotMet",
 		"The condition specified using HTTP conditional header(s) is not met.")
 }
+
+func errInvalidMetadata() error {
+	return statusError(http.StatusBadRequest, "InvalidMetadata",
+		"The metadata specified is invalid. It has characters that are not permitted.")
+}

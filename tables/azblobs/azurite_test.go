@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"go.uber.org/goleak"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/azuritetest"
+	"github.com/unified-data/gotables/tables/faults"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -176,5 +178,44 @@ func TestAzuriteUploadHonoursContext(t *testing.T) {
 	cancel()
 	if _, err := s.Upload(ctx, "c", "b", nil, service.UploadOptions{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Upload: err = %v", err)
+	}
+}
+
+// Every try the SDK sends is counted in the call's service.Attempts: a create-only upload
+// whose response is lost is resent, and the resend meets the blob its first try stored.
+func TestAzuriteCountsTries(t *testing.T) {
+	opts := azuritetest.ClientOptions(t)
+	tr := faults.NewTransport(opts.Transport)
+	opts.Transport = tr
+	opts.Retry = policy.RetryOptions{MaxRetries: 3, RetryDelay: time.Millisecond, MaxRetryDelay: time.Millisecond}
+	s, err := NewFromConnectionString(azuritetest.ConnectionString(t), &Options{ClientOptions: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c := uniqueName("tries")
+	if err := s.CreateContainer(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.DeleteContainer(context.Background(), c) })
+
+	tctx, tries := service.WithAttempts(ctx)
+	if _, err := s.Upload(tctx, c, "b", []byte("x"), service.UploadOptions{}); err != nil || tries.Count() != 1 || tries.Retried() {
+		t.Fatalf("a plain upload: %v, %d tries", err, tries.Count())
+	}
+	tr.Inject(faults.LoseResponse, faults.Writes, 1)
+	tctx, tries = service.WithAttempts(ctx)
+	_, err = s.Upload(tctx, c, "new", []byte("x"), service.UploadOptions{Mode: service.UploadCreate, Metadata: map[string]string{"Token": "t1"}})
+	wantStatus(t, err, http.StatusConflict, "BlobAlreadyExists")
+	if tries.Count() != 2 || !tries.Retried() {
+		t.Fatalf("a lost create: %d tries counted, want 2", tries.Count())
+	}
+	b, err := s.Download(ctx, c, "new", service.Conditions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Body.Close()
+	if b.Metadata["token"] != "t1" {
+		t.Fatalf("the first try's blob carries metadata %v", b.Metadata)
 	}
 }

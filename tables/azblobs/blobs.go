@@ -60,8 +60,8 @@ func (s *Service) DeleteContainer(ctx context.Context, name string) error {
 // fails with 409 BlobAlreadyExists), UploadIfMatch sends If-Match with opts.IfMatch, or *
 // when it is empty, as for row actions (a changed blob fails with 412 ConditionNotMet).
 // The returned properties are those the service reports on a later read; a blob stored
-// without a content type reads back as application/octet-stream. Upload refuses an
-// unknown mode without sending anything.
+// without a content type reads back as application/octet-stream. opts.Metadata is sent as
+// x-ms-meta-* headers. Upload refuses an unknown mode without sending anything.
 func (s *Service) Upload(ctx context.Context, containerName, name string, data []byte, opts service.UploadOptions) (service.BlobProperties, error) {
 	c, err := s.container(containerName)
 	if err != nil {
@@ -71,7 +71,7 @@ func (s *Service) Upload(ctx context.Context, containerName, name string, data [
 	if err != nil {
 		return service.BlobProperties{}, err
 	}
-	uo := &blockblob.UploadOptions{HTTPHeaders: uploadHeaders(opts), AccessConditions: cond}
+	uo := &blockblob.UploadOptions{HTTPHeaders: uploadHeaders(opts), Metadata: uploadMetadata(opts), AccessConditions: cond}
 	resp, err := c.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), uo)
 	if err != nil {
 		return service.BlobProperties{}, mapError(ctx, "upload", err)
@@ -100,6 +100,31 @@ func uploadHeaders(opts service.UploadOptions) *blob.HTTPHeaders {
 		h.BlobContentEncoding = &opts.ContentEncoding
 	}
 	return h
+}
+
+// uploadMetadata returns the metadata an upload stores, as the SDK takes it; nil for none.
+func uploadMetadata(opts service.UploadOptions) map[string]*string {
+	if len(opts.Metadata) == 0 {
+		return nil
+	}
+	md := make(map[string]*string, len(opts.Metadata))
+	for k, v := range opts.Metadata {
+		md[k] = &v
+	}
+	return md
+}
+
+// downloadedMetadata returns a blob's metadata with names in lower case (the SDK reports
+// them as Go canonicalizes header names); nil for none.
+func downloadedMetadata(md map[string]*string) map[string]string {
+	if len(md) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(md))
+	for k, v := range md {
+		out[strings.ToLower(k)] = azconn.Deref(v)
+	}
+	return out
 }
 
 // uploadConditions returns the condition of an upload's mode: none for UploadOverwrite,
@@ -148,7 +173,7 @@ func (s *Service) UploadStream(ctx context.Context, containerName, name string, 
 		return service.BlobProperties{}, err
 	}
 	uo := &blockblob.UploadStreamOptions{BlockSize: streamBlockSize, Concurrency: streamConcurrency,
-		HTTPHeaders: uploadHeaders(opts), AccessConditions: cond}
+		HTTPHeaders: uploadHeaders(opts), Metadata: uploadMetadata(opts), AccessConditions: cond}
 	bc := c.NewBlockBlobClient(name)
 	if opts.Mode == service.UploadCreate {
 		if _, err := bc.GetProperties(ctx, nil); err == nil {
@@ -246,7 +271,8 @@ func (s *Service) Touch(ctx context.Context, containerName, name string) (servic
 	return service.BlobProperties{}, last
 }
 
-// Download opens the named blob for reading under cond. The body is the SDK's retry
+// Download opens the named blob for reading under cond, with its metadata (names in lower
+// case). The body is the SDK's retry
 // reader: a broken connection is resumed with If-Match on the first response's ETag, so a
 // blob overwritten mid-read fails the read instead of mixing two versions. The caller must
 // close the body.
@@ -281,7 +307,8 @@ func (s *Service) Download(ctx context.Context, containerName, name string, cond
 		ContentType:     azconn.Deref(resp.ContentType),
 		ContentEncoding: azconn.Deref(resp.ContentEncoding),
 	}
-	return &service.Blob{Properties: props, Body: &blobBody{ctx: ctx, r: resp.NewRetryReader(ctx, nil)}}, nil
+	return &service.Blob{Properties: props, Metadata: downloadedMetadata(resp.Metadata),
+		Body: &blobBody{ctx: ctx, r: resp.NewRetryReader(ctx, nil)}}, nil
 }
 
 // blobBody maps the errors of a download's later requests (the retry reader's resumptions)

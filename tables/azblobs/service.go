@@ -17,6 +17,7 @@ import (
 	"fmt"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -42,11 +43,15 @@ type Options struct {
 	ClientOptions azcore.ClientOptions
 }
 
+// clientOptions returns the blob client's options: the caller's, with a per-retry policy
+// that counts each try (see service.Attempts), so that blob documents can tell a refusal
+// their own earlier, applied try caused.
 func (o *Options) clientOptions() *azblob.ClientOptions {
 	co := &azblob.ClientOptions{}
 	if o != nil {
 		co.ClientOptions = o.ClientOptions
 	}
+	co.PerRetryPolicies = append(append([]policy.Policy(nil), co.PerRetryPolicies...), azconn.CountTries{})
 	return co
 }
 

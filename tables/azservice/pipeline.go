@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 
+	"github.com/unified-data/gotables/tables/internal/azconn"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -78,7 +79,7 @@ func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator
 	}
 	// Each try is counted (see service.Attempts), so that the engine can tell a refusal its
 	// own earlier, applied try caused.
-	plOpts.PerRetry = append(plOpts.PerRetry, countTries{})
+	plOpts.PerRetry = append(plOpts.PerRetry, azconn.CountTries{})
 	client, err := azcore.NewClient(aztablesModule, aztablesVersion, plOpts, &co)
 	if err != nil {
 		return nil, err

@@ -45,7 +45,7 @@ func (o *Options) clientOptions(emulator bool) *aztables.ClientOptions {
 		co.ClientOptions = o.ClientOptions
 	}
 	co.PerCallPolicies = append(append([]policy.Policy{batchBodies{}}, co.PerCallPolicies...), bodyTap{})
-	co.PerRetryPolicies = append(append([]policy.Policy(nil), co.PerRetryPolicies...), countTries{})
+	co.PerRetryPolicies = append(append([]policy.Policy(nil), co.PerRetryPolicies...), azconn.CountTries{})
 	if emulator {
 		co.PerCallPolicies = append(co.PerCallPolicies, asciiBodies{})
 	}

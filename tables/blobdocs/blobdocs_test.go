@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"strings"
 	"sync"
@@ -34,10 +35,13 @@ type invoice struct {
 type stored struct {
 	data  []byte
 	props service.BlobProperties
+	md    map[string]string
 }
 
-// script is a blob service for unit tests: it keeps uploaded blobs in a map without any
-// condition, counts calls, and answers with the error its hooks return, if any.
+// script is a blob service for unit tests: it keeps uploaded blobs in a map, applies the
+// upload and delete conditions as the service does (a conditional delete of a missing blob
+// answers 404, as on Azure), counts calls, and answers with the error its hooks return, if
+// any.
 type script struct {
 	service.Blobs // not scripted: calling anything else panics
 
@@ -64,10 +68,17 @@ func (s *script) Upload(_ context.Context, c, name string, data []byte, opts ser
 			return service.BlobProperties{}, err
 		}
 	}
+	old, exists := s.blobs[c+"/"+name]
+	switch {
+	case opts.Mode == service.UploadCreate && exists:
+		return service.BlobProperties{}, abstractions.NewStatusError(409, "BlobAlreadyExists", "The specified blob already exists.")
+	case opts.Mode == service.UploadIfMatch && (!exists || old.props.ETag != opts.IfMatch):
+		return service.BlobProperties{}, abstractions.NewStatusError(412, "ConditionNotMet", "The condition is not met.")
+	}
 	s.seq++
 	p := service.BlobProperties{ETag: fmt.Sprintf(`"v%d"`, s.seq), ContentLength: int64(len(data)),
 		ContentType: opts.ContentType, ContentEncoding: opts.ContentEncoding}
-	s.blobs[c+"/"+name] = stored{bytes.Clone(data), p}
+	s.blobs[c+"/"+name] = stored{bytes.Clone(data), p, maps.Clone(opts.Metadata)}
 	return p, nil
 }
 
@@ -84,7 +95,7 @@ func (s *script) Download(_ context.Context, c, name string, cond service.Condit
 	if !ok {
 		return nil, abstractions.NewStatusError(404, "BlobNotFound", "The specified blob does not exist.")
 	}
-	return &service.Blob{Properties: b.props, Body: io.NopCloser(bytes.NewReader(b.data))}, nil
+	return &service.Blob{Properties: b.props, Metadata: maps.Clone(b.md), Body: io.NopCloser(bytes.NewReader(b.data))}, nil
 }
 
 func (s *script) DeleteBlob(_ context.Context, c, name string, cond service.Conditions) error {
@@ -97,8 +108,12 @@ func (s *script) DeleteBlob(_ context.Context, c, name string, cond service.Cond
 			return err
 		}
 	}
-	if _, ok := s.blobs[c+"/"+name]; !ok {
+	b, ok := s.blobs[c+"/"+name]
+	if !ok {
 		return abstractions.NewStatusError(404, "BlobNotFound", "The specified blob does not exist.")
+	}
+	if cond.IfMatch != "" && cond.IfMatch != b.props.ETag {
+		return abstractions.NewStatusError(412, "ConditionNotMet", "The condition is not met.")
 	}
 	delete(s.blobs, c+"/"+name)
 	return nil
@@ -108,7 +123,7 @@ func (s *script) put(c, name string, data []byte, enc string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	s.blobs[c+"/"+name] = stored{data, service.BlobProperties{ETag: fmt.Sprintf(`"v%d"`, s.seq), ContentLength: int64(len(data)), ContentEncoding: enc}}
+	s.blobs[c+"/"+name] = stored{data, service.BlobProperties{ETag: fmt.Sprintf(`"v%d"`, s.seq), ContentLength: int64(len(data)), ContentEncoding: enc}, nil}
 }
 
 func (s *script) raw(c, name string) stored {
@@ -383,12 +398,28 @@ func TestMaxSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.put("docs", "/bomb.json", bomb, "gzip")
-	if _, err := docs.Get(ctx, "bomb"); !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "MaxSize") {
-		t.Fatalf("reading a gzip bomb: %v", err)
+	roomy, err := Register[invoice](newRegistry(t, s, &Options{MaxSize: 4096}), Registration{Container: "docs", BlobName: byID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := roomy.Get(ctx, "bomb"); len(bomb) > 4096 || !errors.Is(err, abstractions.ErrOversizedValue) ||
+		!strings.Contains(err.Error(), "the document is more than 4096 bytes once inflated, the registry's limit (Options.MaxSize)") {
+		t.Fatalf("reading a gzip bomb of %d bytes: %v", len(bomb), err)
+	}
+	if _, err := docs.Get(ctx, "bomb"); !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "the stored blob is 1") {
+		t.Fatalf("reading a compressed blob above the limit: %v", err)
 	}
 	s.put("docs", "/large.json", bytes.Repeat([]byte(" "), 65), "")
-	if _, err := docs.Get(ctx, "large"); !errors.Is(err, abstractions.ErrOversizedValue) {
+	if _, err := docs.Get(ctx, "large"); !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "the stored blob is 65 bytes, more than 64, the registry's limit") {
 		t.Fatalf("reading a blob above the limit: %v", err)
+	}
+	// A blob whose length the service did not report is cut off at the limit.
+	s.put("docs", "/unsized.json", bytes.Repeat([]byte(" "), 65), "")
+	unsized := s.blobs["docs//unsized.json"]
+	unsized.props.ContentLength = 0
+	s.blobs["docs//unsized.json"] = unsized
+	if _, err := docs.Get(ctx, "unsized"); !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "the stored blob is more than 64 bytes, the registry's limit") {
+		t.Fatalf("reading an unsized blob above the limit: %v", err)
 	}
 }
 
@@ -561,7 +592,7 @@ func TestMutate(t *testing.T) {
 		s.upload = func(o service.UploadOptions) error {
 			s.upload = nil
 			s.seq++
-			s.blobs["sagas//a.json"] = stored{[]byte(`{"Number":"theirs","Total":10}`), service.BlobProperties{ETag: fmt.Sprintf(`"v%d"`, s.seq)}}
+			s.blobs["sagas//a.json"] = stored{[]byte(`{"Number":"theirs","Total":10}`), service.BlobProperties{ETag: fmt.Sprintf(`"v%d"`, s.seq)}, nil}
 			return abstractions.NewStatusError(409, "BlobAlreadyExists", "")
 		}
 		got, _, err := states.MutateOrCreate(ctx, "a", newInv, bump, noWait)

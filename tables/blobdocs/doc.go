@@ -72,11 +72,40 @@
 // finds the document (409 BlobAlreadyExists), an update or delete of a changed document
 // (412 ConditionNotMet), an update or delete of a document deleted meanwhile — fails with
 // abstractions.ErrConcurrencyConflict, the error a lost race on a table row gives, so one
-// retry policy covers both. Mutate and MutateOrCreate run the read, change, conditional
-// write loop for you, with the abstractions.RetryOptions of the table verbs.
+// retry policy covers both. A refusal that may answer a resend of the call's own write is
+// checked first (see Lost responses). Mutate and MutateOrCreate run the read, change,
+// conditional write loop for you, with the abstractions.RetryOptions of the table verbs.
 //
 // The conditional write is a compare-and-swap of one blob, not a transaction: nothing
 // spans two blobs, or a blob and a table row.
+//
+// # Lost responses
+//
+// The Azure SDK resends a write whose response was lost (or that met a 500 or 503), and the
+// resend of a write the service had applied meets the refusal that write caused: 409 for a
+// Create, 412 for an Update or a conditional Delete. So every upload stores a write token, a
+// random string unique to the call, as the blob's metadata (blobdocs_write; an upload
+// replaces any other metadata the blob had). When a refusal follows a resend, or no answer
+// came, the call reads the blob: if it carries the call's token, the write is stored and the
+// call succeeds with the stored version. Create, Update and Put thus report success for what
+// they stored, and Mutate and MutateOrCreate apply their change once. An unconditional
+// Delete succeeds when the document is gone afterwards, whoever removed it.
+//
+// When the outcome cannot be known, the call fails with an error matching
+// abstractions.ErrUnavailable (context.Canceled when the context was cancelled) that says
+// so; read the document to see what is stored. That happens when
+//
+//   - no answer came before the context ended (a request stalled past the deadline after
+//     it was sent), or the read that would tell fails too;
+//   - a resend was refused and the stored document is not the call's: its first try was
+//     refused as well, or it was applied and another writer replaced or deleted it between
+//     the tries;
+//   - a conditional Delete's resend was refused: a deleted blob keeps no trace of which
+//     call deleted it.
+//
+// Mutate returns such an error without applying its change again; calling it again may
+// apply the change twice, so make the change idempotent (record the message id in the
+// document, say) when that matters.
 //
 // # Errors
 //
@@ -86,7 +115,8 @@
 // abstractions.ErrInvalidKey (refused before anything is sent), abstractions.ErrIntegrity
 // (a blob that does not decode), abstractions.ErrNotSupported (an unknown
 // Content-Encoding), abstractions.ErrOversizedValue, abstractions.ErrUnavailable (the
-// service could not be reached). The service's *abstractions.StatusError stays in the chain.
+// service could not be reached, or a write's outcome cannot be known: see Lost responses).
+// The service's *abstractions.StatusError stays in the chain.
 //
 // # What it does not do
 //

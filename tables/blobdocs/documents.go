@@ -65,6 +65,8 @@ func (d *Documents[T]) Get(ctx context.Context, id string) (*T, error) {
 // Blob Storage has no insert-versus-update to honour, so there is no Insert or Update: Put
 // is both. A nil v is refused with abstractions.ErrInvalidArgument, a document serializing
 // above Options.MaxSize with abstractions.ErrOversizedValue, both before anything is sent.
+// A Put that gets no answer succeeds if the blob holds its write (see Lost responses in the
+// package doc), and fails with abstractions.ErrUnavailable otherwise.
 func (d *Documents[T]) Put(ctx context.Context, id string, v *T) error {
 	name, err := d.b.blobName("put", id, d.tenant)
 	if err != nil {
@@ -78,14 +80,15 @@ func (d *Documents[T]) Put(ctx context.Context, id string, v *T) error {
 }
 
 // Delete deletes the document id, unconditionally. Deleting a missing document is not an
-// error; deleting in a missing container is (ErrContainerNotFound).
+// error; deleting in a missing container is (ErrContainerNotFound). A delete that gets no
+// answer reads the blob, and succeeds when it is gone, whoever removed it.
 func (d *Documents[T]) Delete(ctx context.Context, id string) error {
 	name, err := d.b.blobName("delete", id, d.tenant)
 	if err != nil {
 		return err
 	}
 	err = translate("delete", d.b.container, name, d.b.deleteBlob(ctx, name, service.Conditions{}))
-	if errors.Is(err, abstractions.ErrNotFound) {
+	if errors.Is(err, abstractions.ErrNotFound) || errors.Is(err, abstractions.ErrUnavailable) && d.b.gone(ctx, name) {
 		return nil
 	}
 	return err

@@ -1,6 +1,7 @@
 package blobdocs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -117,6 +118,19 @@ func translate(op, container, blob string, err error) error {
 		e.Kind, e.Message = callerr.Unreachable.Kind, callerr.Unreachable.Message
 	}
 	return e
+}
+
+// unknownOutcome returns the error of a write that may or may not have been applied, why
+// saying what was seen. It matches abstractions.ErrUnavailable (context.Canceled when ctx was
+// cancelled), the sentinel whose meaning that is, and keeps the service's answer, err, in
+// the chain.
+func unknownOutcome(ctx context.Context, op, container, blob, why string, err error) error {
+	kind := abstractions.ErrUnavailable
+	if errors.Is(ctx.Err(), context.Canceled) {
+		kind = context.Canceled
+	}
+	return &Error{Kind: kind, Op: op, Container: container, Blob: blob, Err: err,
+		Message: why + "; whether this call's write is stored cannot be known: read the document to see what is"}
 }
 
 // refuse returns the error of a call refused by this package's own checks, before anything

@@ -200,11 +200,11 @@ func (b *binding) read(ctx context.Context, op, name string, v any) (string, err
 	}
 	defer blob.Body.Close()
 	if blob.Properties.ContentLength > b.maxSize {
-		return "", b.tooLarge(op, name, blob.Properties.ContentLength)
+		return "", b.tooLarge(op, name, fmt.Sprintf("the stored blob is %d bytes, more than %d", blob.Properties.ContentLength, b.maxSize))
 	}
 	raw, err := readAtMost(blob.Body, b.maxSize)
 	if errors.Is(err, errTooLarge) {
-		return "", b.tooLarge(op, name, -1)
+		return "", b.tooLarge(op, name, fmt.Sprintf("the stored blob is more than %d bytes", b.maxSize))
 	}
 	if err != nil {
 		return "", translate(op, b.container, name, err)
@@ -212,7 +212,7 @@ func (b *binding) read(ctx context.Context, op, name string, v any) (string, err
 	data, err := inflate(raw, blob.Properties.ContentEncoding, b.maxSize)
 	switch {
 	case errors.Is(err, errTooLarge):
-		return "", b.tooLarge(op, name, -1)
+		return "", b.tooLarge(op, name, fmt.Sprintf("the document is more than %d bytes once inflated", b.maxSize))
 	case errors.Is(err, abstractions.ErrNotSupported):
 		return "", &Error{Kind: abstractions.ErrNotSupported, Op: op, Container: b.container, Blob: name,
 			Message: "the blob's Content-Encoding cannot be read back", Err: err}
@@ -231,17 +231,14 @@ func (b *binding) read(ctx context.Context, op, name string, v any) (string, err
 	return blob.Properties.ETag, nil
 }
 
-func (b *binding) tooLarge(op, name string, n int64) error {
-	size := "more"
-	if n >= 0 {
-		size = fmt.Sprint(n)
-	}
+// tooLarge is the refusal of a read above Options.MaxSize; what says what was found.
+func (b *binding) tooLarge(op, name, what string) error {
 	return refuse(abstractions.ErrOversizedValue, op, b.container, name,
-		"the document is %s bytes, above the registry's limit of %d; raise Options.MaxSize to read it", size, b.maxSize)
+		"%s, the registry's limit (Options.MaxSize); raise Options.MaxSize to read it", what)
 }
 
 // write encodes v and uploads it as the named blob under opts' condition, returning the new
-// ETag.
+// ETag (see upload for a write whose answer was lost).
 func (b *binding) write(ctx context.Context, op, name string, v any, opts service.UploadOptions) (string, error) {
 	data, err := b.serializer.Marshal(v)
 	if err != nil {
@@ -259,11 +256,7 @@ func (b *binding) write(ctx context.Context, op, name string, v any, opts servic
 	}
 	opts.ContentType = b.serializer.ContentType()
 	opts.ContentEncoding = string(b.compression)
-	props, err := b.blobs.Upload(ctx, b.container, name, data, opts)
-	if err != nil {
-		return "", translate(op, b.container, name, err)
-	}
-	return props.ETag, nil
+	return b.upload(ctx, op, name, data, opts)
 }
 
 // deleteBlob deletes the named blob under cond.

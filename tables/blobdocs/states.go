@@ -64,9 +64,10 @@ func (s *StateDocuments[T]) Get(ctx context.Context, id string) (*T, string, err
 }
 
 // Create stores v as the new document id, only if there is none (an upload with
-// If-None-Match: *), and returns its version. When the document exists, whoever created
-// it, the call fails with abstractions.ErrConcurrencyConflict (the service's 409
-// BlobAlreadyExists) and changes nothing. A nil v is refused with
+// If-None-Match: *), and returns its version. When another writer's document is there, the
+// call fails with abstractions.ErrConcurrencyConflict (the service's 409 BlobAlreadyExists)
+// and changes nothing; a 409 that answers a resend of this call's own create is a success
+// (see Lost responses in the package doc). A nil v is refused with
 // abstractions.ErrInvalidArgument before anything is sent.
 func (s *StateDocuments[T]) Create(ctx context.Context, id string, v *T) (string, error) {
 	name, err := s.b.blobName("create", id, s.tenant)
@@ -83,7 +84,10 @@ func (s *StateDocuments[T]) Create(ctx context.Context, id string, v *T) (string
 // If-Match: version), and returns the new version. When another writer changed the
 // document since, or deleted it, the call fails with abstractions.ErrConcurrencyConflict
 // (the service's 412 ConditionNotMet) and changes nothing: read it again and reapply the
-// change, or use Mutate. A deleted document is never written again by Update.
+// change, or use Mutate. A deleted document is never written again by Update. A 412 that
+// answers a resend of this call's own update is a success; one after a resend that the
+// stored document does not explain fails with abstractions.ErrUnavailable (see Lost
+// responses in the package doc).
 //
 // version must be an entity tag that Get, Create or Update returned. An empty version or
 // "*" is refused with abstractions.ErrInvalidArgument before anything is sent: an update
@@ -105,7 +109,10 @@ func (s *StateDocuments[T]) Update(ctx context.Context, id string, v *T, version
 // Delete deletes the document id, only if it is still at version (If-Match: version), as
 // when a saga completes. When another writer changed or deleted the document since, the
 // call fails with abstractions.ErrConcurrencyConflict: completing a saga twice
-// concurrently is a lost race, not a success. version is checked as by Update.
+// concurrently is a lost race, not a success. A refusal that answers a resend cannot be told
+// from one: this call's first try may have deleted the document. It fails with
+// abstractions.ErrUnavailable instead, saying so (see Lost responses in the package doc).
+// version is checked as by Update.
 func (s *StateDocuments[T]) Delete(ctx context.Context, id, version string) error {
 	name, err := s.b.blobName("delete", id, s.tenant)
 	if err != nil {
@@ -114,7 +121,15 @@ func (s *StateDocuments[T]) Delete(ctx context.Context, id, version string) erro
 	if err := checkVersion("delete", s.b.container, name, version); err != nil {
 		return err
 	}
-	err = s.b.deleteBlob(ctx, name, service.Conditions{IfMatch: version})
+	tctx, tries := service.WithAttempts(ctx)
+	err = s.b.deleteBlob(tctx, name, service.Conditions{IfMatch: version})
+	refused := abstractions.HasStatus(err, http.StatusNotFound, "BlobNotFound") || abstractions.HasStatus(err, http.StatusPreconditionFailed, "")
+	if refused && tries.Retried() {
+		// The refusal may answer a resend of this delete, and a deleted blob keeps no trace
+		// of who deleted it.
+		return unknownOutcome(ctx, "delete", s.b.container, name,
+			"the service refused a resend of this delete: either its first try deleted the document, or another writer had changed or deleted it first", err)
+	}
 	if abstractions.HasStatus(err, http.StatusNotFound, "BlobNotFound") {
 		// Azure answers a conditional delete of a missing blob with 404 (Azurite with 412):
 		// the version this call was based on is gone either way.
@@ -141,9 +156,11 @@ func checkVersion(op, container, name, version string) error {
 // default attempts and backoff of abstractions.RetryOptions.
 //
 // mutate runs once per attempt, each time on a fresh read, so it must compute its change
-// from the document it is given. If a write's response is lost after the service applied it,
-// the retry applies mutate again to the newer version: make the change idempotent (record
-// the message id in the document, say) when that matters.
+// from the document it is given. A write whose response was lost is recognised as this
+// call's (see Lost responses in the package doc) and never applied again; when that cannot
+// be known, Mutate fails with abstractions.ErrUnavailable, and calling it again may apply
+// the change twice: make the change idempotent (record the message id in the document,
+// say) when that matters.
 func (s *StateDocuments[T]) Mutate(ctx context.Context, id string, mutate func(*T) error, opts *abstractions.RetryOptions) (*T, string, error) {
 	return s.transition(ctx, "mutate", id, nil, mutate, opts)
 }

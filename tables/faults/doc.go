@@ -1,15 +1,16 @@
 // Package faults injects the failures a network and a busy service cause, so that tests can
 // check what a program does when they happen: a response lost after the service applied the
-// request, a connection reset half-way through a response body, 500 and 503 answers, a
-// request that stalls past its deadline before or after the service applied it.
+// request, a connection reset half-way through a response body or while the request is
+// being sent, 500 and 503 answers, a request that stalls past its deadline before or after
+// the service applied it.
 //
 // Two injectors share one set of faults ([Fault]) and one way of choosing the calls they
 // hit ([Calls], [Plan]):
 //
 //   - [Transport] sits between the Azure SDK and the network: set it as
 //     tables.Options.ClientOptions.Transport. The SDK's own retry policy then meets the
-//     faults as it would meet real ones (it resends after a lost response, a 500 or a
-//     503, but not after a reset mid-body of a POST).
+//     faults as it would meet real ones (it resends after a lost response, a reset
+//     mid-request, a 500 or a 503, but not after a reset mid-body of a POST).
 //   - [Tables] wraps any service.Tables, such as the in-memory service
 //     (inmemory.NewAccountOver(faults.NewTables(memservice.New()), …)), and retries as the
 //     SDK does with its default of three retries, without waiting between tries, so a test

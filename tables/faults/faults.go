@@ -26,9 +26,12 @@ const (
 	// until the request's context ends: the one fault whose outcome the client cannot
 	// learn in time (the call fails, although the write was applied).
 	StallAfterSend
+	// ResetMidRequest breaks the connection while the request is being sent: the service
+	// never receives it whole and applies nothing. The SDK resends it, whatever the method.
+	ResetMidRequest
 )
 
-var faultNames = [...]string{"", "LoseResponse", "ResetMidBody", "InternalError", "ServerBusy", "Stall", "StallAfterSend"}
+var faultNames = [...]string{"", "LoseResponse", "ResetMidBody", "InternalError", "ServerBusy", "Stall", "StallAfterSend", "ResetMidRequest"}
 
 // String returns the fault's name.
 func (f Fault) String() string {
@@ -39,7 +42,7 @@ func (f Fault) String() string {
 }
 
 // Faults lists every fault, for tables of cases.
-var Faults = []Fault{LoseResponse, ResetMidBody, InternalError, ServerBusy, Stall, StallAfterSend}
+var Faults = []Fault{LoseResponse, ResetMidBody, InternalError, ServerBusy, Stall, StallAfterSend, ResetMidRequest}
 
 // Calls is a set of kinds of service calls.
 type Calls uint8
@@ -59,8 +62,8 @@ const (
 	AllCalls = Reads | Writes | Transactions | TableCalls
 )
 
-// Error is the failure a LoseResponse or ResetMidBody fault leaves: what a broken
-// connection looks like to the client.
+// Error is the failure a LoseResponse, ResetMidBody or ResetMidRequest fault leaves: what a
+// broken connection looks like to the client.
 type Error struct {
 	Fault Fault
 }
@@ -72,6 +75,8 @@ func (e *Error) Error() string {
 		return "faults: connection reset before the response (injected; the service applied the request)"
 	case ResetMidBody:
 		return "faults: connection reset in the middle of the response body (injected; the service applied the request)"
+	case ResetMidRequest:
+		return "faults: connection reset while the request was being sent (injected; the service did not receive it)"
 	}
 	return "faults: injected " + e.Fault.String()
 }

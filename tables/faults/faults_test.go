@@ -58,6 +58,15 @@ func TestTransport(t *testing.T) {
 			t.Fatalf("err %v, reached %d", err, reached.Load()-before)
 		}
 	})
+	t.Run("reset mid-request", func(t *testing.T) {
+		tr.Inject(ResetMidRequest, Reads, 1)
+		before := reached.Load()
+		_, err := get(ctx, "/acct/Items()")
+		var fe *Error
+		if !errors.As(err, &fe) || fe.Fault != ResetMidRequest || reached.Load() != before {
+			t.Fatalf("err %v, reached %d", err, reached.Load()-before)
+		}
+	})
 	t.Run("reset mid-body", func(t *testing.T) {
 		tr.Inject(ResetMidBody, Reads, 1)
 		resp, err := get(ctx, "/acct/Items()")
@@ -182,6 +191,7 @@ func TestTablesRetriesLikeTheSDK(t *testing.T) {
 		{"a lost insert is resent and meets its own row", LoseResponse, 1, insert, 2, 2, func(err error) bool { return abstractions.HasStatus(err, 409, "") }},
 		{"a reset insert is not resent", ResetMidBody, 1, insert, 1, 1, func(err error) bool { var e *Error; return errors.As(err, &e) }},
 		{"a reset upsert is resent", ResetMidBody, 1, upsert, 2, 2, func(err error) bool { return abstractions.HasStatus(err, 409, "") }},
+		{"an insert reset mid-request is resent, and applied once", ResetMidRequest, 1, insert, 2, 1, func(err error) bool { return err == nil }},
 		{"503 then the write", ServerBusy, 1, insert, 2, 1, func(err error) bool { return err == nil }},
 		{"500 four times: given up", InternalError, 4, insert, 4, 0, func(err error) bool { return abstractions.HasStatus(err, 500, "") }},
 	} {

@@ -11,11 +11,12 @@ import (
 const DefaultRetries = 3
 
 // Tables is a service.Tables that injects its Plan's faults into the calls of the service
-// it wraps, and retries like the Azure SDK: after a lost response, a 500 or a 503, and
-// after a reset mid-body of an idempotent request (reads, replaces, upserts that replace,
-// deletes: the SDK's GET, PUT and DELETE), at most Retries times, without waiting. Each try
-// is counted in the call's service.Attempts. A lost response or a reset mid-body is
-// injected after the wrapped service applied the call. An in-memory account over a Tables
+// it wraps, and retries like the Azure SDK: after a lost response, a reset mid-request, a
+// 500 or a 503, and after a reset mid-body of an idempotent request (reads, replaces,
+// upserts that replace, deletes: the SDK's GET, PUT and DELETE), at most Retries times,
+// without waiting. Each try is counted in the call's service.Attempts. A lost response or a
+// reset mid-body is injected after the wrapped service applied the call, a reset
+// mid-request instead of calling it. An in-memory account over a Tables
 // (inmemory.NewAccountOver) adds no retries of its own (see RetriesLikeSDK), so the
 // outcomes are those of the Azure backend behind Transport.
 type Tables struct {
@@ -84,6 +85,8 @@ func runWith(ctx context.Context, plan *Plan, retries int, kind Calls, idempoten
 		case ResetMidBody:
 			_ = call()
 			err, retry = &Error{Fault: ResetMidBody}, idempotent
+		case ResetMidRequest:
+			err = &Error{Fault: ResetMidRequest}
 		}
 		if !retry || try >= retries {
 			return err

@@ -69,6 +69,8 @@ func (t *Transport) Do(req *http.Request) (*http.Response, error) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		return nil, &Error{Fault: LoseResponse}
+	case ResetMidRequest:
+		return nil, &Error{Fault: ResetMidRequest}
 	case ResetMidBody:
 		resp, err := t.next.Do(req)
 		if err != nil {

@@ -28,6 +28,11 @@ type UploadOptions struct {
 	IfMatch         string
 	ContentType     string
 	ContentEncoding string
+	// Metadata is stored with the blob (x-ms-meta-* headers), replacing any it had. Names
+	// are identifiers (ASCII letters, digits and underscores, not starting with a digit),
+	// compared without regard to case; the service refuses others with 400
+	// InvalidMetadata. Values are ASCII text, as HTTP headers carry it.
+	Metadata map[string]string
 }
 
 // Conditions restrict a blob read or delete. Zero fields impose nothing.
@@ -49,11 +54,14 @@ type BlobProperties struct {
 	ContentEncoding string
 }
 
-// A Blob is a download in progress: the blob's properties and its content. The caller must
-// close Body.
+// A Blob is a download in progress: the blob's properties, its metadata and its content.
+// The caller must close Body.
 type Blob struct {
 	Properties BlobProperties
-	Body       io.ReadCloser
+	// Metadata is what the last upload stored (UploadOptions.Metadata), with names in lower
+	// case: the service does not keep their case. It is nil when there is none.
+	Metadata map[string]string
+	Body     io.ReadCloser
 }
 
 // BlobItem is one listed blob.
@@ -100,8 +108,8 @@ type Blobs interface {
 	// commit, so a blob another writer created meanwhile still fails UploadCreate.
 	UploadStream(ctx context.Context, container, name string, body io.Reader, opts UploadOptions) (BlobProperties, error)
 	// Touch marks the named blob as written now (its LastModified becomes the service's
-	// time and its ETag changes) without changing its content or its headers, and returns
-	// its properties. A missing blob fails with 404 BlobNotFound.
+	// time and its ETag changes) without changing its content, its headers or its
+	// metadata, and returns its properties. A missing blob fails with 404 BlobNotFound.
 	Touch(ctx context.Context, container, name string) (BlobProperties, error)
 	// Download opens the named blob for reading; a missing blob fails with 404 BlobNotFound.
 	Download(ctx context.Context, container, name string, cond Conditions) (*Blob, error)
