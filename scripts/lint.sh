@@ -26,6 +26,16 @@ fi
 
 failed=()
 
+echo "lint: tracked files"
+if ! bash scripts/check-tracked.sh; then
+	failed+=(check-tracked)
+fi
+
+echo "lint: exported surface"
+if ! go run ./tools/cmd/surface; then
+	failed+=(surface)
+fi
+
 echo "lint: gofmt"
 if ! unformatted=$(gofmt -l "${modules[@]}"); then
 	failed+=(gofmt)

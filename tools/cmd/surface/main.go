@@ -1,0 +1,182 @@
+// Command surface counts the exported identifiers of the library's packages, as a user of
+// them sees them: exported types, functions, constants and variables, the exported methods
+// of exported types, and the exported fields and interface methods of exported types. Test
+// files are not counted. It prints one line per group of packages and fails when a group is
+// over its budget:
+//
+//	go run ./tools/cmd/surface          # from the repository root; make lint runs it
+//	go run ./tools/cmd/surface -v       # also lists every counted name
+//
+// The groups are the packages an application imports (abstractions and tables, with a
+// budget) and the packages drivers and tools import (tables/service and tables/codec),
+// which are counted and printed.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// group is a set of package directories whose names are counted together.
+type group struct {
+	name   string
+	dirs   []string
+	budget int // 0: printed, not checked
+}
+
+var groups = []group{
+	{name: "application surface (abstractions + tables)", dirs: []string{"abstractions", "tables"}, budget: 260},
+	{name: "driver surface (tables/service, tables/codec)", dirs: []string{"tables/service", "tables/codec"}},
+}
+
+func main() {
+	verbose := flag.Bool("v", false, "list every counted name")
+	root := flag.String("root", ".", "the repository root")
+	flag.Parse()
+	failed := false
+	for _, g := range groups {
+		var names []string
+		for _, d := range g.dirs {
+			n, err := exported(filepath.Join(*root, d))
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "surface:", err)
+				os.Exit(2)
+			}
+			for _, s := range n {
+				names = append(names, d+"."+s)
+			}
+		}
+		sort.Strings(names)
+		status := ""
+		if g.budget > 0 {
+			status = fmt.Sprintf(" (budget %d)", g.budget)
+			if len(names) > g.budget {
+				status += ": over budget"
+				failed = true
+			}
+		}
+		fmt.Printf("surface: %s: %d exported identifiers%s\n", g.name, len(names), status)
+		if *verbose {
+			for _, n := range names {
+				fmt.Println("  " + n)
+			}
+		}
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// exported returns the exported names of the package in dir, without its tests: "Name" for
+// a top-level declaration, "Type.Name" for a method, a field or an interface method.
+func exported(dir string) ([]string, error) {
+	fset := token.NewFileSet()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, n), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		if f.Name.Name == "main" || strings.HasSuffix(f.Name.Name, "_test") {
+			continue
+		}
+		out = append(out, fileNames(f)...)
+	}
+	return out, nil
+}
+
+func fileNames(f *ast.File) []string {
+	var out []string
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if !d.Name.IsExported() {
+				continue
+			}
+			if d.Recv == nil {
+				out = append(out, d.Name.Name)
+				continue
+			}
+			if recv := recvName(d.Recv.List[0].Type); ast.IsExported(recv) {
+				out = append(out, recv+"."+d.Name.Name)
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					if !s.Name.IsExported() {
+						continue
+					}
+					out = append(out, s.Name.Name)
+					out = append(out, members(s.Name.Name, s.Type)...)
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						if n.IsExported() {
+							out = append(out, n.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// members are the exported fields of a struct type and the exported methods of an interface.
+func members(typ string, t ast.Expr) []string {
+	var list *ast.FieldList
+	switch t := t.(type) {
+	case *ast.StructType:
+		list = t.Fields
+	case *ast.InterfaceType:
+		list = t.Methods
+	default:
+		return nil
+	}
+	var out []string
+	for _, f := range list.List {
+		for _, n := range f.Names {
+			if n.IsExported() {
+				out = append(out, typ+"."+n.Name)
+			}
+		}
+		if len(f.Names) == 0 { // an embedded field or interface
+			if n := recvName(f.Type); ast.IsExported(n) {
+				out = append(out, typ+"."+n)
+			}
+		}
+	}
+	return out
+}
+
+// recvName is the type name of a receiver or an embedded field: T, *T, T[P], pkg.T.
+func recvName(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.StarExpr:
+		return recvName(e.X)
+	case *ast.IndexExpr:
+		return recvName(e.X)
+	case *ast.IndexListExpr:
+		return recvName(e.X)
+	case *ast.SelectorExpr:
+		return e.Sel.Name
+	case *ast.Ident:
+		return e.Name
+	}
+	return ""
+}
