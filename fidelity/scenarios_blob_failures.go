@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"time"
 
@@ -47,6 +49,27 @@ func (b stalledBlobs) List(ctx context.Context, c string, o service.ListOptions)
 func (b stalledBlobs) DeleteBlob(ctx context.Context, c, name string, cond service.Conditions) error {
 	<-ctx.Done()
 	return b.Blobs.DeleteBlob(ctx, c, name, cond)
+}
+
+// failsOnUpload is an io.ReadSeeker that reads well while a write hashes it and fails with
+// errBody once the upload reads it again (after its second seek to the start).
+type failsOnUpload struct {
+	*bytes.Reader
+	rewinds int
+}
+
+func (f *failsOnUpload) Seek(off int64, whence int) (int64, error) {
+	if whence == io.SeekStart {
+		f.rewinds++
+	}
+	return f.Reader.Seek(off, whence)
+}
+
+func (f *failsOnUpload) Read(p []byte) (int, error) {
+	if f.rewinds >= 2 {
+		return 0, errBody
+	}
+	return f.Reader.Read(p)
 }
 
 // stalledDeadline is how long a call against stalledBlobs waits for its answer.
@@ -122,6 +145,44 @@ func blobFailureScenarios() []Scenario {
 				e.OK("the row as it was", err)
 				e.Equal("its title", old.Title, "v1")
 				e.Equal("its value", old.Body == strings.Repeat("o", 150_000), true)
+				e.observeOffRows(ctx, "rows")
+				e.observeBlobs(ctx, c, "blobs")
+				e.clearTable(ctx)
+			},
+		},
+		{
+			// A file whose reader fails is the caller's input failing: ErrInvalidArgument,
+			// never ErrUnavailable, with the reader's error in the chain, and nothing stored.
+			Name: "blob-failures/a-file-whose-reader-fails",
+			Run: func(ctx context.Context, e *Env) {
+				s, c := offStore(e, noGrace)
+				refused := func(step string, err error, cause func(error) bool) {
+					e.t.Helper()
+					e.Is(step, err, abstractions.ErrInvalidArgument)
+					e.Equal(step+": not the service's unavailability", errors.Is(err, abstractions.ErrUnavailable), false)
+					e.Equal(step+": the reader's error is in the chain", cause(err), true)
+				}
+				isBody := func(err error) bool { return errors.Is(err, errBody) }
+				body := http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(bytes.NewReader(pattern(300_000, 5))), 100_000)
+				refused("an oversized request body", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|large"},
+					Attachment: abstractions.FileFromReader(body, "application/pdf")}), func(err error) bool {
+					var mb *http.MaxBytesError
+					return errors.As(err, &mb) && mb.Limit == 100_000
+				})
+				refused("a stream that breaks part of the way", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|stream"},
+					Attachment: abstractions.FileFromReader(&failingReader{left: 200_000}, "")}), isBody)
+				seeker := &failsOnUpload{Reader: bytes.NewReader(pattern(300_000, 6))}
+				refused("a seekable reader that fails as it is uploaded", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|seek"},
+					Attachment: abstractions.FileFromReader(seeker, "")}), isBody)
+				e.OK("an entity with a file that reads well", s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|old"},
+					Attachment: abstractions.FileFromBytes([]byte("old"), "text/plain")}))
+				refused("a replace whose file's reader breaks", s.Upsert(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|old"},
+					Attachment: abstractions.FileFromReader(&failingReader{left: 10}, "")}), isBody)
+				got, err := s.One(ctx, "p|old")
+				e.OK("the row as it was", err)
+				data, err := readFile(ctx, got.Attachment)
+				e.OK("open its file", err)
+				e.Equal("its content", string(data), "old")
 				e.observeOffRows(ctx, "rows")
 				e.observeBlobs(ctx, c, "blobs")
 				e.clearTable(ctx)
