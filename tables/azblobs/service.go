@@ -42,11 +42,15 @@ type Options struct {
 	ClientOptions azcore.ClientOptions
 }
 
+// clientOptions returns the blob client's options: the caller's, with a per-retry policy
+// after theirs that takes the query (a SAS) off the URL of a transport failure before the
+// SDK's retry policy logs it (azconn.Redacting).
 func (o *Options) clientOptions() *azblob.ClientOptions {
 	co := &azblob.ClientOptions{}
 	if o != nil {
 		co.ClientOptions = o.ClientOptions
 	}
+	co.ClientOptions = azconn.Redacting(co.ClientOptions)
 	return co
 }
 

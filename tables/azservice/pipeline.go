@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 
+	"github.com/unified-data/gotables/tables/internal/azconn"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -66,6 +67,7 @@ func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator
 	if opts != nil {
 		co = opts.ClientOptions
 	}
+	co = azconn.Redacting(co)
 	plOpts := runtime.PipelineOptions{Tracing: runtime.TracingOptions{Namespace: "Microsoft.Tables"}}
 	if emulator {
 		plOpts.PerCall = []policy.Policy{asciiBodies{}}
