@@ -33,9 +33,10 @@ var (
 	// ErrUnavailable reports that the service could not be reached or did not answer in
 	// time: a refused connection, a failed DNS lookup, a connection reset, a timeout, the
 	// call's context deadline passing while a request was out, or a 5xx answer left after
-	// the Azure SDK's own retries. The request may or may not have been applied. A server
-	// maps it to 503; a later call may succeed. The chain keeps the cause (a
-	// *StatusError, context.DeadlineExceeded or the network error).
+	// the Azure SDK's own retries, whether the request went to the table or the blob
+	// service. A write that fails so may or may not have been applied (its message says
+	// so); a read changed nothing. A server maps it to 503; a later call may succeed. The
+	// chain keeps the cause (a *StatusError, context.DeadlineExceeded or the network error).
 	ErrUnavailable = errors.New("unified tables: service unavailable")
 )
 

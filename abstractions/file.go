@@ -78,6 +78,18 @@ import (
 // it does not match, so a caller that reads to the end never gets changed content. A blob
 // that is gone (the row was replaced or deleted, and cleanup or a sweep removed it) fails
 // with ErrIntegrity: read the entity again and open its current file.
+//
+// # Errors
+//
+// A reader that fails (a Read returns an error other than io.EOF) fails the write with an
+// error that matches ErrInvalidArgument and wraps the reader's own error: the caller's
+// input failed, not the service, so it is never ErrUnavailable. errors.As reaches the
+// reader's error, so a handler that reads an upload through http.MaxBytesReader answers 413
+// when errors.As finds an *http.MaxBytesError, and 400 for any other failure of the body (a
+// client that went away is told nothing). A reader's error that already matches a context
+// error or one of this package's sentinels (a reader over another stored file reports
+// ErrUnavailable or ErrIntegrity) keeps that kind instead. Nothing is stored, and the reader
+// rules above say what a later write of the File or of its reader does.
 type File struct {
 	// turn is the lock writes take turns on; a channel so that waiting honours a context.
 	turn        chan struct{}
@@ -271,7 +283,7 @@ func (s *FileSource) Open(ctx context.Context) (io.ReadCloser, error) {
 			return nil, f.lose(fmt.Errorf("%w: the file's reader cannot be put back at the start of its content (%v); make the File again over a reader that can seek",
 				ErrInvalidArgument, err))
 		}
-		return &seekBack{VerifyingReader: NewVerifyingReader(io.NopCloser(io.LimitReader(f.r, f.length+1)), f.sum, f.length), f: f}, nil
+		return &seekBack{VerifyingReader: NewVerifyingReader(io.NopCloser(io.LimitReader(sourceReader{f.r}, f.length+1)), f.sum, f.length), f: f}, nil
 	}
 	return nil, f.lose(fmt.Errorf("%w: the file's temporary copy was released by a failed write; make the File again from its source", ErrInvalidArgument))
 }
@@ -377,7 +389,7 @@ func (f *File) hashSeekable(ctx context.Context) error {
 		f.start, f.started = pos, true
 	}
 	h := sha256.New()
-	n, err := copyContext(ctx, h, f.r)
+	n, err := copyContext(ctx, h, sourceReader{f.r})
 	if _, serr := f.seeker.Seek(f.start, io.SeekStart); serr != nil {
 		markReader(f.r, readerBroken)
 		return f.lose(fmt.Errorf("%w: the file's reader cannot be put back at the start of its content (%v); make the File again over a new reader",
@@ -402,17 +414,17 @@ func (f *File) hashStream(ctx context.Context) error {
 		f.tmpPath = "" // unlinked; it lives until closed
 	}
 	f.cleanup = runtime.AddCleanup(f, func(t tempFile) { t.release() }, tempFile{tmp, f.tmpPath})
-	src := f.r
-	reused := readerState(src) == readerDone
+	var src io.Reader = sourceReader{f.r}
+	reused := readerState(f.r) == readerDone
 	if reused {
 		// The reader was read to its end by an earlier write: store it only if it was given
 		// a new payload, that is, if it delivers at least one byte now.
 		var one [1]byte
 		n, err := io.ReadFull(src, one[:])
 		if n == 0 {
-			if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			if err != nil && err != io.EOF {
 				markReader(f.r, readerPartlyRead)
-				return f.lose(fmt.Errorf("%w: reading the file's reader failed: %v; make the File again from its source", ErrUnavailable, err))
+				return f.lose(fmt.Errorf("%w; make the File again from its source", err))
 			}
 			return f.lose(fmt.Errorf("%w: an earlier write read this file's reader to its end, and it delivers nothing now: "+
 				"that is a retry, which would store an empty file. Make the File once outside a function that may run again and assign it on every attempt, "+
@@ -434,11 +446,45 @@ func (f *File) hashStream(ctx context.Context) error {
 	// Read part of the way, or to its end into a copy that failed: either way the File has
 	// lost its bytes, and a cancelled read cannot tell what the reader took from its source.
 	markReader(f.r, readerPartlyRead)
-	return f.lose(fmt.Errorf("%w: reading the file's reader failed part of the way (%v), so its content is lost; make the File again from a new source of the bytes",
+	if re := (*readerError)(nil); errors.As(err, &re) {
+		return f.lose(fmt.Errorf("%w; it was read part of the way, so the File's content is lost: make the File again from a new source of the bytes", err))
+	}
+	return f.lose(fmt.Errorf("%w: copying the file's reader to its temporary file stopped part of the way (%v), so its content is lost; make the File again from a new source of the bytes",
 		kindOf(err), err))
 }
 
-// kindOf is the sentinel a failed copy reports: the context's error, or ErrUnavailable.
+// readerError is a failure of a File's reader: the caller's input, not the service (see
+// [File]). It matches ErrInvalidArgument unless the reader's error says what it is itself
+// (kind nil), and unwraps to the reader's error.
+type readerError struct {
+	kind error
+	err  error
+}
+
+func (e *readerError) Error() string        { return "the file's reader failed: " + e.err.Error() }
+func (e *readerError) Is(target error) bool { return e.kind != nil && target == e.kind }
+func (e *readerError) Unwrap() error        { return e.err }
+
+// sourceReader is a File's reader, whose failures it reports as *readerError.
+type sourceReader struct{ r io.Reader }
+
+func (s sourceReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err == nil || err == io.EOF {
+		return n, err
+	}
+	e := &readerError{kind: ErrInvalidArgument, err: err}
+	for _, k := range []error{context.Canceled, context.DeadlineExceeded, ErrUnavailable, ErrIntegrity, ErrInvalidArgument} {
+		if errors.Is(err, k) {
+			e.kind = nil
+			break
+		}
+	}
+	return n, e
+}
+
+// kindOf is the sentinel a failed copy to the temporary file reports: the context's error,
+// or ErrUnavailable (the temporary file could not be written).
 func kindOf(err error) error {
 	switch {
 	case errors.Is(err, context.Canceled):

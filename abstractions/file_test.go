@@ -6,7 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -34,12 +37,14 @@ type stream struct{ r io.Reader }
 
 func (s *stream) Read(p []byte) (int, error) { return s.r.Read(p) }
 
-// failing delivers n bytes, then fails.
+// failing delivers n bytes, then fails with errBroken.
 type failing struct{ n int }
+
+var errBroken = errors.New("broken source")
 
 func (f *failing) Read(p []byte) (int, error) {
 	if f.n == 0 {
-		return 0, errors.New("broken source")
+		return 0, errBroken
 	}
 	k := min(f.n, len(p))
 	f.n -= k
@@ -155,10 +160,10 @@ func TestFileStreamRules(t *testing.T) {
 		{"a reader read part of the way is lost", func(t *testing.T) {
 			src := &failing{n: 10}
 			f := FileFromReader(src, "")
-			if _, err := write(ctx, f); !errors.Is(err, ErrUnavailable) {
-				t.Fatalf("failing source = %v, want ErrUnavailable", err)
+			if _, err := write(ctx, f); !errors.Is(err, ErrInvalidArgument) || !errors.Is(err, errBroken) {
+				t.Fatalf("failing source = %v, want ErrInvalidArgument wrapping the reader's error", err)
 			}
-			if _, err := write(ctx, f); !errors.Is(err, ErrUnavailable) {
+			if _, err := write(ctx, f); !errors.Is(err, ErrInvalidArgument) || !errors.Is(err, errBroken) {
 				t.Fatalf("the same File again = %v, want its failure", err)
 			}
 			if _, err := write(ctx, FileFromReader(src, "")); !errors.Is(err, ErrInvalidArgument) {
@@ -199,6 +204,105 @@ func TestFileStreamRules(t *testing.T) {
 		t.Run(tc.name, tc.run)
 	}
 }
+
+// seekFailing is an io.ReadSeeker whose reads fail with err from the pass'th pass over its
+// content on (1 is the first), after delivering a few bytes of it.
+type seekFailing struct {
+	data []byte
+	pos  int64
+	pass int // passes begun (a Seek to the start begins one)
+	from int
+	err  error
+}
+
+func (s *seekFailing) Read(p []byte) (int, error) {
+	if s.pass >= s.from && s.pos >= 2 {
+		return 0, s.err
+	}
+	if s.pos >= int64(len(s.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), 2)], s.data[s.pos:])
+	s.pos += int64(n)
+	return n, nil
+}
+
+func (s *seekFailing) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+		s.pos = off
+		s.pass++
+	case io.SeekCurrent:
+		s.pos += off
+	}
+	return s.pos, nil
+}
+
+// A failing reader is the caller's input failing, not the service: the write fails with
+// ErrInvalidArgument, never ErrUnavailable, and the reader's own error stays in the chain
+// (errors.As finds an *http.MaxBytesError there), whether it failed while the File was
+// hashed or uploaded, seekable or not. A reader's error that says what it is keeps its kind.
+func TestFileReaderFailures(t *testing.T) {
+	ctx := context.Background()
+	tooLarge := func() io.Reader {
+		return http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(strings.NewReader(strings.Repeat("x", 100))), 10)
+	}
+	unavailable := fmt.Errorf("%w: the stored file's stream broke", ErrUnavailable)
+	for _, tc := range []struct {
+		name  string
+		r     func() io.Reader
+		kind  error // ErrInvalidArgument, or the reader's own kind
+		cause func(error) bool
+	}{
+		{"an oversized request body", tooLarge, ErrInvalidArgument, func(err error) bool {
+			var mb *http.MaxBytesError
+			return errors.As(err, &mb) && mb.Limit == 10
+		}},
+		{"a stream that breaks", func() io.Reader { return &failing{n: 3} }, ErrInvalidArgument, isBroken},
+		{"a client that goes away", func() io.Reader {
+			return &stream{io.MultiReader(strings.NewReader("ab"), errReader{io.ErrUnexpectedEOF})}
+		},
+			ErrInvalidArgument, func(err error) bool { return errors.Is(err, io.ErrUnexpectedEOF) }},
+		{"a seekable reader failing as it is hashed", func() io.Reader {
+			return &seekFailing{data: []byte("content"), from: 0, err: errBroken}
+		}, ErrInvalidArgument, isBroken},
+		{"a seekable reader failing as it is uploaded", func() io.Reader {
+			return &seekFailing{data: []byte("content"), from: 2, err: errBroken}
+		}, ErrInvalidArgument, isBroken},
+		{"a reader over another stored file", func() io.Reader { return &stream{io.MultiReader(strings.NewReader("ab"), errReader{unavailable})} },
+			ErrUnavailable, func(err error) bool { return errors.Is(err, unavailable) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := write(ctx, FileFromReader(tc.r(), ""))
+			if !errors.Is(err, tc.kind) || !tc.cause(err) {
+				t.Fatalf("got %v, want an error matching %v with the reader's error in its chain", err, tc.kind)
+			}
+			for _, other := range []error{ErrInvalidArgument, ErrUnavailable} {
+				if other != tc.kind && errors.Is(err, other) {
+					t.Errorf("%v also matches %v", err, other)
+				}
+			}
+			if !strings.Contains(err.Error(), "the file's reader failed") {
+				t.Errorf("%q does not say the reader failed", err)
+			}
+		})
+	}
+	// A reader a write read to its end, failing on the next write's first read.
+	s := &stream{strings.NewReader("first")}
+	if _, err := write(ctx, FileFromReader(s, "")); err != nil {
+		t.Fatal(err)
+	}
+	s.r = &failing{}
+	if _, err := write(ctx, FileFromReader(s, "")); !errors.Is(err, ErrInvalidArgument) || !errors.Is(err, errBroken) || errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a reused reader that fails = %v, want ErrInvalidArgument wrapping its error", err)
+	}
+}
+
+func isBroken(err error) bool { return errors.Is(err, errBroken) }
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 func TestFileTakesTurns(t *testing.T) {
 	f := FileFromBytes([]byte("x"), "")

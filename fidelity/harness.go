@@ -157,7 +157,7 @@ func describeError(err error) string {
 	for _, s := range []error{abstractions.ErrNotFound, abstractions.ErrDuplicateKey, abstractions.ErrConcurrencyConflict,
 		abstractions.ErrNotSupported, abstractions.ErrOversizedCell, abstractions.ErrOversizedValue, abstractions.ErrIntegrity,
 		abstractions.ErrBlobOffloadNotConfigured, abstractions.ErrProtectedProperty, abstractions.ErrInvalidKey, abstractions.ErrInvalidArgument,
-		context.Canceled, context.DeadlineExceeded} {
+		abstractions.ErrUnavailable, context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, s) {
 			parts = append(parts, "is="+s.Error())
 		}

@@ -32,6 +32,7 @@ func storeScenarios() []Scenario {
 	all = append(all, largeScenarios()...)
 	all = append(all, safetyScenarios()...)
 	all = append(all, offloadScenarios()...)
+	all = append(all, blobFailureScenarios()...)
 	all = append(all, scaleScenarios()...)
 	all = append(all, reliabilityScenarios()...)
 	return all

@@ -312,7 +312,8 @@ func (b *storeBlob) OpenBlob(ctx context.Context) (io.ReadCloser, error) {
 	return &goneBody{ReadCloser: blob.Body, b: b}, nil
 }
 
-// goneBody reports a blob deleted under an open stream as damage.
+// goneBody reports a blob deleted under an open stream as damage, and any other failure of
+// the stream as every blob call's failure is reported (translate).
 type goneBody struct {
 	io.ReadCloser
 	b *storeBlob
@@ -320,12 +321,16 @@ type goneBody struct {
 
 func (g *goneBody) Read(p []byte) (int, error) {
 	n, err := g.ReadCloser.Read(p)
-	if err != nil && err != io.EOF && (abstractions.HasStatus(err, http.StatusNotFound, "") || abstractions.HasStatus(err, http.StatusPreconditionFailed, "")) {
+	switch {
+	case err == nil || err == io.EOF:
+	case abstractions.HasStatus(err, http.StatusNotFound, "") || abstractions.HasStatus(err, http.StatusPreconditionFailed, ""):
 		if g.b.gone != nil {
 			g.b.gone()
 		}
 		err = &abstractions.StoreError{Kind: abstractions.ErrIntegrity, Op: "read file", Err: err,
 			Message: "the file's blob changed or was deleted while it was read; read the entity again and open its current file"}
+	default:
+		err = translate("read file", "", "", "", err)
 	}
 	return n, err
 }
@@ -400,6 +405,7 @@ func (s *Store[T]) uploadBlobs(ctx context.Context, op string, p *prepared[T], f
 			_, err = s.putBlob(ctx, b.Ref, func(ctx context.Context, opts service.UploadOptions) (service.BlobProperties, error) {
 				return s.acct.blobs.Upload(ctx, s.acct.off.container, b.Ref.Path, data, opts)
 			})
+			err = s.translate(op, p.pk, p.rk, err)
 		} else {
 			err = s.uploadFile(ctx, op, p, b, fs)
 		}
@@ -444,7 +450,7 @@ func (s *Store[T]) uploadFile(ctx context.Context, op string, p *prepared[T], b 
 		if errors.Is(err, abstractions.ErrIntegrity) || errors.Is(err, abstractions.ErrInvalidArgument) {
 			return s.fileError(op, p, fv, err)
 		}
-		return err
+		return s.translate(op, p.pk, p.rk, err)
 	}
 	if src.Blob == nil {
 		// A File of bytes keeps its bytes; one made from a reader streams its blob now.

@@ -3,10 +3,14 @@ package tables
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/service"
 )
 
 func TestCutoff(t *testing.T) {
@@ -65,5 +69,52 @@ func TestBlobOffloadOptionsCheck(t *testing.T) {
 	}
 	if c := newOffload(&BlobOffloadOptions{CleanupGrace: NoCleanup}); c.cleanup {
 		t.Errorf("NoCleanup: %+v", c)
+	}
+}
+
+// brokenStreamBlobs answers a download whose body fails after a few bytes with err.
+type brokenStreamBlobs struct {
+	service.Blobs // nil: only Download is called
+	err           error
+}
+
+func (b brokenStreamBlobs) Download(context.Context, string, string, service.Conditions) (*service.Blob, error) {
+	return &service.Blob{Body: io.NopCloser(io.MultiReader(strings.NewReader("some"), errReader{b.err}))}, nil
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// A file's stream that fails after it began is reported as every blob call is (translate):
+// its deadline is ErrUnavailable with the deadline in the chain, a broken connection
+// ErrUnavailable; a vanished blob stays damage.
+func TestFileStreamFailuresAreClassified(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cause error
+		kind  error
+	}{
+		{"deadline", fmt.Errorf("read body: %w", context.DeadlineExceeded), abstractions.ErrUnavailable},
+		{"reset", errors.New("read tcp: connection reset by peer"), abstractions.ErrUnavailable},
+		{"cancelled", fmt.Errorf("read body: %w", context.Canceled), context.Canceled},
+		{"deleted", abstractions.NewStatusError(404, "BlobNotFound", "gone"), abstractions.ErrIntegrity},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &storeBlob{blobs: brokenStreamBlobs{err: tc.cause}, container: "c", path: "t/p/r/File/x"}
+			rc, err := b.OpenBlob(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rc.Close()
+			_, err = io.ReadAll(rc)
+			var se *abstractions.StoreError
+			if !errors.Is(err, tc.kind) || !errors.Is(err, tc.cause) || !errors.As(err, &se) || se.Op != "read file" {
+				t.Fatalf("got %v, want a read-file StoreError matching %v with the cause in the chain", err, tc.kind)
+			}
+			if strings.Contains(err.Error(), "may or may not have been applied") {
+				t.Errorf("a read's error says it may have been applied: %v", err)
+			}
+		})
 	}
 }

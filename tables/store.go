@@ -159,8 +159,11 @@ func (s *Store[T]) do(_ context.Context, fn func() error) error {
 //   - the call's context cancelled: context.Canceled;
 //   - any other answer of the service: no sentinel, the *StatusError in the chain says what.
 //
-// An error that already is a StoreError, or that matches one of the library's own
-// sentinels (an integrity or configuration error from the service layer), keeps its kind.
+// The rules are the same for the table and the blob service (blob offload and files go
+// through translate too). Only the message of a write without an answer says that it may
+// or may not have been applied (see requestOf). An error that already is a StoreError, or
+// that matches one of the library's own sentinels (an integrity or configuration error from
+// the service layer), keeps its kind.
 func (s *Store[T]) translate(op, pk, rk string, err error) error {
 	return translate(op, s.table, pk, rk, err)
 }
@@ -176,7 +179,8 @@ func translate(op, table, pk, rk string, err error) error {
 	}
 	e := &abstractions.StoreError{Op: op, Table: table, PartitionKey: pk, RowKey: rk, Err: err}
 	var se *abstractions.StatusError
-	ended, isEnded := callerr.Ended(err)
+	req := requestOf(op)
+	ended, isEnded := callerr.Ended(err, req)
 	var tag *refusedETag
 	switch {
 	case errors.As(err, &tag):
@@ -203,7 +207,7 @@ func translate(op, table, pk, rk string, err error) error {
 					"create it with an administrative credential"
 			}
 		default:
-			f := callerr.Answered(se, "the table service refused the request")
+			f := callerr.Answered(se, req, "the table service refused the request")
 			e.Kind, e.Message = f.Kind, f.Message
 		}
 	case isEnded:
@@ -211,9 +215,22 @@ func translate(op, table, pk, rk string, err error) error {
 	case ownError(err):
 		return err
 	default:
-		e.Kind, e.Message = callerr.Unreachable.Kind, callerr.Unreachable.Message
+		f := callerr.Unreachable(req)
+		e.Kind, e.Message = f.Kind, f.Message
 	}
 	return e
+}
+
+// requestOf tells the store operations that only read (the verbs' own ops) from the ones
+// that may write. Any op not named here counts as a write, whose failure without an answer
+// may have been applied; that includes a read a write makes first, since the write as a
+// whole is what the caller asked for.
+func requestOf(op string) callerr.Request {
+	switch op {
+	case "read", "exists", "list", "count", "query", "stream", "any", "page", "ping", "open file", "read file":
+		return callerr.Read
+	}
+	return callerr.Write
 }
 
 // librarySentinels are the errors the service layer may wrap itself (a stored value that

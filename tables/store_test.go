@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -318,6 +319,36 @@ func TestTranslate(t *testing.T) {
 	}
 	if s.translate("read", "", "", nil) != nil {
 		t.Error("translate(nil) is not nil")
+	}
+}
+
+// Only a write left without an answer is said to be maybe applied: a read changes nothing.
+func TestTranslateSaysMaybeAppliedOnlyForWrites(t *testing.T) {
+	s, _ := newStore[item](t, nil)
+	for _, cause := range []error{
+		fakeStatus(http.StatusServiceUnavailable, "ServerBusy"),
+		&net.OpError{Op: "dial", Net: "tcp", Err: transportError{}},
+		fmt.Errorf("get: %w", context.DeadlineExceeded),
+		fmt.Errorf("get: %w", context.Canceled),
+	} {
+		for _, op := range []string{"read", "exists", "list", "count", "query", "stream", "any", "page", "ping", "open file", "read file",
+			"create", "upsert", "update", "patch", "delete", "create batch", "upsert batch", "delete partition", "create table", "sweep orphan blobs"} {
+			write := requestOf(op) == callerr.Write
+			err := s.translate(op, "p", "r", cause)
+			if got := strings.Contains(err.Error(), "may or may not have been applied"); got != write {
+				t.Errorf("%s after %v: %q says the request may have been applied: %v, want %v", op, cause, err, got, write)
+			}
+		}
+	}
+	for _, op := range []string{"create", "update", "delete partition", "create table"} {
+		if requestOf(op) != callerr.Write {
+			t.Errorf("%s counts as a read", op)
+		}
+	}
+	for _, op := range []string{"read", "query", "count", "open file"} {
+		if requestOf(op) != callerr.Read {
+			t.Errorf("%s counts as a write", op)
+		}
 	}
 }
 

@@ -131,7 +131,9 @@ type Options struct {
 	//     spans; the zero value traces nothing and costs nothing.
 	//   - Logging: the SDK's own request logs (package azcore/log) are off unless you
 	//     listen; they redact query parameters such as a SAS signature except the ones
-	//     AllowedQueryParams names, so never allow "sig" there.
+	//     AllowedQueryParams names, so never allow "sig" there. A policy the library adds
+	//     after the per-retry ones takes the query off the URL of a failed try's transport
+	//     error, which the SDK's retry policy logs as it is.
 	ClientOptions azcore.ClientOptions
 	// Blobs connects the account's blob service, which blob features need. nil leaves the
 	// account without one (and the blob SDK out of the program); set it to azblobs.Connect

@@ -103,18 +103,19 @@ func TestUnreachableServiceIsUnavailable(t *testing.T) {
 			}
 			for _, call := range []struct {
 				op, pk, rk string
+				write      bool // only a write's error says it may have been applied
 				run        func(context.Context) error
 			}{
-				{"read", "eu", "alice", func(ctx context.Context) error { _, err := s.One(ctx, "EU|Alice"); return err }},
-				{"create", "eu", "bob", func(ctx context.Context) error {
+				{"read", "eu", "alice", false, func(ctx context.Context) error { _, err := s.One(ctx, "EU|Alice"); return err }},
+				{"create", "eu", "bob", true, func(ctx context.Context) error {
 					return s.Create(ctx, &Customer{Entity: abstractions.Entity{ID: "eu|bob"}})
 				}},
-				{"count", "eu", "", func(ctx context.Context) error { _, err := s.Count(ctx, "eu"); return err }},
-				{"query", "eu", "", func(ctx context.Context) error {
+				{"count", "eu", "", false, func(ctx context.Context) error { _, err := s.Count(ctx, "eu"); return err }},
+				{"query", "eu", "", false, func(ctx context.Context) error {
 					_, err := s.Query(ctx, abstractions.Query[Customer]{Partition: "eu"})
 					return err
 				}},
-				{"create table", "", "", s.EnsureCreated},
+				{"create table", "", "", true, s.EnsureCreated},
 			} {
 				ctx, cancel := context.Background(), context.CancelFunc(func() {})
 				if tc.timeout > 0 {
@@ -131,6 +132,9 @@ func TestUnreachableServiceIsUnavailable(t *testing.T) {
 				}
 				if !tc.cause(err) {
 					t.Errorf("%s: the cause is not in the chain: %v", call.op, err)
+				}
+				if says := strings.Contains(se.Message, "may or may not have been applied"); says != call.write {
+					t.Errorf("%s: the message %q says the request may have been applied: %v, want %v", call.op, se.Message, says, call.write)
 				}
 			}
 		})

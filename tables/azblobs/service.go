@@ -45,13 +45,15 @@ type Options struct {
 
 // clientOptions returns the blob client's options: the caller's, with a per-retry policy
 // that counts each try (see service.Attempts), so that blob documents can tell a refusal
-// their own earlier, applied try caused.
+// their own earlier, applied try caused, and one after it that takes the query (a SAS) off
+// the URL of a transport failure before the SDK's retry policy logs it (azconn.Redacting).
 func (o *Options) clientOptions() *azblob.ClientOptions {
 	co := &azblob.ClientOptions{}
 	if o != nil {
 		co.ClientOptions = o.ClientOptions
 	}
 	co.PerRetryPolicies = append(append([]policy.Policy(nil), co.PerRetryPolicies...), azconn.CountTries{})
+	co.ClientOptions = azconn.Redacting(co.ClientOptions)
 	return co
 }
 

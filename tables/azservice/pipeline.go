@@ -67,6 +67,7 @@ func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator
 	if opts != nil {
 		co = opts.ClientOptions
 	}
+	co = azconn.Redacting(co)
 	plOpts := runtime.PipelineOptions{Tracing: runtime.TracingOptions{Namespace: "Microsoft.Tables"}}
 	if emulator {
 		plOpts.PerCall = []policy.Policy{asciiBodies{}}

@@ -31,14 +31,17 @@ type Options struct {
 	// per-retry policies, logging, telemetry and tracing. They apply to aztables' client
 	// (tables, queries, transactions), to which the constructors add the package's own
 	// policy (the read tap) after the per-call ones given here, and to the pipeline of the
-	// entity requests (point reads and row writes), which the package sends itself.
+	// entity requests (point reads and row writes), which the package sends itself. Both
+	// get a policy after the per-retry ones given here that takes the query (a SAS) off the
+	// URL of a transport failure before the SDK's retry policy logs it.
 	ClientOptions azcore.ClientOptions
 }
 
 // clientOptions returns the table client's options: the caller's, with the transaction
 // bodies (see Transact) before them, so that they see the body that is sent, and the read
-// tap after them, a per-retry policy that counts each try (see service.Attempts), and for
-// the emulator (see asciiBodies) the ASCII rewrite of request bodies.
+// tap after them, per-retry policies that count each try (see service.Attempts) and take
+// a SAS off the URL of a transport failure (azconn.Redacting), and for the emulator (see
+// asciiBodies) the ASCII rewrite of request bodies.
 func (o *Options) clientOptions(emulator bool) *aztables.ClientOptions {
 	co := &aztables.ClientOptions{}
 	if o != nil {
@@ -46,6 +49,7 @@ func (o *Options) clientOptions(emulator bool) *aztables.ClientOptions {
 	}
 	co.PerCallPolicies = append(append([]policy.Policy{batchBodies{}}, co.PerCallPolicies...), bodyTap{})
 	co.PerRetryPolicies = append(append([]policy.Policy(nil), co.PerRetryPolicies...), azconn.CountTries{})
+	co.ClientOptions = azconn.Redacting(co.ClientOptions)
 	if emulator {
 		co.PerCallPolicies = append(co.PerCallPolicies, asciiBodies{})
 	}

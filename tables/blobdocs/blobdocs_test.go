@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -443,17 +444,24 @@ func TestTranslate(t *testing.T) {
 		{"deadline", fmt.Errorf("upload: %w", deadline.Err()), abstractions.ErrUnavailable},
 		{"transport", errors.New("dial tcp: connection refused"), abstractions.ErrUnavailable},
 	} {
-		err := translate("get", "docs", "a.json", tc.err)
-		var e *Error
-		if !errors.As(err, &e) || e.Kind != tc.want || !errors.Is(err, tc.err) {
-			t.Errorf("%s: got %#v, want kind %v wrapping the cause", tc.name, err, tc.want)
-			continue
-		}
-		if tc.want == ErrContainerNotFound && (errors.Is(err, abstractions.ErrNotFound) || !strings.Contains(err.Error(), `"docs" does not exist`)) {
-			t.Errorf("%s: %v must name the container and not read as a missing document", tc.name, err)
+		for _, r := range []callerr.Request{callerr.Read, callerr.Write} {
+			err := translate(r, "get", "docs", "a.json", tc.err)
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != tc.want || !errors.Is(err, tc.err) {
+				t.Errorf("%s: got %#v, want kind %v wrapping the cause", tc.name, err, tc.want)
+				continue
+			}
+			if tc.want == ErrContainerNotFound && (errors.Is(err, abstractions.ErrNotFound) || !strings.Contains(err.Error(), `"docs" does not exist`)) {
+				t.Errorf("%s: %v must name the container and not read as a missing document", tc.name, err)
+			}
+			// Only a write left without an answer may have been applied.
+			unknown := r == callerr.Write && (tc.want == abstractions.ErrUnavailable || tc.want == context.Canceled)
+			if says := strings.Contains(e.Message, "may or may not have been applied"); says != unknown {
+				t.Errorf("%s (write %v): the message %q says the request may have been applied: %v, want %v", tc.name, r, e.Message, says, unknown)
+			}
 		}
 	}
-	if translate("get", "docs", "a", nil) != nil {
+	if translate(callerr.Read, "get", "docs", "a", nil) != nil {
 		t.Error("translate(nil) is not nil")
 	}
 }

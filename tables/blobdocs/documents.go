@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -87,7 +88,7 @@ func (d *Documents[T]) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	err = translate("delete", d.b.container, name, d.b.deleteBlob(ctx, name, service.Conditions{}))
+	err = translate(callerr.Write, "delete", d.b.container, name, d.b.deleteBlob(ctx, name, service.Conditions{}))
 	if errors.Is(err, abstractions.ErrNotFound) || errors.Is(err, abstractions.ErrUnavailable) && d.b.gone(ctx, name) {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -40,7 +41,7 @@ func (b *binding) upload(ctx context.Context, op, name string, data []byte, opts
 	if err == nil {
 		return props.ETag, nil
 	}
-	failed := translate(op, b.container, name, err)
+	failed := translate(callerr.Write, op, b.container, name, err)
 	echo := tries.Retried() && refusesOwnEcho(opts.Mode, err)
 	if !echo && !errors.Is(failed, abstractions.ErrUnavailable) {
 		return "", failed

@@ -73,7 +73,10 @@ var librarySentinels = []error{
 //   - a 5xx answer left after the client's retries, a transport failure or the call's
 //     deadline: abstractions.ErrUnavailable; a cancelled context: context.Canceled;
 //   - any other answer: no sentinel, the *abstractions.StatusError in the chain says what.
-func translate(op, container, blob string, err error) error {
+//
+// r says whether the failed request was a download or an upload or delete: only the
+// message of the latter says that it may or may not have been applied.
+func translate(r callerr.Request, op, container, blob string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -83,7 +86,7 @@ func translate(op, container, blob string, err error) error {
 	}
 	e := &Error{Op: op, Container: container, Blob: blob, Err: err}
 	var se *abstractions.StatusError
-	ended, isEnded := callerr.Ended(err)
+	ended, isEnded := callerr.Ended(err, r)
 	switch {
 	case errors.As(err, &se):
 		switch {
@@ -102,7 +105,7 @@ func translate(op, container, blob string, err error) error {
 			e.Message = "the document changed or was deleted since the version this write was based on; " +
 				"read it again and retry (Mutate does that for you)"
 		default:
-			f := callerr.Answered(se, "the blob service refused the request")
+			f := callerr.Answered(se, r, "the blob service refused the request")
 			e.Kind, e.Message = f.Kind, f.Message
 		}
 	case isEnded:
@@ -115,7 +118,8 @@ func translate(op, container, blob string, err error) error {
 				return e
 			}
 		}
-		e.Kind, e.Message = callerr.Unreachable.Kind, callerr.Unreachable.Message
+		f := callerr.Unreachable(r)
+		e.Kind, e.Message = f.Kind, f.Message
 	}
 	return e
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -196,7 +197,7 @@ func (b *binding) blobName(op, id, tenant string) (string, error) {
 func (b *binding) read(ctx context.Context, op, name string, v any) (string, error) {
 	blob, err := b.blobs.Download(ctx, b.container, name, service.Conditions{})
 	if err != nil {
-		return "", translate(op, b.container, name, err)
+		return "", translate(callerr.Read, op, b.container, name, err)
 	}
 	defer blob.Body.Close()
 	if blob.Properties.ContentLength > b.maxSize {
@@ -207,7 +208,7 @@ func (b *binding) read(ctx context.Context, op, name string, v any) (string, err
 		return "", b.tooLarge(op, name, fmt.Sprintf("the stored blob is more than %d bytes", b.maxSize))
 	}
 	if err != nil {
-		return "", translate(op, b.container, name, err)
+		return "", translate(callerr.Read, op, b.container, name, err)
 	}
 	data, err := inflate(raw, blob.Properties.ContentEncoding, b.maxSize)
 	switch {

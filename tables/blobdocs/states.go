@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -136,7 +137,7 @@ func (s *StateDocuments[T]) Delete(ctx context.Context, id, version string) erro
 		return &Error{Kind: abstractions.ErrConcurrencyConflict, Op: "delete", Container: s.b.container, Blob: name,
 			Message: "the document was deleted since the version this call was based on", Err: err}
 	}
-	return translate("delete", s.b.container, name, err)
+	return translate(callerr.Write, "delete", s.b.container, name, err)
 }
 
 func checkVersion(op, container, name, version string) error {

@@ -21,14 +21,34 @@ type Failure struct {
 	Message string
 }
 
+// Request says whether the failed call asked the service to change something. Only a
+// write's failure without an answer may have been applied, so only its message says so: a
+// read changes nothing, whatever became of it.
+type Request bool
+
+// The kinds of Request.
+const (
+	Read  Request = false
+	Write Request = true
+)
+
+// unknown is what a failure without a (usable) answer leaves unknown: for a write, whether
+// it was applied; for a read, nothing.
+func (r Request) unknown() string {
+	if r == Write {
+		return "; the request may or may not have been applied"
+	}
+	return ""
+}
+
 // Answered returns the failure of a service answer that says nothing of the resource: a
 // 5xx status left after the client's retries (abstractions.ErrUnavailable) or a refused
 // credential (403, no sentinel). Any other answer has no sentinel and the message otherwise.
-func Answered(se *abstractions.StatusError, otherwise string) Failure {
+func Answered(se *abstractions.StatusError, r Request, otherwise string) Failure {
 	switch {
 	case se.StatusCode >= 500:
-		return Failure{abstractions.ErrUnavailable, fmt.Sprintf("the service answered %d after the client's retries; "+
-			"the request may or may not have been applied, try again later", se.StatusCode)}
+		return Failure{abstractions.ErrUnavailable, fmt.Sprintf("the service answered %d after the client's retries%s; try again later",
+			se.StatusCode, r.unknown())}
 	case se.StatusCode == http.StatusForbidden:
 		return Failure{nil, "the service refused the credential or its permissions (check the account key, the SAS and its expiry)"}
 	}
@@ -37,18 +57,19 @@ func Answered(se *abstractions.StatusError, otherwise string) Failure {
 
 // Ended returns the failure of a call whose context ended before the service answered:
 // context.Canceled when it was cancelled, abstractions.ErrUnavailable when its deadline
-// passed. ok is false when err is neither.
-func Ended(err error) (f Failure, ok bool) {
+// passed (the chain keeps context.DeadlineExceeded). ok is false when err is neither.
+func Ended(err error, r Request) (f Failure, ok bool) {
 	switch {
 	case errors.Is(err, context.Canceled):
-		return Failure{context.Canceled, "the call's context was cancelled; the request may or may not have been applied"}, true
+		return Failure{context.Canceled, "the call's context was cancelled" + r.unknown()}, true
 	case errors.Is(err, context.DeadlineExceeded):
-		return Failure{abstractions.ErrUnavailable, "the call's deadline passed before the service answered; " +
-			"the request may or may not have been applied"}, true
+		return Failure{abstractions.ErrUnavailable, "the call's deadline passed before the service answered" + r.unknown()}, true
 	}
 	return Failure{}, false
 }
 
-// Unreachable is the failure of a call that got no answer from the service: a refused
+// Unreachable returns the failure of a call that got no answer from the service: a refused
 // connection, DNS, a reset, a timeout.
-var Unreachable = Failure{abstractions.ErrUnavailable, "the service could not be reached; the request may or may not have been applied, try again later"}
+func Unreachable(r Request) Failure {
+	return Failure{abstractions.ErrUnavailable, "the service could not be reached" + r.unknown() + "; try again later"}
+}

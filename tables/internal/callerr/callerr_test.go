@@ -14,6 +14,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// unknown is the sentence of a write left without an answer.
+const unknown = "may or may not have been applied"
+
 func TestAnswered(t *testing.T) {
 	for _, tc := range []struct {
 		status int
@@ -25,9 +28,15 @@ func TestAnswered(t *testing.T) {
 		{403, nil, "refused the credential"},
 		{400, nil, "the table service refused the request"},
 	} {
-		f := Answered(&abstractions.StatusError{StatusCode: tc.status}, "the table service refused the request")
-		if f.Kind != tc.kind || !strings.Contains(f.Message, tc.says) {
-			t.Errorf("status %d: got %v %q, want %v and a message saying %q", tc.status, f.Kind, f.Message, tc.kind, tc.says)
+		for _, r := range []Request{Read, Write} {
+			f := Answered(&abstractions.StatusError{StatusCode: tc.status}, r, "the table service refused the request")
+			if f.Kind != tc.kind || !strings.Contains(f.Message, tc.says) {
+				t.Errorf("status %d: got %v %q, want %v and a message saying %q", tc.status, f.Kind, f.Message, tc.kind, tc.says)
+			}
+			// A 5xx answer leaves a write's outcome unknown; a refusal is an answer.
+			if got, want := strings.Contains(f.Message, unknown), r == Write && tc.status >= 500; got != want {
+				t.Errorf("status %d, write %v: %q says %q: %v, want %v", tc.status, r, f.Message, unknown, got, want)
+			}
 		}
 	}
 }
@@ -42,9 +51,26 @@ func TestEnded(t *testing.T) {
 		{fmt.Errorf("send: %w", context.DeadlineExceeded), abstractions.ErrUnavailable, true},
 		{errors.New("connection refused"), nil, false},
 	} {
-		f, ok := Ended(tc.err)
-		if ok != tc.ok || f.Kind != tc.kind || (ok && f.Message == "") {
-			t.Errorf("%v: got %v %q %v, want %v %v", tc.err, f.Kind, f.Message, ok, tc.kind, tc.ok)
+		for _, r := range []Request{Read, Write} {
+			f, ok := Ended(tc.err, r)
+			if ok != tc.ok || f.Kind != tc.kind || (ok && f.Message == "") {
+				t.Errorf("%v: got %v %q %v, want %v %v", tc.err, f.Kind, f.Message, ok, tc.kind, tc.ok)
+			}
+			if got, want := strings.Contains(f.Message, unknown), ok && r == Write; got != want {
+				t.Errorf("%v, write %v: %q says %q: %v, want %v", tc.err, r, f.Message, unknown, got, want)
+			}
+		}
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	for _, r := range []Request{Read, Write} {
+		f := Unreachable(r)
+		if f.Kind != abstractions.ErrUnavailable || !strings.Contains(f.Message, "could not be reached") {
+			t.Errorf("write %v: got %v %q", r, f.Kind, f.Message)
+		}
+		if got, want := strings.Contains(f.Message, unknown), r == Write; got != want {
+			t.Errorf("write %v: %q says %q: %v, want %v", r, f.Message, unknown, got, want)
 		}
 	}
 }
