@@ -28,10 +28,12 @@ help: ## List the targets.
 	@echo "Targets:"
 	grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
 
-test: ## Run every module's tests with -race, Azurite started and stopped around them.
+test: ## Run every module's tests with -race, Azurite started and stopped around them; each package's result as it finishes, the slowest at the end.
 	@pkgs=$$(bash scripts/packages.sh)
 	if [[ -z $$pkgs ]]; then echo "no packages to test"; exit 0; fi
-	bash scripts/with-azurite.sh go test -race -count=1 $(GOTESTFLAGS) $$pkgs
+	mkdir -p .cache
+	go build -o .cache/testreport ./tools/cmd/testreport
+	bash scripts/with-azurite.sh bash -o pipefail -c 'go test -json -race -count=1 $(GOTESTFLAGS) "$$@" 2>&1 | .cache/testreport' test $$pkgs
 
 demo: ## Run the udtables demo (in memory, or on CONN=<connection string>).
 	@go run ./tools/cmd/udtables demo $(if $(CONN),--connection-string '$(CONN)')
