@@ -40,8 +40,10 @@ func (s *PolyStore[B]) InsertBatch(ctx context.Context, ws []abstractions.PolyWr
 	return s.s.InsertBatch(ctx, ws)
 }
 
-// List reads every row of one partition (the partition key used as written), in row
-// key order, markers included. A row One would refuse fails the whole call.
+// List reads every row of one partition (the partition key used as written, never
+// normalised), in row key order, markers included. A partition key the key rules refuse,
+// "" included, fails with [abstractions.ErrInvalidKey] before anything is sent. A row One would refuse
+// fails the whole call.
 func (s *PolyStore[B]) List(ctx context.Context, partition string) ([]*abstractions.PolyEntry[B], error) {
 	return s.s.List(ctx, partition)
 }

@@ -75,8 +75,11 @@ func (s *Store[T]) EnsureCreated(ctx context.Context) error { return s.s.EnsureC
 // Exists reports whether a row with the id exists.
 func (s *Store[T]) Exists(ctx context.Context, id string) (bool, error) { return s.s.Exists(ctx, id) }
 
-// List returns every row of one partition, in row-key order. A partition containing
-// "|" is refused with [abstractions.ErrInvalidKey] (so are those of Count and DeletePartition).
+// List returns every row of one partition, in row-key order. The partition is
+// normalised as the partition part of an id (NormalizePartition, unless the account
+// keeps ids as written), so it reads the rows of exactly the ids that start with it; one
+// that is empty, empty once normalised, or contains "|" is refused with [abstractions.ErrInvalidKey]
+// before anything is sent (so are those of Count and DeletePartition).
 func (s *Store[T]) List(ctx context.Context, partition string) ([]*T, error) {
 	return s.s.List(ctx, partition)
 }
@@ -152,9 +155,11 @@ func (s *Store[T]) SweepAllOrphanBlobs(ctx context.Context, olderThan time.Durat
 // references and that were last written more than olderThan ago, on the blob service's
 // clock, and returns how many it deleted. olderThan must exceed the longest write (from a
 // blob's upload to its row's commit): a younger blob may belong to a write in flight. The
-// partition key is resolved as ids are (normalised unless the account uses ids as written).
-// A store without blob offload, or of a type with no large value, fails with
-// ErrNotSupported; a negative olderThan with ErrInvalidArgument. Blobs that could not be
+// partition key is checked and normalised as List's is (see abstractions.NormalizePartition),
+// so it sweeps the partition the ids that start with it are stored in, and a partition that
+// is empty (once normalised too) or holds "|" is refused with ErrInvalidKey. A store without
+// blob offload, or of a type with no large value, fails with ErrNotSupported; a negative
+// olderThan with ErrInvalidArgument. Nothing is sent before these checks pass. Blobs that could not be
 // deleted do not stop the others: the error is then a *SweepError holding each failure.
 func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, partitionKey string, olderThan time.Duration) (int, error) {
 	return s.s.SweepOrphanBlobs(ctx, partitionKey, olderThan)
