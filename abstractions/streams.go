@@ -31,9 +31,10 @@ func Append[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], partition 
 // error matching ErrDuplicateKey.
 //
 // A nil v is refused with ErrInvalidArgument, an empty partition or one containing "|" with
-// ErrInvalidKey (see the isolation rule at SplitID). A sub-stream name must start with a letter and must
-// not contain "|" (refused with ErrInvalidArgument): that keeps the main log's all-digit keys
-// sorted before every sub-stream and each sub-stream's prefix from matching another's.
+// ErrInvalidKey (see the isolation rule at SplitID). A sub-stream name must start with a
+// letter and must not contain "|" (refused with ErrInvalidArgument): that keeps the main
+// log's all-digit keys sorted before every sub-stream and each sub-stream's prefix from
+// matching another's.
 func AppendAt[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], partition string, v *T, subStream string, at time.Time) error {
 	if v == nil {
 		return &StoreError{Kind: ErrInvalidArgument, Op: "append", Table: s.Table(), Message: "the entity is nil"}

@@ -159,8 +159,9 @@ func (s *Store[T]) SweepAllOrphanBlobs(ctx context.Context, olderThan time.Durat
 // so it sweeps the partition the ids that start with it are stored in, and a partition that
 // is empty (once normalised too) or holds "|" is refused with ErrInvalidKey. A store without
 // blob offload, or of a type with no large value, fails with ErrNotSupported; a negative
-// olderThan with ErrInvalidArgument. Nothing is sent before these checks pass. Blobs that could not be
-// deleted do not stop the others: the error is then a *SweepError holding each failure.
+// olderThan with ErrInvalidArgument. Nothing is sent before these checks pass. Blobs that
+// could not be deleted do not stop the others: the error is then a *SweepError holding each
+// failure.
 func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, partitionKey string, olderThan time.Duration) (int, error) {
 	return s.s.SweepOrphanBlobs(ctx, partitionKey, olderThan)
 }
