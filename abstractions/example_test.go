@@ -37,3 +37,13 @@ func ExampleNormalizeID() {
 	fmt.Println(abstractions.NormalizeID("  EU|Alice Smith "))
 	// Output: eu|alice-smith
 }
+
+func ExampleNormalizePartition() {
+	// A partition given on its own (to List, Count, Query.Partition, …) is the partition of
+	// the ids that start with it: "Acme |r1" is stored in partition "acme-", so "Acme "
+	// reads that partition, never tenant "acme".
+	id, _ := abstractions.CombineID("Acme ", "r1")
+	pk, _ := abstractions.SplitID(abstractions.NormalizeID(id))
+	fmt.Printf("%q %q\n", pk, abstractions.NormalizePartition("Acme "))
+	// Output: "acme-" "acme-"
+}

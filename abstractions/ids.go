@@ -3,6 +3,7 @@ package abstractions
 import (
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // IDSeparator separates the partition key from the row key in a composite id.
@@ -32,13 +33,28 @@ const IDSeparator = "|"
 // character the service forbids is refused with ErrInvalidKey. The keys are checked as they
 // will be stored: " |x" normalises to "|x", whose empty partition key is refused. Because
 // the id is normalised before it is split, spaces next to "|" become "-" like any inner
-// space ("eu | alice" addresses ("eu-", "-alice")). A partition given on its own takes the
-// same steps, with the "|" refusal after normalisation.
+// space ("eu | alice" addresses ("eu-", "-alice")).
 //
-// Normalisation merges ids that differ only in case, surrounding spaces, or spaces against
-// "-": "Acme Corp|1" and "acme-corp|1" are one row. When two tenants must never share a
-// partition, give them ids that stay distinct under normalisation (or keep ids as written
-// with the account option).
+// A partition given on its own (List, Count, DeletePartition, Query.Partition, the sweep,
+// the append-log and versioned-stream helpers) takes the same path: it is refused when it is
+// not valid UTF-8, normalised with NormalizePartition, which gives exactly the partition key
+// of every id that starts with it, then refused with ErrInvalidKey when it holds "|", is
+// empty (so "" and an all-whitespace partition are refused too, as " |x" is) or breaks a key
+// rule. So List("acme ") reads the partition "acme-" that CombineID("acme ", "r1") writes,
+// never tenant "acme"'s.
+//
+// The default normalisation merges strings that differ only in:
+//   - case, lower-cased by Unicode's simple mapping (strings.ToLower): "Acme" and "acme",
+//     and also look-alikes such as the Kelvin sign U+212A and "k", or the Ohm sign U+2126,
+//     "Ω" and "ω", address one partition;
+//   - white space at the start of an id (of any Unicode kind: tab, U+00A0, U+3000, …) and at
+//     its end, so a partition's leading white space and a row key's trailing white space;
+//   - spaces against "-": "Acme Corp|1" and "acme-corp|1" are one row (other white space
+//     inside an id, such as U+00A0, is kept as it is).
+//
+// When two tenants must never share a partition, give them ids that stay distinct under
+// normalisation, or keep ids as written with the account option IDsAsWritten, which keeps
+// all of these apart (the key checks still apply).
 func SplitID(id string) (partitionKey, rowKey string) {
 	if pk, rk, ok := strings.Cut(id, IDSeparator); ok {
 		return pk, rk
@@ -58,12 +74,34 @@ func CombineID(partitionKey, rowKey string) (string, error) {
 	return partitionKey + IDSeparator + rowKey, nil
 }
 
-// NormalizeID returns the id as stores write it by default: trimmed, inner spaces replaced by
-// "-", lower-cased. Accounts can opt out of normalisation (ids then address rows as written).
+// NormalizeID returns the id as stores write it by default: trimmed of leading and
+// trailing white space (unicode.IsSpace), inner spaces (U+0020) replaced by "-",
+// lower-cased. Accounts can opt out of normalisation (ids then address rows as written).
 // Invalid UTF-8 is not repaired here: stores refuse it before normalising, so two different
-// invalid ids never become one.
+// invalid ids never become one. See SplitID for what the normalisation merges.
 func NormalizeID(id string) string {
-	id = strings.TrimSpace(id)
-	id = strings.ReplaceAll(id, " ", "-")
-	return strings.ToLower(id)
+	return normalizeInner(strings.TrimSpace(id))
+}
+
+// NormalizePartition returns the partition key a store gives, by default, to a partition
+// given on its own: for a partition without "|", the partition part of
+// NormalizeID(partition + "|" + rowKey), whatever the row key, so a partition given alone
+// addresses exactly the rows of the ids that start with it. Leading white space is trimmed,
+// because the partition starts the id; trailing white space is not, because the "|"
+// follows it; spaces become "-" and the result is lower-cased. So "  Acme " is "acme-",
+// the partition CombineID("  Acme ", "r1") is stored in, never "acme"; and "acme" followed
+// by U+00A0 keeps its U+00A0.
+//
+// It does not check the key: a partition holding "|" keeps it, and "" or an all-whitespace
+// partition gives "", which stores refuse with ErrInvalidKey (see SplitID). Invalid UTF-8
+// is not repaired: stores refuse it before normalising.
+func NormalizePartition(partition string) string {
+	return normalizeInner(strings.TrimLeftFunc(partition, unicode.IsSpace))
+}
+
+// normalizeInner is the part of the normalisation that applies to every character of an
+// id: spaces as "-", lower case. It maps character by character, so it gives the same
+// result on an id as on its parts.
+func normalizeInner(s string) string {
+	return strings.ToLower(strings.ReplaceAll(s, " ", "-"))
 }

@@ -96,8 +96,10 @@ type PolyStorage[B any] interface {
 	// names no registered type, or a type that does not satisfy B, fails with ErrIntegrity
 	// naming it.
 	One(ctx context.Context, key TableKey) (*PolyEntry[B], error)
-	// List reads every row of one partition (the partition key used as written), in row
-	// key order, markers included. A row One would refuse fails the whole call.
+	// List reads every row of one partition (the partition key used as written, never
+	// normalised), in row key order, markers included. A partition key the key rules refuse,
+	// "" included, fails with ErrInvalidKey before anything is sent. A row One would refuse
+	// fails the whole call.
 	List(ctx context.Context, partition string) ([]*PolyEntry[B], error)
 	// Delete deletes the row if it exists; deleting a missing row is not an error.
 	Delete(ctx context.Context, key TableKey) error

@@ -14,8 +14,9 @@ const DefaultPageSize = 100
 // cached.
 type Query[T any] struct {
 	// Partition scopes the query to one partition; "" queries the whole table. It is
-	// normalised like the partition part of an id (unless the account keeps ids as
-	// written), and refused with ErrInvalidKey when the service would refuse it as a key.
+	// normalised like the partition part of an id (NormalizePartition, unless the account
+	// keeps ids as written), and refused with ErrInvalidKey when it holds "|", normalises
+	// to "" or the service would refuse it as a key.
 	Partition string
 	// RowKeyPrefix keeps the rows whose row key starts with it, as the range
 	// RowKey ge prefix and RowKey lt (prefix with its last character incremented). It needs

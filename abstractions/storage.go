@@ -79,8 +79,11 @@ type Storage[T any] interface {
 	One(ctx context.Context, id string) (*T, error)
 	// Exists reports whether a row with the id exists.
 	Exists(ctx context.Context, id string) (bool, error)
-	// List returns every row of one partition, in row-key order. A partition containing
-	// "|" is refused with ErrInvalidKey (so are those of Count and DeletePartition).
+	// List returns every row of one partition, in row-key order. The partition is
+	// normalised as the partition part of an id (NormalizePartition, unless the account
+	// keeps ids as written), so it reads the rows of exactly the ids that start with it; one
+	// that is empty, empty once normalised, or contains "|" is refused with ErrInvalidKey
+	// before anything is sent (so are those of Count and DeletePartition).
 	List(ctx context.Context, partition string) ([]*T, error)
 	// ListAll returns every row of the table, in key order.
 	ListAll(ctx context.Context) ([]*T, error)

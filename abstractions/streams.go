@@ -30,10 +30,11 @@ func Append[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], partition 
 // in the same 100 ns), the entry moves to the next tick, a few times, before failing with an
 // error matching ErrDuplicateKey.
 //
-// A nil v is refused with ErrInvalidArgument, a partition containing "|" with ErrInvalidKey
-// (see the isolation rule at SplitID). A sub-stream name must start with a letter and must
-// not contain "|" (refused with ErrInvalidArgument): that keeps the main log's all-digit keys
-// sorted before every sub-stream and each sub-stream's prefix from matching another's.
+// A nil v is refused with ErrInvalidArgument, an empty partition or one containing "|" with
+// ErrInvalidKey (see the isolation rule at SplitID). A sub-stream name must start with a
+// letter and must not contain "|" (refused with ErrInvalidArgument): that keeps the main
+// log's all-digit keys sorted before every sub-stream and each sub-stream's prefix from
+// matching another's.
 func AppendAt[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], partition string, v *T, subStream string, at time.Time) error {
 	if v == nil {
 		return &StoreError{Kind: ErrInvalidArgument, Op: "append", Table: s.Table(), Message: "the entity is nil"}
@@ -79,9 +80,16 @@ func checkSubStream[T any](op string, s Storage[T], subStream string) error {
 	return nil
 }
 
-// checkPartition refuses a partition that an id cannot carry (see the isolation rule at
-// SplitID). Stores check the rest of the key rules themselves.
+// checkPartition refuses a partition that is empty or that an id cannot carry (see the
+// isolation rule at SplitID). An empty partition matters most: in a Query it means the whole
+// table, so a helper given "" would read every tenant's rows. Stores normalise the
+// partition and check the rest of the key rules themselves (an all-whitespace partition
+// normalises to "" and is refused there).
 func checkPartition[T any](op string, s Storage[T], partition string) error {
+	if partition == "" {
+		return &StoreError{Kind: ErrInvalidKey, Op: op, Table: s.Table(),
+			Message: "the partition key is empty; a log or a stream lives in one partition, so name it; nothing was sent"}
+	}
 	if _, err := CombineID(partition, ""); err != nil {
 		return &StoreError{Kind: ErrInvalidKey, Op: op, Table: s.Table(), PartitionKey: partition,
 			Message: "a partition key must not contain \"|\", which ends the partition in an id; nothing was sent"}
@@ -91,7 +99,8 @@ func checkPartition[T any](op string, s Storage[T], partition string) error {
 
 // Recent returns the newest n entries of a partition's append log (or of one sub-stream of
 // it), newest first, with one bounded query. A negative n is refused with
-// ErrInvalidArgument.
+// ErrInvalidArgument, an empty partition or one containing "|" with ErrInvalidKey, before
+// anything is sent.
 func Recent[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], partition string, n int, subStream string) ([]*T, error) {
 	if n < 0 {
 		return nil, &StoreError{Kind: ErrInvalidArgument, Op: "recent", Table: s.Table(), PartitionKey: partition, Message: "the count is negative"}
@@ -168,7 +177,7 @@ func checkVersion[T any](op string, s Storage[T], stream string, version int) er
 // AppendVersion stores v as version v.Version of a stream, assigning its ID. Versions are
 // immutable: appending a version the stream holds fails with an error matching
 // ErrDuplicateKey. A nil v or a version outside 0..MaxVersion is refused with
-// ErrInvalidArgument, a stream id containing "|" with ErrInvalidKey.
+// ErrInvalidArgument, an empty stream id or one containing "|" with ErrInvalidKey.
 func AppendVersion[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string, v *T) error {
 	if v == nil {
 		return &StoreError{Kind: ErrInvalidArgument, Op: "append version", Table: s.Table(), Message: "the entity is nil"}
@@ -186,8 +195,9 @@ func AppendVersion[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], 
 	return nil
 }
 
-// Latest returns the newest version of a stream with one bounded read. An empty stream fails
-// with an error matching ErrNotFound.
+// Latest returns the newest version of a stream with one bounded read. A stream that holds no
+// version fails with an error matching ErrNotFound; an empty stream id, or one containing
+// "|", is refused with ErrInvalidKey before anything is sent.
 func Latest[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string) (*T, error) {
 	if err := checkPartition("latest", s, stream); err != nil {
 		return nil, err
@@ -196,7 +206,8 @@ func Latest[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream 
 }
 
 // AtVersion returns the given version of a stream with a point read. A version the stream
-// does not hold fails with an error matching ErrNotFound.
+// does not hold fails with an error matching ErrNotFound; the stream id is refused as Latest
+// refuses it.
 func AtVersion[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string, version int) (*T, error) {
 	if err := checkVersion("read version", s, stream, version); err != nil {
 		return nil, err
@@ -206,7 +217,8 @@ func AtVersion[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stre
 
 // AtOrBefore returns the highest version of a stream that is at most version (the state as of
 // that version). It filters on the Version column on the service and reads one row. When the
-// stream holds no such version it fails with an error matching ErrNotFound.
+// stream holds no such version it fails with an error matching ErrNotFound; the stream id is
+// refused as Latest refuses it.
 func AtOrBefore[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string, version int) (*T, error) {
 	if err := checkVersion("read version", s, stream, version); err != nil {
 		return nil, err
@@ -216,8 +228,13 @@ func AtOrBefore[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], str
 		s.Query(ctx, Query[T]{Partition: stream, Where: f.Le(version), Take: 1}))
 }
 
-// History yields the versions of a stream, newest first, at most take of them (0: all).
+// History yields the versions of a stream, newest first, at most take of them (0: all). An
+// empty stream id, or one containing "|", yields one error matching ErrInvalidKey, and
+// nothing is sent.
 func History[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string, take int) iter.Seq2[*T, error] {
+	if err := checkPartition("history", s, stream); err != nil {
+		return func(yield func(*T, error) bool) { yield(nil, err) }
+	}
 	return s.Stream(ctx, Query[T]{Partition: stream, Take: take})
 }
 

@@ -185,3 +185,63 @@ func TestVersionedStream(t *testing.T) {
 		t.Errorf("history yielded %d", n)
 	}
 }
+
+// Every helper refuses an empty partition (which a Query reads as the whole table) and one
+// holding "|" with ErrInvalidKey, before it calls the store: the fake records every query
+// and every row, and panics on any other call.
+func TestHelpersRefusePartitionsBeforeCallingTheStore(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, partition := range []string{"", "a|b", "|"} {
+		evs := newFakeLog[sEvent]()
+		snaps := newFakeLog[sSnap]()
+		// A row in the partition "" and one elsewhere: a helper that queried would see one.
+		evs.rows["|1"] = sEvent{Entity: Entity{ID: "|1"}}
+		evs.rows["other|1"] = sEvent{Entity: Entity{ID: "other|1"}}
+		snaps.rows["other|"+VersionKey(1)] = sSnap{VersionedEntity: VersionedEntity{Entity: Entity{ID: "other|" + VersionKey(1)}, Version: 1}}
+		calls := []struct {
+			name string
+			call func() error
+		}{
+			{"Append", func() error { return Append(ctx, evs, partition, &sEvent{}, "") }},
+			{"AppendAt", func() error { return AppendAt(ctx, evs, partition, &sEvent{}, "Chat", t0) }},
+			{"Recent", func() error { _, err := Recent(ctx, evs, partition, 5, ""); return err }},
+			{"Recent of a sub-stream", func() error { _, err := Recent(ctx, evs, partition, 5, "sub"); return err }},
+			{"AppendVersion", func() error { return AppendVersion(ctx, snaps, partition, &sSnap{}) }},
+			{"Latest", func() error { _, err := Latest(ctx, snaps, partition); return err }},
+			{"AtVersion", func() error { _, err := AtVersion(ctx, snaps, partition, 1); return err }},
+			{"AtOrBefore", func() error { _, err := AtOrBefore(ctx, snaps, partition, 1); return err }},
+			{"History", func() error {
+				n := 0
+				var first error
+				for v, err := range History(ctx, snaps, partition, 0) {
+					if n == 0 {
+						first = err
+					}
+					if v != nil {
+						t.Errorf("History(%q) yielded a row %+v", partition, v)
+					}
+					n++
+				}
+				if n != 1 {
+					t.Errorf("History(%q) yielded %d times, want once (the error)", partition, n)
+				}
+				return first
+			}},
+		}
+		for _, c := range calls {
+			err := c.call()
+			if !errors.Is(err, ErrInvalidKey) {
+				t.Errorf("%s(%q) = %v, want ErrInvalidKey", c.name, partition, err)
+			}
+			var se *StoreError
+			if !errors.As(err, &se) || se.Table != "Fake" || !strings.Contains(err.Error(), "nothing was sent") {
+				t.Errorf("%s(%q): %v does not name the table and say nothing was sent", c.name, partition, err)
+			}
+		}
+		if len(evs.queries)+len(snaps.queries) != 0 || len(evs.rows) != 2 || len(snaps.rows) != 1 {
+			t.Errorf("partition %q: the refusals reached the store: queries %v %v, rows %d %d",
+				partition, evs.queries, snaps.queries, len(evs.rows), len(snaps.rows))
+		}
+	}
+}

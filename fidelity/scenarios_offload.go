@@ -466,6 +466,37 @@ func offloadScenarios() []Scenario {
 			},
 		},
 		{
+			// The sweep of one partition takes it as List does: the partition the ids that
+			// start with it are stored in, and one that is empty (once normalised too) or
+			// holds "|" is refused before any request.
+			Name: "offload/sweep-partition-of-the-ids",
+			Run: func(ctx context.Context, e *Env) {
+				s, c := offStore(e, tables.NoCleanup)
+				for _, id := range []string{"Acme |a", "acme|a"} {
+					for _, v := range []byte{1, 2} { // the second write leaves the first's blob an orphan
+						doc := &offDoc{Entity: abstractions.Entity{ID: id}, Attachment: abstractions.FileFromBytes([]byte{v}, "")}
+						e.OK(fmt.Sprintf("write %q, version %d", id, v), s.Upsert(ctx, doc))
+					}
+				}
+				e.nextSecond(ctx)
+				for _, p := range []string{"", " ", "\u00a0\u3000", "acme|a", "acme\xff"} {
+					_, err := s.SweepOrphanBlobs(ctx, p, 0)
+					e.Is(fmt.Sprintf("sweep %q", p), err, abstractions.ErrInvalidKey)
+				}
+				e.observeBlobs(ctx, c, "the refused sweeps deleted nothing")
+				n, err := s.SweepOrphanBlobs(ctx, "Acme ", 0)
+				e.OK("sweep \"Acme \"", err)
+				e.Equal("it swept partition acme- alone", n, 1)
+				perPartition := map[string]int{}
+				for _, name := range e.blobNames(ctx, c) {
+					perPartition[strings.Split(name, "/")[1]]++
+				}
+				e.Equal("blobs per partition: acme- keeps its row's, acme keeps its orphan", perPartition, map[string]int{"acme-": 1, "acme": 2})
+				e.observeBlobs(ctx, c, "after the sweep")
+				e.clearTable(ctx)
+			},
+		},
+		{
 			Name: "offload/batches-and-partition-delete",
 			Run: func(ctx context.Context, e *Env) {
 				s, c := offStore(e, noGrace)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,7 @@ import (
 func safetyScenarios() []Scenario {
 	return []Scenario{
 		{Name: "safety/partition-isolation", Run: partitionIsolation},
+		{Name: "safety/partition-normalisation", Run: partitionNormalisation},
 		{Name: "safety/malformed-etags", Run: malformedETags},
 		{Name: "safety/unavailable-service", Run: unavailableService},
 		{Name: "safety/deadline", Run: deadlinePassed},
@@ -108,6 +110,84 @@ func partitionIsolation(ctx context.Context, e *Env) {
 	got, err = s.List(ctx, "acme")
 	e.OK("list acme", err)
 	e.Equal("acme keeps its rows", ids(got), []string{"acme|1", "acme|x|1"})
+}
+
+// partitionNormalisation: a partition given on its own addresses exactly the rows of the ids
+// that start with it: its trailing white space is kept (spaces as "-"), only its start is
+// trimmed, case and look-alikes fold as in ids; and a partition that is empty, or empty once
+// normalised, is refused by every call that takes one, before anything is sent.
+func partitionNormalisation(ctx context.Context, e *Env) {
+	s := storeOf[snapshotRow](e, nil)
+	for _, id := range []string{"acme|1", "Acme |2", "acme\u00a0|3", "\u212aelvin|1", "kelvin|2", "\u2126|1", "\u03c9|2"} {
+		v := &snapshotRow{VersionedEntity: abstractions.VersionedEntity{Entity: abstractions.Entity{ID: id}, Version: 1}}
+		e.OK("create "+strconv.Quote(id), s.Create(ctx, v))
+		e.Observe("stored as", strconv.Quote(v.ID))
+	}
+	for _, tc := range []struct {
+		partition string
+		want      []string
+	}{
+		{"acme", []string{"acme|1"}},
+		{" \tACME", []string{"acme|1"}},
+		{"acme ", []string{"acme-|2"}},
+		{"acme\u00a0", []string{"acme\u00a0|3"}},
+		{"KELVIN", []string{"kelvin|1", "kelvin|2"}},
+		{"\u03a9", []string{"\u03c9|1", "\u03c9|2"}},
+	} {
+		got, err := s.List(ctx, tc.partition)
+		e.OK("list "+strconv.Quote(tc.partition), err)
+		e.Equal("list "+strconv.Quote(tc.partition)+" reads its own rows", ids(got), tc.want)
+		n, err := s.Count(ctx, tc.partition)
+		e.OK("count "+strconv.Quote(tc.partition), err)
+		e.Equal("count "+strconv.Quote(tc.partition), n, len(tc.want))
+		got, err = s.Query(ctx, abstractions.Query[snapshotRow]{Partition: tc.partition})
+		e.OK("query "+strconv.Quote(tc.partition), err)
+		e.Equal("query "+strconv.Quote(tc.partition)+" reads its own rows", ids(got), tc.want)
+	}
+	n, err := s.DeletePartition(ctx, "Acme ")
+	e.OK("delete partition \"Acme \"", err)
+	e.Equal("it deletes acme-'s row alone", n, 1)
+
+	c, ct := countingStoreOf[snapshotRow](e)
+	cs := abstractions.Storage[snapshotRow](c)
+	first := func(seq func(func(*snapshotRow, error) bool)) error {
+		for _, err := range seq {
+			return err
+		}
+		return nil
+	}
+	for _, p := range []string{"", " ", "\u00a0\u3000\t"} {
+		q := abstractions.Query[snapshotRow]{Partition: p}
+		refusals := []struct {
+			api string
+			err error
+		}{
+			{"List", func() error { _, err := c.List(ctx, p); return err }()},
+			{"Count", func() error { _, err := c.Count(ctx, p); return err }()},
+			{"DeletePartition", func() error { _, err := c.DeletePartition(ctx, p); return err }()},
+			{"Latest", func() error { _, err := abstractions.Latest(ctx, cs, p); return err }()},
+			{"AtOrBefore", func() error { _, err := abstractions.AtOrBefore(ctx, cs, p, 1); return err }()},
+			{"History", first(abstractions.History(ctx, cs, p, 0))},
+			{"Recent", func() error { _, err := abstractions.Recent(ctx, cs, p, 5, ""); return err }()},
+			{"Recent of a sub-stream", func() error { _, err := abstractions.Recent(ctx, cs, p, 5, "sub"); return err }()},
+			{"Append", abstractions.Append(ctx, cs, p, &snapshotRow{}, "")},
+		}
+		if p != "" { // a Query without a partition reads the whole table, by contract
+			refusals = append(refusals, []struct {
+				api string
+				err error
+			}{
+				{"Query", func() error { _, err := c.Query(ctx, q); return err }()},
+				{"Page", func() error { _, err := c.Page(ctx, q); return err }()},
+				{"Any", func() error { _, err := c.Any(ctx, q); return err }()},
+				{"Stream", first(c.Stream(ctx, q))},
+			}...)
+		}
+		for _, r := range refusals {
+			e.Is(r.api+" "+strconv.Quote(p), r.err, abstractions.ErrInvalidKey)
+		}
+	}
+	e.Equal("the refusals sent nothing", ct.n.Load(), int64(0))
 }
 
 // malformedETags: Update and a conditional Patch refuse an ETag that is not an entity tag

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -129,6 +130,76 @@ func TestSweepRefusals(t *testing.T) {
 	}
 	if n, err := s.SweepAllOrphanBlobs(ctx, time.Hour); err != nil || n != 0 {
 		t.Errorf("sweep of an empty table = %d, %v", n, err)
+	}
+}
+
+// countingBlobs counts the blob requests a store sends.
+type countingBlobs struct {
+	*memservice.Service
+	n *atomic.Int64
+}
+
+func (c countingBlobs) Now(ctx context.Context) (time.Time, error) {
+	c.n.Add(1)
+	return c.Service.Now(ctx)
+}
+
+func (c countingBlobs) List(ctx context.Context, container string, o service.ListOptions) (service.BlobPage, error) {
+	c.n.Add(1)
+	return c.Service.List(ctx, container, o)
+}
+
+func (c countingBlobs) DeleteBlob(ctx context.Context, container, name string, cond service.Conditions) error {
+	c.n.Add(1)
+	return c.Service.DeleteBlob(ctx, container, name, cond)
+}
+
+// The sweep of one partition takes the partition as List does: the partition of the ids
+// that start with it ("Acme " is "acme-", not tenant acme's "acme"), and a partition that is
+// empty, empty once normalised, or holds "|" is refused with ErrInvalidKey, sending nothing.
+func TestSweepPartitionIsThePartitionOfItsIDs(t *testing.T) {
+	ctx := context.Background()
+	clk := &serviceClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	svc := memservice.New(memservice.WithClock(clk.now))
+	n := &atomic.Int64{}
+	acct := inmemory.NewAccountOver(svc, countingBlobs{svc, n}, &tables.Options{
+		BlobOffload: &tables.BlobOffloadOptions{Container: "values", CleanupGrace: tables.NoCleanup}})
+	s, err := tables.For[Report](acct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"Acme |a", "acme|a"} {
+		for _, v := range []string{"one", "two"} { // the second write leaves the first's blob an orphan
+			if err := s.Upsert(ctx, &Report{Entity: abstractions.Entity{ID: id}, File: abstractions.FileFromBytes([]byte(v), "")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	clk.add(time.Hour)
+	for _, p := range []string{"", " ", "\u00a0\t", "acme|x", "acme\xff", "a/b"} {
+		n.Store(0)
+		_, err := s.SweepOrphanBlobs(ctx, p, time.Minute)
+		if !errors.Is(err, abstractions.ErrInvalidKey) || n.Load() != 0 {
+			t.Errorf("SweepOrphanBlobs(%q) = %v after %d blob requests; want ErrInvalidKey and none", p, err, n.Load())
+		}
+	}
+	if got := blobCount(t, svc); got != 4 {
+		t.Fatalf("the refused sweeps left %d blobs, want 4", got)
+	}
+	deleted, err := s.SweepOrphanBlobs(ctx, "Acme ", time.Minute)
+	if err != nil || deleted != 1 {
+		t.Fatalf("SweepOrphanBlobs(\"Acme \") = %d, %v; want the one orphan of partition acme-", deleted, err)
+	}
+	page, err := svc.List(ctx, "values", service.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perPartition := map[string]int{}
+	for _, b := range page.Blobs {
+		perPartition[strings.Split(b.Name, "/")[1]]++
+	}
+	if perPartition["acme-"] != 1 || perPartition["acme"] != 2 {
+		t.Errorf("after sweeping \"Acme \", blobs per partition %v; want acme- 1 (its row's), acme 2 (untouched)", perPartition)
 	}
 }
 

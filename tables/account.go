@@ -19,7 +19,8 @@ type IDMode uint8
 
 const (
 	// NormalizeIDs trims ids, replaces inner spaces by "-" and lower-cases them before use
-	// (abstractions.NormalizeID). The default.
+	// (abstractions.NormalizeID), and a partition given on its own as the partition part of
+	// an id (abstractions.NormalizePartition). The default.
 	NormalizeIDs IDMode = iota
 	// IDsAsWritten uses ids exactly as given.
 	IDsAsWritten

@@ -210,7 +210,7 @@ func TestDeletePartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.resetCalls()
-	n, err := s.DeletePartition(ctx, " P ")
+	n, err := s.DeletePartition(ctx, "\t P") // the partition of the ids "\t P|…"
 	if err != nil || n != 250 || f.size("Items") != 3 {
 		t.Fatalf("deleted %d, %v; %d rows left", n, err, f.size("Items"))
 	}

@@ -64,9 +64,7 @@ func (s *Store[T]) resolveID(op, id string) (stored, pk, rk string, err error) {
 	if !utf8.ValidString(id) {
 		return "", "", "", invalidUTF8(op, s.table, "id")
 	}
-	if s.acct.opts.IDs == NormalizeIDs {
-		id = abstractions.NormalizeID(id)
-	}
+	id = s.normalID(id)
 	pk, rk = abstractions.SplitID(id)
 	if reason := checkKey(pk); reason != "" {
 		return "", pk, rk, keyError(op, s.table, pk, rk, "partition key", reason)
@@ -78,25 +76,59 @@ func (s *Store[T]) resolveID(op, id string) (stored, pk, rk string, err error) {
 }
 
 // checkPartition checks a partition key given on its own (List, Count, DeletePartition,
-// Query.Partition). It is normalised like the partition part of an id, and refused when it
-// holds the id separator: no id can address such a partition, and a value that holds one
-// is, in a multi-tenant program, one tenant's name reaching for another's rows (see
-// abstractions.SplitID).
+// Query.Partition, Page, the sweep) and returns it as it is stored. It takes the path of the
+// partition part of an id (see abstractions.SplitID): refused when not valid UTF-8,
+// normalised by normalPartition, then refused when it holds the id separator (no id can
+// address such a partition, and a value that holds one is, in a multi-tenant program, one
+// tenant's name reaching for another's rows) or breaks a key rule; so "" and a partition
+// that normalises to "" are refused too.
 func (s *Store[T]) checkPartition(op, partition string) (string, error) {
 	if !utf8.ValidString(partition) {
 		return "", invalidUTF8(op, s.table, "partition key")
 	}
-	if s.acct.opts.IDs == NormalizeIDs {
-		partition = abstractions.NormalizeID(partition)
-	}
-	if strings.Contains(partition, abstractions.IDSeparator) {
-		return "", keyError(op, s.table, partition, "", "partition key",
+	pk := s.normalPartition(partition)
+	if strings.Contains(pk, abstractions.IDSeparator) {
+		return "", keyError(op, s.table, pk, "", "partition key",
 			fmt.Sprintf("contains %q, which ends the partition in an id, so no id can address it", abstractions.IDSeparator))
 	}
-	if reason := checkKey(partition); reason != "" {
-		return "", keyError(op, s.table, partition, "", "partition key", reason)
+	if pk == "" && partition != "" {
+		return "", keyError(op, s.table, pk, "", "partition key",
+			fmt.Sprintf("%q is empty once normalised (white space at its start is trimmed, as at the start of an id)", partition))
 	}
-	return partition, nil
+	if reason := checkKey(pk); reason != "" {
+		return "", keyError(op, s.table, pk, "", "partition key", reason)
+	}
+	return pk, nil
+}
+
+// normalID returns an id as the store addresses it: normalised with abstractions.NormalizeID
+// unless the account keeps ids as written. It checks nothing: see resolveID.
+func (s *Store[T]) normalID(id string) string {
+	if s.acct.opts.IDs == NormalizeIDs {
+		return abstractions.NormalizeID(id)
+	}
+	return id
+}
+
+// normalPartition returns a partition given on its own as the store addresses it: normalised
+// with abstractions.NormalizePartition (the partition part of every id that starts with
+// it) unless the account keeps ids as written. It checks nothing: see checkPartition.
+func (s *Store[T]) normalPartition(partition string) string {
+	if s.acct.opts.IDs == NormalizeIDs {
+		return abstractions.NormalizePartition(partition)
+	}
+	return partition
+}
+
+// normalRowKeyPrefix returns a row-key prefix as the store matches it: normalised as the
+// row-key part of an id is (abstractions.NormalizeID: spaces as "-", lower case), except
+// that nothing is trimmed, since more of the row key may follow the prefix and the
+// partition precedes it. Unless the account keeps ids as written.
+func (s *Store[T]) normalRowKeyPrefix(prefix string) string {
+	if s.acct.opts.IDs == NormalizeIDs {
+		return strings.ToLower(strings.ReplaceAll(prefix, " ", "-"))
+	}
+	return prefix
 }
 
 // rowError wraps err, a refusal or failure about one row that did not come from the service

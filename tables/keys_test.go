@@ -104,8 +104,20 @@ func TestCheckPartition(t *testing.T) {
 		refuse    string
 	}{
 		{"plain", "p", false, "p", ""},
-		{"normalised", " Tenant A ", false, "tenant-a", ""},
+		// A partition is normalised as the partition part of an id: its start is trimmed,
+		// its end is not (the "|" follows it), spaces are "-".
+		{"normalised", " Tenant A ", false, "tenant-a-", ""},
+		{"leading white space of every kind", "\t\u00a0\u3000\u2007acme", false, "acme", ""},
+		{"trailing no-break space kept", "acme\u00a0", false, "acme\u00a0", ""},
+		{"inner no-break space kept", "ac\u00a0me", false, "ac\u00a0me", ""},
+		{"Kelvin sign", "\u212aelvin", false, "kelvin", ""},
+		{"Ohm sign", "\u2126", false, "\u03c9", ""},
+		{"trailing tab", "acme\t", false, "", "control character U+0009"},
+		{"all spaces", "   ", false, "", "empty once normalised"},
+		{"all white space", "\u00a0\u3000", false, "", "empty once normalised"},
 		{"as written", "Tenant A", true, "Tenant A", ""},
+		{"spaces as written", " ", true, " ", ""},
+		{"empty as written", "", true, "", "is empty"},
 		{"separator", "acme|corp", false, "", "ends the partition"},
 		{"separator as written", "acme|corp", true, "", "ends the partition"},
 		{"empty", "", false, "", "is empty"},
@@ -160,6 +172,23 @@ func TestKeyRefusalsSendNothing(t *testing.T) {
 			_, err := s.Query(ctx, abstractions.Query[item]{Partition: "a|b"})
 			return err
 		}},
+		{"list of white space", func(s *Store[item]) error { _, err := s.List(ctx, " \u00a0\u3000"); return err }},
+		{"count of a space", func(s *Store[item]) error { _, err := s.Count(ctx, " "); return err }},
+		{"delete partition of a tab", func(s *Store[item]) error { _, err := s.DeletePartition(ctx, "\t"); return err }},
+		{"page of white space", func(s *Store[item]) error {
+			_, err := s.Page(ctx, abstractions.Query[item]{Partition: "\u2007"})
+			return err
+		}},
+		{"any of white space", func(s *Store[item]) error {
+			_, err := s.Any(ctx, abstractions.Query[item]{Partition: "  "})
+			return err
+		}},
+		{"stream of white space", func(s *Store[item]) error {
+			for _, err := range s.Stream(ctx, abstractions.Query[item]{Partition: "\u00a0", RowKeyPrefix: "a"}) {
+				return err
+			}
+			return nil
+		}},
 		{"query prefix", func(s *Store[item]) error {
 			_, err := s.Query(ctx, abstractions.Query[item]{Partition: "p", RowKeyPrefix: "a#"})
 			return err
@@ -173,5 +202,25 @@ func TestKeyRefusalsSendNothing(t *testing.T) {
 				t.Errorf("a refused key sent %v", f)
 			}
 		})
+	}
+}
+
+// A row-key prefix is normalised as the row-key part of an id: every id whose row key goes
+// on from the prefix is stored under a row key that starts with the normalised prefix.
+func TestRowKeyPrefixIsNormalisedAsRowKeys(t *testing.T) {
+	s := idStore(t, false)
+	prefixes := []string{"a", "A B", " a", "a ", "\u00a0A", "A\u00a0", "\u212a", "\u2126 ", "\t", "Chat|", "x  y"}
+	rests := []string{"x", " X", "\u00a0y", "|z", "-"}
+	for _, prefix := range prefixes {
+		for _, rest := range rests {
+			_, rk := abstractions.SplitID(abstractions.NormalizeID("p|" + prefix + rest))
+			if got := s.normalRowKeyPrefix(prefix); !strings.HasPrefix(rk, got) {
+				t.Errorf("the id %q is stored under row key %q, which does not start with the prefix %q normalised as %q",
+					"p|"+prefix+rest, rk, prefix, got)
+			}
+		}
+	}
+	if got := idStore(t, true).normalRowKeyPrefix("A b"); got != "A b" {
+		t.Errorf("as written, the prefix %q became %q", "A b", got)
 	}
 }

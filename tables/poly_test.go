@@ -201,6 +201,8 @@ func TestPolyRefusals(t *testing.T) {
 			return err
 		}(), abstractions.ErrInvalidKey},
 		{"a partition the service refuses", func() error { _, err := s.List(ctx, "a?b"); return err }(), abstractions.ErrInvalidKey},
+		{"an empty partition", func() error { _, err := s.List(ctx, ""); return err }(), abstractions.ErrInvalidKey},
+		{"a partition that is not UTF-8", func() error { _, err := s.List(ctx, "p\xff"); return err }(), abstractions.ErrInvalidKey},
 		{"a nil item pointer", write((*noted)(nil), nil, ""), abstractions.ErrInvalidArgument},
 		{"an unregistered type", write(&unregistered{}, nil, ""), abstractions.ErrInvalidArgument},
 		{"a protected field", write(&guardedEvent{Owner: "x"}, nil, ""), abstractions.ErrNotSupported},
@@ -228,8 +230,8 @@ func TestPolyRefusals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { wantKind(t, tc.err, tc.kind) })
 	}
-	if n := f.count("Write") + f.count("Transact"); n != 0 {
-		t.Errorf("refused calls sent %d writes (%v)", n, f)
+	if n := f.count("Write") + f.count("Transact") + f.count("Query") + f.count("GetRow"); n != 0 {
+		t.Errorf("refused calls sent %d requests (%v)", n, f)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()

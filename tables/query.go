@@ -54,9 +54,7 @@ func (s *Store[T]) prepareQuery(op string, q *abstractions.Query[T]) (*preparedQ
 			// Before normalising, which would turn the invalid bytes into U+FFFD.
 			return nil, keyError(op, s.table, p.pk, prefix, "row-key prefix", "is not valid UTF-8")
 		}
-		if s.acct.opts.IDs == NormalizeIDs {
-			prefix = strings.ToLower(strings.ReplaceAll(prefix, " ", "-"))
-		}
+		prefix = s.normalRowKeyPrefix(prefix)
 		if reason := checkKey(prefix); reason != "" {
 			return nil, keyError(op, s.table, p.pk, prefix, "row-key prefix", reason)
 		}

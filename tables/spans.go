@@ -210,10 +210,7 @@ func (v *verbSpan) End(err error) { v.call.finish(&err) }
 func (s *Store[T]) beginID(ctx context.Context, op, id string) (context.Context, *call) {
 	ctx, c := s.begin(ctx, op)
 	if c != nil {
-		if s.acct.opts.IDs == NormalizeIDs {
-			id = abstractions.NormalizeID(id)
-		}
-		pk, rk := abstractions.SplitID(id)
+		pk, rk := abstractions.SplitID(s.normalID(id))
 		c.keys(s.acct, pk, rk)
 	}
 	return ctx, c
@@ -231,10 +228,7 @@ func (s *Store[T]) beginEntity(ctx context.Context, op string, v *T) (context.Co
 func (s *Store[T]) beginPartition(ctx context.Context, op, partition string) (context.Context, *call) {
 	ctx, c := s.begin(ctx, op)
 	if c != nil && partition != "" {
-		if s.acct.opts.IDs == NormalizeIDs {
-			partition = abstractions.NormalizeID(partition)
-		}
-		c.keys(s.acct, partition, "")
+		c.keys(s.acct, s.normalPartition(partition), "")
 	}
 	return ctx, c
 }

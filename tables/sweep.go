@@ -50,10 +50,13 @@ func (e *SweepError) Unwrap() error { return e.Err }
 // references and that were last written more than olderThan ago, on the blob service's
 // clock, and returns how many it deleted. olderThan must exceed the longest write (from a
 // blob's upload to its row's commit): a younger blob may belong to a write in flight. The
-// partition key is resolved as ids are (normalised unless the account uses ids as written).
-// A store without blob offload, or of a type with no large value, fails with
-// ErrNotSupported; a negative olderThan with ErrInvalidArgument. Blobs that could not be
-// deleted do not stop the others: the error is then a *SweepError holding each failure.
+// partition key is checked and normalised as List's is (see abstractions.NormalizePartition),
+// so it sweeps the partition the ids that start with it are stored in, and a partition that
+// is empty (once normalised too) or holds "|" is refused with ErrInvalidKey. A store without
+// blob offload, or of a type with no large value, fails with ErrNotSupported; a negative
+// olderThan with ErrInvalidArgument. Nothing is sent before these checks pass. Blobs that
+// could not be deleted do not stop the others: the error is then a *SweepError holding each
+// failure.
 func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, partitionKey string, olderThan time.Duration) (n int, err error) {
 	const op = "sweep orphan blobs"
 	ctx, c := s.begin(ctx, op)
@@ -61,9 +64,9 @@ func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, partitionKey string, ol
 	if err := s.checkSweep(op, olderThan); err != nil {
 		return 0, err
 	}
-	pk := partitionKey
-	if s.acct.opts.IDs == NormalizeIDs {
-		pk = abstractions.NormalizeID(pk)
+	pk, err := s.checkPartition(op, partitionKey)
+	if err != nil {
+		return 0, err
 	}
 	at := s.acct.serviceNow(ctx)
 	n, err = s.sweepPartition(ctx, pk, cutoff(at, olderThan))
