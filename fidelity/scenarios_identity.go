@@ -10,14 +10,15 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/identity"
+	"github.com/unified-data/gotables/identity/identitytables"
 	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
 // The identity scenarios run the identity module's user and role stores, the whole store
-// suite, on each backend. Each scenario has seven tables of its own, named after the .NET
-// tables plus the run's suffix; the rows they leave behind are recorded with the random
-// stamps masked, so both backends' logs compare.
+// suite, on each backend, built by identitytables.For. Each scenario has seven tables of its
+// own, the .NET tables' names plus the run's suffix (Options.TableName); the rows they leave
+// behind are recorded with the random stamps masked, so both backends' logs compare.
 
 // identityRun is one scenario run's stores.
 type identityRun struct {
@@ -32,36 +33,15 @@ func identityStores(e *Env) *identityRun {
 	e.t.Helper()
 	acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock})
 	run := &identityRun{}
-	table := func(base string) *tables.StoreOptions {
+	var err error
+	run.t, err = identitytables.For(acct, &identitytables.Options{TableName: func(base string) string {
 		n := e.Name(base)
 		run.names = append(run.names, n)
-		return &tables.StoreOptions{Table: n}
+		return n
+	}})
+	if err != nil {
+		e.Fatalf("identity stores: %v", err)
 	}
-	var errs []error
-	keep := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	users, err := tables.For[identity.IdentityUserModel](acct, table("IdentityUserModel"))
-	keep(err)
-	roles, err := tables.For[identity.IdentityRoleModel](acct, table("IdentityRoleModel"))
-	keep(err)
-	userRoles, err := tables.For[identity.IdentityUserRoleModel](acct, table("IdentityUserRoleModel"))
-	keep(err)
-	userClaims, err := tables.For[identity.IdentityUserClaimModel](acct, table("IdentityUserClaimModel"))
-	keep(err)
-	roleClaims, err := tables.For[identity.IdentityRoleClaimModel](acct, table("IdentityRoleClaimModel"))
-	keep(err)
-	logins, err := tables.For[identity.IdentityUserLoginModel](acct, table("IdentityUserLoginModel"))
-	keep(err)
-	tokens, err := tables.For[identity.IdentityUserTokenModel](acct, table("IdentityUserTokenModel"))
-	keep(err)
-	if len(errs) > 0 {
-		e.Fatalf("identity stores: %v", errors.Join(errs...))
-	}
-	run.t = identity.Tables{Users: users, Roles: roles, UserRoles: userRoles, UserClaims: userClaims, RoleClaims: roleClaims,
-		UserLogins: logins, UserTokens: tokens}
 	if run.users, err = identity.NewUserStore(run.t, nil); err != nil {
 		e.Fatalf("user store: %v", err)
 	}
@@ -105,29 +85,29 @@ const (
 	adminID = "ad000000-0000-4000-8000-000000000003"
 )
 
-func (r *identityRun) alice(ctx context.Context, e *Env) *identity.IdentityUserModel {
+func (r *identityRun) alice(ctx context.Context, e *Env) *identity.User {
 	e.t.Helper()
-	u := &identity.IdentityUserModel{UserId: aliceID, UserName: "alice", Email: "Alice@Example.com", LockoutEnabled: true}
+	u := &identity.User{UserId: aliceID, UserName: "alice", Email: "Alice@Example.com", LockoutEnabled: true}
 	e.OK("create alice", r.users.Create(ctx, u))
 	return u
 }
 
-func (r *identityRun) bob(ctx context.Context, e *Env) *identity.IdentityUserModel {
+func (r *identityRun) bob(ctx context.Context, e *Env) *identity.User {
 	e.t.Helper()
-	u := &identity.IdentityUserModel{UserId: bobID, UserName: "bob", Email: "bob@example.com"}
+	u := &identity.User{UserId: bobID, UserName: "bob", Email: "bob@example.com"}
 	e.OK("create bob", r.users.Create(ctx, u))
 	return u
 }
 
 // who renders a user found (or not) by a lookup.
-func who(u *identity.IdentityUserModel, err error) string {
+func who(u *identity.User, err error) string {
 	if err != nil {
 		return describeError(err)
 	}
 	return u.UserId + " " + u.NormalizedUserName + " " + u.NormalizedEmail
 }
 
-func whoAll(us []*identity.IdentityUserModel, err error) string {
+func whoAll(us []*identity.User, err error) string {
 	if err != nil {
 		return describeError(err)
 	}
@@ -156,13 +136,13 @@ func identityScenarios() []Scenario {
 				_, err = r.users.FindByID(ctx, bobID)
 				e.Is("missing id", err, abstractions.ErrNotFound)
 
-				err = r.users.Create(ctx, &identity.IdentityUserModel{UserName: "ALICE"})
+				err = r.users.Create(ctx, &identity.User{UserName: "ALICE"})
 				e.Is("taken name", err, identity.ErrDuplicateUserName)
-				err = r.users.Create(ctx, &identity.IdentityUserModel{UserName: "alice2", Email: "alice@example.COM"})
+				err = r.users.Create(ctx, &identity.User{UserName: "alice2", Email: "alice@example.COM"})
 				e.Is("taken email", err, identity.ErrDuplicateEmail)
-				err = r.users.Create(ctx, &identity.IdentityUserModel{UserId: aliceID, UserName: "other"})
+				err = r.users.Create(ctx, &identity.User{UserId: aliceID, UserName: "other"})
 				e.Is("taken id", err, abstractions.ErrDuplicateKey)
-				err = r.users.Create(ctx, &identity.IdentityUserModel{UserId: "a/b", UserName: "slash"})
+				err = r.users.Create(ctx, &identity.User{UserId: "a/b", UserName: "slash"})
 				e.Is("id the service refuses", err, abstractions.ErrInvalidKey)
 				r.bob(ctx, e)
 				r.dump(ctx, e)
@@ -323,9 +303,9 @@ func identityScenarios() []Scenario {
 				e.OK("remove from a missing role", r.users.RemoveFromRole(ctx, aliceID, "ADMIN"))
 				e.Equal("members of a missing role", whoAll(r.users.UsersInRole(ctx, "ADMIN")), "[]")
 
-				role := &identity.IdentityRoleModel{RoleId: adminID, Name: "Admin"}
+				role := &identity.Role{RoleId: adminID, Name: "Admin"}
 				e.OK("create role", r.roles.Create(ctx, role))
-				e.Is("taken role name", r.roles.Create(ctx, &identity.IdentityRoleModel{Name: "admin"}), identity.ErrDuplicateRoleName)
+				e.Is("taken role name", r.roles.Create(ctx, &identity.Role{Name: "admin"}), identity.ErrDuplicateRoleName)
 				e.OK("add alice", r.users.AddToRole(ctx, aliceID, "ADMIN"))
 				e.OK("add alice again", r.users.AddToRole(ctx, aliceID, "ADMIN"))
 				e.OK("add bob", r.users.AddToRole(ctx, bobID, "ADMIN"))
@@ -413,7 +393,7 @@ func identityScenarios() []Scenario {
 				r := identityStores(e)
 				r.alice(ctx, e)
 				r.bob(ctx, e)
-				e.OK("role", r.roles.Create(ctx, &identity.IdentityRoleModel{RoleId: adminID, Name: "Admin"}))
+				e.OK("role", r.roles.Create(ctx, &identity.Role{RoleId: adminID, Name: "Admin"}))
 				e.OK("membership", r.users.AddToRole(ctx, aliceID, "ADMIN"))
 				e.OK("claim", r.users.AddClaims(ctx, aliceID, identity.Claim{Type: "scope", Value: "a"}))
 				e.OK("login", r.users.AddLogin(ctx, aliceID, identity.UserLoginInfo{LoginProvider: "Google", ProviderKey: "g1"}))
@@ -439,7 +419,7 @@ func identityScenarios() []Scenario {
 				e.Is("a stale index row finds nobody", err, abstractions.ErrNotFound)
 				_, err = r.users.FindByLogin(ctx, "Google", "g1")
 				e.Is("a stale login finds nobody", err, abstractions.ErrNotFound)
-				u := &identity.IdentityUserModel{UserId: bobID, UserName: "alice", Email: "alice@example.com"}
+				u := &identity.User{UserId: bobID, UserName: "alice", Email: "alice@example.com"}
 				e.OK("a new user takes the name and email", r.users.Create(ctx, u))
 				e.OK("and the login", r.users.AddLogin(ctx, bobID, identity.UserLoginInfo{LoginProvider: "Google", ProviderKey: "g1"}))
 				e.Equal("by name", who(r.users.FindByName(ctx, "ALICE")), bobID+" ALICE ALICE@EXAMPLE.COM")

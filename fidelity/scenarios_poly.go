@@ -11,7 +11,6 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
-	"github.com/unified-data/gotables/tables/codec"
 )
 
 // The polymorphic scenarios store an order's events in one table: three event types that
@@ -59,14 +58,14 @@ type polyNoter interface{ Note() string }
 
 // polyTypes returns a registry of the event family (and the note type, which some
 // scenarios need registered under a name of its own).
-func polyTypes(e *Env) *codec.TypeRegistry {
+func polyTypes(e *Env) *abstractions.TypeRegistry {
 	e.t.Helper()
-	reg := codec.NewTypeRegistry()
+	reg := new(abstractions.TypeRegistry)
 	for _, err := range []error{
-		codec.Register[polyPlaced](reg, "order.placed"),
-		codec.Register[polyPaid](reg, "order.paid"),
-		codec.Register[polyShipped](reg, "order.shipped"),
-		codec.Register[polyNote](reg, "misc.note"),
+		abstractions.RegisterType[polyPlaced](reg, "order.placed"),
+		abstractions.RegisterType[polyPaid](reg, "order.paid"),
+		abstractions.RegisterType[polyShipped](reg, "order.shipped"),
+		abstractions.RegisterType[polyNote](reg, "misc.note"),
 	} {
 		if err != nil {
 			e.Fatalf("register: %v", err)
@@ -77,7 +76,7 @@ func polyTypes(e *Env) *codec.TypeRegistry {
 
 // polyOf returns the polymorphic store of base B over the scenario's services, in the
 // scenario's table.
-func polyOf[B any](e *Env, reg *codec.TypeRegistry) *tables.PolyStore[B] {
+func polyOf[B any](e *Env, reg *abstractions.TypeRegistry) *tables.PolyStore[B] {
 	e.t.Helper()
 	acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock})
 	s, err := tables.PolyFor[B](acct, reg, &tables.StoreOptions{Table: e.Table})
@@ -300,7 +299,7 @@ func polyScenarios() []Scenario {
 			Name: "poly/unregistered-discriminator",
 			Run: func(ctx context.Context, e *Env) {
 				older := polyTypes(e)
-				if err := codec.Register[polyRefunded](older, "legacy.Refunded"); err != nil {
+				if err := abstractions.RegisterType[polyRefunded](older, "legacy.Refunded"); err != nil {
 					e.Fatalf("register: %v", err)
 				}
 				writer := polyOf[polyEvent](e, older)

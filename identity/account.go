@@ -14,8 +14,8 @@ import (
 
 // SetPasswordHash stores a password hash (from PasswordHasher.Hash; "" removes the
 // password) and a new security stamp.
-func (s *UserStore) SetPasswordHash(ctx context.Context, userID, passwordHash string) (*IdentityUserModel, error) {
-	return s.Modify(ctx, userID, func(u *IdentityUserModel) error {
+func (s *UserStore) SetPasswordHash(ctx context.Context, userID, passwordHash string) (*User, error) {
+	return s.Modify(ctx, userID, func(u *User) error {
 		u.PasswordHash = passwordHash
 		u.SecurityStamp = NewSecurityStamp()
 		return nil
@@ -24,24 +24,24 @@ func (s *UserStore) SetPasswordHash(ctx context.Context, userID, passwordHash st
 
 // UpdateSecurityStamp gives the user a new security stamp: every session issued under the
 // old one stops validating (sign the user out everywhere).
-func (s *UserStore) UpdateSecurityStamp(ctx context.Context, userID string) (*IdentityUserModel, error) {
-	return s.Modify(ctx, userID, func(u *IdentityUserModel) error {
+func (s *UserStore) UpdateSecurityStamp(ctx context.Context, userID string) (*User, error) {
+	return s.Modify(ctx, userID, func(u *User) error {
 		u.SecurityStamp = NewSecurityStamp()
 		return nil
 	})
 }
 
 // SetEmailConfirmed records whether the user confirmed the email.
-func (s *UserStore) SetEmailConfirmed(ctx context.Context, userID string, confirmed bool) (*IdentityUserModel, error) {
-	return s.Modify(ctx, userID, func(u *IdentityUserModel) error {
+func (s *UserStore) SetEmailConfirmed(ctx context.Context, userID string, confirmed bool) (*User, error) {
+	return s.Modify(ctx, userID, func(u *User) error {
 		u.EmailConfirmed = confirmed
 		return nil
 	})
 }
 
 // SetPhoneNumber stores a phone number, not confirmed, and a new security stamp.
-func (s *UserStore) SetPhoneNumber(ctx context.Context, userID, phoneNumber string) (*IdentityUserModel, error) {
-	return s.Modify(ctx, userID, func(u *IdentityUserModel) error {
+func (s *UserStore) SetPhoneNumber(ctx context.Context, userID, phoneNumber string) (*User, error) {
+	return s.Modify(ctx, userID, func(u *User) error {
 		u.PhoneNumber, u.PhoneNumberConfirmed = phoneNumber, false
 		u.SecurityStamp = NewSecurityStamp()
 		return nil
@@ -49,16 +49,16 @@ func (s *UserStore) SetPhoneNumber(ctx context.Context, userID, phoneNumber stri
 }
 
 // SetPhoneNumberConfirmed records whether the user confirmed the phone number.
-func (s *UserStore) SetPhoneNumberConfirmed(ctx context.Context, userID string, confirmed bool) (*IdentityUserModel, error) {
-	return s.Modify(ctx, userID, func(u *IdentityUserModel) error {
+func (s *UserStore) SetPhoneNumberConfirmed(ctx context.Context, userID string, confirmed bool) (*User, error) {
+	return s.Modify(ctx, userID, func(u *User) error {
 		u.PhoneNumberConfirmed = confirmed
 		return nil
 	})
 }
 
 // SetTwoFactorEnabled turns two-factor sign-in on or off, with a new security stamp.
-func (s *UserStore) SetTwoFactorEnabled(ctx context.Context, userID string, enabled bool) (*IdentityUserModel, error) {
-	return s.Modify(ctx, userID, func(u *IdentityUserModel) error {
+func (s *UserStore) SetTwoFactorEnabled(ctx context.Context, userID string, enabled bool) (*User, error) {
+	return s.Modify(ctx, userID, func(u *User) error {
 		u.TwoFactorEnabled = enabled
 		u.SecurityStamp = NewSecurityStamp()
 		return nil
@@ -66,8 +66,8 @@ func (s *UserStore) SetTwoFactorEnabled(ctx context.Context, userID string, enab
 }
 
 // SetLockoutEnabled records whether failed sign-ins can lock the user out.
-func (s *UserStore) SetLockoutEnabled(ctx context.Context, userID string, enabled bool) (*IdentityUserModel, error) {
-	return s.Modify(ctx, userID, func(u *IdentityUserModel) error {
+func (s *UserStore) SetLockoutEnabled(ctx context.Context, userID string, enabled bool) (*User, error) {
+	return s.Modify(ctx, userID, func(u *User) error {
 		u.LockoutEnabled = enabled
 		return nil
 	})
@@ -75,8 +75,8 @@ func (s *UserStore) SetLockoutEnabled(ctx context.Context, userID string, enable
 
 // SetLockoutEnd locks the user out until end (stored in UTC, to the service's 100 ns); the
 // zero time, or a time in the past, ends a lockout.
-func (s *UserStore) SetLockoutEnd(ctx context.Context, userID string, end time.Time) (*IdentityUserModel, error) {
-	return s.Modify(ctx, userID, func(u *IdentityUserModel) error {
+func (s *UserStore) SetLockoutEnd(ctx context.Context, userID string, end time.Time) (*User, error) {
+	return s.Modify(ctx, userID, func(u *User) error {
 		u.LockoutEnd = end
 		return nil
 	})
@@ -87,7 +87,7 @@ func (s *UserStore) SetLockoutEnd(ctx context.Context, userID string, end time.T
 // version read, retried after a lost race (ErrConcurrencyConflict only when every attempt
 // of Options.Retry lost).
 func (s *UserStore) IncrementAccessFailedCount(ctx context.Context, userID string) (int, error) {
-	u, err := s.Modify(ctx, userID, func(u *IdentityUserModel) error {
+	u, err := s.Modify(ctx, userID, func(u *User) error {
 		u.AccessFailedCount++
 		return nil
 	})
@@ -99,8 +99,8 @@ func (s *UserStore) IncrementAccessFailedCount(ctx context.Context, userID strin
 
 // ResetAccessFailedCount sets the user's failed sign-in count to zero (after a successful
 // sign-in, or when a lockout starts).
-func (s *UserStore) ResetAccessFailedCount(ctx context.Context, userID string) (*IdentityUserModel, error) {
-	return s.Modify(ctx, userID, func(u *IdentityUserModel) error {
+func (s *UserStore) ResetAccessFailedCount(ctx context.Context, userID string) (*User, error) {
+	return s.Modify(ctx, userID, func(u *User) error {
 		u.AccessFailedCount = 0
 		return nil
 	})

@@ -46,7 +46,7 @@ func (s *UserStore) AddClaims(ctx context.Context, userID string, claims ...Clai
 // surrogate number, which the .NET package stores as 0 for every claim it adds; so does
 // this one.
 func (s *UserStore) addClaim(ctx context.Context, k, userID string, c Claim) error {
-	return s.t.UserClaims.Upsert(ctx, &IdentityUserClaimModel{Entity: abstractions.Entity{ID: userClaimID(k, c)},
+	return s.t.UserClaims.Upsert(ctx, &UserClaim{Entity: abstractions.Entity{ID: userClaimID(k, c)},
 		UserId: userID, ClaimType: c.Type, ClaimValue: c.Value})
 }
 
@@ -115,7 +115,7 @@ func (s *UserStore) ReplaceClaim(ctx context.Context, userID string, old, new Cl
 }
 
 // userClaimOf reports whether a row of user k's partition is one of its claims.
-func userClaimOf(k string, c *IdentityUserClaimModel) bool {
+func userClaimOf(k string, c *UserClaim) bool {
 	u, err := userKey(c.UserId)
 	return err == nil && sameKey(u, k) && sameKey(c.ID, userClaimID(k, Claim{c.ClaimType, c.ClaimValue}))
 }
@@ -140,18 +140,18 @@ func (s *UserStore) Claims(ctx context.Context, userID string) ([]Claim, error) 
 }
 
 var (
-	userClaimType  = abstractions.Field(func(c *IdentityUserClaimModel) *string { return &c.ClaimType })
-	userClaimValue = abstractions.Field(func(c *IdentityUserClaimModel) *string { return &c.ClaimValue })
+	userClaimType  = abstractions.Field(func(c *UserClaim) *string { return &c.ClaimType })
+	userClaimValue = abstractions.Field(func(c *UserClaim) *string { return &c.ClaimValue })
 )
 
 // UsersForClaim returns the users that have the claim, with a query of the claim table
 // filtered on the claim's type and value (as the .NET package finds them) and a point read
 // per user, in the order of their keys.
-func (s *UserStore) UsersForClaim(ctx context.Context, c Claim) ([]*IdentityUserModel, error) {
+func (s *UserStore) UsersForClaim(ctx context.Context, c Claim) ([]*User, error) {
 	if err := checkClaims([]Claim{c}); err != nil {
 		return nil, err
 	}
-	rows, err := s.t.UserClaims.Query(ctx, abstractions.Query[IdentityUserClaimModel]{
+	rows, err := s.t.UserClaims.Query(ctx, abstractions.Query[UserClaim]{
 		Where: abstractions.And(userClaimType.Eq(c.Type), userClaimValue.Eq(c.Value))})
 	if err != nil {
 		return nil, err
@@ -166,8 +166,8 @@ func (s *UserStore) UsersForClaim(ctx context.Context, c Claim) ([]*IdentityUser
 }
 
 // users reads the users with the ids, skipping those that no longer exist.
-func (s *UserStore) users(ctx context.Context, ids []string) ([]*IdentityUserModel, error) {
-	var out []*IdentityUserModel
+func (s *UserStore) users(ctx context.Context, ids []string) ([]*User, error) {
+	var out []*User
 	for _, id := range ids {
 		u, err := s.FindByID(ctx, id)
 		if errors.Is(err, abstractions.ErrNotFound) || errors.Is(err, abstractions.ErrInvalidKey) {

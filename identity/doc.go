@@ -7,17 +7,22 @@
 // standard library only.
 //
 //	acct, err := tables.NewAccount(conn, nil)
-//	t := identity.Tables{Users: must(tables.For[identity.IdentityUserModel](acct, nil)), …}
+//	t, err := identitytables.For(acct, nil) // the seven stores, in one call
 //	users, err := identity.NewUserStore(t, nil)
 //	roles, err := identity.NewRoleStore(t, nil)
 //
+// Package identitytables (github.com/unified-data/gotables/identity/identitytables) is the
+// one that imports package tables; this one, and so code that only uses the stores, does
+// not.
+//
 // # Tables
 //
-// Seven row models, one table each, named after the type as the .NET library names them:
-// IdentityUserModel, IdentityRoleModel, IdentityUserRoleModel, IdentityUserClaimModel,
-// IdentityRoleClaimModel, IdentityUserLoginModel and IdentityUserTokenModel. Their columns
-// are ASP.NET Core Identity's property names, plus Id, CreatedAt and UpdatedAt of every
-// entity. Build each store with nil StoreOptions to keep those names.
+// Seven row models, one table each, named as the .NET library names them (after its row
+// types): User in IdentityUserModel, Role in IdentityRoleModel, UserRole in
+// IdentityUserRoleModel, UserClaim in IdentityUserClaimModel, RoleClaim in
+// IdentityRoleClaimModel, UserLogin in IdentityUserLoginModel and UserToken in
+// IdentityUserTokenModel. Their columns are ASP.NET Core Identity's property names, plus Id,
+// CreatedAt and UpdatedAt of every entity. identitytables.For names the tables so.
 //
 // # Keys
 //
@@ -70,10 +75,10 @@
 // signing a user out everywhere or locking them out would not reliably take effect.
 // NewUserStore therefore refuses a user store that caches reads, whether its own
 // StoreOptions.Cache or the account's Options.Cache turned it on, with ErrUserCacheEnabled.
-// An account that caches everything else builds the user store with
-// StoreOptions{Cache: Disabled}. (The check asks the store through its CachesReads method,
-// which both backends' stores have; a Storage of your own that caches must not be used
-// for users.)
+// identitytables.For builds the user store with its cache off whatever the account's
+// policy, and the other six with the account's. (The check asks the store through its
+// CachesReads method, which both backends' stores have; a Storage of your own that caches
+// must not be used for users.)
 //
 // # Logins
 //

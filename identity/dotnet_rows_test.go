@@ -167,7 +167,7 @@ func writeDotnetData(ctx context.Context, t *testing.T, us *UserStore, rs *RoleS
 	}{
 		{"create user", func() error { return us.Create(ctx, goldenAlice()) }},
 		{"create role", func() error {
-			return rs.Create(ctx, &IdentityRoleModel{RoleId: goldenRole, Name: "Admin", NormalizedName: "ADMIN",
+			return rs.Create(ctx, &Role{RoleId: goldenRole, Name: "Admin", NormalizedName: "ADMIN",
 				ConcurrencyStamp: "9c1d2e3f-4a5b-4c6d-8e7f-a0b1c2d3e4f5"})
 		}},
 		{"add to role", func() error { return us.AddToRole(ctx, goldenUser, "ADMIN") }},
@@ -285,11 +285,11 @@ func TestStoresReadTheDotnetRows(t *testing.T) {
 	us, rs := stores(t, memTables(t, svc, nil))
 
 	want := goldenAlice()
-	for name, find := range map[string]func() (*IdentityUserModel, error){
-		"by id":    func() (*IdentityUserModel, error) { return us.FindByID(ctx, goldenUser) },
-		"by name":  func() (*IdentityUserModel, error) { return us.FindByName(ctx, "ALICE@EXAMPLE.COM") },
-		"by email": func() (*IdentityUserModel, error) { return us.FindByEmail(ctx, "ALICE@EXAMPLE.COM") },
-		"by login": func() (*IdentityUserModel, error) { return us.FindByLogin(ctx, "Google", "12345") },
+	for name, find := range map[string]func() (*User, error){
+		"by id":    func() (*User, error) { return us.FindByID(ctx, goldenUser) },
+		"by name":  func() (*User, error) { return us.FindByName(ctx, "ALICE@EXAMPLE.COM") },
+		"by email": func() (*User, error) { return us.FindByEmail(ctx, "ALICE@EXAMPLE.COM") },
+		"by login": func() (*User, error) { return us.FindByLogin(ctx, "Google", "12345") },
 	} {
 		got, err := find()
 		if err != nil {
@@ -331,9 +331,9 @@ func TestStoresReadTheDotnetRows(t *testing.T) {
 	check("recovery codes", n, 2, err)
 
 	// A name or email a .NET user holds (without an index row) is taken.
-	dup := us.Create(ctx, &IdentityUserModel{UserName: "ALICE@example.com", Email: "someone@example.com"})
+	dup := us.Create(ctx, &User{UserName: "ALICE@example.com", Email: "someone@example.com"})
 	check("a second user with the name", fmt.Sprint(errors.Is(dup, ErrDuplicateUserName)), "true", nil)
-	dup = rs.Create(ctx, &IdentityRoleModel{Name: "admin"})
+	dup = rs.Create(ctx, &Role{Name: "admin"})
 	check("a second role with the name", fmt.Sprint(errors.Is(dup, ErrDuplicateRoleName)), "true", nil)
 
 	// Deleting the user removes every row the .NET package wrote for it.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/identity"
+	"github.com/unified-data/gotables/identity/identitytables"
 	"github.com/unified-data/gotables/inmemory"
-	"github.com/unified-data/gotables/tables"
 )
 
 // maxFailed is how many failed sign-ins in a row lock a user out, and lockoutFor for how
@@ -77,25 +77,16 @@ func signIn(users *identity.UserStore, hasher *identity.PasswordHasher, now func
 }
 
 // A sign-in endpoint over the user store and the password hasher, on the in-memory backend.
-// With tables.NewAccount and tables.For instead of inmemory's, the same handler runs on
-// Azure Table Storage, sharing its users with an ASP.NET Core host.
+// With an account from tables.NewAccount instead, the same handler runs on Azure Table
+// Storage, sharing its users with an ASP.NET Core host.
 func Example_signInHandler() {
 	ctx := context.Background()
 	acct := inmemory.NewAccount(nil)
-	tables := identity.Tables{
-		Users:      must(tables.For[identity.IdentityUserModel](acct, nil)),
-		Roles:      must(tables.For[identity.IdentityRoleModel](acct, nil)),
-		UserRoles:  must(tables.For[identity.IdentityUserRoleModel](acct, nil)),
-		UserClaims: must(tables.For[identity.IdentityUserClaimModel](acct, nil)),
-		RoleClaims: must(tables.For[identity.IdentityRoleClaimModel](acct, nil)),
-		UserLogins: must(tables.For[identity.IdentityUserLoginModel](acct, nil)),
-		UserTokens: must(tables.For[identity.IdentityUserTokenModel](acct, nil)),
-	}
-	users := must(identity.NewUserStore(tables, nil))
+	users := must(identity.NewUserStore(must(identitytables.For(acct, nil)), nil))
 	hasher := must(identity.NewPasswordHasher(nil))
 
 	// Alice's password hash was made by ASP.NET Core Identity (SHA-512, 100,000 iterations).
-	alice := &identity.IdentityUserModel{UserName: "alice", Email: "alice@example.com", LockoutEnabled: true,
+	alice := &identity.User{UserName: "alice", Email: "alice@example.com", LockoutEnabled: true,
 		PasswordHash: "AQAAAAIAAYagAAAAEAABAgMEBQYHCAkKCwwNDg/Q8A0WMKbtHQJQ2DHCdoEeeFBrgNlldq6vH4qX/CGqGQ=="}
 	if err := users.Create(ctx, alice); err != nil {
 		log.Fatal(err)

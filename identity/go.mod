@@ -4,8 +4,9 @@ go 1.25.0
 
 require github.com/unified-data/gotables/abstractions v0.1.0
 
-// For tests only: the stores run on the in-memory backend, and the golden rows are written
-// to its service directly.
+// Package identity imports abstractions only; package identitytables, which builds the
+// stores over an account, imports tables. The tests run the stores on the in-memory
+// backend, and write the golden rows to its service directly.
 require (
 	github.com/unified-data/gotables/inmemory v0.1.0
 	github.com/unified-data/gotables/tables v0.1.0

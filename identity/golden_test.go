@@ -41,8 +41,8 @@ const (
 	goldenRole = "0d4bfa1b-38b8-4bd7-9b49-0f3a9b4dd1c2"
 )
 
-func goldenAlice() *IdentityUserModel {
-	return &IdentityUserModel{UserId: goldenUser, UserName: "alice@example.com", NormalizedUserName: "ALICE@EXAMPLE.COM",
+func goldenAlice() *User {
+	return &User{UserId: goldenUser, UserName: "alice@example.com", NormalizedUserName: "ALICE@EXAMPLE.COM",
 		Email: "alice@example.com", NormalizedEmail: "ALICE@EXAMPLE.COM", EmailConfirmed: true,
 		PasswordHash: v3SHA512Iter100kSalt128Sub256, SecurityStamp: "VVPCRDAS3MJWQD5CSW2GWPRADBSKGCVM",
 		ConcurrencyStamp: "3a7e4b0c-5d6f-4e8a-9b1c-2d3e4f5a6b7c", PhoneNumber: "+1 555 0100", TwoFactorEnabled: true,
@@ -65,7 +65,7 @@ func writeGolden(ctx context.Context, t *testing.T, us *UserStore, rs *RoleStore
 		}
 	}
 	check("create user", us.Create(ctx, goldenAlice()))
-	check("create role", rs.Create(ctx, &IdentityRoleModel{RoleId: goldenRole, Name: "Admin", NormalizedName: "ADMIN",
+	check("create role", rs.Create(ctx, &Role{RoleId: goldenRole, Name: "Admin", NormalizedName: "ADMIN",
 		ConcurrencyStamp: "9c1d2e3f-4a5b-4c6d-8e7f-a0b1c2d3e4f5"}))
 	check("add to role", us.AddToRole(ctx, goldenUser, "ADMIN"))
 	check("add claim", us.AddClaims(ctx, goldenUser, goldenNameClaim))
@@ -108,12 +108,12 @@ func TestGoldenRowsRead(t *testing.T) {
 	want := goldenAlice()
 	for _, find := range []struct {
 		name string
-		fn   func() (*IdentityUserModel, error)
+		fn   func() (*User, error)
 	}{
-		{"by id", func() (*IdentityUserModel, error) { return us.FindByID(ctx, strings.ToUpper(goldenUser)) }},
-		{"by name", func() (*IdentityUserModel, error) { return us.FindByName(ctx, "ALICE@EXAMPLE.COM") }},
-		{"by email", func() (*IdentityUserModel, error) { return us.FindByEmail(ctx, "ALICE@EXAMPLE.COM") }},
-		{"by login", func() (*IdentityUserModel, error) {
+		{"by id", func() (*User, error) { return us.FindByID(ctx, strings.ToUpper(goldenUser)) }},
+		{"by name", func() (*User, error) { return us.FindByName(ctx, "ALICE@EXAMPLE.COM") }},
+		{"by email", func() (*User, error) { return us.FindByEmail(ctx, "ALICE@EXAMPLE.COM") }},
+		{"by login", func() (*User, error) {
 			return us.FindByLogin(ctx, goldenLogin.LoginProvider, goldenLogin.ProviderKey)
 		}},
 	} {
@@ -172,7 +172,7 @@ func TestGoldenRowsRead(t *testing.T) {
 	}
 }
 
-func ids(us []*IdentityUserModel) []string {
+func ids(us []*User) []string {
 	out := []string{}
 	for _, u := range us {
 		out = append(out, u.UserId)

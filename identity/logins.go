@@ -41,12 +41,12 @@ func (s *UserStore) AddLogin(ctx context.Context, userID string, login UserLogin
 		return err
 	}
 	id := loginID(p, login.ProviderKey)
-	return s.createOwner(ctx, k, id, &IdentityUserLoginModel{Entity: abstractions.Entity{ID: id}, LoginProvider: login.LoginProvider,
+	return s.createOwner(ctx, k, id, &UserLogin{Entity: abstractions.Entity{ID: id}, LoginProvider: login.LoginProvider,
 		ProviderKey: login.ProviderKey, ProviderDisplayName: login.ProviderDisplayName, UserId: u.UserId})
 }
 
 // createOwner creates the row of a login for user k.
-func (s *UserStore) createOwner(ctx context.Context, k, id string, want *IdentityUserLoginModel) error {
+func (s *UserStore) createOwner(ctx context.Context, k, id string, want *UserLogin) error {
 	var lastErr error
 	for attempt := 0; attempt < s.attempts; attempt++ {
 		v := *want
@@ -143,12 +143,12 @@ func (s *UserStore) removeLogin(ctx context.Context, k, loginProvider, providerK
 	return s.t.UserLogins.Delete(ctx, id)
 }
 
-var loginUserID = abstractions.Field(func(l *IdentityUserLoginModel) *string { return &l.UserId })
+var loginUserID = abstractions.Field(func(l *UserLogin) *string { return &l.UserId })
 
 // loginRows returns the rows of the logins user k (whose UserId column is userID) owns,
 // with a query of the login table filtered on UserId, as the .NET package lists them.
-func (s *UserStore) loginRows(ctx context.Context, k, userID string) ([]*IdentityUserLoginModel, error) {
-	rows, err := s.t.UserLogins.Query(ctx, abstractions.Query[IdentityUserLoginModel]{Where: loginUserID.Eq(userID)})
+func (s *UserStore) loginRows(ctx context.Context, k, userID string) ([]*UserLogin, error) {
+	rows, err := s.t.UserLogins.Query(ctx, abstractions.Query[UserLogin]{Where: loginUserID.Eq(userID)})
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (s *UserStore) Logins(ctx context.Context, userID string) ([]UserLoginInfo,
 
 // FindByLogin returns the user that owns an external login, with a point read of the
 // login's row and one of the user row, or an error matching abstractions.ErrNotFound.
-func (s *UserStore) FindByLogin(ctx context.Context, loginProvider, providerKey string) (*IdentityUserModel, error) {
+func (s *UserStore) FindByLogin(ctx context.Context, loginProvider, providerKey string) (*User, error) {
 	p, err := loginKeys(loginProvider, providerKey)
 	if err != nil {
 		return nil, err

@@ -6,16 +6,17 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 )
 
-// The row models are named, and their fields spelled, as the .NET library's: a store names
-// its table after the type and a column after the field, so these names are the wire format
-// a .NET service reads (which is why the fields say UserId, not UserID). See the package
-// documentation for the keys of each table.
+// The row models' fields are spelled as the .NET library's: a store names a column after
+// the field, so these names are the wire format a .NET service reads (which is why the
+// fields say UserId, not UserID). The .NET library also names each table after its row type
+// (IdentityUserModel, …); the Go types have shorter names, so the tables are named
+// explicitly (identitytables.For does it). See the package documentation for the keys of
+// each table.
 
-// IdentityUserModel is a row of the user table (table IdentityUserModel). A user row holds
-// one user; the table also holds the index rows that map a normalised user name or email to
-// its user (they set UserId and the normalised value only, and the stores never return
-// them).
-type IdentityUserModel struct {
+// User is a row of the user table (table IdentityUserModel). A user row holds one user; the
+// table also holds the index rows that map a normalised user name or email to its user
+// (they set UserId and the normalised value only, and the stores never return them).
+type User struct {
 	abstractions.Entity
 	// UserId is the user's id, as it was given (keys use it as the account's id mode
 	// makes it: lower-cased by default). On an index row, the id of the user the row points
@@ -56,13 +57,13 @@ type IdentityUserModel struct {
 
 // IsLockedOut reports whether the user is locked out at now: lockout is enabled and its end
 // is after now.
-func (u *IdentityUserModel) IsLockedOut(now time.Time) bool {
+func (u *User) IsLockedOut(now time.Time) bool {
 	return u.LockoutEnabled && u.LockoutEnd.After(now)
 }
 
-// IdentityRoleModel is a row of the role table (table IdentityRoleModel): a role, or the
-// index row that maps a normalised role name to its role (RoleId and NormalizedName only).
-type IdentityRoleModel struct {
+// Role is a row of the role table (table IdentityRoleModel): a role, or the index row that
+// maps a normalised role name to its role (RoleId and NormalizedName only).
+type Role struct {
 	abstractions.Entity
 	// RoleId is the role's id, as it was given; on an index row, the role it points to.
 	RoleId string
@@ -73,17 +74,17 @@ type IdentityRoleModel struct {
 	ConcurrencyStamp string
 }
 
-// IdentityUserRoleModel is a row of the user-role table (table IdentityUserRoleModel): a
-// user's membership of a role, in the user's partition, keyed by the role's id.
-type IdentityUserRoleModel struct {
+// UserRole is a row of the user-role table (table IdentityUserRoleModel): a user's
+// membership of a role, in the user's partition, keyed by the role's id.
+type UserRole struct {
 	abstractions.Entity
 	UserId string
 	RoleId string
 }
 
-// IdentityUserClaimModel is a row of the user-claim table (table IdentityUserClaimModel): a
-// claim of a user, in the user's partition.
-type IdentityUserClaimModel struct {
+// UserClaim is a row of the user-claim table (table IdentityUserClaimModel): a claim of a
+// user, in the user's partition.
+type UserClaim struct {
 	abstractions.Entity
 	// ClaimId is ASP.NET Core Identity's surrogate number of the claim (an Edm.Int32, named
 	// so because Id is the entity's); the stores write 0, as the .NET package does.
@@ -93,20 +94,20 @@ type IdentityUserClaimModel struct {
 	ClaimValue string
 }
 
-// IdentityRoleClaimModel is a row of the role-claim table (table IdentityRoleClaimModel): a
-// claim of a role, in the role's partition.
-type IdentityRoleClaimModel struct {
+// RoleClaim is a row of the role-claim table (table IdentityRoleClaimModel): a claim of a
+// role, in the role's partition.
+type RoleClaim struct {
 	abstractions.Entity
-	// ClaimId is as IdentityUserClaimModel's.
+	// ClaimId is as UserClaim's.
 	ClaimId    int32
 	RoleId     string
 	ClaimType  string
 	ClaimValue string
 }
 
-// IdentityUserLoginModel is a row of the login table (table IdentityUserLoginModel): an
-// external login, keyed by provider and hashed provider key, holding the user who owns it.
-type IdentityUserLoginModel struct {
+// UserLogin is a row of the login table (table IdentityUserLoginModel): an external login,
+// keyed by provider and hashed provider key, holding the user who owns it.
+type UserLogin struct {
 	abstractions.Entity
 	LoginProvider       string
 	ProviderKey         string
@@ -114,9 +115,9 @@ type IdentityUserLoginModel struct {
 	UserId              string
 }
 
-// IdentityUserTokenModel is a row of the token table (table IdentityUserTokenModel): a named
-// token of a user, such as the authenticator key or the recovery codes.
-type IdentityUserTokenModel struct {
+// UserToken is a row of the token table (table IdentityUserTokenModel): a named token of a
+// user, such as the authenticator key or the recovery codes.
+type UserToken struct {
 	abstractions.Entity
 	UserId        string
 	LoginProvider string

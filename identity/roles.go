@@ -8,24 +8,24 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 )
 
-var roleNormalizedName = abstractions.Field(func(r *IdentityRoleModel) *string { return &r.NormalizedName })
+var roleNormalizedName = abstractions.Field(func(r *Role) *string { return &r.NormalizedName })
 
-func roleIndex(s abstractions.Storage[IdentityRoleModel], attempts int) *index[IdentityRoleModel] {
-	return &index[IdentityRoleModel]{store: s, what: "role name", owner: "role", row: roleNameIndexRow, dup: ErrDuplicateRoleName,
+func roleIndex(s abstractions.Storage[Role], attempts int) *index[Role] {
+	return &index[Role]{store: s, what: "role name", owner: "role", row: roleNameIndexRow, dup: ErrDuplicateRoleName,
 		attempts: attempts,
-		value:    func(r *IdentityRoleModel) string { return r.NormalizedName },
-		ownerOf:  func(r *IdentityRoleModel) string { return r.RoleId },
+		value:    func(r *Role) string { return r.NormalizedName },
+		ownerOf:  func(r *Role) string { return r.RoleId },
 		rowID:    roleRowID,
-		holders: func(ctx context.Context, value string) ([]*IdentityRoleModel, error) {
-			return s.Query(ctx, abstractions.Query[IdentityRoleModel]{Partition: rolePartition, Where: roleNormalizedName.Eq(value)})
+		holders: func(ctx context.Context, value string) ([]*Role, error) {
+			return s.Query(ctx, abstractions.Query[Role]{Partition: rolePartition, Where: roleNormalizedName.Eq(value)})
 		},
-		point: func(r *IdentityRoleModel, id, owner, value string) {
-			*r = IdentityRoleModel{Entity: abstractions.Entity{ID: id, CreatedAt: r.CreatedAt, ETag: r.ETag}, RoleId: owner, NormalizedName: value}
+		point: func(r *Role, id, owner, value string) {
+			*r = Role{Entity: abstractions.Entity{ID: id, CreatedAt: r.CreatedAt, ETag: r.ETag}, RoleId: owner, NormalizedName: value}
 		}}
 }
 
 // role returns the role with the normalised name, or nil when there is none.
-func (s *UserStore) role(ctx context.Context, normalizedRoleName string) (*IdentityRoleModel, string, error) {
+func (s *UserStore) role(ctx context.Context, normalizedRoleName string) (*Role, string, error) {
 	r, err := s.roles.lookup(ctx, normalizedRoleName)
 	if errors.Is(err, abstractions.ErrNotFound) {
 		return nil, "", nil
@@ -61,7 +61,7 @@ func (s *UserStore) AddToRole(ctx context.Context, userID, normalizedRoleName st
 	if err != nil {
 		return err
 	}
-	return s.t.UserRoles.Upsert(ctx, &IdentityUserRoleModel{Entity: abstractions.Entity{ID: userRoleID(k, r)},
+	return s.t.UserRoles.Upsert(ctx, &UserRole{Entity: abstractions.Entity{ID: userRoleID(k, r)},
 		UserId: u.UserId, RoleId: role.RoleId})
 }
 
@@ -126,7 +126,7 @@ func (s *UserStore) Roles(ctx context.Context, userID string) ([]string, error) 
 // UsersInRole returns the members of the role with the normalised name (none for a missing
 // role), with a query of the membership table filtered on the role's id (as the .NET
 // package finds them: a membership's partition is its user) and a point read per user.
-func (s *UserStore) UsersInRole(ctx context.Context, normalizedRoleName string) ([]*IdentityUserModel, error) {
+func (s *UserStore) UsersInRole(ctx context.Context, normalizedRoleName string) ([]*User, error) {
 	role, r, err := s.role(ctx, normalizedRoleName)
 	if err != nil || role == nil {
 		return nil, err
@@ -142,11 +142,11 @@ func (s *UserStore) UsersInRole(ctx context.Context, normalizedRoleName string) 
 	return s.users(ctx, ids)
 }
 
-var userRoleRoleID = abstractions.Field(func(m *IdentityUserRoleModel) *string { return &m.RoleId })
+var userRoleRoleID = abstractions.Field(func(m *UserRole) *string { return &m.RoleId })
 
 // memberships returns the membership rows of role r (whose RoleId column is roleID).
-func memberships(ctx context.Context, userRoles abstractions.Storage[IdentityUserRoleModel], r, roleID string) ([]*IdentityUserRoleModel, error) {
-	rows, err := userRoles.Query(ctx, abstractions.Query[IdentityUserRoleModel]{Where: userRoleRoleID.Eq(roleID)})
+func memberships(ctx context.Context, userRoles abstractions.Storage[UserRole], r, roleID string) ([]*UserRole, error) {
+	rows, err := userRoles.Query(ctx, abstractions.Query[UserRole]{Where: userRoleRoleID.Eq(roleID)})
 	if err != nil {
 		return nil, err
 	}

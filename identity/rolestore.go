@@ -11,8 +11,8 @@ import (
 // RoleStore keeps roles and their claims. It is safe for concurrent use.
 type RoleStore struct {
 	t     Tables
-	names *index[IdentityRoleModel]
-	rows  *stamped[IdentityRoleModel, *IdentityRoleModel]
+	names *index[Role]
+	rows  *stamped[Role, *Role]
 }
 
 // NewRoleStore returns the role store over t. It needs Roles, RoleClaims and UserRoles (to
@@ -32,16 +32,16 @@ func NewRoleStore(t Tables, opts *Options) (*RoleStore, error) {
 		attempts = defaultAttempts
 	}
 	return &RoleStore{t: t, names: roleIndex(t.Roles, attempts),
-		rows: &stamped[IdentityRoleModel, *IdentityRoleModel]{store: t.Roles, what: "role", attempts: attempts,
-			stamp: func(r *IdentityRoleModel) *string { return &r.ConcurrencyStamp },
-			assign: func(dst, src *IdentityRoleModel) {
+		rows: &stamped[Role, *Role]{store: t.Roles, what: "role", attempts: attempts,
+			stamp: func(r *Role) *string { return &r.ConcurrencyStamp },
+			assign: func(dst, src *Role) {
 				dst.Name, dst.NormalizedName = src.Name, src.NormalizedName
 			}}}, nil
 }
 
 func roleKey(roleID string) (string, error) { return keyPart("role id", roleID) }
 
-func normalizeRole(r *IdentityRoleModel) {
+func normalizeRole(r *Role) {
 	if r.NormalizedName == "" && r.Name != "" {
 		r.NormalizedName = NormalizeName(r.Name)
 	}
@@ -51,7 +51,7 @@ func normalizeRole(r *IdentityRoleModel) {
 // to a new GUID, an empty NormalizedName to NormalizeName(Name). A normalised name another
 // role has fails with ErrDuplicateRoleName and stores nothing; an id another role has, with
 // an error matching abstractions.ErrDuplicateKey. r is updated only on success.
-func (s *RoleStore) Create(ctx context.Context, r *IdentityRoleModel) error {
+func (s *RoleStore) Create(ctx context.Context, r *Role) error {
 	if r == nil {
 		return fmt.Errorf("%w: the role is nil", abstractions.ErrInvalidArgument)
 	}
@@ -86,7 +86,7 @@ func (s *RoleStore) Create(ctx context.Context, r *IdentityRoleModel) error {
 // is r's, with a new stamp. A stale stamp fails with ErrConcurrencyFailure, a missing role
 // with an error matching abstractions.ErrNotFound, a name another role has with
 // ErrDuplicateRoleName (and the update is undone). r is updated only on success.
-func (s *RoleStore) Update(ctx context.Context, r *IdentityRoleModel) error {
+func (s *RoleStore) Update(ctx context.Context, r *Role) error {
 	if r == nil {
 		return fmt.Errorf("%w: the role is nil", abstractions.ErrInvalidArgument)
 	}
@@ -124,7 +124,7 @@ func (s *RoleStore) Delete(ctx context.Context, roleID string) error {
 	r, err := s.t.Roles.One(ctx, roleRowID(k))
 	switch {
 	case isNotFound(err):
-		r = &IdentityRoleModel{RoleId: roleID}
+		r = &Role{RoleId: roleID}
 	case err != nil:
 		return err
 	default:
@@ -159,7 +159,7 @@ func (s *RoleStore) Delete(ctx context.Context, roleID string) error {
 }
 
 // FindByID returns the role with the id, or an error matching abstractions.ErrNotFound.
-func (s *RoleStore) FindByID(ctx context.Context, roleID string) (*IdentityRoleModel, error) {
+func (s *RoleStore) FindByID(ctx context.Context, roleID string) (*Role, error) {
 	k, err := roleKey(roleID)
 	if err != nil {
 		return nil, err
@@ -171,7 +171,7 @@ func (s *RoleStore) FindByID(ctx context.Context, roleID string) (*IdentityRoleM
 // an error matching abstractions.ErrNotFound: a point read of its index row and one of the
 // role row, and for a role the .NET package created (which has no index row) a query of the
 // role partition filtered on the name besides.
-func (s *RoleStore) FindByName(ctx context.Context, normalizedName string) (*IdentityRoleModel, error) {
+func (s *RoleStore) FindByName(ctx context.Context, normalizedName string) (*Role, error) {
 	return s.names.lookup(ctx, normalizedName)
 }
 
@@ -190,7 +190,7 @@ func (s *RoleStore) AddClaim(ctx context.Context, roleID string, c Claim) error 
 	if err != nil {
 		return err
 	}
-	return s.t.RoleClaims.Upsert(ctx, &IdentityRoleClaimModel{Entity: abstractions.Entity{ID: roleClaimID(k, c)},
+	return s.t.RoleClaims.Upsert(ctx, &RoleClaim{Entity: abstractions.Entity{ID: roleClaimID(k, c)},
 		RoleId: r.RoleId, ClaimType: c.Type, ClaimValue: c.Value})
 }
 
@@ -218,7 +218,7 @@ func (s *RoleStore) RemoveClaim(ctx context.Context, roleID string, c Claim) err
 	return s.t.RoleClaims.Delete(ctx, id)
 }
 
-func roleClaimOf(k string, c *IdentityRoleClaimModel) bool {
+func roleClaimOf(k string, c *RoleClaim) bool {
 	r, err := roleKey(c.RoleId)
 	return err == nil && sameKey(r, k) && sameKey(c.ID, roleClaimID(k, Claim{c.ClaimType, c.ClaimValue}))
 }

@@ -21,7 +21,7 @@ import (
 func TestNewUserStoreRefusesACachingUserStore(t *testing.T) {
 	acct := inmemory.NewAccount(&tables.Options{Cache: tables.Sliding(time.Minute)})
 	tb := memTables(t, nil, nil)
-	cached, err := tables.For[IdentityUserModel](acct, nil)
+	cached, err := tables.For[User](acct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,12 +31,12 @@ func TestNewUserStoreRefusesACachingUserStore(t *testing.T) {
 	}
 	// The same account with the user store's cache turned off is accepted; the other
 	// tables may cache.
-	off, err := tables.For[IdentityUserModel](acct, &tables.StoreOptions{Cache: tables.Disabled})
+	off, err := tables.For[User](acct, &tables.StoreOptions{Cache: tables.Disabled})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tb.Users = off
-	tb.Roles = must(tables.For[IdentityRoleModel](acct, nil))(t)
+	tb.Roles = must(tables.For[Role](acct, nil))(t)
 	if _, err := NewUserStore(tb, nil); err != nil {
 		t.Fatalf("NewUserStore with the user cache off: %v", err)
 	}
@@ -75,9 +75,9 @@ func TestConstructorsRefuseMissingTables(t *testing.T) {
 	}
 }
 
-func newUser(t *testing.T, us *UserStore, name string) *IdentityUserModel {
+func newUser(t *testing.T, us *UserStore, name string) *User {
 	t.Helper()
-	u := &IdentityUserModel{UserName: name, Email: name + "@example.com"}
+	u := &User{UserName: name, Email: name + "@example.com"}
 	if err := us.Create(context.Background(), u); err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}
@@ -161,7 +161,7 @@ func TestConcurrentLoginClaims(t *testing.T) {
 	login := UserLoginInfo{LoginProvider: "GitHub", ProviderKey: "12345", ProviderDisplayName: "GitHub"}
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
-	for i, u := range []*IdentityUserModel{a, b} {
+	for i, u := range []*User{a, b} {
 		wg.Go(func() { errs[i] = us.AddLogin(ctx, u.UserId, login) })
 	}
 	wg.Wait()
@@ -237,7 +237,7 @@ func TestRenameMovesTheIndexAndRefusesATakenName(t *testing.T) {
 		t.Fatalf("new name: %v %v", got, err)
 	}
 	// The old name is free again.
-	if err := us.Create(ctx, &IdentityUserModel{UserName: "alice"}); err != nil {
+	if err := us.Create(ctx, &User{UserName: "alice"}); err != nil {
 		t.Fatalf("reuse the old name: %v", err)
 	}
 	// Taking bob's name fails and changes nothing.
@@ -254,7 +254,7 @@ func TestRenameMovesTheIndexAndRefusesATakenName(t *testing.T) {
 		t.Fatalf("bob by name after the refused rename: %v %v", got, err)
 	}
 	// Duplicate email at creation.
-	err := us.Create(ctx, &IdentityUserModel{UserName: "carol", Email: "BOB@example.com"})
+	err := us.Create(ctx, &User{UserName: "carol", Email: "BOB@example.com"})
 	if !errors.Is(err, ErrDuplicateEmail) {
 		t.Fatalf("create with a taken email: %v", err)
 	}
@@ -300,7 +300,7 @@ func TestAddToRole(t *testing.T) {
 	if m, err := us.UsersInRole(ctx, "ADMIN"); len(m) != 0 || err != nil {
 		t.Fatalf("users in a missing role: %v %v", m, err)
 	}
-	role := &IdentityRoleModel{Name: "Admin"}
+	role := &Role{Name: "Admin"}
 	if err := rs.Create(ctx, role); err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestDeleteUserRemovesItsRows(t *testing.T) {
 	tb := memTables(t, nil, nil)
 	us, rs := stores(t, tb)
 	u := newUser(t, us, "alice")
-	if err := rs.Create(ctx, &IdentityRoleModel{Name: "Admin"}); err != nil {
+	if err := rs.Create(ctx, &Role{Name: "Admin"}); err != nil {
 		t.Fatal(err)
 	}
 	steps := []error{
@@ -368,15 +368,15 @@ func TestInvalidInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
 		want error
 	}{
 		{"nil user", us.Create(ctx, nil), abstractions.ErrInvalidArgument},
-		{"id with |", us.Create(ctx, &IdentityUserModel{UserId: "a|b"}), abstractions.ErrInvalidKey},
-		{"id with /", us.Create(ctx, &IdentityUserModel{UserId: "a/b"}), abstractions.ErrInvalidKey},
+		{"id with |", us.Create(ctx, &User{UserId: "a|b"}), abstractions.ErrInvalidKey},
+		{"id with /", us.Create(ctx, &User{UserId: "a/b"}), abstractions.ErrInvalidKey},
 		{"provider with /", us.AddLogin(ctx, u.UserId, UserLoginInfo{LoginProvider: "https://idp", ProviderKey: "k"}), abstractions.ErrInvalidKey},
 		{"empty provider key", us.AddLogin(ctx, u.UserId, UserLoginInfo{LoginProvider: "Google"}), abstractions.ErrInvalidArgument},
 		{"claim without type", us.AddClaims(ctx, u.UserId, Claim{Value: "v"}), abstractions.ErrInvalidArgument},
 		{"code with ;", us.ReplaceRecoveryCodes(ctx, u.UserId, []string{"a;b"}), abstractions.ErrInvalidArgument},
 		{"empty name lookup", second(us.FindByName(ctx, "")), abstractions.ErrInvalidArgument},
 		{"nil role", rs.Create(ctx, nil), abstractions.ErrInvalidArgument},
-		{"modify the name", second(us.Modify(ctx, u.UserId, func(u *IdentityUserModel) error {
+		{"modify the name", second(us.Modify(ctx, u.UserId, func(u *User) error {
 			u.NormalizedUserName = "X"
 			return nil
 		})), abstractions.ErrInvalidArgument},
@@ -398,30 +398,30 @@ func TestModifyAndFieldSetters(t *testing.T) {
 	end := time.Date(2031, 2, 3, 4, 5, 6, 0, time.UTC)
 	calls := []struct {
 		name  string
-		call  func() (*IdentityUserModel, error)
-		check func(*IdentityUserModel) bool
+		call  func() (*User, error)
+		check func(*User) bool
 		stamp bool // a new security stamp
 	}{
-		{"password", func() (*IdentityUserModel, error) { return us.SetPasswordHash(ctx, u.UserId, "hash") },
-			func(v *IdentityUserModel) bool { return v.PasswordHash == "hash" }, true},
-		{"email confirmed", func() (*IdentityUserModel, error) { return us.SetEmailConfirmed(ctx, u.UserId, true) },
-			func(v *IdentityUserModel) bool { return v.EmailConfirmed }, false},
-		{"phone", func() (*IdentityUserModel, error) { return us.SetPhoneNumber(ctx, u.UserId, "+44") },
-			func(v *IdentityUserModel) bool { return v.PhoneNumber == "+44" && !v.PhoneNumberConfirmed }, true},
-		{"phone confirmed", func() (*IdentityUserModel, error) { return us.SetPhoneNumberConfirmed(ctx, u.UserId, true) },
-			func(v *IdentityUserModel) bool { return v.PhoneNumberConfirmed }, false},
-		{"two factor", func() (*IdentityUserModel, error) { return us.SetTwoFactorEnabled(ctx, u.UserId, true) },
-			func(v *IdentityUserModel) bool { return v.TwoFactorEnabled }, true},
-		{"lockout enabled", func() (*IdentityUserModel, error) { return us.SetLockoutEnabled(ctx, u.UserId, true) },
-			func(v *IdentityUserModel) bool { return v.LockoutEnabled }, false},
-		{"lockout end", func() (*IdentityUserModel, error) { return us.SetLockoutEnd(ctx, u.UserId, end) },
-			func(v *IdentityUserModel) bool {
+		{"password", func() (*User, error) { return us.SetPasswordHash(ctx, u.UserId, "hash") },
+			func(v *User) bool { return v.PasswordHash == "hash" }, true},
+		{"email confirmed", func() (*User, error) { return us.SetEmailConfirmed(ctx, u.UserId, true) },
+			func(v *User) bool { return v.EmailConfirmed }, false},
+		{"phone", func() (*User, error) { return us.SetPhoneNumber(ctx, u.UserId, "+44") },
+			func(v *User) bool { return v.PhoneNumber == "+44" && !v.PhoneNumberConfirmed }, true},
+		{"phone confirmed", func() (*User, error) { return us.SetPhoneNumberConfirmed(ctx, u.UserId, true) },
+			func(v *User) bool { return v.PhoneNumberConfirmed }, false},
+		{"two factor", func() (*User, error) { return us.SetTwoFactorEnabled(ctx, u.UserId, true) },
+			func(v *User) bool { return v.TwoFactorEnabled }, true},
+		{"lockout enabled", func() (*User, error) { return us.SetLockoutEnabled(ctx, u.UserId, true) },
+			func(v *User) bool { return v.LockoutEnabled }, false},
+		{"lockout end", func() (*User, error) { return us.SetLockoutEnd(ctx, u.UserId, end) },
+			func(v *User) bool {
 				return v.LockoutEnd.Equal(end) && v.IsLockedOut(end.Add(-time.Second)) && !v.IsLockedOut(end)
 			}, false},
-		{"reset count", func() (*IdentityUserModel, error) { return us.ResetAccessFailedCount(ctx, u.UserId) },
-			func(v *IdentityUserModel) bool { return v.AccessFailedCount == 0 }, false},
-		{"security stamp", func() (*IdentityUserModel, error) { return us.UpdateSecurityStamp(ctx, u.UserId) },
-			func(v *IdentityUserModel) bool { return true }, true},
+		{"reset count", func() (*User, error) { return us.ResetAccessFailedCount(ctx, u.UserId) },
+			func(v *User) bool { return v.AccessFailedCount == 0 }, false},
+		{"security stamp", func() (*User, error) { return us.UpdateSecurityStamp(ctx, u.UserId) },
+			func(v *User) bool { return true }, true},
 	}
 	prev, _ := us.FindByID(ctx, u.UserId)
 	for _, c := range calls {
@@ -445,7 +445,7 @@ func TestModifyAndFieldSetters(t *testing.T) {
 		t.Errorf("a setter on a missing user: %v", err)
 	}
 	wantErr := fmt.Errorf("stop")
-	if _, err := us.Modify(ctx, u.UserId, func(*IdentityUserModel) error { return wantErr }); !errors.Is(err, wantErr) {
+	if _, err := us.Modify(ctx, u.UserId, func(*User) error { return wantErr }); !errors.Is(err, wantErr) {
 		t.Errorf("Modify's own error: %v", err)
 	}
 }

@@ -10,17 +10,19 @@ import (
 )
 
 // Tables are the seven stores the identity stores keep their rows in, one per row model.
-// Build each with the backend's For (tables.For or tables.For); with nil StoreOptions each
-// table is named after its type, as the .NET library names it. The user store's read cache
-// must stay off (see the package documentation).
+// [github.com/unified-data/gotables/identity/identitytables.For] builds all seven over an
+// account of either backend, in the tables the .NET library uses, with the user store's
+// read cache off. Build them by hand only for stores of your own: name each table as the
+// package documentation lists (a store named after the Go type would use a table .NET does
+// not read), and keep the user store's read cache off.
 type Tables struct {
-	Users      abstractions.Storage[IdentityUserModel]
-	Roles      abstractions.Storage[IdentityRoleModel]
-	UserRoles  abstractions.Storage[IdentityUserRoleModel]
-	UserClaims abstractions.Storage[IdentityUserClaimModel]
-	RoleClaims abstractions.Storage[IdentityRoleClaimModel]
-	UserLogins abstractions.Storage[IdentityUserLoginModel]
-	UserTokens abstractions.Storage[IdentityUserTokenModel]
+	Users      abstractions.Storage[User]
+	Roles      abstractions.Storage[Role]
+	UserRoles  abstractions.Storage[UserRole]
+	UserClaims abstractions.Storage[UserClaim]
+	RoleClaims abstractions.Storage[RoleClaim]
+	UserLogins abstractions.Storage[UserLogin]
+	UserTokens abstractions.Storage[UserToken]
 }
 
 // Options configure a UserStore or a RoleStore. A nil *Options, like the zero value, means
@@ -49,7 +51,7 @@ type readCacher interface {
 }
 
 // checkUserCache refuses a user store that caches reads.
-func checkUserCache(users abstractions.Storage[IdentityUserModel]) error {
+func checkUserCache(users abstractions.Storage[User]) error {
 	if c, ok := users.(readCacher); ok && c.CachesReads() {
 		return fmt.Errorf("%w: table %s: a cached user row can keep a revoked security stamp, an old password hash or a lifted "+
 			"lockout in use on other instances; build the user store with caching off (StoreOptions.Cache: Disabled), "+
@@ -60,7 +62,7 @@ func checkUserCache(users abstractions.Storage[IdentityUserModel]) error {
 
 // missing refuses a nil store.
 func missing(field string) error {
-	return fmt.Errorf("%w: Tables.%s is nil; build it with the backend's For", abstractions.ErrInvalidArgument, field)
+	return fmt.Errorf("%w: Tables.%s is nil; build the tables with identitytables.For", abstractions.ErrInvalidArgument, field)
 }
 
 // newGUID returns a random (version 4) GUID in its lower-case text form, as .NET's

@@ -49,7 +49,7 @@ func (s *UserStore) SetToken(ctx context.Context, userID, loginProvider, name, v
 	if err != nil {
 		return err
 	}
-	return s.t.UserTokens.Upsert(ctx, &IdentityUserTokenModel{Entity: abstractions.Entity{ID: id}, UserId: u.UserId,
+	return s.t.UserTokens.Upsert(ctx, &UserToken{Entity: abstractions.Entity{ID: id}, UserId: u.UserId,
 		LoginProvider: loginProvider, Name: name, Value: value})
 }
 
@@ -120,8 +120,8 @@ func (s *UserStore) RedeemRecoveryCode(ctx context.Context, userID, code string)
 		return false, nil
 	}
 	out, err := abstractions.TryTransition(ctx, s.t.UserTokens, id,
-		func(t *IdentityUserTokenModel) bool { return slices.Contains(strings.Split(t.Value, ";"), code) },
-		func(t *IdentityUserTokenModel) error {
+		func(t *UserToken) bool { return slices.Contains(strings.Split(t.Value, ";"), code) },
+		func(t *UserToken) error {
 			kept := slices.DeleteFunc(strings.Split(t.Value, ";"), func(c string) bool { return c == code })
 			t.Value = strings.Join(kept, ";")
 			return nil

@@ -18,10 +18,10 @@ type UserStore struct {
 	t        Tables
 	retry    *abstractions.RetryOptions
 	attempts int
-	names    *index[IdentityUserModel]
-	emails   *index[IdentityUserModel]
-	rows     *stamped[IdentityUserModel, *IdentityUserModel]
-	roles    *index[IdentityRoleModel]
+	names    *index[User]
+	emails   *index[User]
+	rows     *stamped[User, *User]
+	roles    *index[Role]
 }
 
 // NewUserStore returns the user store over t. It needs every table but RoleClaims (Roles to
@@ -48,33 +48,33 @@ func NewUserStore(t Tables, opts *Options) (*UserStore, error) {
 		attempts = defaultAttempts
 	}
 	return &UserStore{t: t, retry: retry, attempts: attempts,
-		names:  userIndex(t.Users, "user name", userNameIndexRow, ErrDuplicateUserName, attempts, func(u *IdentityUserModel) *string { return &u.NormalizedUserName }),
-		emails: userIndex(t.Users, "email", emailIndexRow, ErrDuplicateEmail, attempts, func(u *IdentityUserModel) *string { return &u.NormalizedEmail }),
-		rows: &stamped[IdentityUserModel, *IdentityUserModel]{store: t.Users, what: "user", attempts: attempts,
-			stamp: func(u *IdentityUserModel) *string { return &u.ConcurrencyStamp }, assign: assignUser},
+		names:  userIndex(t.Users, "user name", userNameIndexRow, ErrDuplicateUserName, attempts, func(u *User) *string { return &u.NormalizedUserName }),
+		emails: userIndex(t.Users, "email", emailIndexRow, ErrDuplicateEmail, attempts, func(u *User) *string { return &u.NormalizedEmail }),
+		rows: &stamped[User, *User]{store: t.Users, what: "user", attempts: attempts,
+			stamp: func(u *User) *string { return &u.ConcurrencyStamp }, assign: assignUser},
 		roles: roleIndex(t.Roles, attempts),
 	}, nil
 }
 
-func userIndex(s abstractions.Storage[IdentityUserModel], what, row string, dup error, attempts int,
-	field func(*IdentityUserModel) *string) *index[IdentityUserModel] {
+func userIndex(s abstractions.Storage[User], what, row string, dup error, attempts int,
+	field func(*User) *string) *index[User] {
 	f := abstractions.Field(field)
-	return &index[IdentityUserModel]{store: s, what: what, owner: "user", row: row, dup: dup, attempts: attempts,
-		value:   func(u *IdentityUserModel) string { return *field(u) },
-		ownerOf: func(u *IdentityUserModel) string { return u.UserId },
+	return &index[User]{store: s, what: what, owner: "user", row: row, dup: dup, attempts: attempts,
+		value:   func(u *User) string { return *field(u) },
+		ownerOf: func(u *User) string { return u.UserId },
 		rowID:   userRowID,
-		holders: func(ctx context.Context, value string) ([]*IdentityUserModel, error) {
-			return s.Query(ctx, abstractions.Query[IdentityUserModel]{Partition: userPartition, Where: f.Eq(value)})
+		holders: func(ctx context.Context, value string) ([]*User, error) {
+			return s.Query(ctx, abstractions.Query[User]{Partition: userPartition, Where: f.Eq(value)})
 		},
-		point: func(u *IdentityUserModel, id, owner, value string) {
-			*u = IdentityUserModel{Entity: abstractions.Entity{ID: id, CreatedAt: u.CreatedAt, ETag: u.ETag}, UserId: owner}
+		point: func(u *User, id, owner, value string) {
+			*u = User{Entity: abstractions.Entity{ID: id, CreatedAt: u.CreatedAt, ETag: u.ETag}, UserId: owner}
 			*field(u) = value
 		}}
 }
 
 // assignUser copies what a caller may change of a user: everything but the entity base and
 // the id.
-func assignUser(dst, src *IdentityUserModel) {
+func assignUser(dst, src *User) {
 	base, id := dst.Entity, dst.UserId
 	*dst = *src
 	dst.Entity, dst.UserId = base, id
@@ -84,7 +84,7 @@ func assignUser(dst, src *IdentityUserModel) {
 func userKey(userID string) (string, error) { return keyPart("user id", userID) }
 
 // normalize fills the normalised name and email from the plain ones when they are empty.
-func normalizeUser(u *IdentityUserModel) {
+func normalizeUser(u *User) {
 	if u.NormalizedUserName == "" && u.UserName != "" {
 		u.NormalizedUserName = NormalizeName(u.UserName)
 	}
@@ -103,7 +103,7 @@ func detached(ctx context.Context) context.Context { return context.WithoutCance
 // normalised name or email another user holds fails with ErrDuplicateUserName or
 // ErrDuplicateEmail and stores nothing; an id another user has fails with an error matching
 // abstractions.ErrDuplicateKey. u is updated only on success.
-func (s *UserStore) Create(ctx context.Context, u *IdentityUserModel) error {
+func (s *UserStore) Create(ctx context.Context, u *User) error {
 	if u == nil {
 		return fmt.Errorf("%w: the user is nil", abstractions.ErrInvalidArgument)
 	}
@@ -150,7 +150,7 @@ func (s *UserStore) Create(ctx context.Context, u *IdentityUserModel) error {
 // with ErrDuplicateUserName or ErrDuplicateEmail, and the update is undone. Update does not
 // change the SecurityStamp on its own: set a new one (NewSecurityStamp) when the change
 // concerns credentials. u is updated only on success.
-func (s *UserStore) Update(ctx context.Context, u *IdentityUserModel) error {
+func (s *UserStore) Update(ctx context.Context, u *User) error {
 	if u == nil {
 		return fmt.Errorf("%w: the user is nil", abstractions.ErrInvalidArgument)
 	}
@@ -165,8 +165,8 @@ func (s *UserStore) Update(ctx context.Context, u *IdentityUserModel) error {
 	if err != nil {
 		return err
 	}
-	var moved []*index[IdentityUserModel]
-	for _, x := range []*index[IdentityUserModel]{s.names, s.emails} {
+	var moved []*index[User]
+	for _, x := range []*index[User]{s.names, s.emails} {
 		if x.value(old) == x.value(stored) {
 			continue
 		}
@@ -201,7 +201,7 @@ func (s *UserStore) Delete(ctx context.Context, userID string) error {
 	}
 	u, err := s.t.Users.One(ctx, userRowID(k))
 	if errors.Is(err, abstractions.ErrNotFound) {
-		u = &IdentityUserModel{UserId: userID}
+		u = &User{UserId: userID}
 	} else if err != nil {
 		return err
 	} else if err := s.t.Users.Delete(ctx, userRowID(k)); err != nil {
@@ -233,7 +233,7 @@ func (s *UserStore) Delete(ctx context.Context, userID string) error {
 }
 
 // FindByID returns the user with the id, or an error matching abstractions.ErrNotFound.
-func (s *UserStore) FindByID(ctx context.Context, userID string) (*IdentityUserModel, error) {
+func (s *UserStore) FindByID(ctx context.Context, userID string) (*User, error) {
 	k, err := userKey(userID)
 	if err != nil {
 		return nil, err
@@ -246,13 +246,13 @@ func (s *UserStore) FindByID(ctx context.Context, userID string) (*IdentityUserM
 // abstractions.ErrNotFound. A user this store created costs one point read of its index row
 // and one of the user row; a user the .NET package created (it writes no index row), or a
 // name no user has, costs a query of the user partition filtered on the name besides.
-func (s *UserStore) FindByName(ctx context.Context, normalizedUserName string) (*IdentityUserModel, error) {
+func (s *UserStore) FindByName(ctx context.Context, normalizedUserName string) (*User, error) {
 	return s.names.lookup(ctx, normalizedUserName)
 }
 
 // FindByEmail returns the user whose NormalizedEmail is normalizedEmail, as FindByName does
 // for names.
-func (s *UserStore) FindByEmail(ctx context.Context, normalizedEmail string) (*IdentityUserModel, error) {
+func (s *UserStore) FindByEmail(ctx context.Context, normalizedEmail string) (*User, error) {
 	return s.emails.lookup(ctx, normalizedEmail)
 }
 
@@ -264,7 +264,7 @@ func (s *UserStore) FindByEmail(ctx context.Context, normalizedEmail string) (*I
 // NormalizedUserName or NormalizedEmail is refused with abstractions.ErrInvalidArgument (use
 // Update, which moves the index rows). A missing user fails with ErrNotFound, a row that
 // kept changing with ErrConcurrencyConflict.
-func (s *UserStore) Modify(ctx context.Context, userID string, change func(u *IdentityUserModel) error) (*IdentityUserModel, error) {
+func (s *UserStore) Modify(ctx context.Context, userID string, change func(u *User) error) (*User, error) {
 	if change == nil {
 		return nil, fmt.Errorf("%w: the change function is nil", abstractions.ErrInvalidArgument)
 	}
@@ -272,7 +272,7 @@ func (s *UserStore) Modify(ctx context.Context, userID string, change func(u *Id
 	if err != nil {
 		return nil, err
 	}
-	return abstractions.Mutate(ctx, s.t.Users, userRowID(k), func(u *IdentityUserModel) error {
+	return abstractions.Mutate(ctx, s.t.Users, userRowID(k), func(u *User) error {
 		before := *u
 		if err := change(u); err != nil {
 			return err
@@ -302,7 +302,7 @@ func (s *UserStore) exists(ctx context.Context, k string) error {
 
 // membershipOf returns the role id of a user-role row in user k's partition, when it is
 // one of k's memberships.
-func membershipOf(k string, m *IdentityUserRoleModel) (string, bool) {
+func membershipOf(k string, m *UserRole) (string, bool) {
 	u, err1 := userKey(m.UserId)
 	r, err2 := keyPart("role id", m.RoleId)
 	return r, err1 == nil && err2 == nil && sameKey(u, k) && sameKey(m.ID, userRoleID(k, r))

@@ -14,7 +14,6 @@ import (
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/inmemory/memservice"
 	"github.com/unified-data/gotables/tables"
-	"github.com/unified-data/gotables/tables/codec"
 )
 
 // Ledger is the base of the polymorphic tests: an interface the pointer of every entry
@@ -51,14 +50,14 @@ type Cents int64
 
 func (c Cents) Amount() int64 { return int64(c) }
 
-func ledgerTypes(t testing.TB) *codec.TypeRegistry {
+func ledgerTypes(t testing.TB) *abstractions.TypeRegistry {
 	t.Helper()
-	reg := codec.NewTypeRegistry()
+	reg := new(abstractions.TypeRegistry)
 	for _, err := range []error{
-		codec.Register[Credit](reg, "credit"),
-		codec.Register[Debit](reg, "debit"),
-		codec.Register[Salary](reg, "salary"),
-		codec.Register[Scan](reg, "scan"),
+		abstractions.RegisterType[Credit](reg, "credit"),
+		abstractions.RegisterType[Debit](reg, "debit"),
+		abstractions.RegisterType[Salary](reg, "salary"),
+		abstractions.RegisterType[Scan](reg, "scan"),
 	} {
 		if err != nil {
 			t.Fatal(err)

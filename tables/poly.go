@@ -19,9 +19,10 @@ import (
 // abstractions.PolyStorage[B] and is safe for concurrent use.
 //
 // Rows carry the discriminator column _TypeName, holding the name the item's type is
-// registered under in the store's codec.TypeRegistry. A write refuses an item whose type is
-// not registered; a read creates only the type the registry (or its explicit fallback)
-// resolves the name to, and only when a pointer to it implements B. That check runs on
+// registered under in the store's abstractions.TypeRegistry. A write refuses an item whose
+// type is not registered, or that the codec cannot map; a read creates only the type the
+// registry (or its explicit fallback) resolves the name to, and only when a pointer to it
+// implements B. That check runs on
 // every read and has no switch: a name stored in a row is data, and letting it choose any
 // type would let stored bytes decide what code runs.
 //
@@ -42,7 +43,7 @@ type PolyStore[B any] struct {
 	// transaction chunking, cache coherence); it is a store of a row type with no columns
 	// of its own and caching disabled, and is never used to read or write entities.
 	host  *Store[polyHost]
-	types *codec.TypeRegistry
+	types *abstractions.TypeRegistry
 	base  reflect.Type
 	codec codec.Options
 }
@@ -54,10 +55,11 @@ var _ abstractions.PolyStorage[any] = (*PolyStore[any])(nil)
 
 // PolyFor returns the polymorphic store of base B in the account. B is an interface every
 // item type's pointer implements: directly, or through a base struct the item types embed.
-// types names the item types ([codec.NewTypeRegistry], [codec.Register]); pass the same
-// registry to the in-memory backend in tests, so both write the same discriminators. Keys
-// are used exactly as written ([abstractions.TableKey]). The table is opts.Table, or B's
-// name when that is empty, and is created by the first write that finds it missing.
+// types names the item types ([abstractions.TypeRegistry], filled with
+// [abstractions.RegisterType] where the types are defined); stores over both backends given
+// the same registry write the same discriminators. Keys are used exactly as written
+// ([abstractions.TableKey]). The table is opts.Table, or B's name when that is empty, and is
+// created by the first write that finds it missing.
 //
 // Refused with abstractions.ErrInvalidArgument: a nil or zero account, a nil registry, a B
 // that is not an interface, a table name the service would refuse. Refused with
@@ -65,14 +67,14 @@ var _ abstractions.PolyStorage[any] = (*PolyStore[any])(nil)
 // no filters, page cursors, update builders, concurrency modes beyond a write's IfMatch, or
 // protected properties (an item type with a protected, split or offload field is refused
 // when written).
-func PolyFor[B any](a *Account, types *codec.TypeRegistry, opts *StoreOptions) (*PolyStore[B], error) {
+func PolyFor[B any](a *Account, types *abstractions.TypeRegistry, opts *StoreOptions) (*PolyStore[B], error) {
 	base := reflect.TypeFor[B]()
 	if base.Kind() != reflect.Interface {
 		return nil, fmt.Errorf("%w: the base of a polymorphic store is an interface its item types implement (or that a base struct they embed implements); %v is not one (store a single type with For)",
 			abstractions.ErrInvalidArgument, base)
 	}
 	if types == nil {
-		return nil, fmt.Errorf("%w: a polymorphic store of %v needs a codec.TypeRegistry naming its item types", abstractions.ErrInvalidArgument, base)
+		return nil, fmt.Errorf("%w: a polymorphic store of %v needs an abstractions.TypeRegistry naming its item types", abstractions.ErrInvalidArgument, base)
 	}
 	cfg := StoreOptions{}
 	if opts != nil {
@@ -102,7 +104,7 @@ func (s *PolyStore[B]) Table() string { return s.host.table }
 func (s *PolyStore[B]) Account() *Account { return s.host.acct }
 
 // Types returns the store's type registry.
-func (s *PolyStore[B]) Types() *codec.TypeRegistry { return s.types }
+func (s *PolyStore[B]) Types() *abstractions.TypeRegistry { return s.types }
 
 // EnsureCreated creates the table if it does not exist yet, as Store.EnsureCreated does:
 // call it at start-up to fail fast. With Options.NeverCreateTables it only checks that the
@@ -268,7 +270,7 @@ func (s *PolyStore[B]) encodeItem(op, pk, rk string, item any) ([]service.Proper
 	}
 	if _, ok := s.types.NameOf(t); !ok {
 		return nil, s.refuse(op, pk, rk, abstractions.ErrInvalidArgument,
-			fmt.Sprintf("the item's type %v is not registered, so a read could not create it again; register it with codec.Register before writing", t))
+			fmt.Sprintf("the item's type %v is not registered, so a read could not create it again; register it with abstractions.RegisterType before writing", t))
 	}
 	if reason := polyItemRefusal(t); reason != "" {
 		return nil, s.refuse(op, pk, rk, abstractions.ErrNotSupported, reason)
@@ -428,7 +430,7 @@ func (s *PolyStore[B]) entry(op string, row *service.Row) (*abstractions.PolyEnt
 		if errors.Is(err, abstractions.ErrIntegrity) {
 			return nil, &abstractions.StoreError{Kind: abstractions.ErrIntegrity, Op: op, Table: s.host.table, PartitionKey: row.PartitionKey, RowKey: row.RowKey,
 				Message: fmt.Sprintf("the row's discriminator %.200q does not name a registered type that implements %v, so it is not read "+
-					"(register its type with codec.Register, or map a legacy name with TypeRegistry.SetFallback)", e.TypeName, s.base),
+					"(register its type with abstractions.RegisterType, or map a legacy name with TypeRegistry.SetFallback)", e.TypeName, s.base),
 				Err: err}
 		}
 		return nil, rowError(op, s.host.table, row.PartitionKey, row.RowKey, "the stored row does not decode into its registered type", err)

@@ -43,25 +43,29 @@ type (
 	}
 	// stranger is registered but is not an event.
 	stranger struct{ X int }
+	// chanEvent is registered but has a field the codec cannot map.
+	chanEvent struct{ C chan int }
 )
 
 func (*guardedEvent) Kind() string   { return "guarded" }
 func (*splitEvent) Kind() string     { return "split" }
 func (*splitTypeEvent) Kind() string { return "split type" }
+func (*chanEvent) Kind() string      { return "chan" }
 
 var openedAt = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
 // polyStore returns a polymorphic store of event over a fresh fake, its table Events.
 func polyStore(t *testing.T) (*PolyStore[event], *fakeTables) {
 	t.Helper()
-	types := codec.NewTypeRegistry()
+	types := new(abstractions.TypeRegistry)
 	for _, err := range []error{
-		codec.Register[opened](types, "Opened"),
-		codec.Register[noted](types, "Noted"),
-		codec.Register[guardedEvent](types, "Guarded"),
-		codec.Register[splitEvent](types, "Split"),
-		codec.Register[splitTypeEvent](types, "SplitType"),
-		codec.Register[stranger](types, "Stranger"),
+		abstractions.RegisterType[opened](types, "Opened"),
+		abstractions.RegisterType[noted](types, "Noted"),
+		abstractions.RegisterType[guardedEvent](types, "Guarded"),
+		abstractions.RegisterType[splitEvent](types, "Split"),
+		abstractions.RegisterType[splitTypeEvent](types, "SplitType"),
+		abstractions.RegisterType[stranger](types, "Stranger"),
+		abstractions.RegisterType[chanEvent](types, "Chan"),
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +81,7 @@ func polyStore(t *testing.T) (*PolyStore[event], *fakeTables) {
 
 func TestNewPolyRefuses(t *testing.T) {
 	acct := testAccount("test", newFake(), nil, nil)
-	types := codec.NewTypeRegistry()
+	types := new(abstractions.TypeRegistry)
 	cases := []struct {
 		name string
 		err  error
@@ -208,6 +212,7 @@ func TestPolyRefusals(t *testing.T) {
 		{"a protected field", write(&guardedEvent{Owner: "x"}, nil, ""), abstractions.ErrNotSupported},
 		{"a split field", write(&splitEvent{Body: "x"}, nil, ""), abstractions.ErrNotSupported},
 		{"a type-level split", write(&splitTypeEvent{Body: "x"}, nil, ""), abstractions.ErrNotSupported},
+		{"a registered type the codec cannot map", write(&chanEvent{}, nil, ""), abstractions.ErrNotSupported},
 		{"a column without '_'", write(nil, map[string]any{"Name": "x"}, ""), abstractions.ErrInvalidArgument},
 		{"the discriminator", write(nil, map[string]any{codec.TypeNameColumn: "Opened"}, ""), abstractions.ErrInvalidArgument},
 		{"a large-value marker", write(nil, map[string]any{largevalue.OfColumn: "x"}, ""), abstractions.ErrInvalidArgument},

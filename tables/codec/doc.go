@@ -195,10 +195,10 @@
 // # Type discriminator
 //
 // With Options.WriteTypeName, Encode adds a _TypeName column holding the type's registered
-// name (or DefaultTypeName). DecodeAs reads such a row as the type its name resolves to in a
-// TypeRegistry, checks that the type is assignable to the requested base (an interface, or
-// the type itself), and refuses everything else with an error matching
-// abstractions.ErrIntegrity. Names are resolved only through the registry and its explicit
+// name (or its package path and name). DecodeAs reads such a row as the type its name
+// resolves to in an abstractions.TypeRegistry, checks that the type is assignable to the
+// requested base (an interface, or the type itself), and refuses everything else with an
+// error matching abstractions.ErrIntegrity. Names are resolved only through the registry and its explicit
 // fallback: a name stored in a row is data, never a way to reach an arbitrary type.
 //
 // # Errors

@@ -197,7 +197,7 @@ func (pl *Plan) encodeOnly(p unsafe.Pointer, only []string, o *Options, large *[
 		}
 	}
 	if o.WriteTypeName && only == nil {
-		props = append(props, service.Property{Name: TypeNameColumn, Value: service.String(o.Types.nameOf(pl.typ))})
+		props = append(props, service.Property{Name: TypeNameColumn, Value: service.String(discriminator(o.Types, pl.typ))})
 	}
 	return props, nil
 }

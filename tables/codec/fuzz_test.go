@@ -185,8 +185,8 @@ func fuzzRow(data []byte, pk, rk string) service.Row {
 }
 
 func FuzzDecode(f *testing.F) {
-	reg := codec.NewTypeRegistry()
-	if err := codec.Register[OrderPlaced](reg, "placed"); err != nil {
+	reg := new(abstractions.TypeRegistry)
+	if err := abstractions.RegisterType[OrderPlaced](reg, "placed"); err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, pk, rk string) {

@@ -1,5 +1,7 @@
 package codec
 
+import "github.com/unified-data/gotables/abstractions"
+
 // OversizedPolicy says what Encode does with a string or JSON value too large for one cell.
 // The zero value, OversizedRefuse, is the default.
 type OversizedPolicy uint8
@@ -36,11 +38,11 @@ type Options struct {
 	// DefaultTrimMarker.
 	TrimMarker string
 	// WriteTypeName adds a _TypeName column holding the type's name: the name it is
-	// registered under in Types, or DefaultTypeName when Types is nil or does not know it.
-	// DecodeAs reads it back through a TypeRegistry.
+	// registered under in Types, or its package path and name when Types is nil or does not
+	// know it. DecodeAs reads it back through an abstractions.TypeRegistry.
 	WriteTypeName bool
 	// Types names the types for WriteTypeName.
-	Types *TypeRegistry
+	Types *abstractions.TypeRegistry
 }
 
 var defaultOptions Options

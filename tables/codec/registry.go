@@ -3,100 +3,18 @@ package codec
 import (
 	"fmt"
 	"reflect"
-	"sync"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// A TypeRegistry names the struct types a polymorphic read may create. Only registered
-// types (and those an explicit fallback returns) are ever created from the name a row
-// carries: a name stored in a row is data, and resolving it any other way would let stored
-// bytes choose what code runs. A TypeRegistry is safe for concurrent use; register types
-// before the reads that need them.
-type TypeRegistry struct {
-	mu       sync.RWMutex
-	byName   map[string]reflect.Type
-	byType   map[reflect.Type]string
-	fallback func(name string) (reflect.Type, bool)
-}
-
-// NewTypeRegistry returns an empty registry.
-func NewTypeRegistry() *TypeRegistry {
-	return &TypeRegistry{byName: map[string]reflect.Type{}, byType: map[reflect.Type]string{}}
-}
-
-// Register adds struct type T under name (DefaultTypeName(T) when name is empty). The first
-// name a type is registered under is the one Options.WriteTypeName writes; later names are
-// read too, which keeps rows written under an old name readable. Register refuses a name
-// already given to another type, and a T the codec cannot map (with its *PlanError).
-func Register[T any](r *TypeRegistry, name string) error {
-	t := reflect.TypeFor[T]()
-	if _, err := planFor(t); err != nil {
-		return err
+// discriminator is the name a row of type t is written under: the name types writes it under, or,
+// for a type types does not name (or a nil types), the name abstractions.RegisterType would
+// give it by default (its package path and name).
+func discriminator(types *abstractions.TypeRegistry, t reflect.Type) string {
+	if n, ok := types.NameOf(t); ok {
+		return n
 	}
-	if name == "" {
-		name = DefaultTypeName(t)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if prev, ok := r.byName[name]; ok {
-		if prev == t {
-			return nil
-		}
-		return fmt.Errorf("codec: the type name %q is already registered for %v", name, prev)
-	}
-	r.byName[name] = t
-	if _, ok := r.byType[t]; !ok {
-		r.byType[t] = name
-	}
-	return nil
-}
-
-// SetFallback sets a function consulted for a name that is not registered, such as one that
-// maps the names an older writer used. What it returns is checked like a registered type.
-// nil removes the fallback.
-func (r *TypeRegistry) SetFallback(f func(name string) (reflect.Type, bool)) {
-	r.mu.Lock()
-	r.fallback = f
-	r.mu.Unlock()
-}
-
-// Lookup returns the type registered under name, or the fallback's answer.
-func (r *TypeRegistry) Lookup(name string) (reflect.Type, bool) {
-	r.mu.RLock()
-	t, ok := r.byName[name]
-	f := r.fallback
-	r.mu.RUnlock()
-	if ok {
-		return t, true
-	}
-	if f != nil {
-		return f(name)
-	}
-	return nil, false
-}
-
-// NameOf returns the name t is written under: the first it was registered with.
-func (r *TypeRegistry) NameOf(t reflect.Type) (string, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	n, ok := r.byType[t]
-	return n, ok
-}
-
-func (r *TypeRegistry) nameOf(t reflect.Type) string {
-	if r != nil {
-		if n, ok := r.NameOf(t); ok {
-			return n
-		}
-	}
-	return DefaultTypeName(t)
-}
-
-// DefaultTypeName returns the name a type is written under when no registry names it: its
-// package path and name, such as "example.com/shop/orders.OrderPlaced".
-func DefaultTypeName(t reflect.Type) string {
 	if t.Name() == "" || t.PkgPath() == "" {
 		return t.String()
 	}
@@ -113,7 +31,7 @@ func DefaultTypeName(t reflect.Type) string {
 // Unlike Decode, DecodeAs does not recompute an entity's ID from the row keys: the keys of a
 // polymorphic row (a version, an inverted tick count) need not say anything about the ID, so
 // ID is the stored Id column as it is.
-func DecodeAs[Base any](row *service.Row, reg *TypeRegistry, opts *Options) (Base, error) {
+func DecodeAs[Base any](row *service.Row, reg *abstractions.TypeRegistry, opts *Options) (Base, error) {
 	var zero Base
 	if row == nil {
 		return zero, errNilRow
@@ -124,10 +42,7 @@ func DecodeAs[Base any](row *service.Row, reg *TypeRegistry, opts *Options) (Bas
 			row.PartitionKey, row.RowKey, TypeNameColumn)
 	}
 	name := cell.Str()
-	var t reflect.Type
-	if reg != nil {
-		t, ok = reg.Lookup(name)
-	}
+	t, ok := reg.Lookup(name)
 	if !ok || t == nil || t.Kind() != reflect.Struct {
 		return zero, fmt.Errorf("%w: the row (%q, %q) names the type %.200q, which is not registered",
 			abstractions.ErrIntegrity, row.PartitionKey, row.RowKey, name)

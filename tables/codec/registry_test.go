@@ -1,8 +1,8 @@
 package codec_test
 
 import (
+	"errors"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -29,27 +29,17 @@ func (OrderShipped) Kind() string { return "shipped" }
 type Unrelated struct{ X int }
 
 func TestDecodeAs(t *testing.T) {
-	reg := codec.NewTypeRegistry()
+	reg := new(abstractions.TypeRegistry)
 	for _, err := range []error{
-		codec.Register[OrderPlaced](reg, "placed"),
-		codec.Register[OrderPlaced](reg, "placed.v0"), // an old name, still read
-		codec.Register[OrderPlaced](reg, "placed"),    // idempotent
-		codec.Register[OrderShipped](reg, ""),
-		codec.Register[Unrelated](reg, "unrelated"),
+		abstractions.RegisterType[OrderPlaced](reg, "placed"),
+		abstractions.RegisterType[OrderPlaced](reg, "placed.v0"), // an old name, still read
+		abstractions.RegisterType[OrderShipped](reg, ""),
+		abstractions.RegisterType[Unrelated](reg, "unrelated"),
+		abstractions.RegisterType[badChan](reg, "bad"), // the registry knows nothing of the codec
 	} {
 		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := codec.Register[OrderShipped](reg, "placed"); err == nil {
-		t.Fatal("a name registered twice for two types")
-	}
-	if err := codec.Register[badChan](reg, "bad"); err == nil {
-		t.Fatal("a type the codec cannot map registers")
-	}
-	if n, _ := reg.NameOf(reflect.TypeFor[OrderShipped]()); n != codec.DefaultTypeName(reflect.TypeFor[OrderShipped]()) ||
-		!strings.HasSuffix(n, "codec_test.OrderShipped") {
-		t.Fatalf("default name %q", n)
 	}
 
 	opts := &codec.Options{WriteTypeName: true, Types: reg}
@@ -87,11 +77,16 @@ func TestDecodeAs(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A type registered without a name is written under its package path and name.
+	if v, _ := row2.Get(codec.TypeNameColumn); v.Str() != "github.com/unified-data/gotables/tables/codec_test.OrderShipped" {
+		t.Fatalf("_TypeName of a type registered without a name: %v", v)
+	}
+
 	unrelated, _ := codec.EncodeRow(&Unrelated{X: 1}, "p", "r", opts)
 	refused := []struct {
 		name string
 		row  service.Row
-		reg  *codec.TypeRegistry
+		reg  *abstractions.TypeRegistry
 	}{
 		{"not assignable", unrelated, reg},
 		{"no discriminator", service.Row{}, reg},
@@ -107,6 +102,11 @@ func TestDecodeAs(t *testing.T) {
 	}
 	if _, err := codec.DecodeAs[Event](nil, reg, nil); err == nil {
 		t.Fatal("a nil row decodes")
+	}
+	// A registered type the codec cannot map is refused when a row names it.
+	bad := service.Row{Properties: []service.Property{{Name: "_TypeName", Value: service.String("bad")}}}
+	if _, err := codec.DecodeAs[any](&bad, reg, nil); !errors.Is(err, abstractions.ErrNotSupported) {
+		t.Fatalf("a row naming an unmappable type: %v, want ErrNotSupported", err)
 	}
 
 	// The fallback maps names no registration knows, and its answer is checked too.
@@ -133,12 +133,14 @@ func TestDecodeAs(t *testing.T) {
 	}
 	reg.SetFallback(nil)
 
-	// Without a registry the type's default name is written.
+	// Without a registry the type's package path and name are written, and an unnamed
+	// type's Go spelling.
 	row3, _ := codec.EncodeRow(&Unrelated{}, "p", "r", &codec.Options{WriteTypeName: true})
-	if v, _ := row3.Get(codec.TypeNameColumn); v.Str() != codec.DefaultTypeName(reflect.TypeFor[Unrelated]()) {
+	if v, _ := row3.Get(codec.TypeNameColumn); v.Str() != "github.com/unified-data/gotables/tables/codec_test.Unrelated" {
 		t.Fatalf("_TypeName %v", v)
 	}
-	if got := codec.DefaultTypeName(reflect.TypeFor[struct{ A int }]()); got != "struct { A int }" {
-		t.Fatalf("unnamed type name %q", got)
+	row4, _ := codec.EncodeRow(&struct{ A int }{}, "p", "r", &codec.Options{WriteTypeName: true})
+	if v, _ := row4.Get(codec.TypeNameColumn); v.Str() != "struct { A int }" {
+		t.Fatalf("unnamed type name %v", v)
 	}
 }

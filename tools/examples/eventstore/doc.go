@@ -10,7 +10,8 @@
 //     version the caller read, so two writers appending at once cannot both win, and the
 //     loser's events are not written.
 //
-// The package depends on the abstractions module's PolyStorage contract (and on
-// tables/codec, to register its event names); the tests wire it to the in-memory backend,
-// and to Azurite when an emulator is available, with the same registry.
+// The package depends on the abstractions module only: its PolyStorage contract, and its
+// TypeRegistry, to register the event names where the events are defined. The tests wire it
+// to the in-memory backend, and to Azurite when an emulator is available, with the same
+// registry.
 package eventstore

@@ -3,7 +3,7 @@ package eventstore
 import (
 	"errors"
 
-	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/abstractions"
 )
 
 // Event is the base of every event type: each one embeds EventBase, whose pointer method
@@ -44,12 +44,13 @@ type Withdrawn struct {
 
 // RegisterEvents names the event types in reg. The names are what the rows store, so they
 // are part of the stored format: renaming a Go type keeps its name, and renaming the name
-// needs the old one registered too (codec.Register accepts several names per type; the first
-// is the one written).
-func RegisterEvents(reg *codec.TypeRegistry) error {
+// needs the old one registered too (abstractions.RegisterType accepts several names per type;
+// the first is the one written). The package imports abstractions only: the names live with
+// the types, not with the backend.
+func RegisterEvents(reg *abstractions.TypeRegistry) error {
 	return errors.Join(
-		codec.Register[Opened](reg, "account.opened"),
-		codec.Register[Deposited](reg, "account.deposited"),
-		codec.Register[Withdrawn](reg, "account.withdrawn"),
+		abstractions.RegisterType[Opened](reg, "account.opened"),
+		abstractions.RegisterType[Deposited](reg, "account.deposited"),
+		abstractions.RegisterType[Withdrawn](reg, "account.withdrawn"),
 	)
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/azuritetest"
-	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tools/examples/eventstore"
 )
 
@@ -38,9 +37,9 @@ func (c closingIdle) Run() int {
 	return code
 }
 
-func registry(t testing.TB) *codec.TypeRegistry {
+func registry(t testing.TB) *abstractions.TypeRegistry {
 	t.Helper()
-	reg := codec.NewTypeRegistry()
+	reg := new(abstractions.TypeRegistry)
 	if err := eventstore.RegisterEvents(reg); err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +228,7 @@ func TestAppendRefusals(t *testing.T) {
 // passes tables.PolyFor the same registry.
 func Example() {
 	ctx := context.Background()
-	reg := codec.NewTypeRegistry()
+	reg := new(abstractions.TypeRegistry)
 	if err := eventstore.RegisterEvents(reg); err != nil {
 		panic(err)
 	}
