@@ -20,6 +20,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/identity"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/service"
 )
 
 // The tables' names: the .NET library names each table after its row type.
@@ -97,7 +98,7 @@ func open[T any, P abstractions.EntityPtr[T]](b *builder, dotnet string, cache t
 	name := dotnet
 	if b.rename != nil {
 		name = b.rename(dotnet)
-		if err := tables.CheckTableName(name); err != nil {
+		if err := service.CheckTableName(name); err != nil {
 			b.err = fmt.Errorf("identity tables: Options.TableName(%q): %w", dotnet, err)
 			return nil
 		}
