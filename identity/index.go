@@ -50,7 +50,7 @@ func (x *index[T]) id(value string) string { return HashKey(value) + "|" + x.row
 
 // ownerRow reads the row of the owner an index row names.
 func (x *index[T]) ownerRow(ctx context.Context, owner string) (*T, error) {
-	k, err := keyPart(x.owner+" id", owner)
+	k, err := idPart(x.owner+" id", owner)
 	if err != nil {
 		return nil, err
 	}

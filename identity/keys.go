@@ -61,6 +61,24 @@ func keyPart(what, s string) (string, error) {
 	return s, nil
 }
 
+// idPart returns a user or role id as a key part: keyPart's rules, and no white space at its
+// start or end. Such an id is the row key of its own row (User|id) and the partition of its
+// claims, roles and tokens, and an account that normalises ids trims the two ends of a whole
+// id only: " alice" and "alice " would be one user's row key and another user's partition
+// ("alice", "alice-"), so one user's calls could reach another's rows. Refused with an
+// error matching abstractions.ErrInvalidKey.
+func idPart(what, s string) (string, error) {
+	k, err := keyPart(what, s)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(s) != s {
+		return "", fmt.Errorf("%w: the %s %q begins or ends with white space, which a partition and a row key "+
+			"normalise differently; trim it", abstractions.ErrInvalidKey, what, s)
+	}
+	return k, nil
+}
+
 // The ids of the rows, one function per kind of row, composed as the .NET package composes
 // them. u and r are key parts of a user and a role id, p of a login provider; the hashed
 // parts take the text as the caller gave it.

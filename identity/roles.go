@@ -33,7 +33,7 @@ func (s *UserStore) role(ctx context.Context, normalizedRoleName string) (*Role,
 	if err != nil {
 		return nil, "", err
 	}
-	rk, err := keyPart("role id", r.RoleId)
+	rk, err := idPart("role id", r.RoleId)
 	if err != nil {
 		return nil, "", nil
 	}

@@ -39,7 +39,7 @@ func NewRoleStore(t Tables, opts *Options) (*RoleStore, error) {
 			}}}, nil
 }
 
-func roleKey(roleID string) (string, error) { return keyPart("role id", roleID) }
+func roleKey(roleID string) (string, error) { return idPart("role id", roleID) }
 
 func normalizeRole(r *Role) {
 	if r.NormalizedName == "" && r.Name != "" {

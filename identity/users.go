@@ -81,7 +81,7 @@ func assignUser(dst, src *User) {
 }
 
 // userKey returns the key part of a user id.
-func userKey(userID string) (string, error) { return keyPart("user id", userID) }
+func userKey(userID string) (string, error) { return idPart("user id", userID) }
 
 // normalize fills the normalised name and email from the plain ones when they are empty.
 func normalizeUser(u *User) {
@@ -304,6 +304,6 @@ func (s *UserStore) exists(ctx context.Context, k string) error {
 // one of k's memberships.
 func membershipOf(k string, m *UserRole) (string, bool) {
 	u, err1 := userKey(m.UserId)
-	r, err2 := keyPart("role id", m.RoleId)
+	r, err2 := idPart("role id", m.RoleId)
 	return r, err1 == nil && err2 == nil && sameKey(u, k) && sameKey(m.ID, userRoleID(k, r))
 }
