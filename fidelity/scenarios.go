@@ -27,6 +27,7 @@ func storeScenarios() []Scenario {
 	all = append(all, hotRowScenarios...)
 	all = append(all, queryStoreScenarios...)
 	all = append(all, typeMismatchStoreScenarios...)
+	all = append(all, emptyKeyScenarios...)
 	all = append(all, cacheScenarios...)
 	all = append(all, blobDocScenarios()...)
 	all = append(all, polyScenarios()...)
