@@ -89,13 +89,11 @@ func NewStatusError(status int, code, format string, args ...any) *StatusError {
 // Errors about the caller's input, returned before anything is sent.
 var (
 	// ErrInvalidKey reports an id or key the store cannot address: a partition containing
-	// "|", an empty key, a key that is not valid UTF-8 or is longer than 512 UTF-16 code
-	// units, or one holding a character the service forbids (/ \ # ? and control
-	// characters). Empty keys are the library's refusal, not the service's: Azure stores a
-	// row with an empty key, but the Azure SDK for Go cannot address an empty partition key
-	// in the URL of an update, merge or delete, so such a row could be written and never
-	// changed or removed; an empty row key is refused too, because the ids that make one
-	// ("tenant|") are nearly always a mistake.
+	// "|", a key that is not valid UTF-8 or is longer than 512 UTF-16 code units, one
+	// holding a character the service forbids (/ \ # ? and control characters), an empty
+	// id, an empty partition given on its own, or an empty key in an id a call would write.
+	// Empty keys are the library's refusal, not the service's: a read by id takes one (see
+	// the Empty keys section of SplitID, which also says how to move such a row).
 	ErrInvalidKey = errors.New("unified tables: invalid key")
 	// ErrInvalidArgument reports an argument the call cannot use (a nil entity, a missing
 	// or malformed ETag, a negative count, …).

@@ -195,6 +195,15 @@ type FilterNode struct {
 
 // Filter is a condition on rows of T, evaluated by the table service. The zero Filter
 // selects every row.
+//
+// The service compares a column's cells in the type the field stores (an Int64 cell also
+// with the value of a field stored as Edm.Int32, a Double cell with that of any integer
+// field). A cell of another type, which another program or an older version of T wrote,
+// ranks below every value: Eq, Gt and Ge never select its row, and Ne, Lt and Le always do,
+// whatever it holds. Such a row then fails with ErrIntegrity when its cell does not fit the
+// field, as every read of it does, and is returned as read when the field takes the cell (an
+// Edm.Int32 cell under an int field), although the filter never looked at its value. The
+// emulator, Azurite, compares such cells loosely and selects other rows.
 type Filter[T any] struct {
 	node *FilterNode
 }

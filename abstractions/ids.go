@@ -29,11 +29,12 @@ const IDSeparator = "|"
 // refused with ErrInvalidKey, before normalisation, which would turn every invalid byte into
 // U+FFFD and so make different ids address one row; the whole id is normalised (see
 // NormalizeID) unless the account keeps ids as written; it is split with SplitID; then each
-// key is checked, and an empty key, one longer than 512 UTF-16 code units, or one holding a
-// character the service forbids is refused with ErrInvalidKey. The keys are checked as they
-// will be stored: " |x" normalises to "|x", whose empty partition key is refused. Because
-// the id is normalised before it is split, spaces next to "|" become "-" like any inner
-// space ("eu | alice" addresses ("eu-", "-alice")).
+// key is checked, and one longer than 512 UTF-16 code units or holding a character the
+// service forbids is refused with ErrInvalidKey, as is an empty key in every call but a read
+// by id (see Empty keys). The keys are checked as they will be stored: " |x" normalises to
+// "|x", whose partition key is empty. Because the id is normalised before it is split,
+// spaces next to "|" become "-" like any inner space ("eu | alice" addresses ("eu-",
+// "-alice")).
 //
 // A partition given on its own (List, Count, DeletePartition, Query.Partition, the sweep,
 // the append-log and versioned-stream helpers) takes the same path: it is refused when it is
@@ -55,6 +56,22 @@ const IDSeparator = "|"
 // When two tenants must never share a partition, give them ids that stay distinct under
 // normalisation, or keep ids as written with the account option IDsAsWritten, which keeps
 // all of these apart (the key checks still apply).
+//
+// # Empty keys
+//
+// Azure stores rows whose PartitionKey or RowKey is empty, and other programs write them (a
+// .NET service with the id "|x" or "x|", the raw SDK). A store reads them by id: One and
+// Exists take "|x" (partition "", row "x"), "x|" and "|"; a query of the whole table
+// returns them with those ids. It writes none: every write (Create, Update, Upsert, Patch,
+// Delete, the batches) refuses an id with an empty key with ErrInvalidKey before sending
+// anything, and so do the verbs built on them, after their read. An empty partition key
+// cannot be put in the URL of an update, a merge or a delete by the Azure SDK for Go, so a
+// row written with one could never be changed or removed through the library; an empty row
+// key comes from ids such as "tenant|", which are nearly always a mistake. An id that is
+// empty as a whole is refused by reads too. To bring such a row under keys of its own, read
+// it with One, write it under a new id with Create, and delete the old row with the program
+// that wrote it (or any client that can address an empty key in a URL: the Azure SDK for Go
+// can for an empty row key, not for an empty partition key).
 func SplitID(id string) (partitionKey, rowKey string) {
 	if pk, rk, ok := strings.Cut(id, IDSeparator); ok {
 		return pk, rk

@@ -12,6 +12,7 @@ func serviceScenarios() []Scenario {
 		all = append(all, group...)
 	}
 	all = append(all, codecScenarios...)
+	all = append(all, typeMismatchScenarios...)
 	return all
 }
 
@@ -25,6 +26,8 @@ func storeScenarios() []Scenario {
 	all = append(all, mutateScenarios...)
 	all = append(all, hotRowScenarios...)
 	all = append(all, queryStoreScenarios...)
+	all = append(all, typeMismatchStoreScenarios...)
+	all = append(all, emptyKeyScenarios...)
 	all = append(all, cacheScenarios...)
 	all = append(all, blobDocScenarios()...)
 	all = append(all, polyScenarios()...)

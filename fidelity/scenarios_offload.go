@@ -639,6 +639,12 @@ type blobRef struct {
 	Encoding    string `json:"encoding"`
 }
 
+// value is the reference's cell.
+func (r blobRef) value() service.Value {
+	b, _ := json.Marshal(r) // strings and an int: it does not fail
+	return service.String(string(b))
+}
+
 // parseBlobRef decodes a blob reference cell; ok is false for any other value.
 func parseBlobRef(v service.Value) (r blobRef, ok bool) {
 	if v.Kind() != service.KindString || json.Unmarshal([]byte(v.Str()), &r) != nil {

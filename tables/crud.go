@@ -220,7 +220,7 @@ func (s *Store[T]) Delete(ctx context.Context, id string) (err error) {
 func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 	ctx, c := s.beginID(ctx, "read", id)
 	defer c.finish(&err)
-	_, pk, rk, err := s.resolveID("read", id)
+	_, pk, rk, err := s.resolveReadID("read", id)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +302,7 @@ var ofOnly = []string{largevalue.OfColumn}
 func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
 	ctx, c := s.beginID(ctx, "exists", id)
 	defer c.finish(&err)
-	_, pk, rk, err := s.resolveID("exists", id)
+	_, pk, rk, err := s.resolveReadID("exists", id)
 	if err != nil {
 		return false, err
 	}

@@ -21,6 +21,8 @@ const maxKeyLength = 512
 // in the URL of an update, a merge or a delete, so such a row could be created and never
 // changed or removed through this library. An empty row key is refused with it, because the
 // ids that produce one ("tenant|", an id built from an empty part) are nearly always a bug.
+// A read by id takes an empty key all the same (see resolveReadID): rows other programs
+// wrote that way can be read, and moved to keys of their own.
 func checkKey(key string) string {
 	if key == "" {
 		return "is empty (the library refuses empty keys: the Azure SDK cannot update or delete a row whose partition key is empty)"
@@ -59,18 +61,46 @@ func invalidUTF8(op, table, which string) error {
 }
 
 // resolveID normalises id (unless the account keeps ids as written), splits it and checks
-// both keys. It returns the id as it will be stored.
+// both keys. It returns the id as it will be stored. It is the check of every call that
+// writes (or takes its turn to write) the row, and refuses an empty key.
 func (s *Store[T]) resolveID(op, id string) (stored, pk, rk string, err error) {
+	return s.resolveKeys(op, id, false)
+}
+
+// resolveReadID is resolveID for a call that only reads the row (One, Exists). It also takes
+// an empty partition or row key ("|x", "x|", "|"), which Azure stores and other programs
+// (a .NET service, the raw SDK) write: such rows can be read, and moved to keys of their
+// own. An id that is empty as a whole is refused still: it is a zero Entity, not a key.
+func (s *Store[T]) resolveReadID(op, id string) (stored, pk, rk string, err error) {
+	return s.resolveKeys(op, id, true)
+}
+
+func (s *Store[T]) resolveKeys(op, id string, read bool) (stored, pk, rk string, err error) {
 	if !utf8.ValidString(id) {
 		return "", "", "", invalidUTF8(op, s.table, "id")
 	}
 	id = s.normalID(id)
 	pk, rk = abstractions.SplitID(id)
-	if reason := checkKey(pk); reason != "" {
-		return "", pk, rk, keyError(op, s.table, pk, rk, "partition key", reason)
-	}
-	if reason := checkKey(rk); reason != "" {
-		return "", pk, rk, keyError(op, s.table, pk, rk, "row key", reason)
+	for _, k := range [...]struct{ which, key, write string }{
+		{"partition key", pk, "the Azure SDK for Go cannot put an empty partition key in the URL of an update, a merge or a delete, " +
+			"so the row could never be changed or removed"},
+		{"row key", rk, `an id ending in "|" is nearly always a mistake`},
+	} {
+		reason := ""
+		switch {
+		case k.key == "" && id == "":
+			reason = "is empty: the id is empty (a zero Entity?); give the row an id \"partition|row\""
+		case k.key == "" && read:
+			continue
+		case k.key == "":
+			reason = "is empty: a row with an empty key can be read (One, Exists), not written, because " + k.write +
+				"; write the row under an id with both keys (see abstractions.SplitID)"
+		default:
+			reason = checkKey(k.key)
+		}
+		if reason != "" {
+			return "", pk, rk, keyError(op, s.table, pk, rk, k.which, reason)
+		}
 	}
 	return id, pk, rk, nil
 }

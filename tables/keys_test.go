@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/service"
 )
 
 // idStore returns a store whose account normalises ids, or keeps them as written.
@@ -222,5 +223,89 @@ func TestRowKeyPrefixIsNormalisedAsRowKeys(t *testing.T) {
 	}
 	if got := idStore(t, true).normalRowKeyPrefix("A b"); got != "A b" {
 		t.Errorf("as written, the prefix %q became %q", "A b", got)
+	}
+}
+
+// A read by id takes an empty partition or row key, which Azure stores and other programs
+// write; every write refuses it, saying that it can be read and why it is not written. An
+// id that is empty as a whole is refused by reads too.
+func TestResolveReadID(t *testing.T) {
+	cases := []struct {
+		id, stored, pk, rk string
+		refuse             string
+	}{
+		{"|r", "|r", "", "r", ""},
+		{"P|", "p|", "p", "", ""},
+		{"|", "|", "", "", ""},
+		{" |X", "|x", "", "x", ""},
+		{"", "", "", "", "the id is empty"},
+		{"   ", "", "", "", "the id is empty"},
+		{"|r#", "", "", "r#", `'#'`},
+		{"\xff|r", "", "", "", "not valid UTF-8"},
+	}
+	for _, tc := range cases {
+		s := idStore(t, false)
+		stored, pk, rk, err := s.resolveReadID("read", tc.id)
+		if tc.refuse == "" {
+			if err != nil || stored != tc.stored || pk != tc.pk || rk != tc.rk {
+				t.Errorf("resolveReadID(%q) = %q, %q, %q, %v; want %q, %q, %q", tc.id, stored, pk, rk, err, tc.stored, tc.pk, tc.rk)
+			}
+			continue
+		}
+		wantKind(t, err, abstractions.ErrInvalidKey)
+		if !strings.Contains(err.Error(), tc.refuse) {
+			t.Errorf("resolveReadID(%q): refusal %q does not say %q", tc.id, err, tc.refuse)
+		}
+	}
+}
+
+func TestEmptyKeysAreReadNotWritten(t *testing.T) {
+	ctx := context.Background()
+	s, f := newStore[item](t, nil)
+	f.put("items",
+		service.Row{PartitionKey: "", RowKey: "r", Properties: []service.Property{{Name: "Id", Value: service.String("|r")}, {Name: "Name", Value: service.String("no partition")}}},
+		service.Row{PartitionKey: "p", RowKey: "", Properties: []service.Property{{Name: "Id", Value: service.String("p|")}, {Name: "Name", Value: service.String("no row")}}})
+	for id, name := range map[string]string{"|r": "no partition", "p|": "no row"} {
+		got, err := s.One(ctx, id)
+		if err != nil || got.ID != id || got.Name != name {
+			t.Errorf("One(%q) = %+v, %v; want the row named %q", id, got, err, name)
+		}
+		if ok, err := s.Exists(ctx, id); !ok || err != nil {
+			t.Errorf("Exists(%q) = %v, %v", id, ok, err)
+		}
+	}
+	if _, err := s.One(ctx, "|missing"); !errors.Is(err, abstractions.ErrNotFound) {
+		t.Errorf("One of a missing row with an empty partition key: %v, want ErrNotFound", err)
+	}
+	f.resetCalls()
+	writes := map[string]func(id string) error{
+		"create": func(id string) error { return s.Create(ctx, &item{Entity: abstractions.Entity{ID: id}}) },
+		"upsert": func(id string) error { return s.Upsert(ctx, &item{Entity: abstractions.Entity{ID: id}}) },
+		"update": func(id string) error {
+			return s.Update(ctx, &item{Entity: abstractions.Entity{ID: id}}, abstractions.LastWriterWins)
+		},
+		"patch": func(id string) error {
+			_, err := s.Patch(ctx, id, abstractions.Set(abstractions.NewPatch[item](), func(x *item) *int { return &x.N }, 1))
+			return err
+		},
+		"delete": func(id string) error { return s.Delete(ctx, id) },
+	}
+	for name, write := range writes {
+		for id, which := range map[string]string{"|r": "partition key", "p|": "row key"} {
+			err := write(id)
+			wantKind(t, err, abstractions.ErrInvalidKey)
+			if err != nil && (!strings.Contains(err.Error(), "the "+which+" is empty") || !strings.Contains(err.Error(), "can be read (One, Exists), not written")) {
+				t.Errorf("%s %q: the refusal %q does not say which key is empty and that it can be read", name, id, err)
+			}
+		}
+	}
+	if len(f.calls) != 0 {
+		t.Errorf("refused writes sent %v", f)
+	}
+	// A refused id gets no turn; Mutate's read takes the id, and its write refuses it.
+	_, err := abstractions.Mutate(ctx, s, "|r", func(x *item) error { x.N++; return nil }, nil)
+	wantKind(t, err, abstractions.ErrInvalidKey)
+	if n := f.count("Write") + f.count("Transact"); n != 0 {
+		t.Errorf("Mutate of an id with an empty key wrote: %v", f)
 	}
 }

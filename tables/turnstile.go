@@ -78,8 +78,9 @@ func (ts *turnstile) leave(key string, r *rowTurn) {
 // table's name, and the id is resolved as the store resolves it (normalised unless the
 // account keeps ids as written), so "EU|Alice" and "eu|alice" wait in one queue. Callers
 // are served in the order they came. When ctx ends first, Turn returns ctx's error. An id
-// the store refuses, and a caller beyond maxRowWaiters, get no turn and a release that does
-// nothing: the verb's read refuses the one, the other races as before.
+// the store refuses to write, and a caller beyond maxRowWaiters, get no turn and a release
+// that does nothing: the verb's read or write refuses the one (an id with an empty key is
+// read, not written), the other races as before.
 //
 // Only calls through this account queue: another account value over the same table, like
 // another process, is a writer the verbs' attempts may lose to.

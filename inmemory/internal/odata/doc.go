@@ -36,16 +36,22 @@
 // truncates to milliseconds), GUIDs by value whatever the case of the literal, binary
 // bytewise and then by length.
 //
-// Numbers compare by value across Edm.Int32, Edm.Int64 and Edm.Double, in both directions
-// and exactly (an Int64 is never rounded through a float). The service is documented to
-// compare an Int64 column with an Int32 literal and a Double column with any integer
-// literal; this package also compares an Int32 column with an Int64 or Double literal,
-// to keep the rule symmetric and simple. A NaN is unequal to everything: only ne holds.
+// Values of different types compare the way the service compares them, which its
+// documentation only hints at (it asks for a literal of the property's own type if the
+// results are to be valid). An Int64 value also compares by value with an Int32 literal, and a Double
+// value with an Int32 or Int64 literal (exactly: an Int64 is never rounded through a float;
+// a NaN is unequal to everything, so only ne holds). Every other pairing of stored type and
+// literal type (an Int32 value and an Int64 or Double literal, an Int64 value and a Double
+// literal, a string and a number, a DateTime and a string, a string and a datetime or guid
+// literal, a Guid and a string, a Boolean and anything else, a key or the Timestamp and a
+// literal of another type) compares the stored value as less than the literal: eq, gt and
+// ge are false, ne, lt and le true. A literal written on the left is moved right first, so
+// 5 gt S is S lt 5, true for a string S.
 //
-// Any other pairing of column type and literal type (a string column and a number, a
-// string column and a guid or datetime literal, a Guid column and a string, …) makes the
-// comparison false for every operator, ne included. This is the package's reading of the
-// documented rule that "the constant must be of the same type as the property": such a
-// filter returns no valid results, so the data layer must never send one, and the fake
-// selects nothing rather than guessing.
+// That rule is the best evidence there is of the service: Azure/Azurite#2342, where a
+// maintainer's trace of the production service shows Double and DateTime values comparing
+// less than the empty string (ne selects them, gt does not), and the comparison tests of CloudStub,
+// written to run against a live account, which state the whole table above, the Int32/Int64
+// asymmetry included. It is not verified here (there is no live account); Azurite 3.35
+// answers otherwise (see the fidelity suite's "filter-type-mismatch" deviation).
 package odata

@@ -159,21 +159,26 @@ func (n *cmpNode) eval(row *service.Row) bool {
 
 func (n *cmpNode) str(s string) bool {
 	if n.lit.kind != service.KindString {
-		return false
+		return n.mismatch()
 	}
 	return n.op.holds(service.CompareUTF16(s, n.lit.s))
 }
 
 func (n *cmpNode) time(t time.Time) bool {
 	if n.lit.kind != service.KindDateTime {
-		return false
+		return n.mismatch()
 	}
 	return n.op.holds(t.Compare(n.lit.t))
 }
 
-// value compares a stored value with the literal. Kinds that do not match make the
-// comparison false whatever the operator; numbers are the exception and compare by value
-// across Int32, Int64 and Double.
+// mismatch is the answer for a stored value whose type the literal's does not meet: the
+// service compares it as less than the literal, so ne, lt and le hold and eq, gt and ge
+// do not (see the package doc).
+func (n *cmpNode) mismatch() bool { return n.op.holds(-1) }
+
+// value compares a stored value with the literal. Values compare within their type, except
+// that an Int64 value also takes an Int32 literal and a Double value an Int32 or Int64 one,
+// by value; any other pairing is a mismatch.
 func (n *cmpNode) value(v *service.Value) bool {
 	lk := n.lit.kind
 	switch v.Kind() {
@@ -183,32 +188,35 @@ func (n *cmpNode) value(v *service.Value) bool {
 		return n.time(v.Time())
 	case service.KindGuid:
 		if lk != service.KindGuid {
-			return false
+			return n.mismatch()
 		}
 		// Both sides are canonical lower-case text, whose order is the order of the
 		// bytes in text order.
 		return n.op.holds(strings.Compare(v.Str(), n.lit.s))
 	case service.KindBinary:
 		if lk != service.KindBinary {
-			return false
+			return n.mismatch()
 		}
 		return n.op.holds(bytes.Compare(v.Bytes(), n.lit.bytes))
 	case service.KindBool:
 		if lk != service.KindBool {
-			return false
+			return n.mismatch()
 		}
 		return n.op.holds(cmpBool(v.Bool(), n.lit.b))
-	case service.KindInt32, service.KindInt64:
-		switch lk {
-		case service.KindInt32, service.KindInt64:
-			return n.op.holds(cmp.Compare(v.Int64(), n.lit.i))
-		case service.KindDouble:
-			return n.float(v.Int64(), n.lit.f, 1)
+	case service.KindInt32:
+		if lk != service.KindInt32 {
+			return n.mismatch()
 		}
+		return n.op.holds(cmp.Compare(v.Int64(), n.lit.i))
+	case service.KindInt64:
+		if lk != service.KindInt32 && lk != service.KindInt64 {
+			return n.mismatch()
+		}
+		return n.op.holds(cmp.Compare(v.Int64(), n.lit.i))
 	case service.KindDouble:
 		switch lk {
 		case service.KindInt32, service.KindInt64:
-			return n.float(n.lit.i, v.Float(), -1)
+			return n.doubleInt(v.Float(), n.lit.i)
 		case service.KindDouble:
 			a, b := v.Float(), n.lit.f
 			if math.IsNaN(a) || math.IsNaN(b) {
@@ -216,17 +224,18 @@ func (n *cmpNode) value(v *service.Value) bool {
 			}
 			return n.op.holds(cmp.Compare(a, b))
 		}
+		return n.mismatch()
 	}
-	return false
+	return n.mismatch()
 }
 
-// float compares an integer with a double exactly (no rounding of i to float64). sign is 1
-// when the integer is the stored value and -1 when the double is.
-func (n *cmpNode) float(i int64, f float64, sign int) bool {
+// doubleInt compares a stored double with an integer literal exactly (no rounding of i to
+// float64).
+func (n *cmpNode) doubleInt(f float64, i int64) bool {
 	if math.IsNaN(f) {
 		return n.op.unordered()
 	}
-	return n.op.holds(sign * cmpIntFloat(i, f))
+	return n.op.holds(-cmpIntFloat(i, f))
 }
 
 func cmpBool(a, b bool) int {
