@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/unified-data/gotables/abstractions/internal/backend"
 )
 
 // Patcher is the partial-update half of Storage.
@@ -44,22 +46,10 @@ type Patcher[T any] interface {
 // leaves the sibling columns alone. Concurrent patches of disjoint fields all land: the
 // merge is atomic per request and touches only the cells it names.
 type Patch[T any] struct {
-	fields         []PatchField
+	fields         []backend.PatchField
 	etag           string
 	allowProtected bool
 	err            error
-}
-
-// PatchField is one assignment of a Patch, as a store resolves it.
-type PatchField struct {
-	// Offset is the byte offset of the selected field from the start of T.
-	Offset uintptr
-	// Type is the selected field's type, V of the selector.
-	Type reflect.Type
-	// Path is the Go path of the field from T, such as "Address.City", for messages.
-	Path string
-	// Value holds the value to write, of type Type.
-	Value reflect.Value
 }
 
 // NewPatch returns an empty patch of T.
@@ -75,21 +65,21 @@ func Set[T, V any](p *Patch[T], sel func(*T) *V, v V) *Patch[T] {
 	if p.err != nil {
 		return p
 	}
-	off, path, err := selectField(sel)
-	if err != nil {
-		p.err = err
+	ref := resolve(sel)
+	if ref.Err != nil {
+		p.err = ref.Err
 		return p
 	}
 	val := reflect.New(reflect.TypeFor[V]()).Elem()
 	val.Set(reflect.ValueOf(&v).Elem())
-	f := PatchField{Offset: off, Type: reflect.TypeFor[V](), Path: path, Value: val}
+	pf := backend.PatchField{Offset: ref.Offset, Type: ref.Type, Path: fieldPath(ref.Owner, ref.Offset, ref.Type), Value: val}
 	for i := range p.fields {
-		if p.fields[i].Offset == f.Offset && p.fields[i].Type == f.Type {
-			p.fields[i] = f
+		if p.fields[i].Offset == pf.Offset && p.fields[i].Type == pf.Type {
+			p.fields[i] = pf
 			return p
 		}
 	}
-	p.fields = append(p.fields, f)
+	p.fields = append(p.fields, pf)
 	return p
 }
 
@@ -112,26 +102,9 @@ func (p *Patch[T]) AllowProtected() *Patch[T] {
 	return p
 }
 
-// Fields returns the patch's assignments in the order they were first set. The slice must
-// not be modified.
-func (p *Patch[T]) Fields() []PatchField { return p.fields }
-
-// ETag returns the version WithETag set, or "" for an unconditional patch.
-func (p *Patch[T]) ETag() string { return p.etag }
-
-// ProtectedAllowed reports whether AllowProtected was called.
-func (p *Patch[T]) ProtectedAllowed() bool { return p.allowProtected }
-
-// Err returns the first selector error Set met, or nil.
-func (p *Patch[T]) Err() error { return p.err }
-
-// selectField resolves sel as filters do (see Field) and adds the Go path of the field.
-func selectField[T, V any](sel func(*T) *V) (off uintptr, path string, err error) {
-	ref := resolve(sel)
-	if ref.Err != nil {
-		return 0, "", ref.Err
-	}
-	return ref.Offset, fieldPath(ref.Owner, ref.Offset, ref.Type), nil
+// view is what a store reads of p (driver.PatchOf).
+func (p *Patch[T]) view() backend.Patch {
+	return backend.Patch{Fields: p.fields, ETag: p.etag, AllowProtected: p.allowProtected, Err: p.err}
 }
 
 // fieldPath names the field of type vt at offset off of struct t, following structs held by

@@ -28,8 +28,9 @@ func TestPatchSelectors(t *testing.T) {
 	Set(p, func(x *member) *float64 { return &x.Balance }, 1)
 	Set(p, func(x *member) *float64 { return &x.Balance }, 2)
 	Set(p, func(x *member) *string { return &x.ID }, "id")
-	if err := p.Err(); err != nil {
-		t.Fatal(err)
+	v := p.view()
+	if v.Err != nil {
+		t.Fatal(v.Err)
 	}
 	want := []struct {
 		off  uintptr
@@ -41,7 +42,7 @@ func TestPatchSelectors(t *testing.T) {
 		{unsafe.Offsetof(m.Balance), "Balance", 2.0},
 		{unsafe.Offsetof(m.ID), "Entity.ID", "id"},
 	}
-	fs := p.Fields()
+	fs := v.Fields
 	if len(fs) != len(want) {
 		t.Fatalf("%d fields, want %d", len(fs), len(want))
 	}
@@ -51,7 +52,7 @@ func TestPatchSelectors(t *testing.T) {
 			t.Errorf("field %d: got off=%d path=%q value=%v, want %d %q %v", i, f.Offset, f.Path, f.Value, w.off, w.path, w.v)
 		}
 	}
-	if p.ETag() != `W/"1"` || !p.ProtectedAllowed() {
+	if v.ETag != `W/"1"` || !v.AllowProtected {
 		t.Fatal("conditions lost")
 	}
 }
@@ -72,10 +73,10 @@ func TestPatchBadSelectors(t *testing.T) {
 		var p Patch[member]
 		c.set(&p)
 		Set(&p, func(x *member) *string { return &x.Name }, "ok")
-		if !errors.Is(p.Err(), c.want) {
-			t.Errorf("%s: got %v, want %v", name, p.Err(), c.want)
+		if v := p.view(); !errors.Is(v.Err, c.want) {
+			t.Errorf("%s: got %v, want %v", name, v.Err, c.want)
 		}
-		if len(p.Fields()) != 0 {
+		if len(p.view().Fields) != 0 {
 			t.Errorf("%s: a failed patch kept fields", name)
 		}
 	}
@@ -87,7 +88,7 @@ func TestPatchInterfaceValue(t *testing.T) {
 		X any
 	}
 	p := Set(NewPatch[withAny](), func(x *withAny) *any { return &x.X }, nil)
-	if f := p.Fields()[0]; f.Value.Kind() != reflect.Interface || !f.Value.IsNil() {
+	if f := p.view().Fields[0]; f.Value.Kind() != reflect.Interface || !f.Value.IsNil() {
 		t.Fatalf("a nil interface value: %v", f.Value)
 	}
 }

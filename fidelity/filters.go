@@ -183,6 +183,7 @@ func refusedFilters() []namedFilter {
 		{"16 comparisons with the partition", abstractions.Or(append(many, fCount.Eq(99))...)},
 		{"empty and", abstractions.And[itemRow]()},
 		{"empty or", abstractions.Or[itemRow]()},
+		{"empty field (the zero TypedField)", abstractions.TypedField[itemRow, string]{}.Eq("x")},
 		{"zero filter operand", abstractions.And(fCount.Eq(1), abstractions.Filter[itemRow]{})},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -59,7 +60,7 @@ func TestPatchRowCells(t *testing.T) {
 	abstractions.Set(p, func(x *patchee) *string { return &x.Home.City }, "Lviv")
 	abstractions.Set(p, func(x *patchee) *[]string { return &x.Tags }, []string{"a"})
 	abstractions.Set(p, func(x *patchee) *string { return &x.Name }, "N")
-	row, _, err := s.patchRow(p, "p", "r", noRefusal)
+	row, _, err := s.patchRow(driver.PatchOf(p), "p", "r", noRefusal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestPatchRowCells(t *testing.T) {
 	// Setting UpdatedAt itself replaces the stamp.
 	at := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	p = abstractions.Set(abstractions.NewPatch[patchee](), func(x *patchee) *time.Time { return &x.UpdatedAt }, at)
-	row, _, err = s.patchRow(p, "p", "r", noRefusal)
+	row, _, err = s.patchRow(driver.PatchOf(p), "p", "r", noRefusal)
 	if err != nil || rowText(row) != "UpdatedAt=Edm.DateTime(2020-01-01T00:00:00.0000000Z)" {
 		t.Fatalf("explicit UpdatedAt: %s %v", rowText(row), err)
 	}
@@ -92,18 +93,18 @@ func TestPatchRowRefusals(t *testing.T) {
 		{"oversized", abstractions.Set(abstractions.NewPatch[patchee](), func(x *patchee) *string { return &x.Name }, strings.Repeat("y", 40000)), abstractions.ErrOversizedCell},
 	}
 	for _, c := range cases {
-		_, _, err := s.patchRow(c.p, "p", "r", noRefusal)
+		_, _, err := s.patchRow(driver.PatchOf(c.p), "p", "r", noRefusal)
 		if !errors.Is(err, c.kind) {
 			t.Errorf("%s: got %v, want %v", c.name, err, c.kind)
 		}
 	}
 	p := abstractions.Set(abstractions.NewPatch[patchee](), func(x *patchee) *int64 { return &x.Pay }, 1).AllowProtected()
-	if _, _, err := s.patchRow(p, "p", "r", noRefusal); err != nil {
+	if _, _, err := s.patchRow(driver.PatchOf(p), "p", "r", noRefusal); err != nil {
 		t.Errorf("AllowProtected: %v", err)
 	}
 	gz := patchStore(t, &Options{Oversized: codec.OversizedCompress})
 	p = abstractions.Set(abstractions.NewPatch[patchee](), func(x *patchee) *string { return &x.Name }, strings.Repeat("y", 40000))
-	if _, _, err := gz.patchRow(p, "p", "r", noRefusal); !errors.Is(err, abstractions.ErrNotSupported) {
+	if _, _, err := gz.patchRow(driver.PatchOf(p), "p", "r", noRefusal); !errors.Is(err, abstractions.ErrNotSupported) {
 		t.Errorf("compressed: got %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -96,12 +97,12 @@ func TestFilterTranslation(t *testing.T) {
 		{abstractions.Not(abstractions.Not(qName.Eq("a"))), "not (not (Name eq 'a'))"},
 	}
 	for _, c := range cases {
-		got, err := queryFilter(plan, "", "", c.f.Root())
+		got, err := queryFilter(plan, "", "", driver.Root(c.f))
 		if err != nil || got != c.want {
 			t.Errorf("got %q, %v; want %q", got, err, c.want)
 		}
 	}
-	got, err := queryFilter(plan, "p'", "ab", qN32.Eq(1).Root())
+	got, err := queryFilter(plan, "p'", "ab", driver.Root(qN32.Eq(1)))
 	if want := "PartitionKey eq 'p''' and RowKey ge 'ab' and RowKey lt 'ac' and (N32 eq 1)"; err != nil || got != want {
 		t.Errorf("got %q, %v; want %q", got, err, want)
 	}
@@ -134,6 +135,7 @@ func TestFilterRefusals(t *testing.T) {
 		{"nested struct", abstractions.Field(func(r *qRow) *qInner { return &r.In }).Eq(qInner{}), "", abstractions.ErrNotSupported, "nested struct"},
 		{"pointer nested", abstractions.Field(func(r *qRow) *string { return &r.Ptr.City }).Eq(""), "", abstractions.ErrNotSupported, "pointer"},
 		{"nil selector", abstractions.Field[qRow, string](nil).Eq(""), "", abstractions.ErrInvalidArgument, "nil"},
+		{"zero field", abstractions.TypedField[qRow, string]{}.Eq(""), "", abstractions.ErrInvalidArgument, "zero TypedField"},
 		{"enum order", abstractions.Field(func(r *qRow) *qStatus { return &r.S }).Gt(1), "", abstractions.ErrNotSupported, "text"},
 		{"uint order", abstractions.Field(func(r *qRow) *uint { return &r.U }).Le(1), "", abstractions.ErrNotSupported, "MaxInt64"},
 		{"string ne", qName.Ne("a"), "", abstractions.ErrNotSupported, "inequality"},
@@ -151,7 +153,7 @@ func TestFilterRefusals(t *testing.T) {
 		{"bare non-bool", abstractions.Filter[qRow]{}, "", nil, ""},
 	}
 	for _, c := range cases {
-		_, ferr := queryFilter(plan, c.pk, "", c.f.Root())
+		_, ferr := queryFilter(plan, c.pk, "", driver.Root(c.f))
 		if c.kind == nil {
 			if ferr != nil {
 				t.Errorf("%s: refused: %s", c.name, ferr.reason)
