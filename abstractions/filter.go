@@ -48,36 +48,39 @@ type Selector[T any] interface {
 	of(*T) // only fields of T select in a query of T
 }
 
-// TypedField is a field of T holding values of type V, from which filters and projections
-// ([Query.Select]) are built. Make it with [Field], or with [NullableField] for a pointer
-// field compared with plain values.
+// TypedField is a field of T holding values of type V: the one way to name a field, in
+// filters, projections ([Query.Select]) and patches ([Set]). Make it with [Field], or with
+// [NullableField] for a pointer field used with plain values.
 //
 //	name := abstractions.Field(func(c *Customer) *string { return &c.Name })
 //	q := abstractions.Query[Customer]{Where: name.Eq("Alice")}
+//	abstractions.Set(p, name, "Alice")
 //
 // Build it once (a package-level variable, say) and reuse it. The zero TypedField names no
 // field: a query or patch that uses it is refused with [ErrInvalidArgument].
 type TypedField[T, V any] struct {
 	ref backend.Field
+	// nullable: made by NullableField, so the field is a *V and values are Vs.
+	nullable bool
 }
 
 // Field returns the field sel selects. sel must return the address of a field of its
 // argument, reached without following a pointer: &c.Name or &c.Address.City, not
 // &c.Home.City when Home is a *Address. A selector that breaks the rule does not fail here:
-// every query that uses the field is refused with an error saying why (ErrInvalidArgument
-// for a nil selector or one that returns nil, ErrNotSupported for one that panics on a zero
-// T or returns an address outside it).
+// every query and patch that uses the field is refused with an error saying why
+// (ErrInvalidArgument for a nil selector or one that returns nil, ErrNotSupported for one
+// that panics on a zero T or returns an address outside it).
 func Field[T, V any](sel func(*T) *V) TypedField[T, V] {
 	return TypedField[T, V]{ref: resolve(sel)}
 }
 
-// NullableField returns the field of pointer type *V that sel selects, compared with plain
-// values of V: NullableField(func(c *Customer) **string { return &c.Nickname }).Eq("Al").
-// A nil pointer stores no column, so the rules for absent columns apply: Ne, and any
-// comparison under Not, are refused. ([Field] on the same selector names the field with *V
-// values instead.)
+// NullableField returns the field of pointer type *V that sel selects, used with plain
+// values of V: NullableField(func(c *Customer) **string { return &c.Nickname }).Eq("Al"),
+// and Set(p, nickname, "Al") stores a pointer to a copy of "Al". A nil pointer stores no
+// column, so the rules for absent columns apply: Ne, and any comparison under Not, are
+// refused. ([Field] on the same selector names the field with *V values instead.)
 func NullableField[T, V any](sel func(*T) **V) TypedField[T, V] {
-	return TypedField[T, V]{ref: resolve(sel)}
+	return TypedField[T, V]{ref: resolve(sel), nullable: true}
 }
 
 // field returns the field's reference; the zero TypedField's says it names no field.
@@ -116,9 +119,11 @@ func (f TypedField[T, V]) Gt(v V) Filter[T] { return f.cmp(backend.OpGt, v) }
 // Ge selects the rows whose field is at least v; see Lt.
 func (f TypedField[T, V]) Ge(v V) Filter[T] { return f.cmp(backend.OpGe, v) }
 
-// IsTrue selects the rows whose bool field sel selects is true (a bare Boolean condition).
-func IsTrue[T any](sel func(*T) *bool) Filter[T] {
-	return Filter[T]{node: &backend.Node{Op: backend.OpTrue, Field: resolve(sel)}}
+// IsTrue selects the rows whose bool field f is true (a bare Boolean condition, where
+// f.Eq(true) is a comparison). On a NullableField a row with a nil pointer does not match,
+// and IsTrue under Not is refused.
+func IsTrue[T any](f TypedField[T, bool]) Filter[T] {
+	return Filter[T]{node: &backend.Node{Op: backend.OpTrue, Field: f.field()}}
 }
 
 // Filter is a condition on rows of T, evaluated by the table service. The zero Filter

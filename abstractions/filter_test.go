@@ -70,7 +70,7 @@ func TestFieldResolutionFailures(t *testing.T) {
 
 func TestFilterTree(t *testing.T) {
 	name := Field(func(r *fRow) *string { return &r.Name })
-	f := And(name.Eq("a"), Not(Or(name.Lt("b"), IsTrue(func(r *fRow) *bool { return new(bool) }))))
+	f := And(name.Eq("a"), Not(Or(name.Lt("b"), IsTrue(Field(func(r *fRow) *bool { return new(bool) })))))
 	root := f.root()
 	if root.Op != backend.OpAnd || len(root.Operands) != 2 || root.Operands[0].Op != backend.OpEq || root.Operands[0].Value != "a" {
 		t.Fatalf("tree %+v", root)

@@ -63,9 +63,8 @@ func TestDriverPatchOf(t *testing.T) {
 	if p := driver.PatchOf[hookRow](nil); p.Fields != nil || p.Err != nil || p.ETag != "" {
 		t.Errorf("a nil patch reads as %+v", p)
 	}
-	p := abstractions.Set(abstractions.NewPatch[hookRow](), func(r *hookRow) *string { return &r.Name }, "n").WithETag(`W/"x"`).AllowProtected()
-	al := "al"
-	abstractions.Set(p, func(r *hookRow) **string { return &r.Nick }, &al)
+	p := abstractions.Set(abstractions.NewPatch[hookRow](), hookName, "n").WithETag(`W/"x"`).AllowProtected()
+	abstractions.Set(p, hookNick, "al")
 	v := driver.PatchOf(p)
 	if v.ETag != `W/"x"` || !v.AllowProtected || v.Err != nil || len(v.Fields) != 2 {
 		t.Fatalf("patch %+v", v)
@@ -73,7 +72,7 @@ func TestDriverPatchOf(t *testing.T) {
 	if v.Fields[0].Path != "Name" || v.Fields[0].Value.Interface() != "n" || v.Fields[1].Path != "Nick" || *v.Fields[1].Value.Interface().(*string) != "al" {
 		t.Errorf("fields %+v", v.Fields)
 	}
-	bad := abstractions.Set(abstractions.NewPatch[hookRow](), func(*hookRow) *string { return nil }, "x")
+	bad := abstractions.Set(abstractions.NewPatch[hookRow](), abstractions.Field(func(*hookRow) *string { return nil }), "x")
 	if v := driver.PatchOf(bad); !errors.Is(v.Err, abstractions.ErrInvalidArgument) || len(v.Fields) != 0 {
 		t.Errorf("a selector returning nil: %+v", v)
 	}

@@ -23,11 +23,11 @@ type member struct {
 func TestPatchSelectors(t *testing.T) {
 	var m member
 	p := NewPatch[member]().WithETag(`W/"1"`).AllowProtected()
-	Set(p, func(x *member) *string { return &x.Name }, "Alice")
-	Set(p, func(x *member) *string { return &x.Home.City }, "Lviv")
-	Set(p, func(x *member) *float64 { return &x.Balance }, 1)
-	Set(p, func(x *member) *float64 { return &x.Balance }, 2)
-	Set(p, func(x *member) *string { return &x.ID }, "id")
+	Set(p, Field(func(x *member) *string { return &x.Name }), "Alice")
+	Set(p, Field(func(x *member) *string { return &x.Home.City }), "Lviv")
+	Set(p, Field(func(x *member) *float64 { return &x.Balance }), 1)
+	Set(p, Field(func(x *member) *float64 { return &x.Balance }), 2)
+	Set(p, Field(func(x *member) *string { return &x.ID }), "id")
 	v := p.view()
 	if v.Err != nil {
 		t.Fatal(v.Err)
@@ -65,14 +65,15 @@ func TestPatchBadSelectors(t *testing.T) {
 		set  func(p *Patch[member])
 		want error
 	}{
-		"below a nil pointer": {func(p *Patch[member]) { Set(p, func(x *member) *string { return &x.Work.City }, "x") }, ErrNotSupported},
-		"outside the struct":  {func(p *Patch[member]) { Set(p, func(*member) *string { return &outside }, "x") }, ErrNotSupported},
-		"nil result":          {func(p *Patch[member]) { Set(p, func(*member) *string { return nil }, "x") }, ErrInvalidArgument},
-		"nil selector":        {func(p *Patch[member]) { Set[member, string](p, nil, "x") }, ErrInvalidArgument},
+		"below a nil pointer": {func(p *Patch[member]) { Set(p, Field(func(x *member) *string { return &x.Work.City }), "x") }, ErrNotSupported},
+		"outside the struct":  {func(p *Patch[member]) { Set(p, Field(func(*member) *string { return &outside }), "x") }, ErrNotSupported},
+		"nil result":          {func(p *Patch[member]) { Set(p, Field(func(*member) *string { return nil }), "x") }, ErrInvalidArgument},
+		"nil selector":        {func(p *Patch[member]) { Set(p, Field[member, string](nil), "x") }, ErrInvalidArgument},
+		"zero TypedField":     {func(p *Patch[member]) { Set(p, TypedField[member, string]{}, "x") }, ErrInvalidArgument},
 	} {
 		var p Patch[member]
 		c.set(&p)
-		Set(&p, func(x *member) *string { return &x.Name }, "ok")
+		Set(&p, Field(func(x *member) *string { return &x.Name }), "ok")
 		if v := p.view(); !errors.Is(v.Err, c.want) {
 			t.Errorf("%s: got %v, want %v", name, v.Err, c.want)
 		}
@@ -87,8 +88,28 @@ func TestPatchInterfaceValue(t *testing.T) {
 		Entity
 		X any
 	}
-	p := Set(NewPatch[withAny](), func(x *withAny) *any { return &x.X }, nil)
+	p := Set(NewPatch[withAny](), Field(func(x *withAny) *any { return &x.X }), nil)
 	if f := p.view().Fields[0]; f.Value.Kind() != reflect.Interface || !f.Value.IsNil() {
 		t.Fatalf("a nil interface value: %v", f.Value)
+	}
+}
+
+func TestPatchNullableField(t *testing.T) {
+	// A NullableField takes plain values and writes a pointer to a copy: the same field,
+	// set through Field with a pointer, is one assignment (the last wins).
+	work := NullableField(func(x *member) **addr { return &x.Work })
+	v := addr{City: "Oslo"}
+	p := Set(NewPatch[member](), work, v)
+	v.City = "changed after Set"
+	fs := p.view().Fields
+	if len(fs) != 1 || fs[0].Type != reflect.TypeFor[*addr]() || fs[0].Path != "Work" {
+		t.Fatalf("fields %+v", fs)
+	}
+	if got := fs[0].Value.Interface().(*addr); got == nil || got.City != "Oslo" {
+		t.Fatalf("value %+v, want a pointer to a copy of the value set", got)
+	}
+	Set(p, Field(func(x *member) **addr { return &x.Work }), nil)
+	if fs := p.view().Fields; len(fs) != 1 || !fs[0].Value.IsNil() {
+		t.Fatalf("Field and NullableField of one field: %+v", fs)
 	}
 }

@@ -47,6 +47,7 @@ type qRow struct {
 	List   []int
 	Bytes  []byte
 	Hidden int `table:"-"`
+	Flag   *bool
 }
 
 var (
@@ -81,8 +82,9 @@ func TestFilterTranslation(t *testing.T) {
 		{abstractions.Field(func(r *qRow) *float64 { return &r.F }).Gt(1e22), "F gt 10000000000000000000000.0"},
 		{abstractions.Field(func(r *qRow) *float32 { return &r.F32 }).Eq(0.1), "F32 eq 0.10000000149011612"},
 		{abstractions.Field(func(r *qRow) *bool { return &r.B }).Eq(false), "B eq false"},
-		{abstractions.IsTrue(func(r *qRow) *bool { return &r.B }), "B"},
-		{abstractions.Not(abstractions.IsTrue(func(r *qRow) *bool { return &r.B })), "not (B)"},
+		{abstractions.IsTrue(abstractions.Field(func(r *qRow) *bool { return &r.B })), "B"},
+		{abstractions.Not(abstractions.IsTrue(abstractions.Field(func(r *qRow) *bool { return &r.B }))), "not (B)"},
+		{abstractions.IsTrue(abstractions.NullableField(func(r *qRow) **bool { return &r.Flag })), "Flag"},
 		{abstractions.Field(func(r *qRow) *time.Time { return &r.T }).Ge(tm), "T ge datetime'2026-01-02T02:04:05.1234567Z'"},
 		{abstractions.Field(func(r *qRow) *time.Time { return &r.Timestamp }).Lt(tm), "Timestamp lt datetime'2026-01-02T02:04:05.1234567Z'"},
 		{abstractions.Field(func(r *qRow) *time.Duration { return &r.D }).Le(time.Second), "D le 1000000000L"},
@@ -136,6 +138,7 @@ func TestFilterRefusals(t *testing.T) {
 		{"pointer nested", abstractions.Field(func(r *qRow) *string { return &r.Ptr.City }).Eq(""), "", abstractions.ErrNotSupported, "pointer"},
 		{"nil selector", abstractions.Field[qRow, string](nil).Eq(""), "", abstractions.ErrInvalidArgument, "nil"},
 		{"zero field", abstractions.TypedField[qRow, string]{}.Eq(""), "", abstractions.ErrInvalidArgument, "zero TypedField"},
+		{"not bare pointer bool", abstractions.Not(abstractions.IsTrue(abstractions.NullableField(func(r *qRow) **bool { return &r.Flag }))), "", abstractions.ErrNotSupported, "negated"},
 		{"enum order", abstractions.Field(func(r *qRow) *qStatus { return &r.S }).Gt(1), "", abstractions.ErrNotSupported, "text"},
 		{"uint order", abstractions.Field(func(r *qRow) *uint { return &r.U }).Le(1), "", abstractions.ErrNotSupported, "MaxInt64"},
 		{"string ne", qName.Ne("a"), "", abstractions.ErrNotSupported, "inequality"},
