@@ -25,8 +25,8 @@
 // under concurrency: [Mutate] and [TryMutate] (compare-and-swap on the ETag, retried per
 // [RetryOptions]), [TryTransition] (a change that must happen once), [GetOrCreate] and
 // [MutateOrCreate]. The Try verbs return the expected branches of a race as an [Outcome]
-// rather than an error. Over a store that is a [Turnstile] (both backends' stores are), the
-// calls of one process on one row take turns, so they never make each other lose an
+// rather than an error. Over a store that queues them per row (both backends' stores do),
+// the calls of one process on one row take turns, so they never make each other lose an
 // attempt: the retries are for writers in other processes, paced by [RetryOptions.Wait].
 //
 // # Queries

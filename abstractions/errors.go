@@ -2,7 +2,6 @@ package abstractions
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 )
 
@@ -79,11 +78,6 @@ func HasStatus(err error, status int, code string) bool {
 		return false
 	}
 	return se.StatusCode == status && (code == "" || se.ErrorCode == code)
-}
-
-// NewStatusError returns a *StatusError with a formatted message.
-func NewStatusError(status int, code, format string, args ...any) *StatusError {
-	return &StatusError{StatusCode: status, ErrorCode: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // Errors about the caller's input, returned before anything is sent.

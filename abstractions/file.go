@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"sync"
 	"weak"
+
+	"github.com/unified-data/gotables/abstractions/internal/backend"
 )
 
 // File is a file stored with an entity: a field of type *File is always stored in a blob of
@@ -113,17 +115,9 @@ type File struct {
 	sum    string
 	length int64
 
-	blob FileBlob
+	blob backend.FileBlob
 	// broken is why the File can no longer be written.
 	broken error
-}
-
-// FileBlob is the blob a stored File streams: storage implementations provide it (the
-// engine binds every File it reads or uploads to one). Applications do not implement it.
-type FileBlob interface {
-	// OpenBlob returns the blob's content from its first byte, unverified. A blob that is
-	// gone fails with an error matching ErrIntegrity.
-	OpenBlob(ctx context.Context) (io.ReadCloser, error)
 }
 
 // FileFromBytes returns a File holding data, with the content type recorded in the row
@@ -149,10 +143,8 @@ func FileFromReader(r io.Reader, contentType string) *File {
 	return f
 }
 
-// NewStoredFile returns the File of a stored blob, for storage implementations: reads bind
-// every file they return with it. sha256 is the lower-case hexadecimal SHA-256 of the
-// blob's content and length its length in bytes, as the row records them.
-func NewStoredFile(blob FileBlob, sha256 string, length int64, contentType string) *File {
+// newStoredFile returns the File of a stored blob (driver.NewStoredFile).
+func newStoredFile(blob backend.FileBlob, sha256 string, length int64, contentType string) *File {
 	f := newFile(contentType)
 	f.blob, f.sum, f.length, f.hashed = blob, sha256, length, true
 	return f
@@ -206,7 +198,7 @@ func (f *File) Open(ctx context.Context) (io.ReadCloser, error) {
 		if err != nil {
 			return nil, err
 		}
-		return NewVerifyingReader(rc, sum, n), nil
+		return newVerifyingReader(rc, sum, n), nil
 	}
 	return nil, fmt.Errorf("%w: the file was made from a reader and no write has stored it yet; open the reader itself, or store the entity first", ErrInvalidArgument)
 }
@@ -228,26 +220,21 @@ func (f *File) lock(ctx context.Context) error {
 
 func (f *File) unlock() { <-f.turn }
 
-// A FileSource is a File's content as one write sees it, for storage implementations:
-// the write calls [File.Source], uploads Open's bytes when the blob is missing, calls
-// Uploaded when the upload succeeded, and Release in every case.
-type FileSource struct {
-	f *File
-	// SHA256 is the lower-case hexadecimal SHA-256 of the content, and Length its length.
-	SHA256 string
-	Length int64
-	// Blob is the blob the File streams, when it streams one (a File a read returned, or
-	// one an earlier write uploaded); nil for bytes and readers.
-	Blob FileBlob
-	done bool
+// fileSource is a File's content as one write sees it (driver.FileSource).
+type fileSource struct {
+	f      *File
+	sha256 string
+	length int64
+	blob   backend.FileBlob // the File's blob when the source was taken
+	done   bool
 }
 
-// Source takes the File's turn for one write and returns its content's description,
+// take takes the File's turn for one write and returns its content's description,
 // hashing the source first when no write has (a reader read to its end, a non-seekable
 // one copied to a temporary file). It applies the reader rules of [File]: a refused or
 // broken File fails with ErrInvalidArgument, before anything is uploaded. The caller must
-// call Release.
-func (f *File) Source(ctx context.Context) (*FileSource, error) {
+// call Release (driver.TakeFile).
+func (f *File) take(ctx context.Context) (*fileSource, error) {
 	if f == nil {
 		return nil, fmt.Errorf("%w: the file is nil", ErrInvalidArgument)
 	}
@@ -258,14 +245,20 @@ func (f *File) Source(ctx context.Context) (*FileSource, error) {
 		f.unlock()
 		return nil, err
 	}
-	return &FileSource{f: f, SHA256: f.sum, Length: f.length, Blob: f.blob}, nil
+	return &fileSource{f: f, sha256: f.sum, length: f.length, blob: f.blob}, nil
 }
+
+func (s *fileSource) SHA256() string { return s.sha256 }
+
+func (s *fileSource) Length() int64 { return s.length }
+
+func (s *fileSource) Blob() backend.FileBlob { return s.blob }
 
 // Open returns the content's bytes from the first one, for an upload: the File's bytes, its
 // temporary copy, its seekable reader (put back at the start when the returned reader is
 // closed), or its blob (verified, so an upload of changed bytes fails before it completes).
 // The bytes of a reader are verified the same way. The caller must close it before Release.
-func (s *FileSource) Open(ctx context.Context) (io.ReadCloser, error) {
+func (s *fileSource) Open(ctx context.Context) (io.ReadCloser, error) {
 	f := s.f
 	switch {
 	case f.isBytes:
@@ -275,22 +268,22 @@ func (s *FileSource) Open(ctx context.Context) (io.ReadCloser, error) {
 		if err != nil {
 			return nil, err
 		}
-		return NewVerifyingReader(rc, f.sum, f.length), nil
+		return newVerifyingReader(rc, f.sum, f.length), nil
 	case f.tmp != nil:
-		return NewVerifyingReader(io.NopCloser(io.NewSectionReader(f.tmp, 0, f.length)), f.sum, f.length), nil
+		return newVerifyingReader(io.NopCloser(io.NewSectionReader(f.tmp, 0, f.length)), f.sum, f.length), nil
 	case f.seeker != nil:
 		if _, err := f.seeker.Seek(f.start, io.SeekStart); err != nil {
 			return nil, f.lose(fmt.Errorf("%w: the file's reader cannot be put back at the start of its content (%v); make the File again over a reader that can seek",
 				ErrInvalidArgument, err))
 		}
-		return &seekBack{VerifyingReader: NewVerifyingReader(io.NopCloser(io.LimitReader(sourceReader{f.r}, f.length+1)), f.sum, f.length), f: f}, nil
+		return &seekBack{verifyingReader: newVerifyingReader(io.NopCloser(io.LimitReader(sourceReader{f.r}, f.length+1)), f.sum, f.length), f: f}, nil
 	}
 	return nil, f.lose(fmt.Errorf("%w: the file's temporary copy was released by a failed write; make the File again from its source", ErrInvalidArgument))
 }
 
 // seekBack puts a seekable reader back at the start of its content when closed.
 type seekBack struct {
-	*VerifyingReader
+	*verifyingReader
 	f *File
 }
 
@@ -306,7 +299,7 @@ func (s *seekBack) Close() error {
 // Uploaded records that the write stored the content in blob: a File made from a reader
 // streams that blob from now on (its temporary copy is removed); a File of bytes keeps
 // reading its bytes.
-func (s *FileSource) Uploaded(blob FileBlob) {
+func (s *fileSource) Uploaded(blob backend.FileBlob) {
 	f := s.f
 	if f.isBytes || f.blob != nil {
 		return
@@ -316,7 +309,7 @@ func (s *FileSource) Uploaded(blob FileBlob) {
 }
 
 // Release gives the File's turn back. A seekable reader stands at the start of its content.
-func (s *FileSource) Release() {
+func (s *fileSource) Release() {
 	if s.done {
 		return
 	}
@@ -591,12 +584,12 @@ func markReader(r io.Reader, state int) {
 	readers.m[k] = state
 }
 
-// VerifyingReader hands out a stored content of known SHA-256 and length and verifies it
+// verifyingReader hands out a stored content of known SHA-256 and length and verifies it
 // by the time it has delivered it: the read that would return the last byte compares the
 // SHA-256 first and fails with ErrIntegrity instead of returning that data when it does not
 // match. Bytes beyond the length are never handed out, content that ends early fails at its
 // end, and once a check has failed every later read fails the same way.
-type VerifyingReader struct {
+type verifyingReader struct {
 	rc   io.ReadCloser
 	want string
 	left int64
@@ -609,14 +602,14 @@ type hashWriter interface {
 	Sum([]byte) []byte
 }
 
-// NewVerifyingReader returns a VerifyingReader of rc, which must deliver length bytes whose
+// newVerifyingReader returns a verifyingReader of rc, which must deliver length bytes whose
 // SHA-256 is sha256 (lower-case hexadecimal). Closing it closes rc.
-func NewVerifyingReader(rc io.ReadCloser, sha256Hex string, length int64) *VerifyingReader {
-	return &VerifyingReader{rc: rc, want: sha256Hex, left: length, h: sha256.New()}
+func newVerifyingReader(rc io.ReadCloser, sha256Hex string, length int64) *verifyingReader {
+	return &verifyingReader{rc: rc, want: sha256Hex, left: length, h: sha256.New()}
 }
 
 // Read implements io.Reader.
-func (v *VerifyingReader) Read(p []byte) (int, error) {
+func (v *verifyingReader) Read(p []byte) (int, error) {
 	if v.err != nil {
 		return 0, v.err
 	}
@@ -655,7 +648,7 @@ func (v *VerifyingReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (v *VerifyingReader) check() error {
+func (v *verifyingReader) check() error {
 	if got := hex.EncodeToString(v.h.Sum(nil)); got != v.want {
 		v.err = &integrityError{reason: "the stored content does not match its recorded SHA-256 (it was changed outside the library); nothing more is handed out"}
 	}
@@ -663,7 +656,7 @@ func (v *VerifyingReader) check() error {
 }
 
 // Close closes the content.
-func (v *VerifyingReader) Close() error { return v.rc.Close() }
+func (v *verifyingReader) Close() error { return v.rc.Close() }
 
 type integrityError struct{ reason string }
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-// memBlob is a FileBlob over bytes, as a storage implementation would bind one.
+// memBlob is a driver.FileBlob over bytes, as a storage implementation would bind one.
 type memBlob struct {
 	data []byte
 	gone bool
@@ -53,7 +53,7 @@ func (f *failing) Read(p []byte) (int, error) {
 
 // write is what a store does with a File: take it, read its content, release it.
 func write(ctx context.Context, f *File) ([]byte, error) {
-	src, err := f.Source(ctx)
+	src, err := f.take(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func TestFileStreamRules(t *testing.T) {
 		{"an uploaded File streams its blob", func(t *testing.T) {
 			s := &stream{strings.NewReader("payload")}
 			f := FileFromReader(s, "")
-			src, err := f.Source(ctx)
+			src, err := f.take(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -306,18 +306,18 @@ func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 func TestFileTakesTurns(t *testing.T) {
 	f := FileFromBytes([]byte("x"), "")
-	src, err := f.Source(context.Background())
+	src, err := f.take(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := f.Source(ctx); !errors.Is(err, context.Canceled) {
+	if _, err := f.take(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("a write waiting for its turn = %v, want context.Canceled", err)
 	}
 	src.Release()
 	src.Release() // a second Release does nothing
-	if src, err := f.Source(context.Background()); err != nil {
+	if src, err := f.take(context.Background()); err != nil {
 		t.Errorf("after Release: %v", err)
 	} else {
 		src.Release()
@@ -340,7 +340,7 @@ func TestVerifyingReader(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v := NewVerifyingReader(io.NopCloser(bytes.NewReader(tc.stored)), hexSum(data), tc.length)
+			v := newVerifyingReader(io.NopCloser(bytes.NewReader(tc.stored)), hexSum(data), tc.length)
 			var got []byte
 			buf := make([]byte, 4)
 			var err error
@@ -372,7 +372,7 @@ func TestVerifyingReader(t *testing.T) {
 
 func TestStoredFileGone(t *testing.T) {
 	b := &memBlob{data: []byte("x"), gone: true}
-	f := NewStoredFile(b, hexSum([]byte("x")), 1, "text/plain")
+	f := newStoredFile(b, hexSum([]byte("x")), 1, "text/plain")
 	if _, err := f.Open(context.Background()); !errors.Is(err, ErrIntegrity) {
 		t.Errorf("Open of a gone blob = %v, want ErrIntegrity", err)
 	}

@@ -4,29 +4,12 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+
+	"github.com/unified-data/gotables/abstractions/internal/backend"
 )
 
-// A FieldRef identifies one field of a stored type by where it sits in the struct, which is
-// how a store finds the field's column without expression trees: a selector such as
-// func(c *Customer) *string { return &c.Name } is called once on a zero value, and the
-// address it returns, minus the struct's own address, is the field's offset.
-//
-// FieldRefs are made by Field and NullableField; stores read them.
-type FieldRef struct {
-	// Owner is the stored type the selector takes.
-	Owner reflect.Type
-	// Type is the selected field's Go type.
-	Type reflect.Type
-	// Offset is the field's byte offset from the start of Owner.
-	Offset uintptr
-	// Err says why the selector could not be resolved (it panicked on a zero value, which
-	// is what a field below a pointer-held struct does, or it returned an address outside
-	// its argument). A store refuses a query that uses such a field, before sending it.
-	Err error
-}
-
 // resolve calls sel on a zero T and turns the address it returns into an offset.
-func resolve[T, V any](sel func(*T) *V) (ref FieldRef) {
+func resolve[T, V any](sel func(*T) *V) (ref backend.Field) {
 	ref.Owner, ref.Type = reflect.TypeFor[T](), reflect.TypeFor[V]()
 	if sel == nil {
 		ref.Err = fmt.Errorf("%w: the field selector is nil", ErrInvalidArgument)
@@ -58,139 +41,89 @@ func resolve[T, V any](sel func(*T) *V) (ref FieldRef) {
 	return ref
 }
 
-// A Selector names a field of T for a projection (Query.Select). TypedField implements it;
-// selecting a nested struct selects all its columns.
+// A Selector names a field of T for a projection ([Query.Select]): every [TypedField] of T
+// is one, and nothing else is. Selecting a nested struct selects all its columns.
 type Selector[T any] interface {
-	// Ref returns the field the selector names.
-	Ref() FieldRef
+	field() backend.Field
+	of(*T) // only fields of T select in a query of T
 }
 
-// TypedField is a field of T holding values of type V, from which filters are built:
+// TypedField is a field of T holding values of type V: the one way to name a field, in
+// filters, projections ([Query.Select]) and patches ([Set]). Make it with [Field], or with
+// [NullableField] for a pointer field used with plain values.
 //
 //	name := abstractions.Field(func(c *Customer) *string { return &c.Name })
 //	q := abstractions.Query[Customer]{Where: name.Eq("Alice")}
+//	abstractions.Set(p, name, "Alice")
 //
-// Build it once (a package-level variable, say) and reuse it.
+// Build it once (a package-level variable, say) and reuse it. The zero TypedField names no
+// field: a query or patch that uses it is refused with [ErrInvalidArgument].
 type TypedField[T, V any] struct {
-	ref FieldRef
+	ref backend.Field
+	// nullable: made by NullableField, so the field is a *V and values are Vs.
+	nullable bool
 }
 
 // Field returns the field sel selects. sel must return the address of a field of its
 // argument, reached without following a pointer: &c.Name or &c.Address.City, not
 // &c.Home.City when Home is a *Address. A selector that breaks the rule does not fail here:
-// every query that uses the field is refused with an error saying why.
+// every query and patch that uses the field is refused with an error saying why
+// (ErrInvalidArgument for a nil selector or one that returns nil, ErrNotSupported for one
+// that panics on a zero T or returns an address outside it).
 func Field[T, V any](sel func(*T) *V) TypedField[T, V] {
 	return TypedField[T, V]{ref: resolve(sel)}
 }
 
-// NullableField returns the field of pointer type *V that sel selects, compared with plain
-// values of V: NullableField(func(c *Customer) **string { return &c.Nickname }).Eq("Al").
-// A nil pointer stores no column, so the rules for absent columns apply: Ne, and any
-// comparison under Not, are refused.
+// NullableField returns the field of pointer type *V that sel selects, used with plain
+// values of V: NullableField(func(c *Customer) **string { return &c.Nickname }).Eq("Al"),
+// and Set(p, nickname, "Al") stores a pointer to a copy of "Al". A nil pointer stores no
+// column, so the rules for absent columns apply: Ne, and any comparison under Not, are
+// refused. ([Field] on the same selector names the field with *V values instead.)
 func NullableField[T, V any](sel func(*T) **V) TypedField[T, V] {
-	return TypedField[T, V]{ref: resolve(sel)}
+	return TypedField[T, V]{ref: resolve(sel), nullable: true}
 }
 
-// Ref returns the field's reference.
-func (f TypedField[T, V]) Ref() FieldRef { return f.ref }
+// field returns the field's reference; the zero TypedField's says it names no field.
+func (f TypedField[T, V]) field() backend.Field {
+	if f.ref.Owner == nil {
+		return backend.Field{Owner: reflect.TypeFor[T](), Type: reflect.TypeFor[V](),
+			Err: fmt.Errorf("%w: the field is the zero TypedField, which names no field; make it with Field or NullableField", ErrInvalidArgument)}
+	}
+	return f.ref
+}
 
-func (f TypedField[T, V]) cmp(op FilterOp, v V) Filter[T] {
-	return Filter[T]{node: &FilterNode{Op: op, Field: f.ref, Value: v}}
+func (TypedField[T, V]) of(*T) {}
+
+func (f TypedField[T, V]) cmp(op backend.Op, v V) Filter[T] {
+	return Filter[T]{node: &backend.Node{Op: op, Field: f.field(), Value: v}}
 }
 
 // Eq selects the rows whose field equals v.
-func (f TypedField[T, V]) Eq(v V) Filter[T] { return f.cmp(FilterEq, v) }
+func (f TypedField[T, V]) Eq(v V) Filter[T] { return f.cmp(backend.OpEq, v) }
 
 // Ne selects the rows whose field differs from v. It is refused on string, time and pointer
 // fields: a row without the column (written before the field existed, or a nil pointer)
 // would not match on the service, although its Go value differs from v.
-func (f TypedField[T, V]) Ne(v V) Filter[T] { return f.cmp(FilterNe, v) }
+func (f TypedField[T, V]) Ne(v V) Filter[T] { return f.cmp(backend.OpNe, v) }
 
 // Lt selects the rows whose field is less than v, in the stored order. Ordering is refused on
 // text-stored types (enums), uint and uint64 (stored as signed bits) and GUIDs.
-func (f TypedField[T, V]) Lt(v V) Filter[T] { return f.cmp(FilterLt, v) }
+func (f TypedField[T, V]) Lt(v V) Filter[T] { return f.cmp(backend.OpLt, v) }
 
 // Le selects the rows whose field is at most v; see Lt.
-func (f TypedField[T, V]) Le(v V) Filter[T] { return f.cmp(FilterLe, v) }
+func (f TypedField[T, V]) Le(v V) Filter[T] { return f.cmp(backend.OpLe, v) }
 
 // Gt selects the rows whose field is greater than v; see Lt.
-func (f TypedField[T, V]) Gt(v V) Filter[T] { return f.cmp(FilterGt, v) }
+func (f TypedField[T, V]) Gt(v V) Filter[T] { return f.cmp(backend.OpGt, v) }
 
 // Ge selects the rows whose field is at least v; see Lt.
-func (f TypedField[T, V]) Ge(v V) Filter[T] { return f.cmp(FilterGe, v) }
+func (f TypedField[T, V]) Ge(v V) Filter[T] { return f.cmp(backend.OpGe, v) }
 
-// IsTrue selects the rows whose bool field sel selects is true (a bare Boolean condition).
-func IsTrue[T any](sel func(*T) *bool) Filter[T] {
-	return Filter[T]{node: &FilterNode{Op: FilterTrue, Field: resolve(sel)}}
-}
-
-// FilterOp is the operation of a FilterNode.
-type FilterOp uint8
-
-// The filter operations.
-const (
-	// FilterEq holds when the field equals the value.
-	FilterEq FilterOp = iota + 1
-	// FilterNe holds when the field differs from the value.
-	FilterNe
-	// FilterLt holds when the field is less than the value.
-	FilterLt
-	// FilterLe holds when the field is at most the value.
-	FilterLe
-	// FilterGt holds when the field is greater than the value.
-	FilterGt
-	// FilterGe holds when the field is at least the value.
-	FilterGe
-	// FilterAnd holds when every operand holds.
-	FilterAnd
-	// FilterOr holds when an operand holds.
-	FilterOr
-	// FilterNot holds when its one operand does not.
-	FilterNot
-	// FilterTrue holds when the Boolean field is true.
-	FilterTrue
-)
-
-// String returns the operation's OData name.
-func (o FilterOp) String() string {
-	switch o {
-	case FilterEq:
-		return "eq"
-	case FilterNe:
-		return "ne"
-	case FilterLt:
-		return "lt"
-	case FilterLe:
-		return "le"
-	case FilterGt:
-		return "gt"
-	case FilterGe:
-		return "ge"
-	case FilterAnd:
-		return "and"
-	case FilterOr:
-		return "or"
-	case FilterNot:
-		return "not"
-	case FilterTrue:
-		return "true"
-	}
-	return "FilterOp(?)"
-}
-
-// A FilterNode is one node of a filter's tree. Filters are built with the methods of
-// TypedField and with And, Or, Not and IsTrue; stores translate the tree to the service's
-// filter language. Nodes are immutable once built.
-type FilterNode struct {
-	// Op is the node's operation.
-	Op FilterOp
-	// Field is the compared field (comparisons and FilterTrue).
-	Field FieldRef
-	// Value is the value a comparison compares with, of the field's type (or, for a
-	// NullableField, of the type it points to).
-	Value any
-	// Operands are the operands of FilterAnd, FilterOr (any number) and FilterNot (one).
-	Operands []*FilterNode
+// IsTrue selects the rows whose bool field f is true (a bare Boolean condition, where
+// f.Eq(true) is a comparison). On a NullableField a row with a nil pointer does not match,
+// and IsTrue under Not is refused.
+func IsTrue[T any](f TypedField[T, bool]) Filter[T] {
+	return Filter[T]{node: &backend.Node{Op: backend.OpTrue, Field: f.field()}}
 }
 
 // Filter is a condition on rows of T, evaluated by the table service. The zero Filter
@@ -205,17 +138,17 @@ type FilterNode struct {
 // Edm.Int32 cell under an int field), although the filter never looked at its value. The
 // emulator, Azurite, compares such cells loosely and selects other rows.
 type Filter[T any] struct {
-	node *FilterNode
+	node *backend.Node
 }
 
 // IsZero reports whether the filter is the zero Filter, which selects every row.
 func (f Filter[T]) IsZero() bool { return f.node == nil }
 
-// Root returns the filter's tree, nil for the zero Filter.
-func (f Filter[T]) Root() *FilterNode { return f.node }
+// root is the filter's tree, nil for the zero Filter (driver.Root).
+func (f Filter[T]) root() *backend.Node { return f.node }
 
-func combine[T any](op FilterOp, fs []Filter[T]) Filter[T] {
-	n := &FilterNode{Op: op, Operands: make([]*FilterNode, 0, len(fs))}
+func combine[T any](op backend.Op, fs []Filter[T]) Filter[T] {
+	n := &backend.Node{Op: op, Operands: make([]*backend.Node, 0, len(fs))}
 	for _, f := range fs {
 		n.Operands = append(n.Operands, f.node)
 	}
@@ -224,15 +157,15 @@ func combine[T any](op FilterOp, fs []Filter[T]) Filter[T] {
 
 // And holds when every filter holds. It needs at least one filter, and none may be the zero
 // Filter; a store refuses it otherwise.
-func And[T any](fs ...Filter[T]) Filter[T] { return combine(FilterAnd, fs) }
+func And[T any](fs ...Filter[T]) Filter[T] { return combine(backend.OpAnd, fs) }
 
 // Or holds when any filter holds. It needs at least one filter, and none may be the zero
 // Filter; a store refuses it otherwise.
-func Or[T any](fs ...Filter[T]) Filter[T] { return combine(FilterOr, fs) }
+func Or[T any](fs ...Filter[T]) Filter[T] { return combine(backend.OpOr, fs) }
 
 // Not holds when f does not. Under Not, comparisons on string, time and pointer fields are
 // refused: a row without the column would match on the service although its Go value may
 // equal the one compared with.
 func Not[T any](f Filter[T]) Filter[T] {
-	return Filter[T]{node: &FilterNode{Op: FilterNot, Operands: []*FilterNode{f.node}}}
+	return Filter[T]{node: &backend.Node{Op: backend.OpNot, Operands: []*backend.Node{f.node}}}
 }

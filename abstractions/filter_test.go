@@ -4,6 +4,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/unified-data/gotables/abstractions/internal/backend"
 )
 
 type fAddr struct {
@@ -27,13 +29,13 @@ func TestFieldResolvesOffsets(t *testing.T) {
 	sfHome, _ := typ.FieldByName("Home")
 	sfZip, _ := reflect.TypeFor[fAddr]().FieldByName("Zip")
 	for _, c := range []struct {
-		ref  FieldRef
+		ref  backend.Field
 		off  uintptr
 		want reflect.Type
 	}{
-		{name.Ref(), sfName.Offset, reflect.TypeFor[string]()},
-		{zip.Ref(), sfHome.Offset + sfZip.Offset, reflect.TypeFor[int]()},
-		{id.Ref(), 0, reflect.TypeFor[string]()},
+		{name.field(), sfName.Offset, reflect.TypeFor[string]()},
+		{zip.field(), sfHome.Offset + sfZip.Offset, reflect.TypeFor[int]()},
+		{id.field(), 0, reflect.TypeFor[string]()},
 	} {
 		if c.ref.Err != nil || c.ref.Offset != c.off || c.ref.Type != c.want || c.ref.Owner != typ {
 			t.Errorf("ref %+v, want offset %d type %v", c.ref, c.off, c.want)
@@ -42,39 +44,46 @@ func TestFieldResolvesOffsets(t *testing.T) {
 }
 
 func TestFieldResolutionFailures(t *testing.T) {
-	if ref := Field(func(r *fRow) *string { return &r.Away.City }).Ref(); !errors.Is(ref.Err, ErrNotSupported) {
+	if ref := Field(func(r *fRow) *string { return &r.Away.City }).field(); !errors.Is(ref.Err, ErrNotSupported) {
 		t.Errorf("below a pointer: %v", ref.Err)
 	}
-	if ref := Field[fRow, string](nil).Ref(); !errors.Is(ref.Err, ErrInvalidArgument) {
+	if ref := Field[fRow, string](nil).field(); !errors.Is(ref.Err, ErrInvalidArgument) {
 		t.Errorf("nil selector: %v", ref.Err)
 	}
-	if ref := Field(func(*fRow) *string { return nil }).Ref(); !errors.Is(ref.Err, ErrInvalidArgument) {
+	if ref := Field(func(*fRow) *string { return nil }).field(); !errors.Is(ref.Err, ErrInvalidArgument) {
 		t.Errorf("nil address: %v", ref.Err)
 	}
-	if ref := Field(func(*fRow) *string { return new(string) }).Ref(); !errors.Is(ref.Err, ErrNotSupported) {
+	if ref := Field(func(*fRow) *string { return new(string) }).field(); !errors.Is(ref.Err, ErrNotSupported) {
 		t.Errorf("outside address: %v", ref.Err)
 	}
-	if ref := NullableField(func(r *fRow) **fAddr { return &r.Away }).Ref(); ref.Err != nil || ref.Type != reflect.TypeFor[*fAddr]() {
+	if ref := NullableField(func(r *fRow) **fAddr { return &r.Away }).field(); ref.Err != nil || ref.Type != reflect.TypeFor[*fAddr]() {
 		t.Errorf("nullable: %+v", ref)
+	}
+	var zero TypedField[fRow, string]
+	if ref := zero.field(); !errors.Is(ref.Err, ErrInvalidArgument) || ref.Owner != reflect.TypeFor[fRow]() {
+		t.Errorf("zero TypedField: %+v", ref)
+	}
+	if ref := zero.Eq("x").root().Field; !errors.Is(ref.Err, ErrInvalidArgument) {
+		t.Errorf("zero TypedField in a filter: %+v", ref)
 	}
 }
 
 func TestFilterTree(t *testing.T) {
 	name := Field(func(r *fRow) *string { return &r.Name })
-	f := And(name.Eq("a"), Not(Or(name.Lt("b"), IsTrue(func(r *fRow) *bool { return new(bool) }))))
-	root := f.Root()
-	if root.Op != FilterAnd || len(root.Operands) != 2 || root.Operands[0].Op != FilterEq || root.Operands[0].Value != "a" {
+	f := And(name.Eq("a"), Not(Or(name.Lt("b"), IsTrue(Field(func(r *fRow) *bool { return new(bool) })))))
+	root := f.root()
+	if root.Op != backend.OpAnd || len(root.Operands) != 2 || root.Operands[0].Op != backend.OpEq || root.Operands[0].Value != "a" {
 		t.Fatalf("tree %+v", root)
 	}
 	not := root.Operands[1]
-	if not.Op != FilterNot || not.Operands[0].Op != FilterOr || not.Operands[0].Operands[1].Field.Err == nil {
+	if not.Op != backend.OpNot || not.Operands[0].Op != backend.OpOr || not.Operands[0].Operands[1].Op != backend.OpTrue || not.Operands[0].Operands[1].Field.Err == nil {
 		t.Fatalf("not %+v", not)
 	}
 	var zero Filter[fRow]
-	if !zero.IsZero() || zero.Root() != nil || f.IsZero() {
+	if !zero.IsZero() || zero.root() != nil || f.IsZero() {
 		t.Error("IsZero")
 	}
-	for op, s := range map[FilterOp]string{FilterEq: "eq", FilterGe: "ge", FilterNot: "not", FilterTrue: "true", 0: "FilterOp(?)"} {
+	for op, s := range map[backend.Op]string{backend.OpEq: "eq", backend.OpGe: "ge", backend.OpNot: "not", backend.OpTrue: "true", 0: "Op(?)"} {
 		if op.String() != s {
 			t.Errorf("%d: %s", op, op.String())
 		}

@@ -61,7 +61,7 @@ func TestGUID(t *testing.T) {
 }
 
 func TestStatusError(t *testing.T) {
-	err := error(NewStatusError(409, "EntityAlreadyExists", "the entity %s exists", "p|r"))
+	err := error(&StatusError{StatusCode: 409, ErrorCode: "EntityAlreadyExists", Message: "the entity p|r exists"})
 	if !HasStatus(err, 409, "EntityAlreadyExists") || !HasStatus(err, 409, "") || HasStatus(err, 404, "") {
 		t.Fatal("HasStatus does not match")
 	}

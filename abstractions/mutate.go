@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/unified-data/gotables/abstractions/internal/backend"
 )
 
 // OutcomeStatus is how an outcome verb (TryMutate, TryTransition) ended. (It is not an HTTP
@@ -61,8 +63,8 @@ type Outcome[T any] struct {
 // defaults.
 //
 // The budget is for writers outside the process: the calls of one process on one row take
-// turns when the store is a Turnstile (the stores of both backends are), so they never make
-// each other lose. With the defaults a call that keeps losing to another process waits a
+// turns when the store queues them per row (the stores of both backends do), so they never
+// make each other lose. With the defaults a call that keeps losing to another process waits a
 // random 10–20 ms before its second attempt, 20–40 ms before its third and 40–80 ms before
 // its fourth and last: at most 140 ms of waiting before it reports the conflict.
 type RetryOptions struct {
@@ -148,13 +150,13 @@ func (o RetryOptions) waitRange(next int) (lo, hi time.Duration) {
 // create, when not nil, makes the entity to insert when the row is missing; otherwise a
 // missing row is OutcomeNotFound.
 func transition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, when func(*T) bool, mutate func(*T) error,
-	create func() *T, opts *RetryOptions, span Span) (Outcome[T], error) {
+	create func() *T, opts *RetryOptions, span backend.Span) (Outcome[T], error) {
 	if mutate == nil {
 		return Outcome[T]{}, fmt.Errorf("%w: the mutate function is nil", ErrInvalidArgument)
 	}
 	o := opts.WithDefaults()
 	// Callers of this process queue for the row here, so that their attempts lose only to
-	// writers elsewhere (see Turnstile).
+	// writers elsewhere (see takeTurn).
 	release, err := takeTurn(ctx, s, id)
 	if err != nil {
 		return Outcome[T]{}, err
@@ -228,7 +230,7 @@ func transition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id str
 }
 
 // endOutcome ends a Try verb's span: the outcome is an event, the error the span's result.
-func endOutcome[T any](span Span, out Outcome[T], err error) error {
+func endOutcome[T any](span backend.Span, out Outcome[T], err error) error {
 	if out.Status != 0 {
 		span.Event("outcome", "status", out.Status.String(), "attempts", out.Attempts)
 	}
@@ -258,7 +260,7 @@ func outcome[T any](out Outcome[T], err error) (Outcome[T], error) {
 // newer version and applies mutate again: make it idempotent (record an operation id in the
 // entity, say) when that matters.
 //
-// When s is a Turnstile (the stores of both backends are), the call first waits for the
+// When s queues calls per row (the stores of both backends do), the call first waits for the
 // row's turn among this process's verb calls on the same row through the same account (ctx
 // ending the wait), and holds it until it returns: such calls run one after another, so an
 // attempt loses only to a writer outside the process (or through another account value),

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/unified-data/gotables/abstractions/internal/backend"
 )
 
 type counter struct {
@@ -376,7 +378,7 @@ type recSpan struct {
 func (r *recSpan) Event(name string, keyvals ...any) { r.events = append(r.events, name) }
 func (r *recSpan) End(err error)                     { r.ended, r.err = true, err }
 
-func (t *tracedStore) StartSpan(ctx context.Context, op, id string) (context.Context, Span) {
+func (t *tracedStore) StartSpan(ctx context.Context, op, id string) (context.Context, backend.Span) {
 	s := &recSpan{op: op, id: id}
 	t.spans = append(t.spans, s)
 	return ctx, s

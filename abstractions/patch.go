@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/unified-data/gotables/abstractions/internal/backend"
 )
 
 // Patcher is the partial-update half of Storage.
@@ -20,76 +22,71 @@ type Patcher[T any] interface {
 	// table: that too is ErrNotFound). A WithETag value the service refuses as not one it
 	// issued fails with ErrInvalidArgument.
 	//
-	// Refused before anything is sent: a nil patch, one that sets nothing, a nil selector or
-	// one that returns nil, and a WithETag value that is not an entity tag
-	// (ErrInvalidArgument); a selector that panics on a zero T or returns an address outside
-	// it (see Set), a field with no column of its own, the id, ETag or Timestamp, a value
-	// that stores no cell (a nil pointer, slice or map, the zero time) or that needs
-	// compression to fit, and a field tagged for large values (ErrNotSupported); a protected
-	// field without AllowProtected (ErrProtectedProperty).
+	// Refused before anything is sent: a nil patch, one that sets nothing, a field whose
+	// selector is nil or returns nil, the zero TypedField, and a WithETag value that is not
+	// an entity tag (ErrInvalidArgument); a selector that panics on a zero T or returns an
+	// address outside it (see Field), a field with no column of its own, the id, ETag or
+	// Timestamp, a value that stores no cell (a nil pointer, slice or map, the zero time) or
+	// that needs compression to fit, and a field tagged for large values (ErrNotSupported);
+	// a protected field without AllowProtected (ErrProtectedProperty).
 	Patch(ctx context.Context, id string, p *Patch[T]) (etag string, err error)
 }
 
-// Patch is a partial update of one row of T: the fields to write, each chosen by a selector
-// func(*T) *V that returns the address of the field, and the conditions of the write. Build
-// it with Set; the zero value is an empty patch ready to use. A Patch is not safe for
-// concurrent modification, but a built one may be sent by several goroutines.
+// Patch is a partial update of one row of T: the fields to write, each named by a
+// [TypedField] (the same fields filters use), and the conditions of the write. Build it with
+// [Set]; the zero value is an empty patch ready to use. A Patch is not safe for concurrent
+// modification, but a built one may be sent by several goroutines.
+//
+//	balance := abstractions.Field(func(c *Customer) *float64 { return &c.Balance })
+//	city := abstractions.Field(func(c *Customer) *string { return &c.Address.City })
 //
 //	p := abstractions.NewPatch[Customer]().WithETag(read.ETag)
-//	abstractions.Set(p, func(c *Customer) *float64 { return &c.Balance }, 250)
-//	abstractions.Set(p, func(c *Customer) *string { return &c.Address.City }, "Lviv")
+//	abstractions.Set(p, balance, 250)
+//	abstractions.Set(p, city, "Lviv")
 //	etag, err := customers.Patch(ctx, "eu|alice", p)
 //
 // A field of a nested struct writes its flattened column (Address.City → Address_City) and
 // leaves the sibling columns alone. Concurrent patches of disjoint fields all land: the
 // merge is atomic per request and touches only the cells it names.
 type Patch[T any] struct {
-	fields         []PatchField
+	fields         []backend.PatchField
 	etag           string
 	allowProtected bool
 	err            error
 }
 
-// PatchField is one assignment of a Patch, as a store resolves it.
-type PatchField struct {
-	// Offset is the byte offset of the selected field from the start of T.
-	Offset uintptr
-	// Type is the selected field's type, V of the selector.
-	Type reflect.Type
-	// Path is the Go path of the field from T, such as "Address.City", for messages.
-	Path string
-	// Value holds the value to write, of type Type.
-	Value reflect.Value
-}
-
 // NewPatch returns an empty patch of T.
 func NewPatch[T any]() *Patch[T] { return &Patch[T]{} }
 
-// Set records that p writes v into the field sel selects and returns p, so calls chain.
-// sel must return the address of a field of the *T it is given, reached without following a
-// pointer (a field of T or of a struct T holds by value); Set calls it once on a zero T. A
-// nil selector, or one that returns nil, makes the patch fail with ErrInvalidArgument when
-// it is sent; one that panics (it followed a nil pointer) or returns an address outside its
-// argument, with ErrNotSupported. Setting one field twice keeps the last value.
-func Set[T, V any](p *Patch[T], sel func(*T) *V, v V) *Patch[T] {
+// Set records that p writes v into the field f and returns p, so calls chain. For a field
+// made by [NullableField] the field is a *V, and Set stores a pointer to a copy of v. A field
+// that could not be resolved (see [Field]), or the zero TypedField, makes the patch fail when
+// it is sent: with ErrInvalidArgument for a nil selector, one that returned nil or the zero
+// TypedField, with ErrNotSupported for a selector that panicked on a zero T (it followed a
+// nil pointer) or returned an address outside its argument. Setting one field twice keeps
+// the last value.
+func Set[T, V any](p *Patch[T], f TypedField[T, V], v V) *Patch[T] {
 	if p.err != nil {
 		return p
 	}
-	off, path, err := selectField(sel)
-	if err != nil {
-		p.err = err
+	ref := f.field()
+	if ref.Err != nil {
+		p.err = ref.Err
 		return p
 	}
-	val := reflect.New(reflect.TypeFor[V]()).Elem()
-	val.Set(reflect.ValueOf(&v).Elem())
-	f := PatchField{Offset: off, Type: reflect.TypeFor[V](), Path: path, Value: val}
+	val := reflect.New(reflect.TypeFor[V]())
+	val.Elem().Set(reflect.ValueOf(&v).Elem())
+	if !f.nullable {
+		val = val.Elem()
+	}
+	pf := backend.PatchField{Offset: ref.Offset, Type: ref.Type, Path: fieldPath(ref.Owner, ref.Offset, ref.Type), Value: val}
 	for i := range p.fields {
-		if p.fields[i].Offset == f.Offset && p.fields[i].Type == f.Type {
-			p.fields[i] = f
+		if p.fields[i].Offset == pf.Offset && p.fields[i].Type == pf.Type {
+			p.fields[i] = pf
 			return p
 		}
 	}
-	p.fields = append(p.fields, f)
+	p.fields = append(p.fields, pf)
 	return p
 }
 
@@ -112,26 +109,9 @@ func (p *Patch[T]) AllowProtected() *Patch[T] {
 	return p
 }
 
-// Fields returns the patch's assignments in the order they were first set. The slice must
-// not be modified.
-func (p *Patch[T]) Fields() []PatchField { return p.fields }
-
-// ETag returns the version WithETag set, or "" for an unconditional patch.
-func (p *Patch[T]) ETag() string { return p.etag }
-
-// ProtectedAllowed reports whether AllowProtected was called.
-func (p *Patch[T]) ProtectedAllowed() bool { return p.allowProtected }
-
-// Err returns the first selector error Set met, or nil.
-func (p *Patch[T]) Err() error { return p.err }
-
-// selectField resolves sel as filters do (see Field) and adds the Go path of the field.
-func selectField[T, V any](sel func(*T) *V) (off uintptr, path string, err error) {
-	ref := resolve(sel)
-	if ref.Err != nil {
-		return 0, "", ref.Err
-	}
-	return ref.Offset, fieldPath(ref.Owner, ref.Offset, ref.Type), nil
+// view is what a store reads of p (driver.PatchOf).
+func (p *Patch[T]) view() backend.Patch {
+	return backend.Patch{Fields: p.fields, ETag: p.etag, AllowProtected: p.allowProtected, Err: p.err}
 }
 
 // fieldPath names the field of type vt at offset off of struct t, following structs held by

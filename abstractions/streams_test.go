@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/unified-data/gotables/abstractions/internal/backend"
 )
 
 type sEvent struct {
@@ -171,7 +173,7 @@ func TestVersionedStream(t *testing.T) {
 	}
 	_, _ = AtOrBefore(ctx, s, "o", 4)
 	q := s.queries[len(s.queries)-1]
-	if q.Take != 1 || q.Partition != "o" || q.Where.Root().Op != FilterLe || q.Where.Root().Value != 4 || q.Where.Root().Field.Err != nil {
+	if q.Take != 1 || q.Partition != "o" || q.Where.root().Op != backend.OpLe || q.Where.root().Value != 4 || q.Where.root().Field.Err != nil {
 		t.Errorf("at or before asked %+v", q)
 	}
 	n := 0

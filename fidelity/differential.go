@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -132,43 +133,43 @@ func cmpOf[V any](f abstractions.TypedField[itemRow, V], op int, v V) abstractio
 
 // evalFilter evaluates a filter on an item in Go, with the service's rule for a missing
 // column (a nil pointer, the zero time): every comparison on it is false.
-func evalFilter(n *abstractions.FilterNode, it *itemRow) bool {
+func evalFilter(n *driver.Node, it *itemRow) bool {
 	switch n.Op {
-	case abstractions.FilterAnd:
+	case driver.OpAnd:
 		for _, o := range n.Operands {
 			if !evalFilter(o, it) {
 				return false
 			}
 		}
 		return true
-	case abstractions.FilterOr:
+	case driver.OpOr:
 		for _, o := range n.Operands {
 			if evalFilter(o, it) {
 				return true
 			}
 		}
 		return false
-	case abstractions.FilterNot:
+	case driver.OpNot:
 		return !evalFilter(n.Operands[0], it)
 	}
 	fv := fieldValue(n.Field, it)
 	if !fv.IsValid() {
 		return false
 	}
-	if n.Op == abstractions.FilterTrue {
+	if n.Op == driver.OpTrue {
 		return fv.Bool()
 	}
 	c := compareValues(fv, reflect.ValueOf(n.Value))
 	switch n.Op {
-	case abstractions.FilterEq:
+	case driver.OpEq:
 		return c == 0
-	case abstractions.FilterNe:
+	case driver.OpNe:
 		return c != 0
-	case abstractions.FilterLt:
+	case driver.OpLt:
 		return c < 0
-	case abstractions.FilterLe:
+	case driver.OpLe:
 		return c <= 0
-	case abstractions.FilterGt:
+	case driver.OpGt:
 		return c > 0
 	}
 	return c >= 0
@@ -176,7 +177,7 @@ func evalFilter(n *abstractions.FilterNode, it *itemRow) bool {
 
 // fieldValue returns the field a reference names, dereferenced, or the zero Value when the
 // row would hold no column for it.
-func fieldValue(ref abstractions.FieldRef, it *itemRow) reflect.Value {
+func fieldValue(ref driver.Field, it *itemRow) reflect.Value {
 	v := reflect.ValueOf(it).Elem()
 	var found reflect.Value
 	var walk func(v reflect.Value, base uintptr)
@@ -299,7 +300,7 @@ func checkRandomFilter(ctx context.Context, seed uint64, stores []*diffStore) (p
 			res = strings.Join(ids(got), " ")
 			var want []string
 			for _, it := range ds.Items {
-				if pk, _ := abstractions.SplitID(it.ID); (q.Partition == "" || pk == q.Partition) && evalFilter(f.Root(), it) {
+				if pk, _ := abstractions.SplitID(it.ID); (q.Partition == "" || pk == q.Partition) && evalFilter(driver.Root(f), it) {
 					want = append(want, it.ID)
 				}
 			}

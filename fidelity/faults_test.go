@@ -163,7 +163,7 @@ func faultCases() []faultCase {
 		{verb: "Update LastWriterWins", on: faults.Writes, setup: seedOne, run: update(abstractions.LastWriterWins), check: nIs},
 		{verb: "Patch", on: faults.Writes, setup: seedOne,
 			run: func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
-				_, err := s.Patch(ctx, pk+"|a", abstractions.Set(abstractions.NewPatch[counterRow](), func(c *counterRow) *int { return &c.N }, 1))
+				_, err := s.Patch(ctx, pk+"|a", abstractions.Set(abstractions.NewPatch[counterRow](), abstractions.Field(func(c *counterRow) *int { return &c.N }), 1))
 				return "", err
 			}, check: nIs},
 		{verb: "Patch conditional", on: faults.Writes, setup: seedOne,
@@ -172,7 +172,7 @@ func faultCases() []faultCase {
 				if err != nil {
 					return "", err
 				}
-				_, err = s.Patch(ctx, pk+"|a", abstractions.Set(abstractions.NewPatch[counterRow](), func(c *counterRow) *int { return &c.N }, 1).WithETag(v.ETag))
+				_, err = s.Patch(ctx, pk+"|a", abstractions.Set(abstractions.NewPatch[counterRow](), abstractions.Field(func(c *counterRow) *int { return &c.N }), 1).WithETag(v.ETag))
 				return "", err
 			}, check: nIs},
 		{verb: "Delete", on: faults.Writes, setup: seedOne,

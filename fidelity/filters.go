@@ -32,7 +32,7 @@ var (
 	fHome   = abstractions.Field(func(i *itemRow) *address { return &i.Home })
 	fTags   = abstractions.Field(func(i *itemRow) *[]string { return &i.Tags })
 	fID     = abstractions.Field(func(i *itemRow) *string { return &i.ID })
-	fActIs  = abstractions.IsTrue(func(i *itemRow) *bool { return &i.Active })
+	fActIs  = abstractions.IsTrue(fActive)
 	baseT   = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	guidOf  = func(b byte) abstractions.GUID {
 		return abstractions.GUID{b, 0xab, 0xcd, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, b}
@@ -141,6 +141,7 @@ func supportedFilters() []namedFilter {
 	add("pointer int lt", fOpt.Lt(10))
 	add("pointer int ge", fOpt.Ge(10))
 	add("pointer bool eq", fFlag.Eq(false))
+	add("pointer bool bare", abstractions.IsTrue(fFlag))
 	add("nested eq", fCity.Eq("Lviv"))
 	add("nested gt", fCity.Gt("Lima"))
 	add("id eq", fID.Eq("p|i3"))
@@ -169,6 +170,7 @@ func refusedFilters() []namedFilter {
 		{"pointer ne", fOpt.Ne(3)},
 		{"negated pointer", abstractions.Not(fOpt.Ge(3))},
 		{"negated pointer bool", abstractions.Not(fFlag.Eq(true))},
+		{"negated pointer bool bare", abstractions.Not(abstractions.IsTrue(fFlag))},
 		{"time ne", fWhen.Ne(baseT)},
 		{"zero time", fWhen.Lt(time.Time{})},
 		{"time before 1601", fWhen.Gt(time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC))},
@@ -183,6 +185,7 @@ func refusedFilters() []namedFilter {
 		{"16 comparisons with the partition", abstractions.Or(append(many, fCount.Eq(99))...)},
 		{"empty and", abstractions.And[itemRow]()},
 		{"empty or", abstractions.Or[itemRow]()},
+		{"empty field (the zero TypedField)", abstractions.TypedField[itemRow, string]{}.Eq("x")},
 		{"zero filter operand", abstractions.And(fCount.Eq(1), abstractions.Filter[itemRow]{})},
 	}
 }

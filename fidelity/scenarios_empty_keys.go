@@ -49,7 +49,7 @@ var emptyKeyScenarios = []Scenario{{
 		e.Is("upsert", s.Upsert(ctx, &customerRow{Entity: abstractions.Entity{ID: "|x"}, Name: "changed"}), abstractions.ErrInvalidKey)
 		e.Is("update", s.Update(ctx, &customerRow{Entity: abstractions.Entity{ID: "x|"}, Name: "changed"}, abstractions.LastWriterWins),
 			abstractions.ErrInvalidKey)
-		_, err = s.Patch(ctx, "|", abstractions.Set(abstractions.NewPatch[customerRow](), func(c *customerRow) *string { return &c.Name }, "changed"))
+		_, err = s.Patch(ctx, "|", abstractions.Set(abstractions.NewPatch[customerRow](), abstractions.Field(func(c *customerRow) *string { return &c.Name }), "changed"))
 		e.Is("patch", err, abstractions.ErrInvalidKey)
 		e.Is("delete", s.Delete(ctx, "|x"), abstractions.ErrInvalidKey)
 

@@ -53,8 +53,8 @@ func etagNotIssued(ctx context.Context, e *Env) {
 	weak.ETag = `W/"abc"`
 	e.Is("update strict with a weak tag", s.Update(ctx, &weak, abstractions.Strict), abstractions.ErrConcurrencyConflict)
 	patch := func(etag string) error {
-		_, err := s.Patch(ctx, c.ID, abstractions.Set(abstractions.NewPatch[customerRow](),
-			func(v *customerRow) *string { return &v.Name }, "changed").WithETag(etag))
+		name := abstractions.Field(func(v *customerRow) *string { return &v.Name })
+		_, err := s.Patch(ctx, c.ID, abstractions.Set(abstractions.NewPatch[customerRow](), name, "changed").WithETag(etag))
 		return err
 	}
 	e.Is("patch with a strong tag", patch(`"abc"`), abstractions.ErrInvalidArgument)

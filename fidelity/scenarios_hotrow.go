@@ -12,7 +12,7 @@ import (
 )
 
 // Hot rows: many outcome-verb calls on one row. Within one account the calls take turns
-// (abstractions.Turnstile), so none can lose an attempt to another; two accounts over one
+// (driver.Turnstile), so none can lose an attempt to another; two accounts over one
 // table stand for two processes, whose calls still race through the service.
 
 // hotRowIncrements runs workers goroutines that each make each successful Mutate

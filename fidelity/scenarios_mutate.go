@@ -265,19 +265,19 @@ var mutateScenarios = []Scenario{
 			e.OK("create", s.Create(ctx, c))
 			sets := []func(p *abstractions.Patch[customerRow], i int){
 				func(p *abstractions.Patch[customerRow], i int) {
-					abstractions.Set(p, func(c *customerRow) *string { return &c.Name }, fmt.Sprint("name", i))
+					abstractions.Set(p, abstractions.Field(func(c *customerRow) *string { return &c.Name }), fmt.Sprint("name", i))
 				},
 				func(p *abstractions.Patch[customerRow], i int) {
-					abstractions.Set(p, func(c *customerRow) *string { return &c.Email }, fmt.Sprint("mail", i))
+					abstractions.Set(p, abstractions.Field(func(c *customerRow) *string { return &c.Email }), fmt.Sprint("mail", i))
 				},
 				func(p *abstractions.Patch[customerRow], i int) {
-					abstractions.Set(p, func(c *customerRow) *float64 { return &c.Balance }, float64(i))
+					abstractions.Set(p, abstractions.Field(func(c *customerRow) *float64 { return &c.Balance }), float64(i))
 				},
 				func(p *abstractions.Patch[customerRow], i int) {
-					abstractions.Set(p, func(c *customerRow) *[]string { return &c.Tags }, []string{fmt.Sprint("t", i)})
+					abstractions.Set(p, abstractions.Field(func(c *customerRow) *[]string { return &c.Tags }), []string{fmt.Sprint("t", i)})
 				},
 				func(p *abstractions.Patch[customerRow], i int) {
-					abstractions.Set(p, func(c *customerRow) *string { return &c.Address.City }, fmt.Sprint("city", i))
+					abstractions.Set(p, abstractions.Field(func(c *customerRow) *string { return &c.Address.City }), fmt.Sprint("city", i))
 				},
 			}
 			hammer(e, len(sets), func(w int) error {
@@ -305,7 +305,7 @@ var mutateScenarios = []Scenario{
 			c := alice()
 			e.OK("create", s.Create(ctx, c))
 			name := func(v string) *abstractions.Patch[customerRow] {
-				return abstractions.Set(abstractions.NewPatch[customerRow](), func(c *customerRow) *string { return &c.Name }, v)
+				return abstractions.Set(abstractions.NewPatch[customerRow](), abstractions.Field(func(c *customerRow) *string { return &c.Name }), v)
 			}
 			etag, err := s.Patch(ctx, c.ID, name("A1").WithETag(c.ETag))
 			e.OK("with the current etag", err)
@@ -336,29 +336,29 @@ var mutateScenarios = []Scenario{
 			p := func() *abstractions.Patch[employeeRow] { return abstractions.NewPatch[employeeRow]() }
 			_, err := s.Patch(ctx, emp.ID, p())
 			e.Is("empty", err, abstractions.ErrInvalidArgument)
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *string { return new(string) }, "x"))
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), abstractions.Field(func(x *employeeRow) *string { return new(string) }), "x"))
 			e.Is("selector outside the entity", err, abstractions.ErrNotSupported) // as in a filter: one resolver
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *string { return &x.ID }, "hr|eve"))
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), abstractions.Field(func(x *employeeRow) *string { return &x.ID }), "hr|eve"))
 			e.Is("the id", err, abstractions.ErrNotSupported)
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *string { return &x.ETag }, "x"))
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), abstractions.Field(func(x *employeeRow) *string { return &x.ETag }), "x"))
 			e.Is("the etag", err, abstractions.ErrNotSupported)
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *abstractions.Entity { return &x.Entity }, abstractions.Entity{}))
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), abstractions.Field(func(x *employeeRow) *abstractions.Entity { return &x.Entity }), abstractions.Entity{}))
 			e.Is("a struct without a column", err, abstractions.ErrNotSupported)
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) **string { return &x.Note }, nil))
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), abstractions.Field(func(x *employeeRow) **string { return &x.Note }), nil))
 			e.Is("a value with no cell", err, abstractions.ErrNotSupported)
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *float64 { return &x.Salary }, 1e6))
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), abstractions.Field(func(x *employeeRow) *float64 { return &x.Salary }), 1e6))
 			e.Is("protected without AllowProtected", err, abstractions.ErrProtectedProperty)
 			e.Equal("the refusal names the field", err != nil && strings.Contains(err.Error(), "Salary"), true)
 			big := strings.Repeat("x", 40000)
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *string { return &x.Name }, big))
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), abstractions.Field(func(x *employeeRow) *string { return &x.Name }), big))
 			e.Is("too large for a cell", err, abstractions.ErrOversizedCell)
 			compress := storeOf[employeeRow](e, &tables.Options{Oversized: codec.OversizedCompress})
-			_, err = compress.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *string { return &x.Name }, big))
+			_, err = compress.Patch(ctx, emp.ID, abstractions.Set(p(), abstractions.Field(func(x *employeeRow) *string { return &x.Name }), big))
 			e.Is("fits only compressed", err, abstractions.ErrNotSupported)
 			got, err := s.One(ctx, emp.ID)
 			e.OK("read", err)
 			e.Equal("nothing was sent", got.ETag == emp.ETag, true)
-			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), func(x *employeeRow) *float64 { return &x.Salary }, 200).AllowProtected())
+			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), abstractions.Field(func(x *employeeRow) *float64 { return &x.Salary }), 200).AllowProtected())
 			e.OK("protected with AllowProtected", err)
 			got, err = s.One(ctx, emp.ID)
 			e.OK("read", err)
@@ -385,7 +385,7 @@ var mutateScenarios = []Scenario{
 			raw, err := e.Tables.GetRow(ctx, e.Table, "p", "old", nil)
 			e.OK("raw", err)
 			e.Observe("a whole-entity write converges to the canonical column", raw)
-			_, err = s.Patch(ctx, "p|both", abstractions.Set(abstractions.NewPatch[renamedRow](), func(r *renamedRow) *string { return &r.Name }, "patched"))
+			_, err = s.Patch(ctx, "p|both", abstractions.Set(abstractions.NewPatch[renamedRow](), abstractions.Field(func(r *renamedRow) *string { return &r.Name }), "patched"))
 			e.OK("patch", err)
 			b, err = s.One(ctx, "p|both")
 			e.OK("read patched", err)

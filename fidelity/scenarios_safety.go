@@ -214,7 +214,7 @@ func malformedETags(ctx context.Context, e *Env) {
 		v.ETag = etag
 		e.Is(fmt.Sprintf("update strict %q", etag), cs.Update(ctx, &v, abstractions.Strict), abstractions.ErrInvalidArgument)
 		e.Is(fmt.Sprintf("update auto %q", etag), cs.Update(ctx, &v, abstractions.Auto), abstractions.ErrInvalidArgument)
-		p := abstractions.Set(abstractions.NewPatch[customerRow](), func(c *customerRow) *string { return &c.Name }, "patched").WithETag(etag)
+		p := abstractions.Set(abstractions.NewPatch[customerRow](), abstractions.Field(func(c *customerRow) *string { return &c.Name }), "patched").WithETag(etag)
 		_, err := cs.Patch(ctx, c.ID, p)
 		e.Is(fmt.Sprintf("conditional patch %q", etag), err, abstractions.ErrInvalidArgument)
 		var se *abstractions.StoreError
@@ -228,7 +228,7 @@ func malformedETags(ctx context.Context, e *Env) {
 	// A well-formed ETag of another version is the service's to judge: a conflict.
 	v.ETag = `W/"datetime'2020-01-01T00%3A00%3A00.0000000Z'"`
 	e.Is("update with a stale etag", s.Update(ctx, &v, abstractions.Strict), abstractions.ErrConcurrencyConflict)
-	_, err := s.Patch(ctx, c.ID, abstractions.Set(abstractions.NewPatch[customerRow](), func(c *customerRow) *string { return &c.Name }, "x").WithETag(v.ETag))
+	_, err := s.Patch(ctx, c.ID, abstractions.Set(abstractions.NewPatch[customerRow](), abstractions.Field(func(c *customerRow) *string { return &c.Name }), "x").WithETag(v.ETag))
 	e.Is("patch with a stale etag", err, abstractions.ErrConcurrencyConflict)
 	got, err := s.One(ctx, c.ID)
 	e.OK("one", err)
@@ -269,7 +269,7 @@ func failingCalls(ctx context.Context, e *Env, s *tables.Store[customerRow], cal
 			return s.Create(ctx, &customerRow{Entity: abstractions.Entity{ID: "eu|bob"}})
 		}},
 		{"patch", `op="patch" own-table=true pk="eu" rk="bob"`, func(ctx context.Context) error {
-			_, err := s.Patch(ctx, "eu|bob", abstractions.Set(abstractions.NewPatch[customerRow](), func(c *customerRow) *string { return &c.Name }, "b"))
+			_, err := s.Patch(ctx, "eu|bob", abstractions.Set(abstractions.NewPatch[customerRow](), abstractions.Field(func(c *customerRow) *string { return &c.Name }), "b"))
 			return err
 		}},
 		{"delete", `op="delete" own-table=true pk="eu" rk="bob"`, func(ctx context.Context) error { return s.Delete(ctx, "eu|bob") }},
@@ -525,7 +525,7 @@ func largeNonASCII(ctx context.Context, e *Env) {
 	e.OK("upsert", s.Upsert(ctx, c))
 	check("after upsert", c)
 	c.Address.City = "日本" + text
-	_, err := s.Patch(ctx, c.ID, abstractions.Set(abstractions.NewPatch[customerRow](), func(c *customerRow) *string { return &c.Address.City }, c.Address.City))
+	_, err := s.Patch(ctx, c.ID, abstractions.Set(abstractions.NewPatch[customerRow](), abstractions.Field(func(c *customerRow) *string { return &c.Address.City }), c.Address.City))
 	e.OK("patch", err)
 	check("after patch", c)
 	for i := 0; i < 10; i++ {

@@ -138,7 +138,7 @@ func TestSoak(t *testing.T) {
 							}
 							have[id] = n + 1
 						case op <= 5:
-							if _, err := s.Patch(ctx, id, abstractions.Set(abstractions.NewPatch[counterRow](), func(c *counterRow) *int { return &c.N }, n+1)); err != nil {
+							if _, err := s.Patch(ctx, id, abstractions.Set(abstractions.NewPatch[counterRow](), abstractions.Field(func(c *counterRow) *int { return &c.N }), n+1)); err != nil {
 								fail("patch %s: %v", id, err)
 								continue
 							}

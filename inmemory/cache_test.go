@@ -298,7 +298,7 @@ func TestCacheListsFollowWrites(t *testing.T) {
 	if n := count(s.ListAll(ctx)); n != 4 {
 		t.Fatalf("list all after a create: %d", n)
 	}
-	if _, err := s.Patch(ctx, "q|a", abstractions.Set(abstractions.NewPatch[Doc](), func(d *Doc) *int { return &d.N }, 5)); err != nil {
+	if _, err := s.Patch(ctx, "q|a", abstractions.Set(abstractions.NewPatch[Doc](), abstractions.Field(func(d *Doc) *int { return &d.N }), 5)); err != nil {
 		t.Fatal(err)
 	}
 	l, err := s.List(ctx, "q")
@@ -456,7 +456,7 @@ func TestCachePatchKeepsWarmOnlyWhenSafe(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := func(p *abstractions.Patch[Doc], v int) *abstractions.Patch[Doc] {
-		return abstractions.Set(p, func(d *Doc) *int { return &d.N }, v)
+		return abstractions.Set(p, abstractions.Field(func(d *Doc) *int { return &d.N }), v)
 	}
 	// An unconditional patch of a plain top-level column keeps the entity warm, with the
 	// ETag it had: older than the row's, so a Strict write of it meets a conflict.
@@ -484,9 +484,9 @@ func TestCachePatchKeepsWarmOnlyWhenSafe(t *testing.T) {
 	// Paths that do not keep it warm: a nested column, a JSON-stored field, a time a read
 	// does not give back as set (sub-100 ns).
 	for name, p := range map[string]*abstractions.Patch[Doc]{
-		"nested": abstractions.Set(abstractions.NewPatch[Doc](), func(d *Doc) *string { return &d.Place.City }, "Lviv"),
-		"json":   abstractions.Set(abstractions.NewPatch[Doc](), func(d *Doc) *[]string { return &d.Tags }, []string{"x"}),
-		"time":   abstractions.Set(abstractions.NewPatch[Doc](), func(d *Doc) *time.Time { return &d.When }, time.Date(2026, 1, 1, 0, 0, 0, 1, time.UTC)),
+		"nested": abstractions.Set(abstractions.NewPatch[Doc](), abstractions.Field(func(d *Doc) *string { return &d.Place.City }), "Lviv"),
+		"json":   abstractions.Set(abstractions.NewPatch[Doc](), abstractions.Field(func(d *Doc) *[]string { return &d.Tags }), []string{"x"}),
+		"time":   abstractions.Set(abstractions.NewPatch[Doc](), abstractions.Field(func(d *Doc) *time.Time { return &d.When }), time.Date(2026, 1, 1, 0, 0, 0, 1, time.UTC)),
 	} {
 		read(t, s, g, "p|a") // make sure it is cached
 		if _, err := s.Patch(ctx, "p|a", p); err != nil {
@@ -592,7 +592,7 @@ func TestCacheAbsoluteDeadlineSurvivesPatches(t *testing.T) {
 	// Patches every 20 ms: the entry stays warm (the patch is applied to it) until its
 	// 150 ms are up, and not one patch longer.
 	for i := 1; i <= 30; i++ {
-		if _, err := a.Patch(ctx, "p|x", abstractions.Set(abstractions.NewPatch[Doc](), func(d *Doc) *int { return &d.N }, i)); err != nil {
+		if _, err := a.Patch(ctx, "p|x", abstractions.Set(abstractions.NewPatch[Doc](), abstractions.Field(func(d *Doc) *int { return &d.N }), i)); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(20 * time.Millisecond)

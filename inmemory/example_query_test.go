@@ -24,6 +24,7 @@ type Reading struct {
 var (
 	celsius = abstractions.Field(func(r *Reading) *float64 { return &r.Celsius })
 	site    = abstractions.Field(func(r *Reading) *string { return &r.Site })
+	alarm   = abstractions.Field(func(r *Reading) *bool { return &r.Alarm })
 )
 
 // readings returns a store holding readings 00 to 09 of sensor s1 (0 to 45 °C, the kitchen
@@ -71,7 +72,7 @@ func ExampleFor_filter() {
 
 	// Across partitions, with a bare Boolean condition.
 	alarms, err := store.Query(ctx, abstractions.Query[Reading]{
-		Where: abstractions.IsTrue(func(r *Reading) *bool { return &r.Alarm }),
+		Where: abstractions.IsTrue(alarm),
 	})
 	if err != nil {
 		log.Fatal(err)

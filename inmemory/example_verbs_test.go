@@ -162,13 +162,18 @@ func ExampleFor_patch() {
 		log.Fatal(err)
 	}
 
+	// A patch names its fields as filters do (build them once, a package-level variable say).
+	city := abstractions.Field(func(p *Profile) *string { return &p.Address.City })
+	score := abstractions.Field(func(p *Profile) *float64 { return &p.Score })
+	name := abstractions.Field(func(p *Profile) *string { return &p.Name })
+
 	// One writer moves Alice (the column Address_City; Address_Zip stays), another scores her.
-	move := abstractions.Set(abstractions.NewPatch[Profile](), func(p *Profile) *string { return &p.Address.City }, "Lviv")
-	score := abstractions.Set(abstractions.NewPatch[Profile](), func(p *Profile) *float64 { return &p.Score }, 4.5)
+	move := abstractions.Set(abstractions.NewPatch[Profile](), city, "Lviv")
+	rate := abstractions.Set(abstractions.NewPatch[Profile](), score, 4.5)
 	if _, err := profiles.Patch(ctx, "eu|alice", move); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := profiles.Patch(ctx, "eu|alice", score); err != nil {
+	if _, err := profiles.Patch(ctx, "eu|alice", rate); err != nil {
 		log.Fatal(err)
 	}
 	got, err := profiles.One(ctx, "eu|alice")
@@ -179,13 +184,12 @@ func ExampleFor_patch() {
 
 	// alice still carries the ETag of her first version: a conditional patch based on it
 	// loses, and writes nothing.
-	rename := abstractions.Set(abstractions.NewPatch[Profile](), func(p *Profile) *string { return &p.Name }, "Alicia").
-		WithETag(alice.ETag)
+	rename := abstractions.Set(abstractions.NewPatch[Profile](), name, "Alicia").WithETag(alice.ETag)
 	_, err = profiles.Patch(ctx, "eu|alice", rename)
 	fmt.Println(errors.Is(err, abstractions.ErrConcurrencyConflict))
 
 	// A patch never creates a row.
-	_, err = profiles.Patch(ctx, "eu|nobody", score)
+	_, err = profiles.Patch(ctx, "eu|nobody", rate)
 	fmt.Println(errors.Is(err, abstractions.ErrNotFound))
 	// Output:
 	// Alice Lviv 01001 4.5

@@ -129,7 +129,7 @@ func FuzzStorePaths(f *testing.F) {
 		case 2:
 			err = s.Update(ctx, doc, abstractions.LastWriterWins)
 		case 3:
-			_, err = s.Patch(ctx, id, abstractions.Set(abstractions.NewPatch[FuzzDoc](), func(d *FuzzDoc) *string { return &d.Name }, name))
+			_, err = s.Patch(ctx, id, abstractions.Set(abstractions.NewPatch[FuzzDoc](), abstractions.Field(func(d *FuzzDoc) *string { return &d.Name }), name))
 		case 4:
 			_, err = s.Query(ctx, abstractions.Query[FuzzDoc]{Partition: pk, RowKeyPrefix: prefix, Where: nameField.Eq(filterVal)})
 		case 5:

@@ -43,7 +43,7 @@ func TestPatchIgnoresOtherFields(t *testing.T) {
 	if err := s.Create(ctx, &Ticket{Entity: abstractions.Entity{ID: "p|1"}, Level: 2, Title: "a"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Patch(ctx, "p|1", abstractions.Set(abstractions.NewPatch[Ticket](), func(x *Ticket) *string { return &x.Title }, "b")); err != nil {
+	if _, err := s.Patch(ctx, "p|1", abstractions.Set(abstractions.NewPatch[Ticket](), abstractions.Field(func(x *Ticket) *string { return &x.Title }), "b")); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.One(ctx, "p|1")

@@ -281,7 +281,7 @@ func TestStoreCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		setN := func(n int) *abstractions.Patch[item] {
-			return abstractions.Set(abstractions.NewPatch[item](), func(x *item) *int { return &x.N }, n)
+			return abstractions.Set(abstractions.NewPatch[item](), abstractions.Field(func(x *item) *int { return &x.N }), n)
 		}
 		// Conditional on the cached version: the cached entity takes the cells and the ETag.
 		etag, err := s.Patch(ctx, "p|a", setN(2).WithETag(v.ETag))

@@ -52,7 +52,7 @@ func TestEveryCallHonoursItsContext(t *testing.T) {
 		},
 		"DeletePartition": func() error { _, err := s.DeletePartition(cancelled, "p"); return err },
 		"Patch": func() error {
-			_, err := s.Patch(cancelled, "p|a", abstractions.Set(abstractions.NewPatch[item](), func(i *item) *string { return &i.Name }, "b"))
+			_, err := s.Patch(cancelled, "p|a", abstractions.Set(abstractions.NewPatch[item](), abstractions.Field(func(i *item) *string { return &i.Name }), "b"))
 			return err
 		},
 		"Query": func() error {

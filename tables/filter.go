@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -48,7 +49,7 @@ type translator struct {
 }
 
 // column resolves a field reference to the plan's field.
-func (tr *translator) column(ref abstractions.FieldRef) (*codec.Field, *filterError) {
+func (tr *translator) column(ref driver.Field) (*codec.Field, *filterError) {
 	if ref.Err != nil {
 		return nil, refError(ref.Err)
 	}
@@ -114,12 +115,12 @@ func nullable(f *codec.Field) bool {
 }
 
 // node translates one node; neg says whether it sits below an odd number of Nots.
-func (tr *translator) node(b *strings.Builder, n *abstractions.FilterNode, neg bool) *filterError {
+func (tr *translator) node(b *strings.Builder, n *driver.Node, neg bool) *filterError {
 	if n == nil {
 		return refuse(abstractions.ErrInvalidArgument, "", "a zero Filter cannot be an operand of And, Or or Not; leave it out")
 	}
 	switch n.Op {
-	case abstractions.FilterAnd, abstractions.FilterOr:
+	case driver.OpAnd, driver.OpOr:
 		if len(n.Operands) == 0 {
 			return refuse(abstractions.ErrInvalidArgument, "", "%s needs at least one operand", n.Op)
 		}
@@ -137,7 +138,7 @@ func (tr *translator) node(b *strings.Builder, n *abstractions.FilterNode, neg b
 			b.WriteByte(')')
 		}
 		return nil
-	case abstractions.FilterNot:
+	case driver.OpNot:
 		if len(n.Operands) != 1 {
 			return refuse(abstractions.ErrInvalidArgument, "", "not needs exactly one operand")
 		}
@@ -147,7 +148,7 @@ func (tr *translator) node(b *strings.Builder, n *abstractions.FilterNode, neg b
 		}
 		b.WriteByte(')')
 		return nil
-	case abstractions.FilterTrue:
+	case driver.OpTrue:
 		f, err := tr.column(n.Field)
 		if err != nil {
 			return err
@@ -161,19 +162,19 @@ func (tr *translator) node(b *strings.Builder, n *abstractions.FilterNode, neg b
 		}
 		b.WriteString(f.Name)
 		return nil
-	case abstractions.FilterEq, abstractions.FilterNe, abstractions.FilterLt, abstractions.FilterLe, abstractions.FilterGt, abstractions.FilterGe:
+	case driver.OpEq, driver.OpNe, driver.OpLt, driver.OpLe, driver.OpGt, driver.OpGe:
 		return tr.comparison(b, n, neg)
 	}
 	return refuse(abstractions.ErrInvalidArgument, "", "unknown filter operation %v", n.Op)
 }
 
-func (tr *translator) comparison(b *strings.Builder, n *abstractions.FilterNode, neg bool) *filterError {
+func (tr *translator) comparison(b *strings.Builder, n *driver.Node, neg bool) *filterError {
 	f, err := tr.column(n.Field)
 	if err != nil {
 		return err
 	}
-	ordering := n.Op != abstractions.FilterEq && n.Op != abstractions.FilterNe
-	if nullable(f) && (n.Op == abstractions.FilterNe || neg) {
+	ordering := n.Op != driver.OpEq && n.Op != driver.OpNe
+	if nullable(f) && (n.Op == driver.OpNe || neg) {
 		return refuse(abstractions.ErrNotSupported, f.Path, "%s on a %v field: a row without the column (a nil pointer, the zero time, or a row "+
 			"written before the field existed) matches no comparison on the service, so ne and not would answer otherwise than in Go; "+
 			"write the condition without Ne or Not "+
@@ -189,7 +190,7 @@ func (tr *translator) comparison(b *strings.Builder, n *abstractions.FilterNode,
 	return nil
 }
 
-func describeOp(op abstractions.FilterOp, neg bool) string {
+func describeOp(op driver.Op, neg bool) string {
 	if neg {
 		return "a negated comparison (" + op.String() + " under not)"
 	}
@@ -296,7 +297,7 @@ func formatDouble(x float64) string {
 
 // queryFilter is the service filter of a query: the partition, the row-key range of the
 // prefix and the caller's filter, and the number of comparisons it holds.
-func queryFilter(plan *codec.Plan, pk, prefix string, where *abstractions.FilterNode) (string, *filterError) {
+func queryFilter(plan *codec.Plan, pk, prefix string, where *driver.Node) (string, *filterError) {
 	var parts []string
 	n := 0
 	if pk != "" {

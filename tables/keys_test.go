@@ -160,7 +160,7 @@ func TestKeyRefusalsSendNothing(t *testing.T) {
 		{"one", func(s *Store[item]) error { _, err := s.One(ctx, "p|\x00"); return err }},
 		{"exists", func(s *Store[item]) error { _, err := s.Exists(ctx, "\xff"); return err }},
 		{"patch", func(s *Store[item]) error {
-			_, err := s.Patch(ctx, "p|", abstractions.Set(abstractions.NewPatch[item](), func(x *item) *int { return &x.N }, 1))
+			_, err := s.Patch(ctx, "p|", abstractions.Set(abstractions.NewPatch[item](), abstractions.Field(func(x *item) *int { return &x.N }), 1))
 			return err
 		}},
 		{"list", func(s *Store[item]) error { _, err := s.List(ctx, "a|b"); return err }},
@@ -285,7 +285,7 @@ func TestEmptyKeysAreReadNotWritten(t *testing.T) {
 			return s.Update(ctx, &item{Entity: abstractions.Entity{ID: id}}, abstractions.LastWriterWins)
 		},
 		"patch": func(id string) error {
-			_, err := s.Patch(ctx, id, abstractions.Set(abstractions.NewPatch[item](), func(x *item) *int { return &x.N }, 1))
+			_, err := s.Patch(ctx, id, abstractions.Set(abstractions.NewPatch[item](), abstractions.Field(func(x *item) *int { return &x.N }), 1))
 			return err
 		},
 		"delete": func(id string) error { return s.Delete(ctx, id) },

@@ -32,7 +32,7 @@ func TestMissingTableOnlyCreatingWritesCreateIt(t *testing.T) {
 			{"delete", func(s *Store[item]) error { return s.Delete(ctx, "eu|x") }, nil, false},
 			{"delete partition", func(s *Store[item]) error { _, err := s.DeletePartition(ctx, "eu"); return err }, nil, false},
 			{"patch", func(s *Store[item]) error {
-				_, err := s.Patch(ctx, "eu|x", abstractions.Set(abstractions.NewPatch[item](), func(v *item) *int { return &v.N }, 1))
+				_, err := s.Patch(ctx, "eu|x", abstractions.Set(abstractions.NewPatch[item](), abstractions.Field(func(v *item) *int { return &v.N }), 1))
 				return err
 			}, abstractions.ErrNotFound, false},
 			{"update last writer wins", func(s *Store[item]) error {
@@ -162,7 +162,7 @@ func TestServiceRefusedETag(t *testing.T) {
 				return s.Update(ctx, &item{Entity: abstractions.Entity{ID: "p|a", ETag: etag}}, abstractions.Strict)
 			}, abstractions.ErrInvalidArgument},
 			{"patch with etag", func(s *Store[item]) error {
-				_, err := s.Patch(ctx, "p|a", abstractions.Set(abstractions.NewPatch[item](), func(v *item) *int { return &v.N }, 1).WithETag(etag))
+				_, err := s.Patch(ctx, "p|a", abstractions.Set(abstractions.NewPatch[item](), abstractions.Field(func(v *item) *int { return &v.N }), 1).WithETag(etag))
 				return err
 			}, abstractions.ErrInvalidArgument},
 			{"upsert", func(s *Store[item]) error { return s.Upsert(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}}) }, nil},

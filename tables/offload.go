@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
@@ -191,21 +192,21 @@ type fileValue struct {
 // fields or entities of the write is hashed and locked once).
 type fileSources struct {
 	mu sync.Mutex // the partitions of a batch upload concurrently
-	m  map[*abstractions.File]*abstractions.FileSource
+	m  map[*abstractions.File]driver.FileSource
 }
 
-func (fs *fileSources) get(ctx context.Context, f *abstractions.File) (*abstractions.FileSource, error) {
+func (fs *fileSources) get(ctx context.Context, f *abstractions.File) (driver.FileSource, error) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if src, ok := fs.m[f]; ok {
 		return src, nil
 	}
-	src, err := f.Source(ctx)
+	src, err := driver.TakeFile(ctx, f)
 	if err != nil {
 		return nil, err
 	}
 	if fs.m == nil {
-		fs.m = map[*abstractions.File]*abstractions.FileSource{}
+		fs.m = map[*abstractions.File]driver.FileSource{}
 	}
 	fs.m[f] = src
 	return src, nil
@@ -263,7 +264,7 @@ func (s *Store[T]) resolveFiles(ctx context.Context, op string, p *prepared[T], 
 			if err != nil {
 				return s.fileError(op, p, fv, err)
 			}
-			ref.SHA256, ref.Length = src.SHA256, src.Length
+			ref.SHA256, ref.Length = src.SHA256(), src.Length()
 		}
 		p.values[fv.value].Ref = ref
 	}
@@ -292,7 +293,7 @@ type storeBlob struct {
 	gone func()
 }
 
-// OpenBlob implements abstractions.FileBlob.
+// OpenBlob implements driver.FileBlob.
 func (b *storeBlob) OpenBlob(ctx context.Context) (io.ReadCloser, error) {
 	if b.blobs == nil {
 		return nil, &abstractions.StoreError{Kind: abstractions.ErrBlobOffloadNotConfigured, Op: "open file",
@@ -336,7 +337,7 @@ func (g *goneBody) Read(p []byte) (int, error) {
 }
 
 // sameBlob reports whether a File's blob is the named blob of this store's account.
-func (s *Store[T]) sameBlob(fb abstractions.FileBlob, path string) bool {
+func (s *Store[T]) sameBlob(fb driver.FileBlob, path string) bool {
 	b, ok := fb.(*storeBlob)
 	return ok && b.blobs == s.acct.blobs && b.container == s.acct.off.container && b.path == path
 }
@@ -355,7 +356,7 @@ func (s *Store[T]) blobOf(pk, rk, path string) *storeBlob {
 
 // bindFile returns the File of a stored reference.
 func (s *Store[T]) bindFile(pk, rk string, ref largevalue.BlobRef) *abstractions.File {
-	return abstractions.NewStoredFile(s.blobOf(pk, rk, ref.Path), ref.SHA256, ref.Length, ref.ContentType)
+	return driver.NewStoredFile(s.blobOf(pk, rk, ref.Path), ref.SHA256, ref.Length, ref.ContentType)
 }
 
 // bindFiles sets the file fields of a decoded entity from the reference cells of its row:
@@ -429,7 +430,7 @@ func (s *Store[T]) uploadFile(ctx context.Context, op string, p *prepared[T], b 
 		}
 	}
 	src := fs.m[fv.file]
-	if src.Blob != nil && s.sameBlob(src.Blob, b.Ref.Path) {
+	if src.Blob() != nil && s.sameBlob(src.Blob(), b.Ref.Path) {
 		// The row's own blob, read or uploaded before: keep it, and restart its age.
 		_, err := s.acct.blobs.Touch(ctx, s.acct.off.container, b.Ref.Path)
 		if abstractions.HasStatus(err, http.StatusNotFound, "BlobNotFound") {
@@ -452,7 +453,7 @@ func (s *Store[T]) uploadFile(ctx context.Context, op string, p *prepared[T], b 
 		}
 		return s.translate(op, p.pk, p.rk, err)
 	}
-	if src.Blob == nil {
+	if src.Blob() == nil {
 		// A File of bytes keeps its bytes; one made from a reader streams its blob now.
 		src.Uploaded(s.blobOf(p.pk, p.rk, b.Ref.Path))
 		return nil

@@ -98,7 +98,7 @@ func TestFileStreamFailuresAreClassified(t *testing.T) {
 		{"deadline", fmt.Errorf("read body: %w", context.DeadlineExceeded), abstractions.ErrUnavailable},
 		{"reset", errors.New("read tcp: connection reset by peer"), abstractions.ErrUnavailable},
 		{"cancelled", fmt.Errorf("read body: %w", context.Canceled), context.Canceled},
-		{"deleted", abstractions.NewStatusError(404, "BlobNotFound", "gone"), abstractions.ErrIntegrity},
+		{"deleted", &abstractions.StatusError{StatusCode: 404, ErrorCode: "BlobNotFound", Message: "gone"}, abstractions.ErrIntegrity},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &storeBlob{blobs: brokenStreamBlobs{err: tc.cause}, container: "c", path: "t/p/r/File/x"}

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -38,26 +39,27 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 		return &abstractions.StoreError{Kind: kind, Op: op, Table: s.table, PartitionKey: pk, RowKey: rk,
 			Message: fmt.Sprintf(format, args...) + "; nothing was sent", Err: cause}
 	}
-	if p == nil || (len(p.Fields()) == 0 && p.Err() == nil) {
+	dp := driver.PatchOf(p)
+	if len(dp.Fields) == 0 && dp.Err == nil {
 		return "", refuse(abstractions.ErrInvalidArgument, nil, "the patch sets no field")
 	}
-	if err := p.Err(); err != nil {
+	if err := dp.Err; err != nil {
 		kind := abstractions.ErrInvalidArgument
 		if errors.Is(err, abstractions.ErrNotSupported) {
 			kind = abstractions.ErrNotSupported
 		}
 		return "", refuse(kind, err, "the patch cannot be resolved")
 	}
-	if etag := p.ETag(); etag != "" && !service.IsEntityTag(etag) {
+	if etag := dp.ETag; etag != "" && !service.IsEntityTag(etag) {
 		return "", refuse(abstractions.ErrInvalidArgument, nil, "%s", strings.TrimSuffix(badETag(etag), "; nothing was sent"))
 	}
-	row, warm, err := s.patchRow(p, pk, rk, refuse)
+	row, warm, err := s.patchRow(dp, pk, rk, refuse)
 	if err != nil {
 		return "", err
 	}
 	ifMatch := service.ETagAny
-	if p.ETag() != "" {
-		ifMatch = p.ETag()
+	if dp.ETag != "" {
+		ifMatch = dp.ETag
 	}
 	w, err := s.merge(ctx, row, ifMatch, warm)
 	if err != nil {
@@ -116,12 +118,12 @@ func (s *Store[T]) merge(ctx context.Context, row service.Row, ifMatch string, w
 // warm reports whether a cached entity may take the row's cells as they are: every patched
 // field is a top-level plain column (not JSON-stored, not part of a nested struct) whose cell
 // reads back as exactly the value set.
-func (s *Store[T]) patchRow(p *abstractions.Patch[T], pk, rk string,
+func (s *Store[T]) patchRow(p driver.Patch, pk, rk string,
 	refuse func(kind error, cause error, format string, args ...any) error) (row service.Row, warm bool, err error) {
 	probe := new(T)
 	var cols []*codec.Field
 	stampsUpdated := true
-	for _, pf := range p.Fields() {
+	for _, pf := range p.Fields {
 		f, ok := s.plan.FieldByOffset(pf.Offset, pf.Type)
 		if !ok {
 			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
@@ -135,7 +137,7 @@ func (s *Store[T]) patchRow(p *abstractions.Patch[T], pk, rk string,
 		case f.Split != "" || f.Offload != "" || f.File || (coveredByTypeLevel(s.plan, f)):
 			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 				"%s may hold a large value, which partial updates cannot write; replace the entity instead", f.Path)
-		case len(f.Protected) > 0 && !p.ProtectedAllowed():
+		case len(f.Protected) > 0 && !p.AllowProtected:
 			return service.Row{}, false, refuse(abstractions.ErrProtectedProperty, nil,
 				"%s is protected (roles %s); check the caller's right yourself and call AllowProtected on the patch",
 				f.Path, strings.Join(f.Protected, "|"))

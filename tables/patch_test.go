@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -56,10 +57,10 @@ func rowText(r service.Row) string {
 func TestPatchRowCells(t *testing.T) {
 	s := patchStore(t, nil)
 	p := abstractions.NewPatch[patchee]()
-	abstractions.Set(p, func(x *patchee) *string { return &x.Home.City }, "Lviv")
-	abstractions.Set(p, func(x *patchee) *[]string { return &x.Tags }, []string{"a"})
-	abstractions.Set(p, func(x *patchee) *string { return &x.Name }, "N")
-	row, _, err := s.patchRow(p, "p", "r", noRefusal)
+	abstractions.Set(p, abstractions.Field(func(x *patchee) *string { return &x.Home.City }), "Lviv")
+	abstractions.Set(p, abstractions.Field(func(x *patchee) *[]string { return &x.Tags }), []string{"a"})
+	abstractions.Set(p, abstractions.Field(func(x *patchee) *string { return &x.Name }), "N")
+	row, _, err := s.patchRow(driver.PatchOf(p), "p", "r", noRefusal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +70,8 @@ func TestPatchRowCells(t *testing.T) {
 	}
 	// Setting UpdatedAt itself replaces the stamp.
 	at := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-	p = abstractions.Set(abstractions.NewPatch[patchee](), func(x *patchee) *time.Time { return &x.UpdatedAt }, at)
-	row, _, err = s.patchRow(p, "p", "r", noRefusal)
+	p = abstractions.Set(abstractions.NewPatch[patchee](), abstractions.Field(func(x *patchee) *time.Time { return &x.UpdatedAt }), at)
+	row, _, err = s.patchRow(driver.PatchOf(p), "p", "r", noRefusal)
 	if err != nil || rowText(row) != "UpdatedAt=Edm.DateTime(2020-01-01T00:00:00.0000000Z)" {
 		t.Fatalf("explicit UpdatedAt: %s %v", rowText(row), err)
 	}
@@ -83,27 +84,27 @@ func TestPatchRowRefusals(t *testing.T) {
 		p    *abstractions.Patch[patchee]
 		kind error
 	}{
-		{"nested struct", abstractions.Set(abstractions.NewPatch[patchee](), func(x *patchee) *patchAddr { return &x.Home }, patchAddr{}), abstractions.ErrNotSupported},
-		{"zero time", abstractions.Set(abstractions.NewPatch[patchee](), func(x *patchee) *time.Time { return &x.When }, time.Time{}), abstractions.ErrNotSupported},
-		{"nil pointer", abstractions.Set(abstractions.NewPatch[patchee](), func(x *patchee) **patchAddr { return &x.Work }, nil), abstractions.ErrNotSupported},
-		{"timestamp", abstractions.Set(abstractions.NewPatch[patchee](), func(x *patchee) *time.Time { return &x.Timestamp }, time.Now()), abstractions.ErrNotSupported},
-		{"large value", abstractions.Set(abstractions.NewPatch[patchee](), func(x *patchee) *string { return &x.Big }, "b"), abstractions.ErrNotSupported},
-		{"protected", abstractions.Set(abstractions.NewPatch[patchee](), func(x *patchee) *int64 { return &x.Pay }, 1), abstractions.ErrProtectedProperty},
-		{"oversized", abstractions.Set(abstractions.NewPatch[patchee](), func(x *patchee) *string { return &x.Name }, strings.Repeat("y", 40000)), abstractions.ErrOversizedCell},
+		{"nested struct", abstractions.Set(abstractions.NewPatch[patchee](), abstractions.Field(func(x *patchee) *patchAddr { return &x.Home }), patchAddr{}), abstractions.ErrNotSupported},
+		{"zero time", abstractions.Set(abstractions.NewPatch[patchee](), abstractions.Field(func(x *patchee) *time.Time { return &x.When }), time.Time{}), abstractions.ErrNotSupported},
+		{"nil pointer", abstractions.Set(abstractions.NewPatch[patchee](), abstractions.Field(func(x *patchee) **patchAddr { return &x.Work }), nil), abstractions.ErrNotSupported},
+		{"timestamp", abstractions.Set(abstractions.NewPatch[patchee](), abstractions.Field(func(x *patchee) *time.Time { return &x.Timestamp }), time.Now()), abstractions.ErrNotSupported},
+		{"large value", abstractions.Set(abstractions.NewPatch[patchee](), abstractions.Field(func(x *patchee) *string { return &x.Big }), "b"), abstractions.ErrNotSupported},
+		{"protected", abstractions.Set(abstractions.NewPatch[patchee](), abstractions.Field(func(x *patchee) *int64 { return &x.Pay }), 1), abstractions.ErrProtectedProperty},
+		{"oversized", abstractions.Set(abstractions.NewPatch[patchee](), abstractions.Field(func(x *patchee) *string { return &x.Name }), strings.Repeat("y", 40000)), abstractions.ErrOversizedCell},
 	}
 	for _, c := range cases {
-		_, _, err := s.patchRow(c.p, "p", "r", noRefusal)
+		_, _, err := s.patchRow(driver.PatchOf(c.p), "p", "r", noRefusal)
 		if !errors.Is(err, c.kind) {
 			t.Errorf("%s: got %v, want %v", c.name, err, c.kind)
 		}
 	}
-	p := abstractions.Set(abstractions.NewPatch[patchee](), func(x *patchee) *int64 { return &x.Pay }, 1).AllowProtected()
-	if _, _, err := s.patchRow(p, "p", "r", noRefusal); err != nil {
+	p := abstractions.Set(abstractions.NewPatch[patchee](), abstractions.Field(func(x *patchee) *int64 { return &x.Pay }), 1).AllowProtected()
+	if _, _, err := s.patchRow(driver.PatchOf(p), "p", "r", noRefusal); err != nil {
 		t.Errorf("AllowProtected: %v", err)
 	}
 	gz := patchStore(t, &Options{Oversized: codec.OversizedCompress})
-	p = abstractions.Set(abstractions.NewPatch[patchee](), func(x *patchee) *string { return &x.Name }, strings.Repeat("y", 40000))
-	if _, _, err := gz.patchRow(p, "p", "r", noRefusal); !errors.Is(err, abstractions.ErrNotSupported) {
+	p = abstractions.Set(abstractions.NewPatch[patchee](), abstractions.Field(func(x *patchee) *string { return &x.Name }), strings.Repeat("y", 40000))
+	if _, _, err := gz.patchRow(driver.PatchOf(p), "p", "r", noRefusal); !errors.Is(err, abstractions.ErrNotSupported) {
 		t.Errorf("compressed: got %v", err)
 	}
 }
@@ -111,7 +112,7 @@ func TestPatchRowRefusals(t *testing.T) {
 func TestPatch(t *testing.T) {
 	const stale = `W/"datetime'2000-01-01T00%3A00%3A00.0000000Z'"`
 	name := func(v string) *abstractions.Patch[item] {
-		return abstractions.Set(abstractions.NewPatch[item](), func(x *item) *string { return &x.Name }, v)
+		return abstractions.Set(abstractions.NewPatch[item](), abstractions.Field(func(x *item) *string { return &x.Name }), v)
 	}
 	cases := []struct {
 		name    string
@@ -129,13 +130,13 @@ func TestPatch(t *testing.T) {
 		{"ETag *", "p|a", func(string) *abstractions.Patch[item] { return name("new").WithETag("*") }, abstractions.ErrInvalidArgument, ""},
 		{"malformed ETag", "p|a", func(string) *abstractions.Patch[item] { return name("new").WithETag("v2") }, abstractions.ErrInvalidArgument, ""},
 		{"nil selector", "p|a", func(string) *abstractions.Patch[item] {
-			return abstractions.Set[item, string](abstractions.NewPatch[item](), nil, "x")
+			return abstractions.Set(abstractions.NewPatch[item](), abstractions.Field[item, string](nil), "x")
 		}, abstractions.ErrInvalidArgument, ""},
 		{"selector through a pointer", "p|a", func(string) *abstractions.Patch[item] {
-			return abstractions.Set(abstractions.NewPatch[item](), func(x *item) *string { var other *item; return &other.Name }, "x")
+			return abstractions.Set(abstractions.NewPatch[item](), abstractions.Field(func(x *item) *string { var other *item; return &other.Name }), "x")
 		}, abstractions.ErrNotSupported, ""},
 		{"the id", "p|a", func(string) *abstractions.Patch[item] {
-			return abstractions.Set(abstractions.NewPatch[item](), func(x *item) *string { return &x.ID }, "p|z")
+			return abstractions.Set(abstractions.NewPatch[item](), abstractions.Field(func(x *item) *string { return &x.ID }), "p|z")
 		}, abstractions.ErrNotSupported, ""},
 	}
 	for _, tc := range cases {

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
@@ -60,7 +61,7 @@ func (s *Store[T]) prepareQuery(op string, q *abstractions.Query[T]) (*preparedQ
 		}
 		p.prefix = prefix
 	}
-	filter, ferr := queryFilter(s.plan, p.pk, p.prefix, q.Where.Root())
+	filter, ferr := queryFilter(s.plan, p.pk, p.prefix, driver.Root(q.Where))
 	if ferr != nil {
 		return nil, s.filterError(op, ferr)
 	}
@@ -114,7 +115,7 @@ func (s *Store[T]) projection(sels []abstractions.Selector[T]) ([]string, *filte
 		if sel == nil {
 			return nil, refuse(abstractions.ErrInvalidArgument, "", "a nil selector in Select")
 		}
-		ref := sel.Ref()
+		ref := driver.FieldOf(sel)
 		if ref.Err == nil && ref.Owner == s.plan.Type() && ref.Type.Kind() == reflect.Struct {
 			if _, ok := s.plan.FieldByOffset(ref.Offset, ref.Type); !ok {
 				// A nested struct held by value: select every column inside it.

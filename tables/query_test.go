@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -46,6 +47,7 @@ type qRow struct {
 	List   []int
 	Bytes  []byte
 	Hidden int `table:"-"`
+	Flag   *bool
 }
 
 var (
@@ -80,8 +82,9 @@ func TestFilterTranslation(t *testing.T) {
 		{abstractions.Field(func(r *qRow) *float64 { return &r.F }).Gt(1e22), "F gt 10000000000000000000000.0"},
 		{abstractions.Field(func(r *qRow) *float32 { return &r.F32 }).Eq(0.1), "F32 eq 0.10000000149011612"},
 		{abstractions.Field(func(r *qRow) *bool { return &r.B }).Eq(false), "B eq false"},
-		{abstractions.IsTrue(func(r *qRow) *bool { return &r.B }), "B"},
-		{abstractions.Not(abstractions.IsTrue(func(r *qRow) *bool { return &r.B })), "not (B)"},
+		{abstractions.IsTrue(abstractions.Field(func(r *qRow) *bool { return &r.B })), "B"},
+		{abstractions.Not(abstractions.IsTrue(abstractions.Field(func(r *qRow) *bool { return &r.B }))), "not (B)"},
+		{abstractions.IsTrue(abstractions.NullableField(func(r *qRow) **bool { return &r.Flag })), "Flag"},
 		{abstractions.Field(func(r *qRow) *time.Time { return &r.T }).Ge(tm), "T ge datetime'2026-01-02T02:04:05.1234567Z'"},
 		{abstractions.Field(func(r *qRow) *time.Time { return &r.Timestamp }).Lt(tm), "Timestamp lt datetime'2026-01-02T02:04:05.1234567Z'"},
 		{abstractions.Field(func(r *qRow) *time.Duration { return &r.D }).Le(time.Second), "D le 1000000000L"},
@@ -96,12 +99,12 @@ func TestFilterTranslation(t *testing.T) {
 		{abstractions.Not(abstractions.Not(qName.Eq("a"))), "not (not (Name eq 'a'))"},
 	}
 	for _, c := range cases {
-		got, err := queryFilter(plan, "", "", c.f.Root())
+		got, err := queryFilter(plan, "", "", driver.Root(c.f))
 		if err != nil || got != c.want {
 			t.Errorf("got %q, %v; want %q", got, err, c.want)
 		}
 	}
-	got, err := queryFilter(plan, "p'", "ab", qN32.Eq(1).Root())
+	got, err := queryFilter(plan, "p'", "ab", driver.Root(qN32.Eq(1)))
 	if want := "PartitionKey eq 'p''' and RowKey ge 'ab' and RowKey lt 'ac' and (N32 eq 1)"; err != nil || got != want {
 		t.Errorf("got %q, %v; want %q", got, err, want)
 	}
@@ -134,6 +137,8 @@ func TestFilterRefusals(t *testing.T) {
 		{"nested struct", abstractions.Field(func(r *qRow) *qInner { return &r.In }).Eq(qInner{}), "", abstractions.ErrNotSupported, "nested struct"},
 		{"pointer nested", abstractions.Field(func(r *qRow) *string { return &r.Ptr.City }).Eq(""), "", abstractions.ErrNotSupported, "pointer"},
 		{"nil selector", abstractions.Field[qRow, string](nil).Eq(""), "", abstractions.ErrInvalidArgument, "nil"},
+		{"zero field", abstractions.TypedField[qRow, string]{}.Eq(""), "", abstractions.ErrInvalidArgument, "zero TypedField"},
+		{"not bare pointer bool", abstractions.Not(abstractions.IsTrue(abstractions.NullableField(func(r *qRow) **bool { return &r.Flag }))), "", abstractions.ErrNotSupported, "negated"},
 		{"enum order", abstractions.Field(func(r *qRow) *qStatus { return &r.S }).Gt(1), "", abstractions.ErrNotSupported, "text"},
 		{"uint order", abstractions.Field(func(r *qRow) *uint { return &r.U }).Le(1), "", abstractions.ErrNotSupported, "MaxInt64"},
 		{"string ne", qName.Ne("a"), "", abstractions.ErrNotSupported, "inequality"},
@@ -151,7 +156,7 @@ func TestFilterRefusals(t *testing.T) {
 		{"bare non-bool", abstractions.Filter[qRow]{}, "", nil, ""},
 	}
 	for _, c := range cases {
-		_, ferr := queryFilter(plan, c.pk, "", c.f.Root())
+		_, ferr := queryFilter(plan, c.pk, "", driver.Root(c.f))
 		if c.kind == nil {
 			if ferr != nil {
 				t.Errorf("%s: refused: %s", c.name, ferr.reason)

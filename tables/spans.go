@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 )
 
 // Tracing.
@@ -146,10 +147,10 @@ func (c *call) finish(err *error) {
 	c.span.End()
 }
 
-// StartSpan starts the span of an outcome verb (abstractions.Traced): a span when the account
+// StartSpan starts the span of an outcome verb ([driver.Traced]): a span when the account
 // traces, and in every case a debug log line per lost attempt. It is not meant to be called
 // directly.
-func (s *Store[T]) StartSpan(ctx context.Context, op, id string) (context.Context, abstractions.Span) {
+func (s *Store[T]) StartSpan(ctx context.Context, op, id string) (context.Context, driver.Span) {
 	vs := &verbSpan{acct: s.acct, op: op, table: s.table}
 	if s.acct.opts.RecordKeys {
 		vs.id = id

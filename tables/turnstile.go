@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 )
 
 // maxRowWaiters is how many outcome-verb calls of one account may hold or wait for the turn
@@ -73,7 +74,7 @@ func (ts *turnstile) leave(key string, r *rowTurn) {
 }
 
 // Turn waits for the turn of the row with the id among the account's outcome-verb calls
-// (abstractions.Turnstile); the verbs call it, a program need not. The queue is the
+// ([driver.Turnstile]); the verbs call it, a program need not. The queue is the
 // account's: two stores of one table in one account share it, whatever the case of the
 // table's name, and the id is resolved as the store resolves it (normalised unless the
 // account keeps ids as written), so "EU|Alice" and "eu|alice" wait in one queue. Callers
@@ -96,4 +97,7 @@ func (s *Store[T]) Turn(ctx context.Context, id string) (release func(), err err
 	return release, err
 }
 
-var _ abstractions.Turnstile = (*Store[struct{ abstractions.Entity }])(nil)
+var (
+	_ driver.Turnstile = (*Store[struct{ abstractions.Entity }])(nil)
+	_ driver.Traced    = (*Store[struct{ abstractions.Entity }])(nil)
+)

@@ -72,9 +72,9 @@ func (s *script) Upload(_ context.Context, c, name string, data []byte, opts ser
 	old, exists := s.blobs[c+"/"+name]
 	switch {
 	case opts.Mode == service.UploadCreate && exists:
-		return service.BlobProperties{}, abstractions.NewStatusError(409, "BlobAlreadyExists", "The specified blob already exists.")
+		return service.BlobProperties{}, &abstractions.StatusError{StatusCode: 409, ErrorCode: "BlobAlreadyExists", Message: "The specified blob already exists."}
 	case opts.Mode == service.UploadIfMatch && (!exists || old.props.ETag != opts.IfMatch):
-		return service.BlobProperties{}, abstractions.NewStatusError(412, "ConditionNotMet", "The condition is not met.")
+		return service.BlobProperties{}, &abstractions.StatusError{StatusCode: 412, ErrorCode: "ConditionNotMet", Message: "The condition is not met."}
 	}
 	s.seq++
 	p := service.BlobProperties{ETag: fmt.Sprintf(`"v%d"`, s.seq), ContentLength: int64(len(data)),
@@ -94,7 +94,7 @@ func (s *script) Download(_ context.Context, c, name string, cond service.Condit
 	}
 	b, ok := s.blobs[c+"/"+name]
 	if !ok {
-		return nil, abstractions.NewStatusError(404, "BlobNotFound", "The specified blob does not exist.")
+		return nil, &abstractions.StatusError{StatusCode: 404, ErrorCode: "BlobNotFound", Message: "The specified blob does not exist."}
 	}
 	return &service.Blob{Properties: b.props, Metadata: maps.Clone(b.md), Body: io.NopCloser(bytes.NewReader(b.data))}, nil
 }
@@ -111,10 +111,10 @@ func (s *script) DeleteBlob(_ context.Context, c, name string, cond service.Cond
 	}
 	b, ok := s.blobs[c+"/"+name]
 	if !ok {
-		return abstractions.NewStatusError(404, "BlobNotFound", "The specified blob does not exist.")
+		return &abstractions.StatusError{StatusCode: 404, ErrorCode: "BlobNotFound", Message: "The specified blob does not exist."}
 	}
 	if cond.IfMatch != "" && cond.IfMatch != b.props.ETag {
-		return abstractions.NewStatusError(412, "ConditionNotMet", "The condition is not met.")
+		return &abstractions.StatusError{StatusCode: 412, ErrorCode: "ConditionNotMet", Message: "The condition is not met."}
 	}
 	delete(s.blobs, c+"/"+name)
 	return nil
@@ -433,13 +433,13 @@ func TestTranslate(t *testing.T) {
 		err  error
 		want error
 	}{
-		{"missing container", abstractions.NewStatusError(404, "ContainerNotFound", ""), ErrContainerNotFound},
-		{"missing blob", abstractions.NewStatusError(404, "BlobNotFound", ""), abstractions.ErrNotFound},
-		{"exists", abstractions.NewStatusError(409, "BlobAlreadyExists", ""), abstractions.ErrConcurrencyConflict},
-		{"condition", abstractions.NewStatusError(412, "ConditionNotMet", ""), abstractions.ErrConcurrencyConflict},
-		{"server", abstractions.NewStatusError(503, "ServerBusy", ""), abstractions.ErrUnavailable},
-		{"refused", abstractions.NewStatusError(403, "AuthorizationFailure", ""), nil},
-		{"bad request", abstractions.NewStatusError(400, "InvalidUri", ""), nil},
+		{"missing container", &abstractions.StatusError{StatusCode: 404, ErrorCode: "ContainerNotFound", Message: ""}, ErrContainerNotFound},
+		{"missing blob", &abstractions.StatusError{StatusCode: 404, ErrorCode: "BlobNotFound", Message: ""}, abstractions.ErrNotFound},
+		{"exists", &abstractions.StatusError{StatusCode: 409, ErrorCode: "BlobAlreadyExists", Message: ""}, abstractions.ErrConcurrencyConflict},
+		{"condition", &abstractions.StatusError{StatusCode: 412, ErrorCode: "ConditionNotMet", Message: ""}, abstractions.ErrConcurrencyConflict},
+		{"server", &abstractions.StatusError{StatusCode: 503, ErrorCode: "ServerBusy", Message: ""}, abstractions.ErrUnavailable},
+		{"refused", &abstractions.StatusError{StatusCode: 403, ErrorCode: "AuthorizationFailure", Message: ""}, nil},
+		{"bad request", &abstractions.StatusError{StatusCode: 400, ErrorCode: "InvalidUri", Message: ""}, nil},
 		{"cancelled", fmt.Errorf("upload: %w", context.Canceled), context.Canceled},
 		{"deadline", fmt.Errorf("upload: %w", deadline.Err()), abstractions.ErrUnavailable},
 		{"transport", errors.New("dial tcp: connection refused"), abstractions.ErrUnavailable},
@@ -487,8 +487,12 @@ func TestDocumentsCalls(t *testing.T) {
 			t.Errorf("delete: %v, conditions %+v; want an unconditional, idempotent delete", err, s.lastCond)
 		}
 	}
-	s.download = func() error { return abstractions.NewStatusError(404, "ContainerNotFound", "") }
-	s.del = func(service.Conditions) error { return abstractions.NewStatusError(404, "ContainerNotFound", "") }
+	s.download = func() error {
+		return &abstractions.StatusError{StatusCode: 404, ErrorCode: "ContainerNotFound", Message: ""}
+	}
+	s.del = func(service.Conditions) error {
+		return &abstractions.StatusError{StatusCode: 404, ErrorCode: "ContainerNotFound", Message: ""}
+	}
 	if _, err := docs.Get(ctx, "a"); !errors.Is(err, ErrContainerNotFound) || errors.Is(err, abstractions.ErrNotFound) {
 		t.Errorf("get in a missing container: %v", err)
 	}
@@ -537,11 +541,15 @@ func TestStateCalls(t *testing.T) {
 	if err := states.Delete(ctx, "gone", `"v9"`); !errors.Is(err, abstractions.ErrConcurrencyConflict) || s.lastCond.IfMatch != `"v9"` {
 		t.Errorf("delete of a missing document: %v (sent %+v)", err, s.lastCond)
 	}
-	s.del = func(service.Conditions) error { return abstractions.NewStatusError(412, "ConditionNotMet", "") }
+	s.del = func(service.Conditions) error {
+		return &abstractions.StatusError{StatusCode: 412, ErrorCode: "ConditionNotMet", Message: ""}
+	}
 	if err := states.Delete(ctx, "a", v1); !errors.Is(err, abstractions.ErrConcurrencyConflict) {
 		t.Errorf("delete of a changed document: %v", err)
 	}
-	s.upload = func(service.UploadOptions) error { return abstractions.NewStatusError(409, "BlobAlreadyExists", "") }
+	s.upload = func(service.UploadOptions) error {
+		return &abstractions.StatusError{StatusCode: 409, ErrorCode: "BlobAlreadyExists", Message: ""}
+	}
 	if _, err := states.Create(ctx, "a", got); !errors.Is(err, abstractions.ErrConcurrencyConflict) {
 		t.Errorf("create over an existing document: %v", err)
 	}
@@ -574,7 +582,7 @@ func TestMutate(t *testing.T) {
 		states.Create(ctx, "a", &invoice{})
 		var applied int
 		s.upload = func(service.UploadOptions) error {
-			return abstractions.NewStatusError(412, "ConditionNotMet", "")
+			return &abstractions.StatusError{StatusCode: 412, ErrorCode: "ConditionNotMet", Message: ""}
 		}
 		_, _, err := states.Mutate(ctx, "a", func(v *invoice) error { applied++; return nil }, noWait)
 		if !errors.Is(err, abstractions.ErrConcurrencyConflict) || applied != 4 || !strings.Contains(err.Error(), "4 attempts") {
@@ -601,7 +609,7 @@ func TestMutate(t *testing.T) {
 			s.upload = nil
 			s.seq++
 			s.blobs["sagas//a.json"] = stored{[]byte(`{"Number":"theirs","Total":10}`), service.BlobProperties{ETag: fmt.Sprintf(`"v%d"`, s.seq)}, nil}
-			return abstractions.NewStatusError(409, "BlobAlreadyExists", "")
+			return &abstractions.StatusError{StatusCode: 409, ErrorCode: "BlobAlreadyExists"}
 		}
 		got, _, err := states.MutateOrCreate(ctx, "a", newInv, bump, noWait)
 		if err != nil || got.Number != "theirs" || got.Total != 11 {
@@ -634,7 +642,7 @@ func TestMutate(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		s.upload = func(service.UploadOptions) error {
 			cancel()
-			return abstractions.NewStatusError(412, "ConditionNotMet", "")
+			return &abstractions.StatusError{StatusCode: 412, ErrorCode: "ConditionNotMet", Message: ""}
 		}
 		if _, _, err := states.Mutate(cctx, "a", bump, &abstractions.RetryOptions{Attempts: 3, Backoff: 1 << 40}); !errors.Is(err, context.Canceled) {
 			t.Fatalf("got %v, want context.Canceled", err)

@@ -82,7 +82,7 @@ func (b *Blobs) Now(ctx context.Context) (now time.Time, err error) {
 // statusFault is the answer of an InternalError or ServerBusy fault.
 func statusFault(f Fault) error {
 	if f == InternalError {
-		return abstractions.NewStatusError(http.StatusInternalServerError, "InternalError", "The server encountered an internal error (injected).")
+		return &abstractions.StatusError{StatusCode: http.StatusInternalServerError, ErrorCode: "InternalError", Message: "The server encountered an internal error (injected)."}
 	}
-	return abstractions.NewStatusError(http.StatusServiceUnavailable, "ServerBusy", "The server is busy (injected).")
+	return &abstractions.StatusError{StatusCode: http.StatusServiceUnavailable, ErrorCode: "ServerBusy", Message: "The server is busy (injected)."}
 }

@@ -165,7 +165,7 @@ type written struct {
 
 func (w *written) Write(ctx context.Context, table string, a service.Action) (service.Written, error) {
 	if w.applied.Add(1) > 1 {
-		return service.Written{}, abstractions.NewStatusError(409, "EntityAlreadyExists", "exists")
+		return service.Written{}, &abstractions.StatusError{StatusCode: 409, ErrorCode: "EntityAlreadyExists", Message: "exists"}
 	}
 	return service.Written{ETag: `W/"1"`}, nil
 }

@@ -14,7 +14,7 @@ import (
 // The hot-row workload: 32 goroutines each make 25 Mutate increments of one row through the
 // library, with the default retry options; the floor makes the same 800 increments one
 // after another, each a read and an update under If-Match through the floor client. The
-// calls of one account take turns on a row (abstractions.Turnstile), so the library's run
+// calls of one account take turns on a row (driver.Turnstile), so the library's run
 // should cost little more than the floor's serial one.
 const (
 	hotRowName    = "hot row: 32x25 Mutate (floor: 800 read+update pairs)"

@@ -1,0 +1,155 @@
+// Package driver is for backends: the code that implements the contracts of package
+// abstractions (the engine in package tables, its fault-injection wrappers, the fidelity
+// suite). Applications do not import it; nothing here is needed to store, query or patch
+// entities. It reads what abstractions' values hold and applications never look at: the
+// tree of an [abstractions.Filter], the field an [abstractions.Selector] names, the
+// assignments of an [abstractions.Patch], the content of an [abstractions.File]; and it
+// names the interfaces through which the outcome verbs ([abstractions.Mutate] and the
+// others) reach a store's row queue and tracing.
+//
+// # Design
+//
+// Package abstractions keeps these parts in unexported fields, so that its documentation
+// shows an application only what it uses. This package reads them through functions that
+// abstractions installs when it is initialised ([Root], [FieldOf], [PatchOf], [TakeFile],
+// [NewStoredFile]); each takes the abstractions type itself, so the compiler checks every
+// call. The types are defined in an internal package of the abstractions module, which
+// both packages import (abstractions cannot import this package, which imports it), and are
+// aliases here; their fields and methods are documented there and summarised below.
+//
+// The verbs find a store's row queue and tracing by asserting, inside abstractions, that
+// the [abstractions.Storage] they were given is a [Turnstile] or [Traced]; the stores of
+// both backends are both. A Storage that is neither works with every verb, unqueued and
+// untraced. So an application never sees these interfaces, and a new backend implements
+// them to get the same behaviour.
+//
+// Like abstractions, this package imports only the standard library (and abstractions).
+package driver
+
+import (
+	"context"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/internal/backend"
+)
+
+// Field identifies one field of a stored type by where it sits in the struct, which is how
+// a store finds the field's column without expression trees: the selector given to
+// [abstractions.Field] or [abstractions.NullableField], such as
+// func(c *Customer) *string { return &c.Name }, is called once on a zero value, and the
+// address it returns, minus the struct's own address, is the field's offset.
+//
+// Its fields: Owner (the stored type), Type (the field's Go type; for a NullableField the
+// pointer type), Offset (from the start of Owner), and Err, which says why the field cannot
+// be used (a nil selector, one that panicked on a zero value or returned an address outside
+// it, the zero TypedField); a store refuses any query or patch that uses such a field,
+// before sending it, with an error matching the sentinel Err wraps.
+type Field = backend.Field
+
+// Op is the operation of a [Node]; its String method returns the OData name.
+type Op = backend.Op
+
+// The filter operations.
+const (
+	OpEq   = backend.OpEq   // the field equals the value
+	OpNe   = backend.OpNe   // the field differs from the value
+	OpLt   = backend.OpLt   // the field is less than the value
+	OpLe   = backend.OpLe   // the field is at most the value
+	OpGt   = backend.OpGt   // the field is greater than the value
+	OpGe   = backend.OpGe   // the field is at least the value
+	OpAnd  = backend.OpAnd  // every operand holds
+	OpOr   = backend.OpOr   // an operand holds
+	OpNot  = backend.OpNot  // the one operand does not hold
+	OpTrue = backend.OpTrue // the Boolean field is true (a bare condition)
+)
+
+// Node is one node of a filter's tree, as [Root] returns it: Op, the compared Field
+// (comparisons and OpTrue), the Value compared with (of the field's type; for a
+// NullableField, of the type it points to), and the Operands of OpAnd, OpOr (any number,
+// possibly none) and OpNot (one). An operand is nil where the caller passed the zero
+// Filter. A store translates the tree to its service's filter language and refuses every
+// shape it cannot answer exactly; nodes are immutable, so it must not change them.
+type Node = backend.Node
+
+// PatchField is one assignment of a patch: the selected field's Offset and Type (for a
+// NullableField, the pointer type), its Go Path from the stored type ("Address.City", for
+// messages) and the Value to write, a reflect.Value of that type.
+type PatchField = backend.PatchField
+
+// Patch is what a store reads of an [abstractions.Patch], as [PatchOf] returns it: its
+// Fields in the order they were first set, the ETag it is conditional on ("" for none, as
+// the caller gave it: the store checks its form), whether the caller allowed protected
+// fields (AllowProtected), and Err, the first error a Set call met, with which the store
+// refuses the patch before sending anything.
+type Patch = backend.Patch
+
+// FileBlob is the blob a stored [abstractions.File] streams. A store provides it, binding
+// every File it reads ([NewStoredFile]) or uploads ([FileSource].Uploaded) to one. Its one
+// method, OpenBlob(ctx), returns the blob's content from its first byte, unverified (the
+// File verifies it); a blob that is gone fails with an error matching
+// [abstractions.ErrIntegrity].
+type FileBlob = backend.FileBlob
+
+// FileSource is a File's content as one write sees it, as [TakeFile] returns it: the
+// content's SHA256 and Length, the Blob the File streamed when it was taken (nil for bytes
+// and readers), Open (the bytes to upload, verified as they are read unless they are the
+// File's own bytes; close it before Release), Uploaded (the write stored the content in a
+// blob: a File made from a reader streams that blob from then on) and Release (gives the
+// File's turn back; a seekable reader then stands at the start of its content).
+type FileSource = backend.FileSource
+
+// Turnstile is implemented by stores that queue the outcome verbs of one process on one
+// row; the stores of both backends do. [abstractions.Mutate], TryMutate, TryTransition and
+// MutateOrCreate take the row's turn before their first read and give it back when they
+// return, the retry waits included, so concurrent calls on one row in one process run one
+// after another instead of racing each other through the service. Its one method,
+// Turn(ctx, id), waits for the turn (callers are served in the order they asked; when ctx
+// ends first it returns ctx's error) and returns the function that gives it back, which
+// the caller calls exactly once. An implementation may let a caller through without a turn
+// (a release that does nothing) beyond a bound of waiters, or for an id it cannot resolve,
+// which the verb's read then refuses.
+type Turnstile = backend.Turnstile
+
+// Traced is implemented by stores that trace and log their calls; the stores of both
+// backends do. The outcome verbs call its one method, StartSpan(ctx, op, id), to make each
+// verb call one [Span], with each attempt as an event; the store calls a verb makes are
+// spans of their own below it. StartSpan never fails: with tracing off it returns ctx and
+// a span that only logs (a debug line per lost attempt).
+type Traced = backend.Traced
+
+// Span is one traced call of a [Traced] store: Event(name, keyvals...) records something
+// that happened during the call, with slog-style key/value pairs, and End(err) ends it
+// with the call's result (nil for success).
+type Span = backend.Span
+
+// Root returns the tree of f, nil for the zero Filter (which selects every row).
+func Root[T any](f abstractions.Filter[T]) *Node { return backend.Root(f) }
+
+// FieldOf returns the field sel names. Every [abstractions.TypedField] of T is a Selector
+// of T.
+func FieldOf[T any](sel abstractions.Selector[T]) Field { return backend.FieldOf(sel) }
+
+// PatchOf returns what a store reads of p; a nil p reads as a patch that sets nothing.
+func PatchOf[T any](p *abstractions.Patch[T]) Patch {
+	if p == nil {
+		return Patch{}
+	}
+	return backend.PatchOf(p)
+}
+
+// TakeFile takes f's turn for one write and returns its content's description, hashing the
+// content first when no write has (a reader is read to its end, a non-seekable one copied
+// to a temporary file). It applies the reader rules of [abstractions.File]: a nil, refused
+// or broken File fails with an error matching [abstractions.ErrInvalidArgument], before
+// anything is uploaded; waiting for the turn ends with ctx. The caller must call Release.
+func TakeFile(ctx context.Context, f *abstractions.File) (FileSource, error) {
+	return backend.TakeFile(ctx, f)
+}
+
+// NewStoredFile returns the File of a stored blob, which reads bind to every file field
+// they return. sha256 is the lower-case hexadecimal SHA-256 of the blob's content and
+// length its length in bytes, as the row records them; contentType "" records
+// application/octet-stream. Nothing is read until the File is opened.
+func NewStoredFile(blob FileBlob, sha256 string, length int64, contentType string) *abstractions.File {
+	return backend.StoredFile(blob, sha256, length, contentType).(*abstractions.File)
+}
