@@ -138,7 +138,7 @@ type Options struct {
 	// Blobs connects the account's blob service, which blob features need. nil leaves the
 	// account without one (and the blob SDK out of the program); set it to azblobs.Connect
 	// (package tables/azblobs) to opt in.
-	Blobs BlobConnector
+	Blobs azconn.BlobConnector
 	// BlobOffload turns blob offload on: large values above the threshold, and every file
 	// (*abstractions.File), are stored in blobs of the account's offload container. It needs
 	// Blobs. nil leaves it off. See [BlobOffloadOptions].
@@ -190,47 +190,6 @@ func (o *Options) azure(busy *busySignal) *azservice.Options {
 	return &azservice.Options{ClientOptions: co}
 }
 
-// A BlobConnector builds an account's blob service from what the account's constructor was
-// given. azblobs.Connect is the one a program uses; a test can pass its own.
-type BlobConnector func(BlobEndpoint) (service.Blobs, error)
-
-// BlobEndpoint is where an account's blob service is and how to reach it. Exactly one of
-// the credentials is set. Its String method, and slog through LogValue, never show the key
-// or the signature.
-type BlobEndpoint struct {
-	// URL is the blob service endpoint, such as "https://myaccount.blob.core.windows.net",
-	// without a query.
-	URL string
-	// AccountName and AccountKey are the account's shared key, when it uses one.
-	AccountName, AccountKey string
-	// SAS is the shared access signature, without its "?", when the account uses one.
-	SAS string
-	// Credential is the token credential, when the account uses one.
-	Credential azcore.TokenCredential
-	// ClientOptions are the account's Options.ClientOptions.
-	ClientOptions azcore.ClientOptions
-}
-
-// String describes the endpoint without its secrets.
-func (e BlobEndpoint) String() string {
-	auth := "no credential"
-	switch {
-	case e.Credential != nil:
-		auth = "a token credential"
-	case e.AccountKey != "":
-		auth = "the shared key of " + e.AccountName
-	case e.SAS != "":
-		auth = "a shared access signature"
-	}
-	return e.URL + " with " + auth
-}
-
-// GoString is String, so that %#v does not print the secrets either.
-func (e BlobEndpoint) GoString() string { return "tables.BlobEndpoint(" + e.String() + ")" }
-
-// LogValue is String, for log/slog.
-func (e BlobEndpoint) LogValue() slog.Value { return slog.StringValue(e.String()) }
-
 // OversizedPolicy is what a write does with a string or JSON value too large for one
 // table cell (Options.Oversized).
 type OversizedPolicy = codec.OversizedPolicy
@@ -279,7 +238,7 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 		if cs.BlobURL == "" {
 			return nil, azconn.NoEndpoint("blob")
 		}
-		ep := BlobEndpoint{URL: cs.BlobURL, AccountName: cs.AccountName, AccountKey: cs.AccountKey, SAS: cs.SAS, ClientOptions: opts.clientOptions()}
+		ep := azconn.BlobEndpoint{URL: cs.BlobURL, AccountName: cs.AccountName, AccountKey: cs.AccountKey, SAS: cs.SAS, ClientOptions: opts.clientOptions()}
 		if blobs, err = opts.Blobs(ep); err != nil {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
@@ -309,7 +268,7 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 		if err := azservice.CheckEndpoint("blob", blobURL); err != nil {
 			return nil, err
 		}
-		if blobs, err = opts.Blobs(BlobEndpoint{URL: blobURL, Credential: cred, ClientOptions: opts.clientOptions()}); err != nil {
+		if blobs, err = opts.Blobs(azconn.BlobEndpoint{URL: blobURL, Credential: cred, ClientOptions: opts.clientOptions()}); err != nil {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}

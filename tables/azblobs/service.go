@@ -21,7 +21,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/azservice"
 	"github.com/unified-data/gotables/tables/internal/azconn"
 	"github.com/unified-data/gotables/tables/service"
@@ -59,7 +58,7 @@ func (o *Options) clientOptions() *azblob.ClientOptions {
 
 // Connect builds the blob service of an account from what the account's constructor was
 // given. Set it as tables.Options.Blobs to give an account blob support.
-func Connect(ep tables.BlobEndpoint) (service.Blobs, error) {
+func Connect(ep azconn.BlobEndpoint) (service.Blobs, error) {
 	opts := &Options{ClientOptions: ep.ClientOptions}
 	switch {
 	case ep.Credential != nil:

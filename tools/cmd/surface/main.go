@@ -155,7 +155,9 @@ func members(typ string, t ast.Expr) []string {
 				out = append(out, typ+"."+n.Name)
 			}
 		}
-		if len(f.Names) == 0 { // an embedded field or interface
+		// An embedded struct field is a field; an interface's embedded interfaces and type
+		// elements (a constraint's *T) are not names of their own.
+		if _, isStruct := t.(*ast.StructType); isStruct && len(f.Names) == 0 {
 			if n := recvName(f.Type); ast.IsExported(n) {
 				out = append(out, typ+"."+n)
 			}
