@@ -143,7 +143,7 @@ func TestKeyRefusalsSendNothing(t *testing.T) {
 		{"update", func(s *Store[item]) error {
 			return s.Update(ctx, &item{Entity: abstractions.Entity{ID: "|r"}}, abstractions.LastWriterWins)
 		}},
-		{"delete", func(s *Store[item]) error { return s.Delete(ctx, "p?|r") }},
+		{"delete", func(s *Store[item]) error { _, err := s.Delete(ctx, "p?|r", ""); return err }},
 		{"one", func(s *Store[item]) error { _, err := s.One(ctx, "p|\x00"); return err }},
 		{"exists", func(s *Store[item]) error { _, err := s.Exists(ctx, "\xff"); return err }},
 		{"patch", func(s *Store[item]) error {
