@@ -10,7 +10,7 @@
 //     version the caller read, so two writers appending at once cannot both win, and the
 //     loser's events are not written.
 //
-// The package depends on the abstractions module's PolyStorage contract (and on
-// tables/codec, to register its event names); the tests wire it to the in-memory backend,
-// and to Azurite when an emulator is available, with the same registry.
+// Store depends only on the abstractions module's PolyStorage contract. Rows wires that
+// store once (the event names, the table) for any *tables.Account: the tests pass it the
+// in-memory backend's, and Azurite's when an emulator is available.
 package eventstore
