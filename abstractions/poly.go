@@ -101,8 +101,11 @@ type PolyStorage[B any] interface {
 	// "" included, fails with ErrInvalidKey before anything is sent. A row One would refuse
 	// fails the whole call.
 	List(ctx context.Context, partition string) ([]*PolyEntry[B], error)
-	// Delete deletes the row if it exists; deleting a missing row is not an error.
-	Delete(ctx context.Context, key TableKey) error
+	// Delete deletes the row and reports whether this call deleted it, as Storage.Delete
+	// does: with ifMatch "" whatever version is stored, otherwise only that version (a row
+	// that moved on fails with ErrConcurrencyConflict and stays). A missing row is not an
+	// error: deleted is false.
+	Delete(ctx context.Context, key TableKey, ifMatch string) (deleted bool, err error)
 	// MergeColumns writes system columns into an existing row, keeping its other columns,
 	// and returns the row's new ETag. With ifMatch "" any version is merged into; otherwise
 	// a row at another version fails with ErrConcurrencyConflict. A missing row fails with

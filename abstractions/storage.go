@@ -69,9 +69,17 @@ type Storage[T any] interface {
 	// before anything is sent, and one the service refuses as not its own (400) after.
 	// A missing table is a missing row: ErrNotFound, and the table is not created.
 	Update(ctx context.Context, v *T, mode ConcurrencyMode) error
-	// Delete deletes the row if it exists; deleting a missing row is not an error, nor is
-	// deleting a row of a missing table (which is not created).
-	Delete(ctx context.Context, id string) error
+	// Delete deletes the row with the id and reports whether this call deleted it. With
+	// ifMatch "" it deletes whatever version is stored; otherwise only the version that
+	// ETag names (the ETag of the entity you read), atomically, so a handler of an HTTP
+	// DELETE with If-Match need not read first: a row that moved on fails with an error
+	// matching ErrConcurrencyConflict and stays. A missing row is not an error, with or
+	// without ifMatch: deleted is false; nor is a row of a missing table (which is not
+	// created). An ifMatch that is not an entity tag ("*" too: "" is the unconditional form)
+	// is refused with ErrInvalidArgument before anything is sent, and one the service
+	// refuses as not its own (400) after. A split entity's continuation rows go in the same
+	// transaction, its offloaded blobs after it commits.
+	Delete(ctx context.Context, id, ifMatch string) (deleted bool, err error)
 
 	// One returns the row with the id. A missing row fails with an error matching
 	// ErrNotFound (a *StoreError naming the table and the keys), as sql.ErrNoRows does:

@@ -148,6 +148,32 @@ func update(mode abstractions.ConcurrencyMode) func(context.Context, *tables.Sto
 	}
 }
 
+// deleteRow deletes pk|a, conditional on the version read when ifMatch is set; a success
+// must say it deleted the row.
+func deleteRow(ifMatch bool) func(context.Context, *tables.Store[counterRow], string) (string, error) {
+	return func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
+		etag := ""
+		if ifMatch {
+			v, err := s.One(ctx, pk+"|a")
+			if err != nil {
+				return "", err
+			}
+			etag = v.ETag
+		}
+		deleted, err := s.Delete(ctx, pk+"|a", etag)
+		if err == nil && !deleted {
+			return "", errors.New("Delete said deleted=false for the row it deleted")
+		}
+		return "", err
+	}
+}
+
+// gone checks that pk|a is gone: applied when it is.
+func gone(ctx context.Context, s *tables.Store[counterRow], pk string) (bool, bool, error) {
+	ok, err := s.Exists(ctx, pk+"|a")
+	return !ok, false, err
+}
+
 func faultCases() []faultCase {
 	return []faultCase{
 		{verb: "Create", on: faults.Writes,
@@ -175,14 +201,8 @@ func faultCases() []faultCase {
 				_, err = s.Patch(ctx, pk+"|a", abstractions.Set(abstractions.NewPatch[counterRow](), abstractions.Field(func(c *counterRow) *int { return &c.N }), 1).WithETag(v.ETag))
 				return "", err
 			}, check: nIs},
-		{verb: "Delete", on: faults.Writes, setup: seedOne,
-			run: func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
-				return "", s.Delete(ctx, pk+"|a")
-			},
-			check: func(ctx context.Context, s *tables.Store[counterRow], pk string) (bool, bool, error) {
-				ok, err := s.Exists(ctx, pk+"|a")
-				return !ok, false, err
-			}},
+		{verb: "Delete", on: faults.Writes, setup: seedOne, run: deleteRow(false), check: gone},
+		{verb: "Delete conditional", on: faults.Writes, setup: seedOne, run: deleteRow(true), check: gone},
 		{verb: "CreateBatch", on: faults.Transactions,
 			run: func(ctx context.Context, s *tables.Store[counterRow], pk string) (string, error) {
 				return "", s.CreateBatch(ctx, counters(pk, 1))

@@ -109,6 +109,17 @@ func (e *Env) OK(step string, err error) {
 	}
 }
 
+// Deleted returns the check of a Delete's answer, to be called with it:
+// e.Deleted(step, true)(s.Delete(ctx, id, "")) records the answer under step and fails the
+// scenario on this backend unless the call succeeded and said deleted as want.
+func (e *Env) Deleted(step string, want bool) func(deleted bool, err error) {
+	return func(deleted bool, err error) {
+		e.t.Helper()
+		e.OK(step, err)
+		e.Equal(step+": deleted", deleted, want)
+	}
+}
+
 // Status records err under step and checks that it is a *StatusError with the status and
 // code (code "" accepts any code, including none).
 func (e *Env) Status(step string, err error, status int, code string) {

@@ -50,7 +50,7 @@ var cacheScenarios = []Scenario{
 			list, err := s.List(ctx, "eu")
 			e.OK("list", err)
 			e.Equal("list", len(list), 1)
-			e.OK("delete", s.Delete(ctx, c.ID))
+			e.Deleted("delete", true)(s.Delete(ctx, c.ID, ""))
 			list, err = s.List(ctx, "eu")
 			e.OK("list after delete", err)
 			e.Equal("list after delete", len(list), 0)

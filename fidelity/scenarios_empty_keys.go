@@ -51,7 +51,8 @@ var emptyKeyScenarios = []Scenario{{
 			abstractions.ErrInvalidKey)
 		_, err = s.Patch(ctx, "|", abstractions.Set(abstractions.NewPatch[customerRow](), abstractions.Field(func(c *customerRow) *string { return &c.Name }), "changed"))
 		e.Is("patch", err, abstractions.ErrInvalidKey)
-		e.Is("delete", s.Delete(ctx, "|x"), abstractions.ErrInvalidKey)
+		_, err = s.Delete(ctx, "|x", "")
+		e.Is("delete", err, abstractions.ErrInvalidKey)
 
 		// The move SplitID's doc describes: read the row, write it under keys of its own.
 		old, err := s.One(ctx, "|x")

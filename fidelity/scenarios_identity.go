@@ -414,7 +414,7 @@ func identityScenarios() []Scenario {
 				r.alice(ctx, e)
 				e.OK("login", r.users.AddLogin(ctx, aliceID, identity.UserLoginInfo{LoginProvider: "Google", ProviderKey: "g1"}))
 				// A delete that stopped after the user row: the index and login rows are stale.
-				e.OK("delete the user row only", r.t.Users.Delete(ctx, "User|"+aliceID))
+				e.Deleted("delete the user row only", true)(r.t.Users.Delete(ctx, "User|"+aliceID, ""))
 				_, err := r.users.FindByEmail(ctx, "ALICE@EXAMPLE.COM")
 				e.Is("a stale index row finds nobody", err, abstractions.ErrNotFound)
 				_, err = r.users.FindByLogin(ctx, "Google", "g1")

@@ -358,8 +358,26 @@ func largeScenarios() []Scenario {
 				stale := *got
 				stale.ETag = `W/"datetime'2020-01-01T00%3A00%3A00.0000000Z'"`
 				e.Is("strict update of another version", s.Update(ctx, &stale, abstractions.Strict), abstractions.ErrConcurrencyConflict)
-				e.OK("delete", s.Delete(ctx, "p|s"))
+				e.Deleted("delete", true)(s.Delete(ctx, "p|s", ""))
 				e.observeRows(ctx, "deleted")
+			},
+		},
+		{
+			Name: "large/conditional-delete",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[largeDoc](e, nil)
+				d := &largeDoc{Entity: abstractions.Entity{ID: "p|c"}, Body: strings.Repeat("x", 600_000)}
+				e.OK("create with continuation rows", s.Create(ctx, d))
+				stale := d.ETag
+				d.Title = "moved on"
+				e.OK("strict update", s.Update(ctx, d, abstractions.Strict))
+				deleted, err := s.Delete(ctx, "p|c", stale)
+				e.Is("delete at a stale version", err, abstractions.ErrConcurrencyConflict)
+				e.Equal("a stale delete deletes nothing", deleted, false)
+				e.observeRows(ctx, "every row stays")
+				e.Deleted("delete at the current version", true)(s.Delete(ctx, "p|c", d.ETag))
+				e.observeRows(ctx, "the continuation rows went with it")
+				e.Deleted("a conditional delete of a missing entity", false)(s.Delete(ctx, "p|c", d.ETag))
 			},
 		},
 		{
@@ -391,8 +409,7 @@ func largeScenarios() []Scenario {
 				e.OK("foreign row", err)
 				err = s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|f"}, Body: strings.Repeat("z", 600_000)})
 				e.Is("a foreign row holds the key", err, abstractions.ErrInvalidKey)
-				err = s.Delete(ctx, "p|gone")
-				e.OK("delete of an id with no row", err)
+				e.Deleted("delete of an id with no row", false)(s.Delete(ctx, "p|gone", ""))
 				e.observeRows(ctx, "after")
 				e.clearTable(ctx)
 			},
@@ -413,7 +430,7 @@ func largeScenarios() []Scenario {
 				ok, err := s.Exists(ctx, "p|d")
 				e.OK("exists", err)
 				e.Equal("a damaged row exists", ok, true)
-				e.OK("delete a damaged row", s.Delete(ctx, "p|d"))
+				e.Deleted("delete a damaged row", true)(s.Delete(ctx, "p|d", ""))
 				e.observeRows(ctx, "deleted with its continuation rows")
 
 				e.OK("create again", s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|d"}, Body: strings.Repeat("q", 600_000)}))
@@ -423,7 +440,7 @@ func largeScenarios() []Scenario {
 				_, err = s.One(ctx, "p|d")
 				e.Is("read of a damaged part count", err, abstractions.ErrIntegrity)
 				e.Is("upsert over a damaged part count", s.Upsert(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|d"}}), abstractions.ErrIntegrity)
-				e.OK("delete a row whose part count cannot be read", s.Delete(ctx, "p|d"))
+				e.Deleted("delete a row whose part count cannot be read", true)(s.Delete(ctx, "p|d", ""))
 				e.observeRows(ctx, "all gone")
 			},
 		},
@@ -438,7 +455,7 @@ func largeScenarios() []Scenario {
 				}(), abstractions.ErrInvalidKey)
 				e.OK("other tildes are keys", s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|a~0001x"}}))
 				e.Is("a 481-unit row key", s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|" + strings.Repeat("k", 481)}}), abstractions.ErrInvalidKey)
-				e.OK("delete at a continuation key is a no-op", s.Delete(ctx, "p|r~0001"))
+				e.Deleted("delete at a continuation key is a no-op", false)(s.Delete(ctx, "p|r~0001", ""))
 				_, err := tables.For[badSplit](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
 				e.Is("split= on an int", err, abstractions.ErrNotSupported)
 				e.Equal("the refusal names the field", err != nil && strings.Contains(err.Error(), "Count"), true)
@@ -722,7 +739,7 @@ func largeScenariosMore() []Scenario {
 				got, err := s.One(ctx, "p|long")
 				e.OK("read", err)
 				e.Equal("read back", err == nil && got.ChapterEightOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater == d.ChapterEightOfTheCollectedWorksOfAnAuthorWhoseTitlesRunLongerThanMostAndWhoseEditorsInsistedOnKeepingEveryWordOfThemInTheColumnNamesOfTheirArchiveTableBecauseTheyHadBeenPrintedThatWayOnTheSpinesOfTheFirstEditionsAndNobodyWantedToChangeThemLater, true)
-				e.OK("delete", s.Delete(ctx, "p|long"))
+				e.Deleted("delete", true)(s.Delete(ctx, "p|long", ""))
 				e.observeRows(ctx, "deleted")
 			},
 		},

@@ -31,7 +31,7 @@ func missingTableWrites(ctx context.Context, e *Env) {
 		if err != nil {
 			e.Fatalf("store: %v", err)
 		}
-		e.OK(prefix+"delete", s.Delete(ctx, "eu|x"))
+		e.Deleted(prefix+"delete", false)(s.Delete(ctx, "eu|x", ""))
 		_, err = s.Patch(ctx, "eu|x", abstractions.Set(abstractions.NewPatch[customerRow](), abstractions.Field(func(v *customerRow) *string { return &v.Name }), "n"))
 		e.Is(prefix+"patch", err, abstractions.ErrNotFound)
 		e.Is(prefix+"update last writer wins", s.Update(ctx, &customerRow{Entity: abstractions.Entity{ID: "eu|x"}}, abstractions.LastWriterWins), abstractions.ErrNotFound)

@@ -403,7 +403,7 @@ func offloadScenarios() []Scenario {
 				e.Is("a read of a tampered value", err, abstractions.ErrIntegrity)
 				_, err = readFile(ctx, cur.Attachment)
 				e.Is("reading a tampered file", err, abstractions.ErrIntegrity)
-				e.OK("a damaged entity stays deletable", s.Delete(ctx, "p|a"))
+				e.Deleted("a damaged entity stays deletable", true)(s.Delete(ctx, "p|a", ""))
 				e.observeOffRows(ctx, "rows")
 			},
 		},
@@ -419,14 +419,20 @@ func offloadScenarios() []Scenario {
 						return &offDoc{Entity: abstractions.Entity{ID: "p|doc"}, Body: strings.Repeat(string('a'+rune(v)), 150_000),
 							Attachment: abstractions.FileFromBytes([]byte{v}, "")}
 					}
-					e.OK(tc.name+": create", s.Create(ctx, doc(1)))
+					first := doc(1)
+					e.OK(tc.name+": create", s.Create(ctx, first))
 					e.OK(tc.name+": upsert the same values touches the blobs", s.Upsert(ctx, doc(1)))
 					e.Equal(tc.name+": blobs after rewriting identical values", len(e.blobNames(ctx, c)), 2)
 					e.nextSecond(ctx)
-					e.OK(tc.name+": replace", s.Upsert(ctx, doc(2)))
+					second := doc(2)
+					e.OK(tc.name+": replace", s.Upsert(ctx, second))
 					e.observeBlobs(ctx, c, tc.name+": blobs after the replace")
 					e.nextSecond(ctx)
-					e.OK(tc.name+": delete", s.Delete(ctx, "p|doc"))
+					deleted, err := s.Delete(ctx, "p|doc", first.ETag)
+					e.Is(tc.name+": delete at a stale version", err, abstractions.ErrConcurrencyConflict)
+					e.Equal(tc.name+": a stale delete deletes nothing", deleted, false)
+					e.observeBlobs(ctx, c, tc.name+": blobs after the stale delete")
+					e.Deleted(tc.name+": delete", true)(s.Delete(ctx, "p|doc", second.ETag))
 					e.observeBlobs(ctx, c, tc.name+": blobs after the delete")
 				}
 			},
@@ -441,7 +447,7 @@ func offloadScenarios() []Scenario {
 				e.OK("write", s.Create(ctx, doc("p|a", 1)))
 				e.OK("replace: the old blob is an orphan", s.Upsert(ctx, doc("p|a", 2)))
 				e.OK("write another partition", s.Create(ctx, doc("q|b", 3)))
-				e.OK("delete it: its blob is an orphan", s.Delete(ctx, "q|b"))
+				e.Deleted("delete it: its blob is an orphan", true)(s.Delete(ctx, "q|b", ""))
 				foreign := tableBlobPrefix(e.Table) + "p/a/notes.txt"
 				_, err := e.Blobs.Upload(ctx, c, foreign, []byte("not ours"), service.UploadOptions{})
 				e.OK("a blob of another shape under the table's prefix", err)

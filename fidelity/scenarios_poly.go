@@ -290,7 +290,8 @@ func polyScenarios() []Scenario {
 				// Who won differs from run to run; leave no rows to compare.
 				var cleanup error
 				for _, en := range got {
-					cleanup = errors.Join(cleanup, s.Delete(ctx, en.Key))
+					_, err := s.Delete(ctx, en.Key, "")
+					cleanup = errors.Join(cleanup, err)
 				}
 				e.OK("clean up", cleanup)
 			},
@@ -388,8 +389,17 @@ func polyScenarios() []Scenario {
 				e.Observe("rows", polyEntries(got))
 				_, err = s.Insert(ctx, abstractions.PolyWrite[polyEvent]{Key: polyKey("Tenant A", "gone"), Item: &polyPaid{}, IfMatch: etag})
 				e.Is("IfMatch on a missing row", err, abstractions.ErrNotFound)
-				e.OK("delete", s.Delete(ctx, polyKey("Tenant A", "case|kept")))
-				e.OK("delete is idempotent", s.Delete(ctx, polyKey("Tenant A", "case|kept")))
+				e.Deleted("delete", true)(s.Delete(ctx, polyKey("Tenant A", "case|kept"), ""))
+				e.Deleted("delete is idempotent", false)(s.Delete(ctx, polyKey("Tenant A", "case|kept"), ""))
+				deleted, err := s.Delete(ctx, k, etag2)
+				e.Is("delete at a stale version", err, abstractions.ErrConcurrencyConflict)
+				e.Equal("a stale delete deletes nothing", deleted, false)
+				kept, err := s.One(ctx, k)
+				e.OK("the row stays", err)
+				e.Deleted("delete at the current version", true)(s.Delete(ctx, k, kept.ETag))
+				e.Deleted("a conditional delete of a missing row", false)(s.Delete(ctx, k, kept.ETag))
+				_, err = s.Delete(ctx, k, "*")
+				e.Is("* is not a version", err, abstractions.ErrInvalidArgument)
 				_, err = s.One(ctx, polyKey("Tenant A", "case|kept"))
 				e.Is("one after delete", err, abstractions.ErrNotFound)
 			},

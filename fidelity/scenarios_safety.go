@@ -272,7 +272,7 @@ func failingCalls(ctx context.Context, e *Env, s *tables.Store[customerRow], cal
 			_, err := s.Patch(ctx, "eu|bob", abstractions.Set(abstractions.NewPatch[customerRow](), abstractions.Field(func(c *customerRow) *string { return &c.Name }), "b"))
 			return err
 		}},
-		{"delete", `op="delete" own-table=true pk="eu" rk="bob"`, func(ctx context.Context) error { return s.Delete(ctx, "eu|bob") }},
+		{"delete", `op="delete" own-table=true pk="eu" rk="bob"`, func(ctx context.Context) error { _, err := s.Delete(ctx, "eu|bob", ""); return err }},
 		// Calls about a partition name it, with no row key.
 		{"list", `op="list" own-table=true pk="eu" rk=""`, func(ctx context.Context) error { _, err := s.List(ctx, "eu"); return err }},
 		{"count", `op="count" own-table=true pk="eu" rk=""`, func(ctx context.Context) error { _, err := s.Count(ctx, "eu"); return err }},

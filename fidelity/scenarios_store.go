@@ -129,7 +129,7 @@ var storeBasics = []Scenario{
 			ok, err := s.Exists(ctx, "eu|nobody")
 			e.OK("exists", err)
 			e.Equal("exists", ok, false)
-			e.OK("delete is idempotent", s.Delete(ctx, "eu|nobody"))
+			e.Deleted("delete is idempotent", false)(s.Delete(ctx, "eu|nobody", ""))
 			c := alice()
 			e.Is("update last-writer-wins", s.Update(ctx, c, abstractions.LastWriterWins), abstractions.ErrNotFound)
 			c.ETag = `W/"datetime'2020-01-01T00%3A00%3A00.0000000Z'"`
@@ -177,6 +177,33 @@ var storeBasics = []Scenario{
 		},
 	},
 	{
+		Name: "store/conditional-delete",
+		Run: func(ctx context.Context, e *Env) {
+			s := storeOf[customerRow](e, nil)
+			c := alice()
+			e.OK("create", s.Create(ctx, c))
+			stale := c.ETag
+			c.Balance = 150
+			e.OK("update", s.Update(ctx, c, abstractions.Strict))
+			deleted, err := s.Delete(ctx, c.ID, stale)
+			e.Is("delete at a stale version", err, abstractions.ErrConcurrencyConflict)
+			e.Equal("the 412 is kept", abstractions.HasStatus(err, 412, "UpdateConditionNotSatisfied"), true)
+			e.Equal("a stale delete deletes nothing", deleted, false)
+			got, err := s.One(ctx, c.ID)
+			e.OK("the row stays", err)
+			e.Observe("read back", customer(got))
+			e.Deleted("delete at the current version", true)(s.Delete(ctx, c.ID, c.ETag))
+			ok, err := s.Exists(ctx, c.ID)
+			e.OK("exists", err)
+			e.Equal("gone", ok, false)
+			e.Deleted("a conditional delete of a missing row", false)(s.Delete(ctx, c.ID, c.ETag))
+			for _, bad := range []string{"*", "abc", `"a` + "\n" + `b"`} {
+				_, err := s.Delete(ctx, c.ID, bad)
+				e.Is("refused before sending: "+bad, err, abstractions.ErrInvalidArgument)
+			}
+		},
+	},
+	{
 		Name: "store/implicit-last-writer-wins",
 		Run: func(ctx context.Context, e *Env) {
 			s := storeOf[customerRow](e, &tables.Options{ImplicitLastWriterWins: true, Logger: discardLogger()})
@@ -218,7 +245,8 @@ var storeBasics = []Scenario{
 				if !strings.HasPrefix(id, "|") && !strings.HasSuffix(id, "|") { // a read takes an empty key (store/empty-keys)
 					e.Is("one "+id, func() error { _, err := s.One(ctx, id); return err }(), abstractions.ErrInvalidKey)
 				}
-				e.Is("delete "+id, s.Delete(ctx, id), abstractions.ErrInvalidKey)
+				_, err := s.Delete(ctx, id, "")
+				e.Is("delete "+id, err, abstractions.ErrInvalidKey)
 			}
 			e.Is("one of an empty id", func() error { _, err := s.One(ctx, ""); return err }(), abstractions.ErrInvalidKey)
 			e.Is("nil entity", s.Create(ctx, nil), abstractions.ErrInvalidArgument)
@@ -337,7 +365,7 @@ var storeBasics = []Scenario{
 			n, err = s.DeletePartition(ctx, "gone")
 			e.OK("again", err)
 			e.Equal("deleted again", n, 0)
-			e.OK("delete one", s.Delete(ctx, "kept|1"))
+			e.Deleted("delete one", true)(s.Delete(ctx, "kept|1", ""))
 		},
 	},
 	{

@@ -349,7 +349,7 @@ var queryStoreScenarios = []Scenario{
 			got, err = abstractions.Recent(ctx, s, "vision-42", 1, "")
 			e.OK("recent after now", err)
 			e.Equal("now is newest", texts(got), []string{"now"})
-			e.OK("delete now", s.Delete(ctx, now.ID))
+			e.Deleted("delete now", true)(s.Delete(ctx, now.ID, ""))
 			e.Is("a bad sub-stream", abstractions.AppendAt(ctx, s, "vision-42", &eventRow{}, "1x", t0), abstractions.ErrInvalidArgument)
 			e.Is("a sub-stream with |", abstractions.AppendAt(ctx, s, "vision-42", &eventRow{}, "a|b", t0), abstractions.ErrInvalidArgument)
 			_, err = abstractions.Recent(ctx, s, "vision-42", -1, "")

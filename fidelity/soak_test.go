@@ -120,8 +120,8 @@ func TestSoak(t *testing.T) {
 							}
 							have[id] = 1
 						case op <= 2:
-							if err := s.Delete(ctx, id); err != nil {
-								fail("delete %s: %v", id, err)
+							if deleted, err := s.Delete(ctx, id, ""); err != nil || !deleted {
+								fail("delete %s: %v, %v (want deleted)", id, deleted, err)
 								continue
 							}
 							delete(have, id)

@@ -63,7 +63,8 @@ func (s *UserStore) removeClaim(ctx context.Context, k string, c Claim) error {
 	case cur.ClaimType != c.Type || cur.ClaimValue != c.Value:
 		return nil
 	}
-	return s.t.UserClaims.Delete(ctx, id)
+	_, err = s.t.UserClaims.Delete(ctx, id, "")
+	return err
 }
 
 // RemoveClaims removes the claims from the user. Removing a claim the user does not have is

@@ -146,7 +146,8 @@ func (x *index[T]) release(ctx context.Context, owner, value string) error {
 	if x.value(cur) != value || !sameKey(x.ownerOf(cur), owner) {
 		return nil // another owner's
 	}
-	return x.store.Delete(ctx, id)
+	_, err = x.store.Delete(ctx, id, "")
+	return err
 }
 
 // lookup returns the owner row that holds value, or an error matching ErrNotFound: the

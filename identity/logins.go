@@ -140,7 +140,8 @@ func (s *UserStore) removeLogin(ctx context.Context, k, loginProvider, providerK
 	if owner, err := userKey(cur.UserId); err != nil || !sameKey(owner, k) || cur.ProviderKey != providerKey {
 		return nil
 	}
-	return s.t.UserLogins.Delete(ctx, id)
+	_, err = s.t.UserLogins.Delete(ctx, id, "")
+	return err
 }
 
 var loginUserID = abstractions.Field(func(l *UserLogin) *string { return &l.UserId })

@@ -76,7 +76,8 @@ func (s *UserStore) RemoveFromRole(ctx context.Context, userID, normalizedRoleNa
 	if err != nil || role == nil {
 		return err
 	}
-	return s.t.UserRoles.Delete(ctx, userRoleID(k, r))
+	_, err = s.t.UserRoles.Delete(ctx, userRoleID(k, r), "")
+	return err
 }
 
 // IsInRole reports whether the user is a member of the role with the normalised name (false

@@ -75,7 +75,7 @@ func (s *RoleStore) Create(ctx context.Context, r *Role) error {
 		return err
 	}
 	if err := s.names.claim(ctx, v.RoleId, v.NormalizedName); err != nil {
-		_ = s.t.Roles.Delete(detached(ctx), v.ID)
+		_, _ = s.t.Roles.Delete(detached(ctx), v.ID, "")
 		return err
 	}
 	*r = v
@@ -128,7 +128,7 @@ func (s *RoleStore) Delete(ctx context.Context, roleID string) error {
 	case err != nil:
 		return err
 	default:
-		if err := s.t.Roles.Delete(ctx, roleRowID(k)); err != nil {
+		if _, err := s.t.Roles.Delete(ctx, roleRowID(k), ""); err != nil {
 			return err
 		}
 	}
@@ -140,7 +140,7 @@ func (s *RoleStore) Delete(ctx context.Context, roleID string) error {
 		return err
 	}
 	for _, m := range rows {
-		if err := s.t.UserRoles.Delete(ctx, m.ID); err != nil {
+		if _, err := s.t.UserRoles.Delete(ctx, m.ID, ""); err != nil {
 			return err
 		}
 	}
@@ -150,7 +150,7 @@ func (s *RoleStore) Delete(ctx context.Context, roleID string) error {
 	}
 	for _, c := range claims {
 		if roleClaimOf(k, c) {
-			if err := s.t.RoleClaims.Delete(ctx, c.ID); err != nil {
+			if _, err := s.t.RoleClaims.Delete(ctx, c.ID, ""); err != nil {
 				return err
 			}
 		}
@@ -215,7 +215,8 @@ func (s *RoleStore) RemoveClaim(ctx context.Context, roleID string, c Claim) err
 	case cur.ClaimType != c.Type || cur.ClaimValue != c.Value:
 		return nil
 	}
-	return s.t.RoleClaims.Delete(ctx, id)
+	_, err = s.t.RoleClaims.Delete(ctx, id, "")
+	return err
 }
 
 func roleClaimOf(k string, c *RoleClaim) bool {

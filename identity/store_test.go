@@ -270,7 +270,7 @@ func TestStaleIndexIsTakenOver(t *testing.T) {
 	tb := memTables(t, nil, nil)
 	us, _ := stores(t, tb)
 	a := newUser(t, us, "alice")
-	if err := tb.Users.Delete(ctx, userRowID(a.UserId)); err != nil { // the user row only
+	if _, err := tb.Users.Delete(ctx, userRowID(a.UserId), ""); err != nil { // the user row only
 		t.Fatal(err)
 	}
 	if _, err := us.FindByName(ctx, "ALICE"); !errors.Is(err, abstractions.ErrNotFound) {

@@ -59,7 +59,8 @@ func (s *UserStore) RemoveToken(ctx context.Context, userID, loginProvider, name
 	if err != nil {
 		return err
 	}
-	return s.t.UserTokens.Delete(ctx, id)
+	_, err = s.t.UserTokens.Delete(ctx, id, "")
+	return err
 }
 
 // Token returns the value of a named token of the user, or an error matching

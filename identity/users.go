@@ -130,12 +130,12 @@ func (s *UserStore) Create(ctx context.Context, u *User) error {
 		return err
 	}
 	if err := s.names.claim(ctx, v.UserId, v.NormalizedUserName); err != nil {
-		_ = s.t.Users.Delete(detached(ctx), v.ID)
+		_, _ = s.t.Users.Delete(detached(ctx), v.ID, "")
 		return err
 	}
 	if err := s.emails.claim(ctx, v.UserId, v.NormalizedEmail); err != nil {
 		_ = s.names.release(detached(ctx), v.UserId, v.NormalizedUserName)
-		_ = s.t.Users.Delete(detached(ctx), v.ID)
+		_, _ = s.t.Users.Delete(detached(ctx), v.ID, "")
 		return err
 	}
 	*u = v
@@ -204,7 +204,7 @@ func (s *UserStore) Delete(ctx context.Context, userID string) error {
 		u = &User{UserId: userID}
 	} else if err != nil {
 		return err
-	} else if err := s.t.Users.Delete(ctx, userRowID(k)); err != nil {
+	} else if _, err := s.t.Users.Delete(ctx, userRowID(k), ""); err != nil {
 		return err
 	}
 	if err := s.names.release(ctx, u.UserId, u.NormalizedUserName); err != nil {

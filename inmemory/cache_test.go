@@ -396,7 +396,7 @@ func TestCacheNeverOlderThanAReturnedWrite(t *testing.T) {
 			for v := int64(1); v <= writes; v++ {
 				if rand.IntN(5) == 0 {
 					states[i].deleteStarted.Store(v)
-					if err := s.Delete(ctx, id); err != nil {
+					if _, err := s.Delete(ctx, id, ""); err != nil {
 						t.Error(err)
 						return
 					}

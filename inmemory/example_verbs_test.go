@@ -230,3 +230,33 @@ func ExampleFor_deletePartition() {
 	// deleted 250 left 1
 	// true
 }
+
+// Delete with an ETag deletes the row only at that version, in one request: what a handler
+// of an HTTP DELETE with If-Match needs, with no read first. deleted says whether this call
+// removed a row; a missing row is not an error.
+func ExampleFor_deleteIfMatch() {
+	ctx := context.Background()
+	members, err := tables.For[Member](inmemory.NewAccount(nil), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ann := &Member{Entity: abstractions.Entity{ID: "acme|ann"}}
+	if err := members.Create(ctx, ann); err != nil {
+		log.Fatal(err)
+	}
+	seen := ann.ETag // the version a client holds
+	if err := members.Update(ctx, ann, abstractions.Strict); err != nil {
+		log.Fatal(err)
+	}
+
+	deleted, err := members.Delete(ctx, "acme|ann", seen) // the row moved on: 412
+	fmt.Println(deleted, errors.Is(err, abstractions.ErrConcurrencyConflict))
+	deleted, err = members.Delete(ctx, "acme|ann", ann.ETag) // the current version
+	fmt.Println(deleted, err)
+	deleted, err = members.Delete(ctx, "acme|ann", ann.ETag) // gone: 404 if you like
+	fmt.Println(deleted, err)
+	// Output:
+	// false true
+	// true <nil>
+	// false <nil>
+}

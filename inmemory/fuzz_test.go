@@ -137,7 +137,7 @@ func FuzzStorePaths(f *testing.F) {
 		case 6:
 			_, err = s.Query(ctx, abstractions.Query[FuzzDoc]{Partition: pk, Where: abstractions.Or(nField.Gt(n), nameField.Le(filterVal))})
 		case 7:
-			err = s.Delete(ctx, id)
+			_, err = s.Delete(ctx, id, "")
 		case 8:
 			twin := *doc
 			twin.ID = id + "x"

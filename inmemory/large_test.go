@@ -74,8 +74,8 @@ func TestLargeSmoke(t *testing.T) {
 	if err != nil || c != 1 {
 		t.Fatal(c, err)
 	}
-	if err := s.Delete(ctx, "p|a"); err != nil {
-		t.Fatal(err)
+	if deleted, err := s.Delete(ctx, "p|a", ""); err != nil || !deleted {
+		t.Fatalf("delete: %v, %v", deleted, err)
 	}
 	_, err = s.One(ctx, "p|a")
 	if !errors.Is(err, abstractions.ErrNotFound) {

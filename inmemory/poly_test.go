@@ -171,7 +171,7 @@ func TestPolyRefusalsSendNothing(t *testing.T) {
 			_, err := s.MergeColumns(ctx, k, map[string]any{"_A": 1}, "not-an-etag")
 			return err
 		}, abstractions.ErrInvalidArgument, "entity tag"},
-		{"delete of a bad key", func() error { return s.Delete(ctx, key("p", "a#b")) }, abstractions.ErrInvalidKey, "#"},
+		{"delete of a bad key", func() error { _, err := s.Delete(ctx, key("p", "a#b"), ""); return err }, abstractions.ErrInvalidKey, "#"},
 		{"read of an empty key", func() error { _, err := s.One(ctx, key("", "r")); return err }, abstractions.ErrInvalidKey, "empty"},
 		{"list of a bad partition", func() error { _, err := s.List(ctx, "a?b"); return err }, abstractions.ErrInvalidKey, "?"},
 		{"a conditional batch over 100 rows", func() error {
@@ -309,7 +309,7 @@ func TestPolyWritesKeepTheCacheCoherent(t *testing.T) {
 			t.Errorf("after write %d: %+v, %v", i, r, err)
 		}
 	}
-	if err := s.Delete(ctx, key("p", "r")); err != nil {
+	if _, err := s.Delete(ctx, key("p", "r"), ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := plain.One(ctx, "p|r"); !errors.Is(err, abstractions.ErrNotFound) {

@@ -221,8 +221,8 @@ func TestStoreCache(t *testing.T) {
 		if got, _ := s.List(ctx, "p"); len(got) != 1 || got[0].Name != "c" {
 			t.Errorf("the list after another store's write: %+v", got)
 		}
-		if err := s.Delete(ctx, "p|a"); err != nil {
-			t.Fatal(err)
+		if deleted, err := s.Delete(ctx, "p|a", ""); err != nil || !deleted {
+			t.Fatalf("delete: %v, %v", deleted, err)
 		}
 		if _, err := s.One(ctx, "p|a"); !errors.Is(err, abstractions.ErrNotFound) {
 			t.Errorf("after a delete: %v", err)

@@ -36,7 +36,7 @@ func TestEveryCallHonoursItsContext(t *testing.T) {
 		"Update": func() error {
 			return s.Update(cancelled, &item{Entity: abstractions.Entity{ID: "p|a"}}, abstractions.LastWriterWins)
 		},
-		"Delete":   func() error { return s.Delete(cancelled, "p|a") },
+		"Delete":   func() error { _, err := s.Delete(cancelled, "p|a", ""); return err },
 		"One":      func() error { _, err := s.One(cancelled, "p|a"); return err },
 		"Exists":   func() error { _, err := s.Exists(cancelled, "p|a"); return err },
 		"List":     func() error { _, err := s.List(cancelled, "p"); return err },

@@ -192,27 +192,48 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 	return nil
 }
 
-// Delete deletes the row if it exists; see [abstractions.Storage.Delete].
-func (s *Store[T]) Delete(ctx context.Context, id string) (err error) {
+// Delete deletes the row, unconditionally or at the version ifMatch names, and reports
+// whether it did; see [abstractions.Storage.Delete].
+func (s *Store[T]) Delete(ctx context.Context, id, ifMatch string) (_ bool, err error) {
 	ctx, c := s.beginID(ctx, "delete", id)
 	defer c.finish(&err)
 	_, pk, rk, err := s.resolveID("delete", id)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if ifMatch != "" && !service.IsEntityTag(ifMatch) {
+		return false, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "delete", Table: s.table, PartitionKey: pk, RowKey: rk,
+			Message: badETag(ifMatch)}
 	}
 	if s.split {
-		return s.deleteLarge(ctx, pk, rk)
+		return s.deleteLarge(ctx, pk, rk, ifMatch)
+	}
+	cond := service.ETagAny
+	if ifMatch != "" {
+		cond = ifMatch
 	}
 	err = s.tracked(s.writeKeys([2]string{pk, rk}), func() (*service.Row, error) {
 		return nil, s.do(ctx, func() error {
-			_, err := s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: service.ETagAny})
+			_, err := s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: cond})
 			return err
 		})
 	})
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
-		return nil
+		return false, nil
 	}
-	return s.translate("delete", pk, rk, err)
+	if abstractions.HasStatus(err, http.StatusPreconditionFailed, "") {
+		return false, s.deleteConflict(pk, rk, err)
+	}
+	if err != nil {
+		return false, s.translate("delete", pk, rk, err)
+	}
+	return true, nil
+}
+
+// deleteConflict is the error of a delete whose row is at another version than ifMatch.
+func (s *Store[T]) deleteConflict(pk, rk string, err error) error {
+	return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: "delete", Table: s.table, PartitionKey: pk, RowKey: rk, Err: err,
+		Message: "the row changed since the version this delete was based on, and was not deleted; read it again to decide"}
 }
 
 // One returns the row with the id; a missing row fails with an error matching
@@ -261,7 +282,8 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 // control characters cannot reach a log line as they are.
 func badETag(etag string) string {
 	if etag == service.ETagAny {
-		return "the ETag \"*\" names no version; use LastWriterWins (or an unconditional patch) to overwrite whatever is stored; nothing was sent"
+		return "the ETag \"*\" names no version; to act on whatever version is stored, leave the condition out " +
+			"(LastWriterWins for Update, no WithETag for a patch, \"\" for Delete and MergeColumns); nothing was sent"
 	}
 	return fmt.Sprintf("the ETag %q is not an entity tag (a quoted string such as W/\"datetime'…'\", as a read returns it); nothing was sent", etag)
 }

@@ -166,15 +166,19 @@ func TestUpdateModes(t *testing.T) {
 	wantKind(t, s.Update(ctx, nil, abstractions.Auto), abstractions.ErrInvalidArgument)
 }
 
+// Delete reports whether it deleted a row; a missing row is not an error.
 func TestDelete(t *testing.T) {
 	ctx := context.Background()
 	s, f := newStore[item](t, nil)
 	if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"P|A", "p|a", "p|never"} {
-		if err := s.Delete(ctx, id); err != nil {
-			t.Errorf("delete %s: %v", id, err)
+	for _, tc := range []struct {
+		id   string
+		want bool
+	}{{"P|A", true}, {"p|a", false}, {"p|never", false}} {
+		if deleted, err := s.Delete(ctx, tc.id, ""); err != nil || deleted != tc.want {
+			t.Errorf("delete %s: %v, %v; want %v, nil", tc.id, deleted, err, tc.want)
 		}
 	}
 	if f.size("Items") != 0 {
@@ -184,6 +188,48 @@ func TestDelete(t *testing.T) {
 		if a.Op != service.OpDelete || a.IfMatch != service.ETagAny {
 			t.Errorf("sent %+v", a)
 		}
+	}
+}
+
+// A delete conditional on an ETag sends it as If-Match: the current version is deleted, a
+// stale one fails with ErrConcurrencyConflict and leaves the row, a missing row is false.
+// An ifMatch that is not an entity tag is refused before anything is sent.
+func TestDeleteIfMatch(t *testing.T) {
+	ctx := context.Background()
+	s, f := newStore[item](t, nil)
+	v := &item{Entity: abstractions.Entity{ID: "p|a"}, N: 1}
+	if err := s.Create(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	stale := v.ETag
+	v.N = 2
+	if err := s.Update(ctx, v, abstractions.Strict); err != nil {
+		t.Fatal(err)
+	}
+	deleted, err := s.Delete(ctx, "p|a", stale)
+	wantKind(t, err, abstractions.ErrConcurrencyConflict)
+	if deleted || f.size("Items") != 1 {
+		t.Fatalf("a delete at a stale version: deleted=%v, %d rows", deleted, f.size("Items"))
+	}
+	if !strings.Contains(err.Error(), "not deleted") {
+		t.Errorf("the conflict does not say the row stays: %v", err)
+	}
+	if deleted, err := s.Delete(ctx, "p|a", v.ETag); err != nil || !deleted || f.size("Items") != 0 {
+		t.Fatalf("a delete at the current version: %v, %v (%d rows)", deleted, err, f.size("Items"))
+	}
+	if a := f.actions[len(f.actions)-1]; a.Op != service.OpDelete || a.IfMatch != v.ETag {
+		t.Errorf("sent %+v, want a delete on If-Match %s", a, v.ETag)
+	}
+	if deleted, err := s.Delete(ctx, "p|a", v.ETag); err != nil || deleted {
+		t.Errorf("a conditional delete of a missing row: %v, %v; want false, nil", deleted, err)
+	}
+	f.resetCalls()
+	for _, bad := range []string{"*", "abc", "\"\n\""} {
+		_, err := s.Delete(ctx, "p|a", bad)
+		wantKind(t, err, abstractions.ErrInvalidArgument)
+	}
+	if n := f.count("Write"); n != 0 {
+		t.Errorf("refused deletes sent %d writes", n)
 	}
 }
 

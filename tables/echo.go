@@ -16,9 +16,9 @@ import (
 // lost, or after a 500 or 503) takes the service's answer to the last try as the call's
 // result. When the first try was applied, that answer can be a refusal the write caused
 // itself: 409 EntityAlreadyExists for an insert, 412 for a write conditional on the ETag the
-// first try replaced, 404 for a delete. A call whose answer is lost altogether (a reset
-// mid-response that the SDK does not retry, as for a POST) fails with a transport error
-// although the service may have applied it.
+// first try replaced (or deleted), 404 for a delete. A call whose answer is lost altogether
+// (a reset mid-response that the SDK does not retry, as for a POST) fails with a transport
+// error although the service may have applied it.
 //
 // The engine tells these apart by reading the row back and comparing it with the cells the
 // write sent: every cell, for an insert, a replace or an upsert; every sent cell, for a
@@ -31,7 +31,8 @@ import (
 //
 // What stays ambiguous is documented with the README's reliability section: another
 // writer storing the very same cells (including the same UpdatedAt) between two tries; a
-// delete whose row another writer removed between the tries; a write the service applies
+// delete whose row another writer removed between the tries, or that was missing already
+// when a try went unanswered (either reports deleted=true); a write the service applies
 // after the call gave up (a request stalled past the deadline); and a write whose
 // verifying read fails too, which keeps its original error.
 
@@ -53,7 +54,7 @@ func mayBeEcho(err error, a *service.Action, retried bool) bool {
 	case se.StatusCode == http.StatusConflict && se.ErrorCode == "EntityAlreadyExists":
 		return a.Op == service.OpInsert
 	case se.StatusCode == http.StatusPreconditionFailed:
-		return conditional && (a.Op == service.OpReplace || a.Op == service.OpMerge)
+		return conditional && (a.Op == service.OpReplace || a.Op == service.OpMerge || a.Op == service.OpDelete)
 	case se.StatusCode == http.StatusNotFound && se.ErrorCode == "ResourceNotFound":
 		return a.Op == service.OpDelete
 	}

@@ -94,3 +94,68 @@ func TestTransactionTellsItsOwnEcho(t *testing.T) {
 		t.Fatalf("CreateBatch against a busy service: %v (%d rows)", err, f.size("Items"))
 	}
 }
+
+// A delete whose answer was lost reports that it deleted the row when the resend meets the
+// absence its first try caused: 404, or 412 for a delete conditional on the version it
+// removed. A 412 with the row still there (another writer's version) stands.
+func TestDeleteTellsItsOwnEcho(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name        string
+		conditional bool
+		resend      error // the answer to the resend, nil: the service's own
+	}{
+		{"unconditional, resend meets 404", false, nil},
+		{"conditional, resend meets 404", true, nil},
+		{"conditional, resend meets 412", true, errFakeCondition},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, ft, f := echoStore(t)
+			v := &item{Entity: abstractions.Entity{ID: "p|a"}, N: 1}
+			if err := s.Create(ctx, v); err != nil {
+				t.Fatal(err)
+			}
+			ifMatch := ""
+			if tc.conditional {
+				ifMatch = v.ETag
+			}
+			writes := 0
+			f.before = func(call string) error {
+				if call == "Write" {
+					writes++
+					if writes == 2 {
+						return tc.resend
+					}
+				}
+				return nil
+			}
+			ft.Inject(faults.LoseResponse, faults.Writes, 1)
+			deleted, err := s.Delete(ctx, "p|a", ifMatch)
+			if err != nil || !deleted || writes != 2 || f.size("Items") != 0 {
+				t.Fatalf("Delete after a lost response: %v, %v (%d writes, %d rows)", deleted, err, writes, f.size("Items"))
+			}
+		})
+	}
+	t.Run("conditional, another writer's row", func(t *testing.T) {
+		s, ft, f := echoStore(t)
+		v := &item{Entity: abstractions.Entity{ID: "p|a"}, N: 1}
+		if err := s.Create(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+		writes := 0
+		f.before = func(call string) error {
+			if call == "Write" {
+				if writes++; writes == 2 {
+					f.put("Items", service.Row{PartitionKey: "p", RowKey: "a", ETag: `W/"other"`})
+				}
+			}
+			return nil
+		}
+		ft.Inject(faults.LoseResponse, faults.Writes, 1)
+		deleted, err := s.Delete(ctx, "p|a", v.ETag)
+		wantKind(t, err, abstractions.ErrConcurrencyConflict)
+		if deleted || f.size("Items") != 1 {
+			t.Errorf("deleted=%v, %d rows", deleted, f.size("Items"))
+		}
+	})
+}

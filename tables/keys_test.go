@@ -156,7 +156,7 @@ func TestKeyRefusalsSendNothing(t *testing.T) {
 		{"update", func(s *Store[item]) error {
 			return s.Update(ctx, &item{Entity: abstractions.Entity{ID: "|r"}}, abstractions.LastWriterWins)
 		}},
-		{"delete", func(s *Store[item]) error { return s.Delete(ctx, "p?|r") }},
+		{"delete", func(s *Store[item]) error { _, err := s.Delete(ctx, "p?|r", ""); return err }},
 		{"one", func(s *Store[item]) error { _, err := s.One(ctx, "p|\x00"); return err }},
 		{"exists", func(s *Store[item]) error { _, err := s.Exists(ctx, "\xff"); return err }},
 		{"patch", func(s *Store[item]) error {
@@ -288,7 +288,7 @@ func TestEmptyKeysAreReadNotWritten(t *testing.T) {
 			_, err := s.Patch(ctx, id, abstractions.Set(abstractions.NewPatch[item](), abstractions.Field(func(x *item) *int { return &x.N }), 1))
 			return err
 		},
-		"delete": func(id string) error { return s.Delete(ctx, id) },
+		"delete": func(id string) error { _, err := s.Delete(ctx, id, ""); return err },
 	}
 	for name, write := range writes {
 		for id, which := range map[string]string{"|r": "partition key", "p|": "row key"} {

@@ -26,8 +26,8 @@ import (
 //     first (its part count and ETag) and write on condition of that version, the new rows
 //     and the deletes of the stale continuation rows in one entity-group transaction. A
 //     write that loses its condition to another writer reads again and retries: splitAttempts
-//     in all, pausing as splitRetry says, then ErrConcurrencyConflict. A Strict update
-//     that finds another version is a conflict at once.
+//     in all, pausing as splitRetry says, then ErrConcurrencyConflict. A Strict update,
+//     or a Delete with an ifMatch, that finds another version is a conflict at once.
 //   - Create and CreateBatch read nothing first. A continuation key already held by a
 //     leftover continuation row of the same entity (a row whose _SplitOf names it, left by
 //     a writer that did not know continuation rows) is taken back in the same transaction,
@@ -576,22 +576,26 @@ func (s *Store[T]) readFullState(ctx context.Context, pk, rk string) (service.Ro
 }
 
 // deleteLarge deletes a split-aware entity with its continuation rows, on condition of the
-// version read. An id of a continuation row's shape deletes nothing; an id with no main row
+// version read, which must be ifMatch unless that is "". It reports whether it deleted the
+// main row. An id of a continuation row's shape deletes nothing; an id with no main row
 // removes the leftover continuation rows that name it.
-func (s *Store[T]) deleteLarge(ctx context.Context, pk, rk string) error {
+func (s *Store[T]) deleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, error) {
 	const op = "delete"
 	if _, _, ok := largevalue.IsContinuationKey(rk); ok {
-		return nil
+		return false, nil
 	}
 	var lastErr error
 	for attempt := 1; attempt <= splitAttempts; attempt++ {
 		if err := splitRetry.Wait(ctx, attempt); err != nil {
-			return err
+			return false, err
 		}
 		st, err := s.readState(ctx, pk, rk)
 		unreadable := errors.Is(err, abstractions.ErrIntegrity)
 		if err != nil && !unreadable {
-			return s.translate(op, pk, rk, err)
+			return false, s.translate(op, pk, rk, err)
+		}
+		if ifMatch != "" && st.found && st.etag != ifMatch {
+			return false, s.deleteConflict(pk, rk, nil)
 		}
 		acts := []service.Action{}
 		if st.found {
@@ -601,7 +605,7 @@ func (s *Store[T]) deleteLarge(ctx context.Context, pk, rk string) error {
 			// No main row, or one whose part count cannot be read: delete what is there.
 			own, _, err := s.continuationRows(ctx, pk, rk, 0, contSelect)
 			if err != nil {
-				return s.translate(op, pk, rk, err)
+				return false, s.translate(op, pk, rk, err)
 			}
 			for _, r := range own {
 				acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: r.RowKey}, IfMatch: r.ETag})
@@ -613,7 +617,7 @@ func (s *Store[T]) deleteLarge(ctx context.Context, pk, rk string) error {
 			}
 		}
 		if len(acts) == 0 {
-			return nil
+			return false, nil
 		}
 		err = s.tracked(s.writeKeys([2]string{pk, rk}), func() (*service.Row, error) {
 			return nil, s.do(ctx, func() error {
@@ -652,16 +656,18 @@ func (s *Store[T]) deleteLarge(ctx context.Context, pk, rk string) error {
 				s.cleanup(ctx, time.Time{}, s.released(pk, rk, st.refs, nil))
 			}
 			s.releasedBlobs(op, pk, rk, st.blobs)
-			return nil
+			return st.found, nil
 		case st.found && (abstractions.HasStatus(err, http.StatusPreconditionFailed, "") ||
 			abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound")):
+			// Another writer changed or deleted the row since it was read: read it again
+			// (with ifMatch, the next read finds the conflict or the missing row).
 			lastErr = s.translate(op, pk, rk, err)
 			s.lostAttempt(ctx, op, pk, rk, attempt, "the row changed since it was read", lastErr)
 		default:
-			return s.translate(op, pk, rk, err)
+			return false, s.translate(op, pk, rk, err)
 		}
 	}
-	return s.lostRace(op, pk, rk, lastErr)
+	return false, s.lostRace(op, pk, rk, lastErr)
 }
 
 // readLarge reads a split-aware entity whole: the main row, its continuation rows, every

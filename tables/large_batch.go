@@ -189,10 +189,13 @@ func (s *Store[T]) deletePartitionLarge(ctx context.Context, pk string) (int, er
 		case abstractions.HasStatus(err, http.StatusPreconditionFailed, "") || abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound"):
 			// A writer changed an entity since it was listed: delete them one by one.
 			for _, rk := range packRows {
-				if err := s.deleteLarge(ctx, pk, rk); err != nil {
+				ok, err := s.deleteLarge(ctx, pk, rk, "")
+				if err != nil {
 					return err
 				}
-				deleted++
+				if ok {
+					deleted++ // not a row another writer deleted meanwhile
+				}
 			}
 		default:
 			return s.translateTx(op, packActs, err)

@@ -328,7 +328,7 @@ func TestLargeLostAttemptsAreLogged(t *testing.T) {
 					bump(f)
 				}
 			},
-			run:    func(s *Store[doc]) error { return s.Delete(ctx, "p|d") },
+			run:    func(s *Store[doc]) error { _, err := s.Delete(ctx, "p|d", ""); return err },
 			op:     "delete",
 			reason: "the row changed since it was read",
 		},
@@ -398,7 +398,8 @@ func TestLargeLostAttemptsAreLogged(t *testing.T) {
 			}
 			return nil
 		}
-		wantKind(t, s.Delete(ctx, "p|d"), abstractions.ErrConcurrencyConflict)
+		_, err := s.Delete(ctx, "p|d", "")
+		wantKind(t, err, abstractions.ErrConcurrencyConflict)
 		if logs.Len() != 0 {
 			t.Errorf("logged at Info: %s", logs.String())
 		}
@@ -456,8 +457,8 @@ func TestLargeDelete(t *testing.T) {
 		}
 		f.put("Items", service.Row{PartitionKey: "p", RowKey: "e"})
 		f.resetCalls()
-		if err := s.Delete(ctx, "p|d"); err != nil {
-			t.Fatal(err)
+		if deleted, err := s.Delete(ctx, "p|d", ""); err != nil || !deleted {
+			t.Fatalf("delete: %v, %v", deleted, err)
 		}
 		if got := keysOf(f); !slices.Equal(got, []string{"e"}) {
 			t.Errorf("rows %v", got)
@@ -470,14 +471,14 @@ func TestLargeDelete(t *testing.T) {
 		s, f := newStore[doc](t, nil)
 		f.put("Items", service.Row{PartitionKey: "p", RowKey: "d~0004", Properties: []service.Property{
 			{Name: largevalue.OfColumn, Value: service.String("d")}}})
-		if err := s.Delete(ctx, "p|d"); err != nil {
-			t.Fatal(err)
+		if deleted, err := s.Delete(ctx, "p|d", ""); err != nil || deleted {
+			t.Fatalf("delete: %v, %v (want false: there was no entity)", deleted, err)
 		}
 		if n := f.size("Items"); n != 0 {
 			t.Errorf("%d rows left", n)
 		}
-		if err := s.Delete(ctx, "p|d"); err != nil {
-			t.Errorf("a second delete: %v", err)
+		if deleted, err := s.Delete(ctx, "p|d", ""); err != nil || deleted {
+			t.Errorf("a second delete: %v, %v", deleted, err)
 		}
 	})
 	t.Run("an unreadable part count", func(t *testing.T) {
@@ -492,8 +493,8 @@ func TestLargeDelete(t *testing.T) {
 		_, err := s.One(ctx, "p|d")
 		wantKind(t, err, abstractions.ErrIntegrity)
 		wantKind(t, s.Upsert(ctx, &doc{Entity: abstractions.Entity{ID: "p|d"}}), abstractions.ErrIntegrity)
-		if err := s.Delete(ctx, "p|d"); err != nil {
-			t.Fatal(err)
+		if deleted, err := s.Delete(ctx, "p|d", ""); err != nil || !deleted {
+			t.Fatalf("delete: %v, %v", deleted, err)
 		}
 		if n := f.size("Items"); n != 0 {
 			t.Errorf("%d rows left", n)
@@ -504,8 +505,8 @@ func TestLargeDelete(t *testing.T) {
 		if err := s.Create(ctx, &doc{Entity: abstractions.Entity{ID: "p|d"}, Body: bigText}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Delete(ctx, "p|d~0001"); err != nil {
-			t.Fatal(err)
+		if deleted, err := s.Delete(ctx, "p|d~0001", ""); err != nil || deleted {
+			t.Fatalf("delete: %v, %v (want false)", deleted, err)
 		}
 		if n := f.size("Items"); n != 3 {
 			t.Errorf("%d rows left, want 3", n)
@@ -517,11 +518,57 @@ func TestLargeDelete(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.remove("Items", "p", "d~0002")
-		if err := s.Delete(ctx, "p|d"); err != nil {
-			t.Fatal(err)
+		if deleted, err := s.Delete(ctx, "p|d", ""); err != nil || !deleted {
+			t.Fatalf("delete: %v, %v", deleted, err)
 		}
 		if n := f.size("Items"); n != 0 {
 			t.Errorf("%d rows left", n)
+		}
+	})
+	t.Run("if match", func(t *testing.T) {
+		s, f := newStore[doc](t, nil)
+		v := &doc{Entity: abstractions.Entity{ID: "p|d"}, Body: bigText}
+		if err := s.Create(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+		stale := v.ETag
+		if err := s.Update(ctx, v, abstractions.Strict); err != nil {
+			t.Fatal(err)
+		}
+		f.resetCalls()
+		deleted, err := s.Delete(ctx, "p|d", stale)
+		wantKind(t, err, abstractions.ErrConcurrencyConflict)
+		if deleted || f.size("Items") != 3 || f.count("Transact") != 0 {
+			t.Fatalf("a delete at a stale version: deleted=%v, %d rows, %d transactions", deleted, f.size("Items"), f.count("Transact"))
+		}
+		if deleted, err := s.Delete(ctx, "p|d", v.ETag); err != nil || !deleted || f.size("Items") != 0 {
+			t.Fatalf("a delete at the current version: %v, %v (%d rows left)", deleted, err, f.size("Items"))
+		}
+		if deleted, err := s.Delete(ctx, "p|d", v.ETag); err != nil || deleted {
+			t.Errorf("a conditional delete of a missing entity: %v, %v; want false, nil", deleted, err)
+		}
+	})
+	t.Run("if match loses a race", func(t *testing.T) {
+		// Another writer replaces the entity between the read and the transaction: the next
+		// read finds another version, which is a conflict at once, not a retry.
+		s, f := newStore[doc](t, nil)
+		v := &doc{Entity: abstractions.Entity{ID: "p|d"}, Body: bigText}
+		if err := s.Create(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+		f.resetCalls()
+		f.before = func(call string) error {
+			if call == "Transact" {
+				f.before = nil
+				r, _ := f.row("Items", "p", "d")
+				f.put("Items", r) // another writer's version
+			}
+			return nil
+		}
+		deleted, err := s.Delete(ctx, "p|d", v.ETag)
+		wantKind(t, err, abstractions.ErrConcurrencyConflict)
+		if deleted || f.size("Items") != 3 || f.count("Transact") != 1 {
+			t.Errorf("deleted=%v, %d rows, %d transactions", deleted, f.size("Items"), f.count("Transact"))
 		}
 	})
 	t.Run("races", func(t *testing.T) {
@@ -537,7 +584,8 @@ func TestLargeDelete(t *testing.T) {
 			}
 			return nil
 		}
-		wantKind(t, s.Delete(ctx, "p|d"), abstractions.ErrConcurrencyConflict)
+		_, err := s.Delete(ctx, "p|d", "")
+		wantKind(t, err, abstractions.ErrConcurrencyConflict)
 		if n := f.count("Transact"); n != splitAttempts {
 			t.Errorf("%d transactions, want %d", n, splitAttempts)
 		}
@@ -852,7 +900,7 @@ func TestLargeReleasedBlobsAreLogged(t *testing.T) {
 		}
 		logs.Reset()
 		f.put("Items", service.Row{PartitionKey: "p", RowKey: "b", Properties: []service.Property{{Name: "Data__blob", Value: service.String("ref")}}})
-		if err := s.Delete(ctx, "p|b"); err != nil {
+		if _, err := s.Delete(ctx, "p|b", ""); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(logs.String(), "columns=[Data]") {
@@ -1034,6 +1082,31 @@ func TestLargeDeletePartition(t *testing.T) {
 		n, err := s.DeletePartition(ctx, "p")
 		if err != nil || n != 2 {
 			t.Fatalf("deleted %d, %v", n, err)
+		}
+		if got := keysOf(f); len(got) != 0 {
+			t.Errorf("rows %v left", got)
+		}
+	})
+	t.Run("an entity deleted meanwhile", func(t *testing.T) {
+		s, f := newStore[doc](t, nil)
+		for i := range 2 {
+			if err := s.Create(ctx, &doc{Entity: abstractions.Entity{ID: fmt.Sprintf("p|d%d", i)}, Body: bigText}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var once atomic.Bool
+		f.before = func(call string) error {
+			if call == "Transact" && once.CompareAndSwap(false, true) {
+				f.before = nil
+				if _, err := s.Delete(ctx, "p|d1", ""); err != nil { // another writer's delete
+					t.Error(err)
+				}
+			}
+			return nil
+		}
+		n, err := s.DeletePartition(ctx, "p")
+		if err != nil || n != 1 {
+			t.Fatalf("deleted %d, %v; want 1: the entity another writer deleted is not counted", n, err)
 		}
 		if got := keysOf(f); len(got) != 0 {
 			t.Errorf("rows %v left", got)

@@ -29,7 +29,7 @@ func TestMissingTableOnlyCreatingWritesCreateIt(t *testing.T) {
 			{"create", func(s *Store[item]) error { return s.Create(ctx, &item{Entity: abstractions.Entity{ID: "eu|x"}}) }, nil, true},
 			{"upsert", func(s *Store[item]) error { return s.Upsert(ctx, &item{Entity: abstractions.Entity{ID: "eu|x"}}) }, nil, true},
 			{"upsert batch", func(s *Store[item]) error { _, err := s.UpsertBatch(ctx, items("eu", 2)); return err }, nil, true},
-			{"delete", func(s *Store[item]) error { return s.Delete(ctx, "eu|x") }, nil, false},
+			{"delete", func(s *Store[item]) error { _, err := s.Delete(ctx, "eu|x", ""); return err }, nil, false},
 			{"delete partition", func(s *Store[item]) error { _, err := s.DeletePartition(ctx, "eu"); return err }, nil, false},
 			{"patch", func(s *Store[item]) error {
 				_, err := s.Patch(ctx, "eu|x", abstractions.Set(abstractions.NewPatch[item](), abstractions.Field(func(v *item) *int { return &v.N }), 1))

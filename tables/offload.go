@@ -34,7 +34,8 @@ import (
 //     deletion of the blobs the stored row referenced and the new one does not, when they
 //     are the row's own ({table}/{pk}/{rk}/…) and older than CleanupGrace, measured back
 //     from the commit on the service's clock.
-//   - Delete: the rows, then the row's own blobs, subject to CleanupGrace.
+//   - Delete: the rows (conditional or not, as the split rows are), then the row's own
+//     blobs, subject to CleanupGrace; a delete that loses its condition deletes no blob.
 //   - A failed write never deletes a blob: what it uploaded is left for the orphan sweep.
 //   - Reads download each offloaded string, []byte or JSON value and verify its length and
 //     SHA-256; a missing or changed blob is damage or a race, handled as for split values.

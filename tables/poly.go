@@ -346,17 +346,24 @@ func (s *PolyStore[B]) List(ctx context.Context, partition string) ([]*abstracti
 	return out, nil
 }
 
-// Delete deletes the row if it exists; see abstractions.PolyStorage.
-func (s *PolyStore[B]) Delete(ctx context.Context, key abstractions.TableKey) error {
+// Delete deletes the row, unconditionally or at the version ifMatch names, and reports
+// whether it did; see abstractions.PolyStorage.
+func (s *PolyStore[B]) Delete(ctx context.Context, key abstractions.TableKey, ifMatch string) (bool, error) {
 	pk, rk := key.PartitionKey, key.RowKey
 	if err := s.checkKeys("delete", pk, rk); err != nil {
-		return err
+		return false, err
 	}
-	_, err := s.send(ctx, "delete", service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: service.ETagAny})
+	switch {
+	case ifMatch == "":
+		ifMatch = service.ETagAny
+	case !service.IsEntityTag(ifMatch):
+		return false, s.refuse("delete", pk, rk, abstractions.ErrInvalidArgument, badETag(ifMatch))
+	}
+	_, err := s.send(ctx, "delete", service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: ifMatch})
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
-		return nil
+		return false, nil
 	}
-	return err
+	return err == nil, err
 }
 
 // MergeColumns writes system columns into an existing row; see abstractions.PolyStorage.
@@ -452,7 +459,8 @@ func (s *PolyStore[B]) checkKeys(op, pk, rk string) error {
 
 // refuse is a refusal of the caller's input, before anything is sent.
 func (s *PolyStore[B]) refuse(op, pk, rk string, kind error, msg string) error {
-	return &abstractions.StoreError{Kind: kind, Op: op, Table: s.host.table, PartitionKey: pk, RowKey: rk, Message: msg + "; nothing was sent"}
+	return &abstractions.StoreError{Kind: kind, Op: op, Table: s.host.table, PartitionKey: pk, RowKey: rk,
+		Message: strings.TrimSuffix(msg, "; nothing was sent") + "; nothing was sent"}
 }
 
 // translate is the host store's translation, with the advice for a lost condition that

@@ -171,11 +171,11 @@ func TestPolyRoundTrip(t *testing.T) {
 	_, err = s.Insert(ctx, abstractions.PolyWrite[event]{Key: key("0001"), Item: &noted{Text: "again"}})
 	wantKind(t, err, abstractions.ErrDuplicateKey)
 
-	if err := s.Delete(ctx, key("0001")); err != nil {
-		t.Fatal(err)
+	if deleted, err := s.Delete(ctx, key("0001"), ""); err != nil || !deleted {
+		t.Fatalf("delete: %v, %v", deleted, err)
 	}
-	if err := s.Delete(ctx, key("0001")); err != nil {
-		t.Errorf("a second delete: %v", err)
+	if deleted, err := s.Delete(ctx, key("0001"), ""); err != nil || deleted {
+		t.Errorf("a second delete: %v, %v (want false, nil)", deleted, err)
 	}
 	_, err = s.One(ctx, key("0001"))
 	wantKind(t, err, abstractions.ErrNotFound)

@@ -98,8 +98,8 @@ func TestTableSASWithoutCreate(t *testing.T) {
 		t.Errorf("UpsertBatch under a table SAS on Azurite: %v, want 403", err)
 	}
 	for _, id := range []string{"eu|ann", "eu|bob", "eu|cy"} {
-		if err := s.Delete(ctx, id); err != nil {
-			t.Fatalf("Delete: %v", err)
+		if deleted, err := s.Delete(ctx, id, ""); err != nil || !deleted {
+			t.Fatalf("Delete %s: %v, %v", id, deleted, err)
 		}
 	}
 	if n, err := s.Count(ctx, "eu"); err != nil || n != 0 {
@@ -122,7 +122,7 @@ func TestTableSASWithoutCreate(t *testing.T) {
 	if err := ps.Create(ctx, &Customer{Entity: abstractions.Entity{ID: "eu|eve"}}); err != nil {
 		t.Fatalf("Create through a default account: %v", err)
 	}
-	if err := ps.Delete(ctx, "eu|eve"); err != nil {
+	if _, err := ps.Delete(ctx, "eu|eve", ""); err != nil {
 		t.Fatal(err)
 	}
 

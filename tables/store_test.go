@@ -363,7 +363,7 @@ func TestServiceFailuresReachTheCaller(t *testing.T) {
 		{"create", func(s *Store[item]) error { return s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|r"}}) }},
 		{"one", func(s *Store[item]) error { _, err := s.One(ctx, "p|r"); return err }},
 		{"exists", func(s *Store[item]) error { _, err := s.Exists(ctx, "p|r"); return err }},
-		{"delete", func(s *Store[item]) error { return s.Delete(ctx, "p|r") }},
+		{"delete", func(s *Store[item]) error { _, err := s.Delete(ctx, "p|r", ""); return err }},
 		{"list", func(s *Store[item]) error { _, err := s.List(ctx, "p"); return err }},
 		{"count", func(s *Store[item]) error { _, err := s.CountAll(ctx); return err }},
 		{"upsert batch", func(s *Store[item]) error {

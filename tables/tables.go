@@ -111,7 +111,8 @@ type Options struct {
 	// EnsureCreated only checks that the table exists. Off by default: the first such write
 	// that finds its table missing creates it. Reads, Delete, Update, the Patcher's writes
 	// and DeletePartition never create tables, with or without this option: a Delete of a
-	// row in a missing table succeeds, an Update or Patch fails with ErrNotFound.
+	// row in a missing table succeeds with deleted=false, an Update or Patch fails with
+	// ErrNotFound.
 	NeverCreateTables bool
 
 	// ClientOptions are the Azure SDK's client options, applied to every client the account

@@ -227,8 +227,8 @@ func TestFileHeapBound(t *testing.T) {
 	n := fileSize(t)
 	ctx := context.Background()
 	t.Cleanup(func() {
-		_ = s.Delete(context.Background(), "heap|seekable")
-		_ = s.Delete(context.Background(), "heap|stream")
+		_, _ = s.Delete(context.Background(), "heap|seekable", "")
+		_, _ = s.Delete(context.Background(), "heap|stream", "")
 	})
 	for _, tc := range []struct {
 		name string
@@ -270,7 +270,7 @@ func BenchmarkFileRoundTrip(b *testing.B) {
 			seed++
 			roundTrip(b, s, "bench|lib", &generator{n: n, seed: seed}, n)
 		}
-		_ = s.Delete(context.Background(), "bench|lib")
+		_, _ = s.Delete(context.Background(), "bench|lib", "")
 	})
 	for _, raw := range []struct {
 		name string

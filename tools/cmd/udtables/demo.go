@@ -260,9 +260,15 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 
-	d.say("Delete eu|linus")
-	if err := s.Delete(ctx, "eu|linus"); err != nil {
+	linus := eu[len(eu)-1]
+	d.say("Delete eu|linus at the version just listed (If-Match: its ETag, in one request)")
+	deleted, err := s.Delete(ctx, linus.ID, linus.ETag)
+	if err != nil {
 		return d.fail(err)
+	}
+	d.detail("deleted: %v", deleted)
+	if err := d.want("deleted", deleted, true); err != nil {
+		return err
 	}
 	ok, err := s.Exists(ctx, "eu|linus")
 	if err != nil {
@@ -272,10 +278,11 @@ func (d *demo) run(ctx context.Context) error {
 	if err := d.want("eu|linus existing", ok, false); err != nil {
 		return err
 	}
-	if err := s.Delete(ctx, "eu|linus"); err != nil {
+	deleted, err = s.Delete(ctx, "eu|linus", "")
+	if err != nil {
 		return d.fail(err)
 	}
-	d.detail("deleting it again is not an error")
+	d.detail("deleting it again is not an error: deleted=%v", deleted)
 
 	d.say("DeletePartition us")
 	n, err := s.DeletePartition(ctx, "us")

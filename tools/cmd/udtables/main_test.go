@@ -72,7 +72,8 @@ func checkDemoOutput(t *testing.T, s string) {
 		`   eu|ada-lovelace Name="Ada Lovelace" Email="ada@example.com" Visits=2` + "\n" +
 			`   eu|grace Name="Grace Hopper" Email="grace@example.com" Visits=4` + "\n" +
 			`   eu|linus Name="Linus Torvalds" Email="linus@example.com" Visits=3` + "\n",
-		"   exists afterwards: false",
+		"Delete eu|linus at the version just listed",
+		"   deleted: true\n   exists afterwards: false\n   deleting it again is not an error: deleted=false\n",
 		"   deleted 2 customers",
 		"   2 customers left in the table",
 		"Done.",

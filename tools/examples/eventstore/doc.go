@@ -10,8 +10,8 @@
 //     version the caller read, so two writers appending at once cannot both win, and the
 //     loser's events are not written.
 //
-// The package depends on the abstractions module only: its PolyStorage contract, and its
-// TypeRegistry, to register the event names where the events are defined. The tests wire it
-// to the in-memory backend, and to Azurite when an emulator is available, with the same
-// registry.
+// The events and Store depend on the abstractions module only: its PolyStorage contract, and
+// its TypeRegistry, to register the event names where the events are defined. Rows wires that
+// store once (the event names, the table) for any *tables.Account: the tests pass it the
+// in-memory backend's, and Azurite's when an emulator is available.
 package eventstore

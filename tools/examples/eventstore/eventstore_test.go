@@ -37,32 +37,28 @@ func (c closingIdle) Run() int {
 	return code
 }
 
-func registry(t testing.TB) *abstractions.TypeRegistry {
-	t.Helper()
-	reg := new(abstractions.TypeRegistry)
-	if err := eventstore.RegisterEvents(reg); err != nil {
-		t.Fatal(err)
-	}
-	return reg
-}
-
-// backend is one wiring of the example: the same registry, the in-memory backend or Azure.
+// backend is one wiring of the example (eventstore.Rows), over the in-memory backend or Azure.
 type backend struct {
 	name  string
 	rows  abstractions.PolyStorage[eventstore.Event]
 	store *eventstore.Store
 }
 
+// wire wires the event store to acct as every host does, with eventstore.Rows.
+func wire(t *testing.T, name string, acct *tables.Account, table string) backend {
+	t.Helper()
+	rows, err := eventstore.Rows(acct, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return backend{name: name, rows: rows, store: eventstore.New(rows)}
+}
+
 // backends wires the store to the in-memory backend and, when an emulator is configured, to
 // Azurite, each in a table of its own.
 func backends(t *testing.T) []backend {
 	t.Helper()
-	reg := registry(t)
-	mem, err := tables.PolyFor[eventstore.Event](inmemory.NewAccount(nil), reg, &tables.StoreOptions{Table: "Events"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := []backend{{name: "memory", rows: mem, store: eventstore.New(mem)}}
+	out := []backend{wire(t, "memory", inmemory.NewAccount(nil), "")}
 	conn, ok := azuritetest.LookupConnectionString(t)
 	if !ok {
 		t.Log(azuritetest.ConnEnv + " not set: the in-memory backend only")
@@ -74,13 +70,9 @@ func backends(t *testing.T) []backend {
 	}
 	var b [5]byte
 	_, _ = rand.Read(b[:])
-	table := "Events" + hex.EncodeToString(b[:])
-	az, err := tables.PolyFor[eventstore.Event](acct, reg, &tables.StoreOptions{Table: table})
-	if err != nil {
-		t.Fatal(err)
-	}
+	table := eventstore.EventsTable + hex.EncodeToString(b[:])
 	t.Cleanup(func() { _ = acct.Tables().DeleteTable(context.Background(), table) })
-	return append(out, backend{name: "azurite", rows: az, store: eventstore.New(az)})
+	return append(out, wire(t, "azurite", acct, table))
 }
 
 func TestAppendAndLoad(t *testing.T) {
@@ -225,14 +217,10 @@ func TestAppendRefusals(t *testing.T) {
 }
 
 // Example wires the event store to the in-memory backend, as a test would; production
-// passes tables.PolyFor the same registry.
+// passes Rows its Azure account (tables.NewAccount) instead.
 func Example() {
 	ctx := context.Background()
-	reg := new(abstractions.TypeRegistry)
-	if err := eventstore.RegisterEvents(reg); err != nil {
-		panic(err)
-	}
-	rows, err := tables.PolyFor[eventstore.Event](inmemory.NewAccount(nil), reg, &tables.StoreOptions{Table: "Events"})
+	rows, err := eventstore.Rows(inmemory.NewAccount(nil), "")
 	if err != nil {
 		panic(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables"
 )
 
 // HeadKey is the row key of an aggregate's marker row.
@@ -28,8 +29,27 @@ type Store struct {
 	rows abstractions.PolyStorage[Event]
 }
 
-// New returns a store over a polymorphic table of Events.
+// New returns a store over a polymorphic table of Events, such as Rows returns.
 func New(rows abstractions.PolyStorage[Event]) *Store { return &Store{rows: rows} }
+
+// EventsTable is the table the events are kept in.
+const EventsTable = "Events"
+
+// Rows returns the polymorphic store of the events in acct: the one place it is wired (the
+// event names of RegisterEvents, the table), for an Azure account and an in-memory one alike
+// (inmemory.NewAccount returns the same *tables.Account), so both write the same
+// discriminators. table names the table; "" is EventsTable, and tests that share one
+// emulator pass a table of their own.
+func Rows(acct *tables.Account, table string) (*tables.PolyStore[Event], error) {
+	reg := new(abstractions.TypeRegistry)
+	if err := RegisterEvents(reg); err != nil {
+		return nil, err
+	}
+	if table == "" {
+		table = EventsTable
+	}
+	return tables.PolyFor[Event](acct, reg, &tables.StoreOptions{Table: table})
+}
 
 // VersionKey is the row key of the event at version v.
 func VersionKey(v int64) string { return fmt.Sprintf("%09d", v) }

@@ -9,6 +9,10 @@
 //   - domain's tests: they wire the in-memory backend (inmemory.NewAccount), which behaves
 //     like Azure and needs no emulator and no network.
 //
+// Both backends return the same *tables.Account, so the store is wired once, by Orders
+// (its type, table and options), and the server and the tests differ only in the account
+// they pass it.
+//
 // The test of this package checks those boundaries with "go list -deps": the domain package
 // pulls in no Azure SDK package, and neither does its in-memory test build.
 //

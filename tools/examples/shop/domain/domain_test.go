@@ -12,7 +12,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
-	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tools/examples/shop"
 	"github.com/unified-data/gotables/tools/examples/shop/domain"
 )
 
@@ -20,11 +20,12 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// newService wires the domain to a fresh in-memory account: the way the domain's tests run,
-// with no emulator and no network. It returns the store too, to look at what was written.
+// newService wires the domain to a fresh in-memory account with the server's wiring
+// (shop.Orders): the way the domain's tests run, with no emulator and no network. It
+// returns the store too, to look at what was written.
 func newService(t *testing.T) (*domain.Service, abstractions.Storage[domain.Order]) {
 	t.Helper()
-	store, err := tables.For[domain.Order](inmemory.NewAccount(nil), nil)
+	store, err := shop.Orders(inmemory.NewAccount(nil), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/azuritetest"
+	"github.com/unified-data/gotables/tools/examples/shop"
 	"github.com/unified-data/gotables/tools/examples/shop/domain"
 )
 
@@ -84,7 +85,7 @@ func TestRowsAreTheLibrarys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orders, err := tables.For[domain.Order](acct, &tables.StoreOptions{Table: name})
+	orders, err := shop.Orders(acct, name) // the library server's wiring, in this test's table
 	if err != nil {
 		t.Fatal(err)
 	}

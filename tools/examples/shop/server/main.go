@@ -27,6 +27,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tools/examples/shop"
 	"github.com/unified-data/gotables/tools/examples/shop/domain"
 )
 
@@ -53,7 +54,7 @@ func serve(addr string) error {
 	if err != nil {
 		return err
 	}
-	orders, err := tables.For[domain.Order](acct, &tables.StoreOptions{Table: "ShopOrders"})
+	orders, err := shop.Orders(acct, "")
 	if err != nil {
 		return err
 	}
@@ -81,7 +82,7 @@ func serve(addr string) error {
 }
 
 // newHandler returns the HTTP API over the service. It knows nothing of the backend, so the
-// tests serve it over an in-memory store.
+// tests serve it over the same store (shop.Orders) in an in-memory account.
 func newHandler(svc *domain.Service) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /customers/{customer}/orders", func(w http.ResponseWriter, r *http.Request) {

@@ -9,7 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/unified-data/gotables/inmemory"
-	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tools/examples/shop"
 	"github.com/unified-data/gotables/tools/examples/shop/domain"
 )
 
@@ -17,10 +17,10 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// TestHandler drives the HTTP API over an in-memory store; main, which needs a storage
-// account and serves forever, is not run.
+// TestHandler drives the HTTP API over the server's store in an in-memory account; main,
+// which needs a storage account and serves forever, is not run.
 func TestHandler(t *testing.T) {
-	store, err := tables.For[domain.Order](inmemory.NewAccount(nil), nil)
+	store, err := shop.Orders(inmemory.NewAccount(nil), "")
 	if err != nil {
 		t.Fatal(err)
 	}
