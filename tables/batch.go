@@ -126,12 +126,11 @@ func (s *Store[T]) sendChunk(ctx context.Context, op string, p *plan, r *partRun
 	send := func() error {
 		// A batch reports no versions (see abstractions.Storage.CreateBatch), so the cache
 		// drops what it touches.
-		return s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
-			return nil, s.do(ctx, func() error {
-				_, err := s.acct.tables.Transact(ctx, s.table, chunk)
-				return err
-			})
-		})
+		tracked := s.writeKeys(keys...)
+		s.beginWrite(tracked)
+		_, err := s.acct.tables.Transact(ctx, s.table, chunk)
+		s.endWrite(tracked, err, nil, service.Written{})
+		return err
 	}
 	err := send()
 	for err != nil && p.skipGone {
@@ -390,10 +389,10 @@ func (s *Store[T]) settleDelete(ctx context.Context, op, pk, rk string) (settled
 	if there, err := exists(); err != nil || !there {
 		return goneAlready, err
 	}
-	err := s.tracked(s.writeKeys([2]string{pk, rk}), func() (*service.Row, error) {
-		_, err := s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: service.ETagAny})
-		return nil, err
-	})
+	keys := s.writeKeys([2]string{pk, rk})
+	s.beginWrite(keys)
+	_, err := s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: service.ETagAny})
+	s.endWrite(keys, err, nil, service.Written{})
 	if err == nil {
 		return deletedAlone, nil
 	}

@@ -323,35 +323,43 @@ func (s *Store[T]) readThrough(key string, fetch func() *entry) {
 	s.acct.cache.endRead(key, since, e)
 }
 
-// tracked runs a write of the keys, keys[0] being the row's own. fn reports the row the
-// write stored as its new version when the store can cache it (nil otherwise); every other
-// key the write touched is dropped, as is everything when fn fails.
-func (s *Store[T]) tracked(keys []string, fn func() (*service.Row, error)) error {
-	var row *service.Row
-	return s.trackedWith(keys, func() error {
-		var err error
-		row, err = fn()
-		return err
-	}, func(*entry) *entry {
-		if row == nil {
-			return nil
+// A write through a store tells the read cache about itself in three visible steps:
+//
+//	keys := s.writeKeys(...)
+//	s.beginWrite(keys)                 // after the call's own checks: a refused call changes nothing
+//	w, err := s.acct.tables.Write(...) // the service call
+//	s.endWrite(keys, err, &row, w)     // keeps the row's new version, or drops what it touched
+//
+// keys[0] is the row's own key; every other key the write touched (its partition's lists,
+// other rows of a transaction) is dropped, and so is everything when the write failed.
+
+// beginWrite notes that a write of the keys is about to be sent.
+func (s *Store[T]) beginWrite(keys []string) { s.acct.cache.beginWrite(keys) }
+
+// endWrite notes that the write of the keys returned err. After a success, when the store
+// caches and written is not nil, the row's own key keeps written with w's ETag and
+// Timestamp as the row's new version (nil written drops it, as for a delete or a
+// transaction whose rows the cache does not keep).
+func (s *Store[T]) endWrite(keys []string, err error, written *service.Row, w service.Written) {
+	var next func(*entry) *entry
+	if err == nil && written != nil && s.policy.enabled() {
+		next = func(*entry) *entry {
+			return &entry{row: *cachedWrite(*written, w), ttl: s.policy.ttl, sliding: s.policy.sliding}
 		}
-		return &entry{row: *row, ttl: s.policy.ttl, sliding: s.policy.sliding}
-	})
+	}
+	s.endWriteWith(keys, err, next)
 }
 
-// trackedWith is tracked for a write whose cached version depends on what the cache holds
-// when the write returns: after a successful fn, next receives the row's current entry and
-// returns the entry to store (nil drops the row).
-func (s *Store[T]) trackedWith(keys []string, fn func() error, next func(current *entry) *entry) error {
-	s.acct.cache.beginWrite(keys)
-	err := fn()
+// endWriteWith is endWrite for a write whose cached version depends on what the cache holds
+// when the write returns (Patch): after a success, next receives the row's current entry
+// and returns the entry to store (nil drops the row).
+func (s *Store[T]) endWriteWith(keys []string, err error, next func(current *entry) *entry) {
 	if err != nil && s.policy.enabled() {
 		s.acct.logger().Debug("unified tables: a write failed; the read cache dropped what it touched",
 			"table", s.table, "entries", len(keys), "error", errorKind(err))
 	}
 	var put func(string, *entry) *entry
-	if err == nil && s.policy.enabled() {
+	if err == nil && next != nil && s.policy.enabled() {
 		own := keys[0]
 		put = func(k string, current *entry) *entry {
 			if k != own {
@@ -361,7 +369,6 @@ func (s *Store[T]) trackedWith(keys []string, fn func() error, next func(current
 		}
 	}
 	s.acct.cache.endWrite(keys, put)
-	return err
 }
 
 // cachedWrite is a row's new version as the cache keeps it: the cells written, with the

@@ -75,17 +75,10 @@ func (p *prepared[T]) commit(dst *T, w service.Written) {
 // (see readCache for when it may).
 func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a service.Action) (service.Written, error) {
 	a.Row = p.row
-	var w service.Written
-	err := s.tracked(s.writeKeys([2]string{p.pk, p.rk}), func() (*service.Row, error) {
-		err := s.do(ctx, func() (err error) {
-			w, err = s.acct.tables.Write(ctx, s.table, a)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		return cachedWrite(p.row, w), nil
-	})
+	keys := s.writeKeys([2]string{p.pk, p.rk})
+	s.beginWrite(keys)
+	w, err := s.acct.tables.Write(ctx, s.table, a)
+	s.endWrite(keys, err, &p.row, w)
 	return w, s.translate(op, p.pk, p.rk, err)
 }
 
@@ -212,12 +205,10 @@ func (s *Store[T]) Delete(ctx context.Context, id, ifMatch string) (_ bool, err 
 	if ifMatch != "" {
 		cond = ifMatch
 	}
-	err = s.tracked(s.writeKeys([2]string{pk, rk}), func() (*service.Row, error) {
-		return nil, s.do(ctx, func() error {
-			_, err := s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: cond})
-			return err
-		})
-	})
+	keys := s.writeKeys([2]string{pk, rk})
+	s.beginWrite(keys)
+	_, err = s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: cond})
+	s.endWrite(keys, err, nil, service.Written{})
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return false, nil
 	}
@@ -257,10 +248,7 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 		if s.split {
 			row, err = s.readLarge(ctx, "read", pk, rk, nil)
 		} else {
-			err = s.do(ctx, func() (err error) {
-				row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, nil)
-				return err
-			})
+			row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, nil)
 		}
 		if err != nil {
 			return nil
@@ -334,11 +322,7 @@ func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
 	if _, ok := s.cachedRow(s.entityKey(pk, rk)); ok {
 		return true, nil
 	}
-	var row service.Row
-	err = s.do(ctx, func() (err error) {
-		row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, ofOnly)
-		return err
-	})
+	row, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, ofOnly)
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return false, nil
 	}

@@ -228,11 +228,7 @@ func (s *Store[T]) storedState(r *service.Row) (stored, error) {
 
 // readState reads the main row's part count and version.
 func (s *Store[T]) readState(ctx context.Context, pk, rk string) (stored, error) {
-	var row service.Row
-	err := s.do(ctx, func() (err error) {
-		row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, s.stateSel)
-		return err
-	})
+	row, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, s.stateSel)
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return stored{}, nil
 	}
@@ -446,27 +442,20 @@ func (s *Store[T]) writeUnits(ctx context.Context, op string, units []*splitUnit
 		var err error
 		if len(acts) == 1 {
 			u := units[0]
-			err = s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
-				err := s.do(ctx, func() (err error) {
-					w, err = s.acct.tables.Write(ctx, s.table, acts[0])
-					return err
-				})
-				if err != nil {
-					return nil, err
-				}
-				return cachedWrite(u.p.logical, w), nil
-			})
+			tracked := s.writeKeys(keys...)
+			s.beginWrite(tracked)
+			w, err = s.acct.tables.Write(ctx, s.table, acts[0])
+			s.endWrite(tracked, err, &u.p.logical, w)
 		} else {
 			// The entity is not cached: the cache keeps what one row's write reports.
-			err = s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
-				return nil, s.do(ctx, func() error {
-					ws, err := s.acct.tables.Transact(ctx, s.table, acts)
-					if err == nil && len(ws) == len(acts) {
-						w = ws[0] // the first unit's main row
-					}
-					return err
-				})
-			})
+			tracked := s.writeKeys(keys...)
+			s.beginWrite(tracked)
+			var ws []service.Written
+			ws, err = s.acct.tables.Transact(ctx, s.table, acts)
+			if err == nil && len(ws) == len(acts) {
+				w = ws[0] // the first unit's main row
+			}
+			s.endWrite(tracked, err, nil, service.Written{})
 		}
 		if err == nil {
 			for _, u := range units {
@@ -560,11 +549,7 @@ func (s *Store[T]) releasedBlobs(op, pk, rk string, blobs []string) {
 // readFullState is readState for a type with protected fields: it reads the whole main row,
 // which the protected-field check compares.
 func (s *Store[T]) readFullState(ctx context.Context, pk, rk string) (service.Row, stored, error) {
-	var row service.Row
-	err := s.do(ctx, func() (err error) {
-		row, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, nil)
-		return err
-	})
+	row, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, nil)
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return service.Row{}, stored{}, nil
 	}
@@ -619,37 +604,35 @@ func (s *Store[T]) deleteLarge(ctx context.Context, pk, rk, ifMatch string) (boo
 		if len(acts) == 0 {
 			return false, nil
 		}
-		err = s.tracked(s.writeKeys([2]string{pk, rk}), func() (*service.Row, error) {
-			return nil, s.do(ctx, func() error {
-				for len(acts) > 0 {
-					var err error
-					if len(acts) == 1 {
-						_, err = s.acct.tables.Write(ctx, s.table, acts[0])
-					} else {
-						_, err = s.acct.tables.Transact(ctx, s.table, acts)
-					}
-					if err == nil {
-						return nil
-					}
-					var te *service.TransactionError
-					idx := 0
-					if errors.As(err, &te) {
-						idx = te.Index
-					}
-					gone := abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound")
-					changed := abstractions.HasStatus(err, http.StatusPreconditionFailed, "")
-					removable := idx >= 0 && idx < len(acts) &&
-						(!st.found && (gone || changed) || st.found && idx > 0 && (gone || unreadable && changed))
-					if !removable {
-						return err
-					}
-					// A continuation row is gone already (or, without a main row, any row
-					// that changed): leave it and delete the rest.
-					acts = append(acts[:idx:idx], acts[idx+1:]...)
-				}
-				return nil
-			})
-		})
+		tracked := s.writeKeys([2]string{pk, rk})
+		s.beginWrite(tracked)
+		for len(acts) > 0 {
+			if len(acts) == 1 {
+				_, err = s.acct.tables.Write(ctx, s.table, acts[0])
+			} else {
+				_, err = s.acct.tables.Transact(ctx, s.table, acts)
+			}
+			if err == nil {
+				break
+			}
+			var te *service.TransactionError
+			idx := 0
+			if errors.As(err, &te) {
+				idx = te.Index
+			}
+			gone := abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound")
+			changed := abstractions.HasStatus(err, http.StatusPreconditionFailed, "")
+			removable := idx >= 0 && idx < len(acts) &&
+				(!st.found && (gone || changed) || st.found && idx > 0 && (gone || unreadable && changed))
+			if !removable {
+				break
+			}
+			// A continuation row is gone already (or, without a main row, any row
+			// that changed): leave it and delete the rest.
+			acts = append(acts[:idx:idx], acts[idx+1:]...)
+			err = nil
+		}
+		s.endWrite(tracked, err, nil, service.Written{})
 		switch {
 		case err == nil:
 			if st.found {
@@ -683,11 +666,8 @@ func (s *Store[T]) readLarge(ctx context.Context, op, pk, rk string, first *serv
 		if first != nil {
 			main, first = *first, nil
 		} else {
-			err := s.do(ctx, func() (err error) {
-				main, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, nil)
-				return err
-			})
-			if err != nil {
+			var err error
+			if main, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, nil); err != nil {
 				return service.Row{}, s.translate(op, pk, rk, err)
 			}
 		}
@@ -719,11 +699,7 @@ func (s *Store[T]) readLarge(ctx context.Context, op, pk, rk string, first *serv
 			}
 		}
 		// The value does not reassemble: damaged, or replaced while it was read?
-		var now service.Row
-		rerr := s.do(ctx, func() (err error) {
-			now, err = s.acct.tables.GetRow(ctx, s.table, pk, rk, keysOnly)
-			return err
-		})
+		now, rerr := s.acct.tables.GetRow(ctx, s.table, pk, rk, keysOnly)
 		switch {
 		case abstractions.HasStatus(rerr, http.StatusNotFound, "ResourceNotFound"):
 			return service.Row{}, s.translate(op, pk, rk, rerr)

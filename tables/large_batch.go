@@ -173,16 +173,10 @@ func (s *Store[T]) deletePartitionLarge(ctx context.Context, pk string) (int, er
 		for _, a := range packActs {
 			keys = append(keys, [2]string{pk, a.Row.RowKey})
 		}
-		err := s.tracked(s.writeKeys(keys...), func() (*service.Row, error) {
-			return nil, s.do(ctx, func() error {
-				if len(packActs) == 1 {
-					_, err := s.acct.tables.Write(ctx, s.table, packActs[0])
-					return err
-				}
-				_, err := s.acct.tables.Transact(ctx, s.table, packActs)
-				return err
-			})
-		})
+		tracked := s.writeKeys(keys...)
+		s.beginWrite(tracked)
+		err := s.send(ctx, packActs)
+		s.endWrite(tracked, err, nil, service.Written{})
 		switch {
 		case err == nil:
 			deleted += len(pack)
@@ -242,14 +236,7 @@ func (s *Store[T]) deletePartitionLarge(ctx context.Context, pk string) (int, er
 			}
 			acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: c.RowKey}, IfMatch: c.ETag})
 		}
-		err = s.do(ctx, func() error {
-			if len(acts) == 1 {
-				_, err := s.acct.tables.Write(ctx, s.table, acts[0])
-				return err
-			}
-			_, err := s.acct.tables.Transact(ctx, s.table, acts)
-			return err
-		})
+		err = s.send(ctx, acts)
 		if err != nil && !abstractions.HasStatus(err, http.StatusPreconditionFailed, "") &&
 			!abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 			return deleted, s.translateTx(op, acts, err)

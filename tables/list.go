@@ -12,24 +12,21 @@ func partitionFilter(pk string) string { return "PartitionKey eq " + service.Quo
 // scan runs q to its end, page by page, handing each row to fn. Pages may be empty and
 // still continue (the real service does that), so only a missing continuation ends it.
 func (s *Store[T]) scan(ctx context.Context, q service.Query, fn func(*service.Row) error) error {
-	return s.do(ctx, func() error {
-		q := q
-		for {
-			page, err := s.acct.tables.Query(ctx, s.table, q)
-			if err != nil {
+	for {
+		page, err := s.acct.tables.Query(ctx, s.table, q)
+		if err != nil {
+			return err
+		}
+		for i := range page.Rows {
+			if err := fn(&page.Rows[i]); err != nil {
 				return err
 			}
-			for i := range page.Rows {
-				if err := fn(&page.Rows[i]); err != nil {
-					return err
-				}
-			}
-			if page.Next == nil {
-				return nil
-			}
-			q.Continuation = page.Next
 		}
-	})
+		if page.Next == nil {
+			return nil
+		}
+		q.Continuation = page.Next
+	}
 }
 
 // list reads every row filter selects, through the read cache under key.

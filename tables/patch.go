@@ -77,18 +77,15 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 // it had, which is older than the row's, so a Strict write of it meets a conflict rather
 // than overwriting a change it has not seen. In every other case the entity is dropped.
 func (s *Store[T]) merge(ctx context.Context, row service.Row, ifMatch string, warm bool) (service.Written, error) {
-	var w service.Written
 	key := s.entityKey(row.PartitionKey, row.RowKey)
 	var before *entry
 	if warm && s.policy.enabled() {
 		before, _ = s.acct.cache.get(key)
 	}
-	err := s.trackedWith(s.writeKeys([2]string{row.PartitionKey, row.RowKey}), func() error {
-		return s.do(ctx, func() (err error) {
-			w, err = s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpMerge, Row: row, IfMatch: ifMatch})
-			return err
-		})
-	}, func(current *entry) *entry {
+	keys := s.writeKeys([2]string{row.PartitionKey, row.RowKey})
+	s.beginWrite(keys)
+	w, err := s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpMerge, Row: row, IfMatch: ifMatch})
+	s.endWriteWith(keys, err, func(current *entry) *entry {
 		if before == nil || current != before {
 			return nil
 		}

@@ -151,13 +151,10 @@ func (s *PolyStore[B]) send(ctx context.Context, op string, a service.Action) (s
 	if err := ctx.Err(); err != nil {
 		return "", s.translate(op, pk, rk, err)
 	}
-	var w service.Written
-	err := s.host.tracked(s.host.writeKeys([2]string{pk, rk}), func() (*service.Row, error) {
-		return nil, s.host.do(ctx, func() (err error) {
-			w, err = s.host.acct.tables.Write(ctx, s.host.table, a)
-			return err
-		})
-	})
+	keys := s.host.writeKeys([2]string{pk, rk})
+	s.host.beginWrite(keys)
+	w, err := s.host.acct.tables.Write(ctx, s.host.table, a)
+	s.host.endWrite(keys, err, nil, service.Written{})
 	if err != nil {
 		return "", s.translate(op, pk, rk, err)
 	}
@@ -312,11 +309,7 @@ func (s *PolyStore[B]) One(ctx context.Context, key abstractions.TableKey) (*abs
 	if err := ctx.Err(); err != nil {
 		return nil, s.translate("read", pk, rk, err)
 	}
-	var row service.Row
-	err := s.host.do(ctx, func() (err error) {
-		row, err = s.host.acct.tables.GetRow(ctx, s.host.table, pk, rk, nil)
-		return err
-	})
+	row, err := s.host.acct.tables.GetRow(ctx, s.host.table, pk, rk, nil)
 	if err != nil {
 		return nil, s.translate("read", pk, rk, err)
 	}

@@ -67,11 +67,7 @@ func (s *Store[T]) writeGuarded(ctx context.Context, op string, p *prepared[T], 
 				return service.Written{}, err
 			}
 		}
-		var stored service.Row
-		err := s.do(ctx, func() (err error) {
-			stored, err = s.acct.tables.GetRow(ctx, s.table, p.pk, p.rk, nil)
-			return err
-		})
+		stored, err := s.acct.tables.GetRow(ctx, s.table, p.pk, p.rk, nil)
 		found := true
 		if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 			found = false

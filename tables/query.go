@@ -158,11 +158,7 @@ func (s *Store[T]) pages(ctx context.Context, op string, p *preparedQuery, sel [
 		if remaining > 0 {
 			sq.Top = min(remaining, maxPage)
 		}
-		var page service.Page
-		err := s.do(ctx, func() (err error) {
-			page, err = s.acct.tables.Query(ctx, s.table, sq)
-			return err
-		})
+		page, err := s.acct.tables.Query(ctx, s.table, sq)
 		if err != nil {
 			return s.translate(op, p.pk, "", err)
 		}
@@ -329,11 +325,7 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 		sq.Continuation = &service.Continuation{NextPartitionKey: c.PK, NextRowKey: c.RK}
 	}
 	for {
-		var page service.Page
-		err := s.do(ctx, func() (err error) {
-			page, err = s.acct.tables.Query(ctx, s.table, sq)
-			return err
-		})
+		page, err := s.acct.tables.Query(ctx, s.table, sq)
 		if err != nil {
 			return abstractions.Page[T]{}, s.translate("page", p.pk, "", err)
 		}

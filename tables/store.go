@@ -139,11 +139,16 @@ func (s *Store[T]) EnsureCreated(ctx context.Context) (err error) {
 	return s.translate("create table", "", "", s.acct.ensureTable(ctx, s.table))
 }
 
-// do runs one service call of a store. Table creation and the check of a write's echo
-// happen below it, in the account's storeTables (tableaccess.go, echo.go), so that every
-// path gets them.
-func (s *Store[T]) do(_ context.Context, fn func() error) error {
-	return fn()
+// send sends the actions of one partition: one alone, several as one transaction. Table
+// creation and the check of a write's echo happen below it, in the account's storeTables
+// (tableaccess.go, echo.go), as for every call a store makes.
+func (s *Store[T]) send(ctx context.Context, acts []service.Action) error {
+	if len(acts) == 1 {
+		_, err := s.acct.tables.Write(ctx, s.table, acts[0])
+		return err
+	}
+	_, err := s.acct.tables.Transact(ctx, s.table, acts)
+	return err
 }
 
 // translate turns a failure of a call about one row (or, with rk "", one partition, or with
