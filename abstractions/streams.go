@@ -205,14 +205,17 @@ func Latest[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream 
 	return first(s, "latest", stream, "the stream holds no version")(s.Query(ctx, Query[T]{Partition: stream, Take: 1}))
 }
 
-// AtVersion returns the given version of a stream with a point read. A version the stream
-// does not hold fails with an error matching ErrNotFound; the stream id is refused as Latest
-// refuses it.
+// AtVersion returns the given version of a stream with a one-row query of the stream's
+// partition for exactly that row key (the version keys all have one length). A version the
+// stream does not hold fails with an error matching ErrNotFound; the stream id is refused as
+// Latest refuses it, by the store's own partition rule (so " " is refused where ids are
+// normalised, as every partition that normalises to empty is).
 func AtVersion[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string, version int) (*T, error) {
 	if err := checkVersion("read version", s, stream, version); err != nil {
 		return nil, err
 	}
-	return s.One(ctx, stream+IDSeparator+VersionKey(version))
+	return first(s, "read version", stream, fmt.Sprintf("the stream holds no version %d", version))(
+		s.Query(ctx, Query[T]{Partition: stream, RowKeyPrefix: VersionKey(version), Take: 1}))
 }
 
 // AtOrBefore returns the highest version of a stream that is at most version (the state as of
