@@ -16,7 +16,7 @@
 //
 // [Storage] is the repository of one entity type, and its methods document each call:
 // writes ([Storage.Create], [Storage.Update] under a [ConcurrencyMode], …), reads, batches,
-// partial updates ([Patcher], built with [NewPatch] and [Set]) and queries ([Querier]).
+// partial updates ([Storage.Patch], built with [NewPatch] and [Set]) and queries ([Storage.Query] and its kin).
 // Both backends implement it with one engine, so they succeed and fail alike.
 //
 // # Concurrent writers
@@ -34,8 +34,8 @@
 // A [Query] reads a partition or the whole table, filtered by a [Filter] that the table
 // service evaluates. Filters are built from typed fields ([Field], [NullableField]) and
 // combined with [And], [Or] and [Not], so the compiler checks the columns they name. Results
-// come in key order, whole ([Querier.Query]), streamed ([Querier.Stream]) or a [Page] at a
-// time with a cursor ([Querier.Page]). [Append], [Recent] and the versioned-stream functions
+// come in key order, whole ([Storage.Query]), streamed ([Storage.Stream]) or a [Page] at a
+// time with a cursor ([Storage.Page]). [Append], [Recent] and the versioned-stream functions
 // ([AppendVersion], [Latest], [AtVersion], [AtOrBefore], [History]) build logs and version
 // histories on these keys.
 //

@@ -1,36 +1,12 @@
 package abstractions
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"strings"
 
 	"github.com/unified-data/gotables/abstractions/internal/backend"
 )
-
-// Patcher is the partial-update half of Storage.
-type Patcher[T any] interface {
-	// Patch merges the fields p sets into the stored row with the id, leaving every other
-	// column as it is, in one request and without reading the row first. The store also
-	// stamps UpdatedAt. It returns the row's new ETag. A patched value is stored exactly as
-	// a whole-entity write stores it: the same column, type, JSON text and oversized policy.
-	//
-	// Without WithETag the merge applies to whatever version is stored; with it, only to that
-	// version, and a row that moved on fails with an error matching ErrConcurrencyConflict.
-	// A missing row fails with ErrNotFound (a patch never creates a row, nor a missing
-	// table: that too is ErrNotFound). A WithETag value the service refuses as not one it
-	// issued fails with ErrInvalidArgument.
-	//
-	// Refused before anything is sent: a nil patch, one that sets nothing, a field whose
-	// selector is nil or returns nil, the zero TypedField, and a WithETag value that is not
-	// an entity tag (ErrInvalidArgument); a selector that panics on a zero T or returns an
-	// address outside it (see Field), a field with no column of its own, the id, ETag or
-	// Timestamp, a value that stores no cell (a nil pointer, slice or map, the zero time) or
-	// that needs compression to fit, and a field tagged for large values (ErrNotSupported);
-	// a protected field without AllowProtected (ErrProtectedProperty).
-	Patch(ctx context.Context, id string, p *Patch[T]) (etag string, err error)
-}
 
 // Patch is a partial update of one row of T: the fields to write, each named by a
 // [TypedField] (the same fields filters use), and the conditions of the write. Build it with

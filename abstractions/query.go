@@ -1,11 +1,6 @@
 package abstractions
 
-import (
-	"context"
-	"iter"
-)
-
-// DefaultPageSize is the page size of Querier.Page when Query.Take is 0.
+// DefaultPageSize is the page size of Storage.Page when Query.Take is 0.
 const DefaultPageSize = 100
 
 // Query describes a bounded read of the rows of T. Results come in (PartitionKey, RowKey)
@@ -50,23 +45,3 @@ type Page[T any] struct {
 
 // HasMore reports whether another page may follow.
 func (p Page[T]) HasMore() bool { return p.Cursor != "" }
-
-// Querier is the query side of Storage: bounded, streamed, paged and filtered reads, run by
-// the table service and never cached. A query the service could not answer exactly as
-// described (an unsupported filter, a prefix without a partition) is refused with an error
-// matching ErrNotSupported before anything is sent.
-type Querier[T any] interface {
-	// Query returns the rows q selects, following the service's pages until q.Take rows
-	// or the end.
-	Query(ctx context.Context, q Query[T]) ([]*T, error)
-	// Stream yields the rows q selects one at a time, reading one service page at a time:
-	// it never holds more than a page, and stops reading when the loop stops. An error
-	// ends the sequence, yielded with a nil row.
-	Stream(ctx context.Context, q Query[T]) iter.Seq2[*T, error]
-	// Page returns one page of the rows q selects, starting after q.Cursor, and the cursor
-	// of the next page. Server pages that come back empty but promise more are read past,
-	// so a page is empty only at the end.
-	Page(ctx context.Context, q Query[T]) (Page[T], error)
-	// Any reports whether q selects at least one row, reading at most one.
-	Any(ctx context.Context, q Query[T]) (bool, error)
-}

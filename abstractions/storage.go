@@ -1,6 +1,9 @@
 package abstractions
 
-import "context"
+import (
+	"context"
+	"iter"
+)
 
 // ConcurrencyMode says how a whole-entity update treats the version the caller holds.
 type ConcurrencyMode uint8
@@ -47,7 +50,7 @@ type Storage[T any] interface {
 	// EnsureCreated creates the table if it does not exist yet. Stores create their table
 	// anyway on the first write that can create a row and finds the table missing: Create,
 	// Upsert, CreateBatch, UpsertBatch. Reads never create it, nor do Delete (a missing
-	// table has no row to delete), Update and the Patcher's writes (a missing table fails
+	// table has no row to delete), Update and Patch (a missing table fails
 	// them with ErrNotFound, as a missing row does) or DeletePartition. Call it at start-up
 	// to fail fast. A store whose account never creates tables (both backends'
 	// Options.NeverCreateTables) only checks that the table exists, reading at most one
@@ -123,6 +126,42 @@ type Storage[T any] interface {
 	// it again to finish.
 	DeletePartition(ctx context.Context, partition string) (int, error)
 
-	Patcher[T] // partial updates
-	Querier[T] // bounded, streamed, paged and filtered queries
+	// Patch merges the fields p sets into the stored row with the id, leaving every other
+	// column as it is, in one request and without reading the row first. The store also
+	// stamps UpdatedAt. It returns the row's new ETag. A patched value is stored exactly as
+	// a whole-entity write stores it: the same column, type, JSON text and oversized policy.
+	//
+	// Without WithETag the merge applies to whatever version is stored; with it, only to that
+	// version, and a row that moved on fails with an error matching ErrConcurrencyConflict.
+	// A missing row fails with ErrNotFound (a patch never creates a row, nor a missing
+	// table: that too is ErrNotFound). A WithETag value the service refuses as not one it
+	// issued fails with ErrInvalidArgument.
+	//
+	// Refused before anything is sent: a nil patch, one that sets nothing, a field whose
+	// selector is nil or returns nil, the zero TypedField, and a WithETag value that is not
+	// an entity tag (ErrInvalidArgument); a selector that panics on a zero T or returns an
+	// address outside it (see Field), a field with no column of its own, the id, ETag or
+	// Timestamp, a value that stores no cell (a nil pointer, slice or map, the zero time) or
+	// that needs compression to fit, and a field tagged for large values (ErrNotSupported);
+	// a protected field without AllowProtected (ErrProtectedProperty).
+	Patch(ctx context.Context, id string, p *Patch[T]) (etag string, err error)
+
+	// The query side: bounded, streamed, paged and filtered reads, run by the table service
+	// and never cached. A query the service could not answer exactly as described (an
+	// unsupported filter, a prefix without a partition) is refused with an error matching
+	// ErrNotSupported before anything is sent.
+
+	// Query returns the rows q selects, following the service's pages until q.Take rows
+	// or the end.
+	Query(ctx context.Context, q Query[T]) ([]*T, error)
+	// Stream yields the rows q selects one at a time, reading one service page at a time:
+	// it never holds more than a page, and stops reading when the loop stops. An error
+	// ends the sequence, yielded with a nil row.
+	Stream(ctx context.Context, q Query[T]) iter.Seq2[*T, error]
+	// Page returns one page of the rows q selects, starting after q.Cursor, and the cursor
+	// of the next page. Server pages that come back empty but promise more are read past,
+	// so a page is empty only at the end.
+	Page(ctx context.Context, q Query[T]) (Page[T], error)
+	// Any reports whether q selects at least one row, reading at most one.
+	Any(ctx context.Context, q Query[T]) (bool, error)
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // Patch merges the fields p sets into the stored row with the id, without reading it, and
-// returns the row's new ETag; see [abstractions.Patcher.Patch].
+// returns the row's new ETag; see [abstractions.Storage.Patch].
 //
 // Each selected field is resolved to its column through the codec's plan (by its offset in
 // T and its type), and its cells are produced by the codec itself: the engine sets the

@@ -192,7 +192,7 @@ func (s *Store[T]) noCursor(op string, q *abstractions.Query[T]) error {
 	return nil
 }
 
-// Query returns the rows q selects; see [abstractions.Querier.Query].
+// Query returns the rows q selects; see [abstractions.Storage.Query].
 func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, err error) {
 	ctx, c := s.beginPartition(ctx, "query", q.Partition)
 	defer c.finish(&err)
@@ -218,7 +218,7 @@ func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, 
 	return out, nil
 }
 
-// Stream yields the rows q selects one page at a time; see [abstractions.Querier.Stream].
+// Stream yields the rows q selects one page at a time; see [abstractions.Storage.Stream].
 func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		ctx, c := s.beginPartition(ctx, "stream", q.Partition)
@@ -247,7 +247,7 @@ func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq
 	}
 }
 
-// Any reports whether q selects a row, reading keys only; see [abstractions.Querier.Any].
+// Any reports whether q selects a row, reading keys only; see [abstractions.Storage.Any].
 func (s *Store[T]) Any(ctx context.Context, q abstractions.Query[T]) (_ bool, err error) {
 	ctx, c := s.beginPartition(ctx, "any", q.Partition)
 	defer c.finish(&err)
@@ -295,7 +295,7 @@ func (s *Store[T]) bounds(p *preparedQuery, size int) string {
 }
 
 // Page returns one page of the rows q selects and the cursor of the next; see
-// [abstractions.Querier.Page].
+// [abstractions.Storage.Page].
 func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstractions.Page[T], err error) {
 	ctx, c := s.beginPartition(ctx, "page", q.Partition)
 	defer c.finish(&err)

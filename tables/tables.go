@@ -109,7 +109,7 @@ type Options struct {
 	// whose tables an administrator creates. A Create, Upsert or batch insert or upsert
 	// into a missing table then fails with an error matching abstractions.ErrNotFound, and
 	// EnsureCreated only checks that the table exists. Off by default: the first such write
-	// that finds its table missing creates it. Reads, Delete, Update, the Patcher's writes
+	// that finds its table missing creates it. Reads, Delete, Update, Patch
 	// and DeletePartition never create tables, with or without this option: a Delete of a
 	// row in a missing table succeeds with deleted=false, an Update or Patch fails with
 	// ErrNotFound.
