@@ -1,5 +1,7 @@
-// Package readmecheck type-checks the Go code blocks of a Markdown file, so that the README's
-// examples keep compiling as the API changes.
+// Package readmecheck type-checks the Go code blocks of a Markdown file, so that the
+// examples of the README and of the guides in docs/ keep compiling as the API changes, and
+// finds the relative links and heading anchors of one ([Links], [Anchors]), so that a test
+// can check that every link names a file and a heading that exist.
 //
 // # How a block is checked
 //

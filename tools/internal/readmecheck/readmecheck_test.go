@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	pathpkg "path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,20 +20,32 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// readme is the repository's README, from this package's directory.
-var readme = filepath.Join("..", "..", "..", "README.md")
+// root is the repository's root, from this package's directory; readme is its README and
+// docs the directory of its guides.
+var (
+	root   = filepath.Join("..", "..", "..")
+	readme = filepath.Join(root, "README.md")
+	docs   = filepath.Join(root, "docs")
+)
 
-// check extracts and type-checks the Go blocks of a Markdown text and returns the errors.
+// check extracts and type-checks the Go blocks of a Markdown text and returns the errors,
+// reported in README.md.
 func check(t *testing.T, md string) (blocks []Block, errs []string) {
+	t.Helper()
+	return checkAs(t, md, "README.md")
+}
+
+// checkAs is check with errors reported in the file mdName.
+func checkAs(t *testing.T, md, mdName string) (blocks []Block, errs []string) {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command: ", err) // the checker needs go list; CI has it
 	}
 	blocks, err := Extract([]byte(md))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", mdName, err)
 	}
-	progs, err := Programs(blocks, "README.md")
+	progs, err := Programs(blocks, mdName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +64,127 @@ func check(t *testing.T, md string) (blocks []Block, errs []string) {
 		t.Fatal(err)
 	}
 	return blocks, Check(fset, imp, progs)
+}
+
+// inRepository skips the test when the module is tested on its own, outside the
+// repository (as scripts/consumer-check.sh tests it): there is no README or docs/ to check.
+func inRepository(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(root, "go.work")); errors.Is(err, fs.ErrNotExist) {
+		t.Skip("not inside the repository: no go.work three directories up")
+	}
+}
+
+// guides returns the Markdown files of docs/, as paths from the repository's root
+// ("docs/queries.md").
+func guides(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(docs, "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range paths {
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out
+}
+
+// TestDocsCompile type-checks every Go block of every guide in docs/, as TestReadmeCompiles
+// does the README's; an error names the guide and its line ("docs/queries.md:12:5: …").
+func TestDocsCompile(t *testing.T) {
+	inRepository(t)
+	files := guides(t)
+	if len(files) == 0 {
+		t.Fatal("no docs/*.md found; the README links to guides there")
+	}
+	for _, f := range files {
+		t.Run(pathpkg.Base(f), func(t *testing.T) {
+			md, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, errs := checkAs(t, string(md), f)
+			for _, e := range errs {
+				t.Error(e)
+			}
+		})
+	}
+}
+
+// TestCheckNamesTheGuide shows a broken block of a guide reported at its file and line.
+func TestCheckNamesTheGuide(t *testing.T) {
+	md := "# Guide\n\n```go\nn := abstractions.CombineID(\"eu\", \"x\") // two results: broken\n```\n"
+	_, errs := checkAs(t, md, "docs/guide.md")
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], "docs/guide.md:4:") {
+		t.Fatalf("errors %q, want one at docs/guide.md:4", errs)
+	}
+}
+
+// TestLinksResolve checks that every relative link of the README and the guides names a
+// file or directory of the repository, and that a link to a heading of a Markdown file
+// ("production.md#reliability", "#keys") names a heading that file has.
+func TestLinksResolve(t *testing.T) {
+	inRepository(t)
+	files := append([]string{"README.md"}, guides(t)...)
+	for _, f := range files {
+		md, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range Links(md) {
+			target, anchor, _ := strings.Cut(l.Target, "#")
+			path := f // a bare "#anchor" is in this file
+			if target != "" {
+				path = pathpkg.Join(pathpkg.Dir(f), target)
+				if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(path))); err != nil {
+					t.Errorf("%s:%d: the link %q names no file of the repository", f, l.Line, l.Target)
+					continue
+				}
+			}
+			if anchor == "" || !strings.HasSuffix(path, ".md") {
+				continue
+			}
+			to, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(Anchors(to), anchor) {
+				t.Errorf("%s:%d: the link %q names no heading of %s (it has %v)", f, l.Line, l.Target, path, Anchors(to))
+			}
+		}
+	}
+}
+
+// TestLinksAndAnchors shows what Links and Anchors find, and what they leave out.
+func TestLinksAndAnchors(t *testing.T) {
+	md := strings.Join([]string{
+		"# Running in production", // 1
+		"See [the guide](docs/a.md), [a part](docs/a.md#keys-and-ids).",  // 2
+		"An [external](https://example.com/x) link and a [local](#top).", // 3
+		"```sh",                                // 4
+		"echo [not](a-link.md)",                // 5: in a block
+		"```",                                  // 6
+		"## Errors to HTTP statuses, `go doc`", // 7
+		"![chart](performance.svg)",            // 8
+		"",
+	}, "\n")
+	var got []string
+	for _, l := range Links([]byte(md)) {
+		got = append(got, strconv.Itoa(l.Line)+" "+l.Target)
+	}
+	want := []string{"2 docs/a.md", "2 docs/a.md#keys-and-ids", "3 #top", "8 performance.svg"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Links: %q, want %q", got, want)
+	}
+	anchors := Anchors([]byte(md))
+	if want := []string{"running-in-production", "errors-to-http-statuses-go-doc"}; !slices.Equal(anchors, want) {
+		t.Errorf("Anchors: %q, want %q", anchors, want)
+	}
 }
 
 // TestReadmeCompiles type-checks every Go block of the repository's README against the
