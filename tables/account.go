@@ -107,7 +107,10 @@ func (a *Account) Ping(ctx context.Context) error {
 	return translate("ping", "", "", "", a.tables.Ping(ctx))
 }
 
-// Name returns the name the account was created with.
+// Name returns what names the account in messages: its table service endpoint URL (such as
+// "https://myaccount.table.core.windows.net") for an account on Azure or Azurite,
+// "memory://account-N" for an in-memory one, or the name given to [NewAccountOver]. It is
+// not the storage account's name.
 func (a *Account) Name() string { return a.name }
 
 // Tables returns the account's table service as the backend built it: without the stores'

@@ -1,5 +1,6 @@
-// Package tables is the Azure backend of Unified Data Tables: accounts reached through the
-// Azure SDK for Go, and the stores of entity types in them.
+// Package tables is Unified Data Tables' account and store types, for both backends:
+// accounts on Azure (or Azurite) reached through the Azure SDK for Go, or in memory (package
+// inmemory returns the same *Account), and the stores of entity types in them.
 //
 //	acct, err := tables.NewAccount(os.Getenv("STORAGE_CONNECTION_STRING"), nil)
 //	customers, err := tables.For[Customer](acct, nil)
@@ -8,8 +9,9 @@
 // A store implements [abstractions.Storage], whose methods document every call, and the
 // generic verbs of package abstractions ([abstractions.Mutate], [abstractions.TryTransition],
 // [abstractions.GetOrCreate], …) take it as they take any Storage. The in-memory backend
-// (module inmemory) runs the same engine over an in-memory service, so code and tests
-// written against abstractions.Storage behave the same on both.
+// (module inmemory) builds the same Account over an in-memory service, so the same Store
+// type, the same code and the same wiring serve production and tests: write the function
+// that builds an application's stores once, taking a *Account.
 //
 // # Accounts
 //
@@ -36,6 +38,20 @@
 // status and code, and the SDK's *azcore.ResponseError behind it. A connection string,
 // endpoint or option the constructors cannot use fails with
 // [abstractions.ErrInvalidArgument], and no error repeats a key or a signature.
+//
+// # Retries
+//
+// A request the service answers with a transient failure (408, 429, 500, 502, 503, 504) or
+// that gets no answer is retried in exactly one place per backend, under
+// Options.ClientOptions.Retry (4 tries by default, waiting from 800 ms and doubling): on
+// Azure, by the Azure SDK's HTTP pipeline; in memory, by the account itself around the memory
+// service ([NewAccountOver]), with the same defaults and delays; over a service that already
+// retries as the SDK does (faults.Tables, or the Azure adapter), by that service alone.
+// Busy answers also make batch calls send fewer transactions at once
+// (Options.BatchParallelism). A write whose resend meets its own earlier try is recognised
+// and reported as applied. Separately, the outcome verbs of package abstractions repeat a
+// read-modify-write that lost a race with another writer ([abstractions.RetryOptions]): that
+// is not a request retry but a new attempt.
 //
 // # Read cache
 //
