@@ -180,7 +180,7 @@ func TestSVG(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"library ÷ raw Azure SDK", "library ÷ plain-HTTP floor", "1.0: as fast as the baseline",
-		"library ÷ baseline, time per operation", "workload", rep.command} {
+		"library time ÷ baseline time per operation", "workload", rep.command} {
 		if !strings.Contains(s, want) {
 			t.Errorf("no text %q", want)
 		}

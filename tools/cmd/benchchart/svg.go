@@ -62,9 +62,9 @@ func writeSVG(w io.Writer, rep report) error {
 	p(`<title>Library time per operation over the raw Azure SDK's and over the plain-HTTP floor's, per workload</title>`)
 	p(`<rect width="100%%" height="100%%" fill="#ffffff"/>`)
 	p(`<text x="16" y="28" font-size="18" font-weight="600" fill="#1a202c">Unified Data Tables on Azurite: library ÷ raw Azure SDK and library ÷ plain-HTTP floor</text>`)
-	sub := "median time per operation, one worker; below 1.0 the library is faster than the baseline"
+	sub := "medians, one worker (the hot row: its whole run); below 1.0 the library is faster"
 	if rep.command != "" {
-		sub = esc(rep.command) + " (make bench) · " + sub
+		sub = esc(rep.command) + " · " + sub
 	}
 	p(`<text x="16" y="50" fill="#4a5568">%s</text>`, sub)
 
@@ -120,7 +120,7 @@ func writeSVG(w io.Writer, rep report) error {
 	one := x(1)
 	p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#c53030" stroke-width="1.5" stroke-dasharray="6 4"/>`, one, plotTop-8, one, bottom)
 	p(`<text x="%.1f" y="%d" text-anchor="middle" font-size="11" fill="#c53030">1.0: as fast as the baseline</text>`, one, plotTop-12)
-	p(`<text x="%.1f" y="%.1f" text-anchor="middle" fill="#1a202c">library ÷ baseline, time per operation (medians; the hot row: whole run over 800) · lower is faster</text>`, left+plotW/2, bottom+44)
+	p(`<text x="%.1f" y="%.1f" text-anchor="middle" fill="#1a202c">library time ÷ baseline time per operation (lower is faster)</text>`, left+plotW/2, bottom+44)
 	p(`<text transform="translate(22 %.1f) rotate(-90)" text-anchor="middle" fill="#1a202c">workload</text>`, float64(plotTop)+plotH/2)
 	p(`</svg>`)
 	_, err := io.WriteString(w, b.String())
