@@ -38,13 +38,17 @@ test: ## Run every module's tests with -race, Azurite started and stopped around
 demo: ## Run the udtables demo (in memory, or on CONN=<connection string>).
 	@go run ./tools/cmd/udtables demo $(if $(CONN),--connection-string '$(CONN)')
 
-bench: ## Run the side-by-side harness and every benchmark against Azurite; output in tools/bench-results/latest.txt.
+bench: ## Run the harness's tests at full size, the side-by-side harness and every benchmark against Azurite; output in tools/bench-results/latest.txt, chart in docs/performance.svg.
 	@pkgs=$$(bash scripts/packages.sh)
 	mkdir -p tools/bench-results
 	# One emulator session for both parts; BENCH_OPS sets the harness's --ops (default 1000).
 	# The harness's progress goes to the terminal, its table and the benchmarks to the file.
 	bash scripts/with-azurite.sh bash -euo pipefail -c '
 		ops=$${BENCH_OPS:-1000}
+		# The harness tests at the full sizes; make test runs them over tiny data.
+		echo "== UNIFIED_TABLES_BENCH_LONG=1 go test ./tools/bench/: the workloads at their full sizes"
+		UNIFIED_TABLES_BENCH_LONG=1 go test -count=1 ./tools/bench/
+		echo
 		echo "== udtables bench --ops $$ops: the library against hand-written Azure SDK code, then the memory backend"
 		go run ./tools/cmd/udtables bench --ops "$$ops"
 		echo
@@ -53,6 +57,9 @@ bench: ## Run the side-by-side harness and every benchmark against Azurite; outp
 	' bench $$pkgs | tee tools/bench-results/latest.txt.tmp
 	mv tools/bench-results/latest.txt.tmp tools/bench-results/latest.txt
 	echo "written to tools/bench-results/latest.txt"
+	# The chart of the docs, redrawn from this run's table.
+	go run ./tools/cmd/benchchart -in tools/bench-results/latest.txt -out docs/performance.svg
+	echo "chart drawn in docs/performance.svg"
 
 files-bench: ## Write and read back a 200 MB file through Azurite: heap bound test and library-vs-azblob benchmark (FILES_TEST_MB sets the size).
 	@FILES_TEST_MB=$${FILES_TEST_MB:-200} bash scripts/with-azurite.sh bash -euo pipefail -c '

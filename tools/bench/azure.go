@@ -22,13 +22,8 @@ import (
 // Partitions of the benchmark table. Each side writes partitions of its own, so that
 // neither finds the other's rows; reads use rows both sides see.
 const (
-	readRows   = 100    // rows of the point-read and upsert partitions
-	listRows   = 1_000  // rows of the query partition
-	countRows  = 10_000 // rows of the count partition
-	pageRows   = 100    // rows of one page
-	batchRows  = 1_000  // rows of one batch upsert
-	batchParts = 10     // partitions of one batch upsert
-	txMax      = 100    // actions of one entity-group transaction
+	batchParts = 10  // partitions of one batch upsert
+	txMax      = 100 // actions of one entity-group transaction
 )
 
 // sides is the library and the raw SDK client over one table and one HTTP transport.
@@ -37,6 +32,7 @@ type sides struct {
 	cached *tables.Store[Order] // the same table, with the read cache on
 	raw    *aztables.Client
 	floor  *floorClient // plain net/http, requests signed by hand (floor.go)
+	sz     Sizes
 	table  string
 	now    func() time.Time
 	seq    atomic.Int64 // row keys of inserts, unique across workers
@@ -90,7 +86,7 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sides{store: store, cached: cached, raw: rawSvc.NewClient(table), floor: floor, table: table, now: time.Now}
+	s := &sides{store: store, cached: cached, raw: rawSvc.NewClient(table), floor: floor, table: table, now: time.Now, sz: cfg.Sizes}
 
 	cctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
 	err = store.EnsureCreated(cctx)
@@ -111,7 +107,7 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 			cfg.progress("deleted table %s", table)
 		}
 	}()
-	cfg.progress("table %s created; seeding %d rows", table, readRows+listRows+countRows)
+	cfg.progress("table %s created; seeding %d rows", table, len(seedRows(cfg.Sizes)))
 	if err := s.seed(ctx); err != nil {
 		return nil, fmt.Errorf("seeding: %w", err)
 	}
@@ -152,19 +148,19 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 		cfg.progress("%s", line)
 		results = append(results, r)
 	}
-	cfg.progress("%s…", hotRowName)
+	cfg.progress("%s…", cfg.Sizes.hotRowName())
 	r, err := s.hotRow(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cfg.progress("%s: %s", hotRowName, r.Note)
+	cfg.progress("%s: %s", r.Workload, r.Note)
 	results = append(results, r)
 	return results, nil
 }
 
 // seed writes the rows the read, query and count workloads find.
 func (s *sides) seed(ctx context.Context) error {
-	_, err := s.store.UpsertBatch(ctx, seedRows())
+	_, err := s.store.UpsertBatch(ctx, seedRows(s.sz))
 	return err
 }
 
@@ -177,10 +173,10 @@ func (s *sides) workloads(ctx context.Context, cfg Config) []workload {
 		{name: "insert", ops: cfg.Ops, target: target, floorTarget: targetFloor, library: s.libInsert, raw: s.rawInsert, floor: s.floorInsert},
 		{name: "upsert", ops: cfg.Ops, target: target, floorTarget: targetFloor, library: s.libUpsert, raw: s.rawUpsert, floor: s.floorUpsert},
 		s.updateWorkload(ctx, cfg),
-		{name: "query 1,000-row partition", ops: cfg.heavyOps(), target: target, library: s.libList, raw: s.rawList},
+		{name: s.sz.queryName(), ops: cfg.heavyOps(), target: target, library: s.libList, raw: s.rawList},
 		s.pageWorkload(cfg),
 		s.batchWorkload(cfg, target),
-		{name: "count 10,000 rows", ops: cfg.heavyOps(), library: s.libCount, raw: s.rawCount},
+		{name: s.sz.countName(), ops: cfg.heavyOps(), library: s.libCount, raw: s.rawCount},
 	}, s.largeWorkloads(cfg)...)
 }
 
@@ -201,14 +197,14 @@ const (
 // are hits: what a hot key costs.
 func (s *sides) cachedReadWorkload(ctx context.Context, cfg Config) workload {
 	wl := workload{name: "point read (cache on)", ops: cfg.Ops, target: targetCached, raw: s.rawRead}
-	for i := range readRows {
+	for i := range s.sz.ReadRows {
 		if _, err := s.cached.One(ctx, "read|"+rowKey(i)); err != nil {
 			wl.library = func(context.Context, int, int) error { return err }
 			return wl
 		}
 	}
 	wl.library = func(ctx context.Context, w, i int) error {
-		v, err := s.cached.One(ctx, "read|"+rowKey(readKey(w, i)))
+		v, err := s.cached.One(ctx, "read|"+rowKey(s.sz.readKey(w, i)))
 		if err == nil && v == nil {
 			err = errors.New("the row is missing")
 		}
@@ -217,10 +213,8 @@ func (s *sides) cachedReadWorkload(ctx context.Context, cfg Config) workload {
 	return wl
 }
 
-func readKey(w, i int) int { return ((w+1)*7919 + i) % readRows }
-
 func (s *sides) libRead(ctx context.Context, w, i int) error {
-	v, err := s.store.One(ctx, "read|"+rowKey(readKey(w, i)))
+	v, err := s.store.One(ctx, "read|"+rowKey(s.sz.readKey(w, i)))
 	if err == nil && v == nil {
 		err = errors.New("the row is missing")
 	}
@@ -228,7 +222,7 @@ func (s *sides) libRead(ctx context.Context, w, i int) error {
 }
 
 func (s *sides) rawRead(ctx context.Context, w, i int) error {
-	resp, err := s.raw.GetEntity(ctx, "read", rowKey(readKey(w, i)), nil)
+	resp, err := s.raw.GetEntity(ctx, "read", rowKey(s.sz.readKey(w, i)), nil)
 	if err != nil {
 		return err
 	}
@@ -240,7 +234,7 @@ func (s *sides) rawRead(ctx context.Context, w, i int) error {
 }
 
 func (s *sides) floorRead(ctx context.Context, w, i int) error {
-	_, err := s.floor.get(ctx, "read", rowKey(readKey(w, i)))
+	_, err := s.floor.get(ctx, "read", rowKey(s.sz.readKey(w, i)))
 	return err
 }
 
@@ -249,7 +243,7 @@ func (s *sides) floorInsert(ctx context.Context, _, i int) error {
 }
 
 func (s *sides) floorUpsert(ctx context.Context, w, i int) error {
-	return s.floor.replace(ctx, newFloorOrder("upsfloor", rowKey(readKey(w, i)), i), "", s.now())
+	return s.floor.replace(ctx, newFloorOrder("upsfloor", rowKey(s.sz.readKey(w, i)), i), "", s.now())
 }
 
 func (s *sides) libInsert(ctx context.Context, _, i int) error {
@@ -270,11 +264,11 @@ func (s *sides) rawInsert(ctx context.Context, _, i int) error {
 }
 
 func (s *sides) libUpsert(ctx context.Context, w, i int) error {
-	return s.store.Upsert(ctx, newOrder("upslib", rowKey(readKey(w, i)), i))
+	return s.store.Upsert(ctx, newOrder("upslib", rowKey(s.sz.readKey(w, i)), i))
 }
 
 func (s *sides) rawUpsert(ctx context.Context, w, i int) error {
-	o := newRawOrder("upsraw", rowKey(readKey(w, i)), i)
+	o := newRawOrder("upsraw", rowKey(s.sz.readKey(w, i)), i)
 	body, err := o.marshal(s.now())
 	if err != nil {
 		return err
@@ -345,8 +339,8 @@ func (s *sides) updateWorkload(ctx context.Context, cfg Config) workload {
 
 func (s *sides) libList(ctx context.Context, _, _ int) error {
 	vs, err := s.store.List(ctx, "list")
-	if err == nil && len(vs) != listRows {
-		err = fmt.Errorf("listed %d rows, want %d", len(vs), listRows)
+	if err == nil && len(vs) != s.sz.ListRows {
+		err = fmt.Errorf("listed %d rows, want %d", len(vs), s.sz.ListRows)
 	}
 	return err
 }
@@ -369,8 +363,8 @@ func (s *sides) rawList(ctx context.Context, _, _ int) error {
 			out = append(out, o)
 		}
 	}
-	if len(out) != listRows {
-		return fmt.Errorf("listed %d rows, want %d", len(out), listRows)
+	if len(out) != s.sz.ListRows {
+		return fmt.Errorf("listed %d rows, want %d", len(out), s.sz.ListRows)
 	}
 	return nil
 }
@@ -382,20 +376,20 @@ func (s *sides) pageWorkload(cfg Config) workload {
 	libCursors := make([]string, cfg.Concurrency)
 	rawNext := make([]*aztables.ListEntitiesResponse, cfg.Concurrency)
 	return workload{
-		name: "page of 100", ops: cfg.Ops, target: targetRatio,
+		name: s.sz.pageName(), ops: cfg.Ops, target: targetRatio,
 		library: func(ctx context.Context, w, _ int) error {
-			p, err := s.store.Page(ctx, abstractions.Query[Order]{Partition: "list", Take: pageRows, Cursor: libCursors[w]})
+			p, err := s.store.Page(ctx, abstractions.Query[Order]{Partition: "list", Take: s.sz.PageRows, Cursor: libCursors[w]})
 			if err != nil {
 				return err
 			}
-			if len(p.Items) != pageRows {
-				return fmt.Errorf("a page of %d rows, want %d", len(p.Items), pageRows)
+			if len(p.Items) != s.sz.PageRows {
+				return fmt.Errorf("a page of %d rows, want %d", len(p.Items), s.sz.PageRows)
 			}
 			libCursors[w] = p.Cursor
 			return nil
 		},
 		raw: func(ctx context.Context, w, _ int) error {
-			filter, top := "PartitionKey eq 'list'", int32(pageRows)
+			filter, top := "PartitionKey eq 'list'", int32(s.sz.PageRows)
 			opts := &aztables.ListEntitiesOptions{Filter: &filter, Top: &top}
 			if prev := rawNext[w]; prev != nil {
 				opts.NextPartitionKey, opts.NextRowKey = prev.NextPartitionKey, prev.NextRowKey
@@ -412,8 +406,8 @@ func (s *sides) pageWorkload(cfg Config) workload {
 				}
 				out = append(out, o)
 			}
-			if len(out) != pageRows {
-				return fmt.Errorf("a page of %d rows, want %d", len(out), pageRows)
+			if len(out) != s.sz.PageRows {
+				return fmt.Errorf("a page of %d rows, want %d", len(out), s.sz.PageRows)
 			}
 			rawNext[w] = nil
 			if page.NextPartitionKey != nil || page.NextRowKey != nil {
@@ -431,18 +425,18 @@ func (s *sides) batchWorkload(cfg Config, target string) workload {
 	libRows := make([][]*Order, cfg.Concurrency)
 	rawRows := make([][]*rawOrder, cfg.Concurrency)
 	for w := range cfg.Concurrency {
-		for i := range batchRows {
+		for i := range s.sz.BatchRows {
 			p := strconv.Itoa(i % batchParts)
 			libRows[w] = append(libRows[w], newOrder("batchlib"+p, rowKey(i), i))
 			rawRows[w] = append(rawRows[w], newRawOrder("batchraw"+p, rowKey(i), i))
 		}
 	}
 	return workload{
-		name: "batch upsert 1,000 rows / 10 partitions", ops: cfg.heavyOps(), target: target,
+		name: s.sz.batchName(), ops: cfg.heavyOps(), target: target,
 		library: func(ctx context.Context, w, _ int) error {
 			n, err := s.store.UpsertBatch(ctx, libRows[w])
-			if err == nil && n != batchRows {
-				err = fmt.Errorf("wrote %d rows, want %d", n, batchRows)
+			if err == nil && n != s.sz.BatchRows {
+				err = fmt.Errorf("wrote %d rows, want %d", n, s.sz.BatchRows)
 			}
 			return err
 		},
@@ -452,8 +446,8 @@ func (s *sides) batchWorkload(cfg Config, target string) workload {
 
 func (s *sides) libCount(ctx context.Context, _, _ int) error {
 	n, err := s.store.Count(ctx, "count")
-	if err == nil && n != countRows {
-		err = fmt.Errorf("counted %d rows, want %d", n, countRows)
+	if err == nil && n != s.sz.CountRows {
+		err = fmt.Errorf("counted %d rows, want %d", n, s.sz.CountRows)
 	}
 	return err
 }
@@ -470,8 +464,8 @@ func (s *sides) rawCount(ctx context.Context, _, _ int) error {
 		}
 		n += len(page.Entities)
 	}
-	if n != countRows {
-		return fmt.Errorf("counted %d rows, want %d", n, countRows)
+	if n != s.sz.CountRows {
+		return fmt.Errorf("counted %d rows, want %d", n, s.sz.CountRows)
 	}
 	return nil
 }

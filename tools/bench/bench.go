@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -44,9 +45,87 @@ type Config struct {
 	// ConnectTimeout bounds the first request to the account, so that an unreachable
 	// endpoint fails fast instead of waiting out the SDK's retries (default 15s).
 	ConnectTimeout time.Duration
-	// BulkRows is the number of rows of the bulk upserts that compare batch degrees (default
-	// 10,000, over 10 partitions).
-	BulkRows int
+	// Sizes are the amounts of data of the workloads; a zero field takes its full size.
+	Sizes Sizes
+}
+
+// Sizes are the amounts of data the workloads write and read. The workload names state
+// them. A zero field takes the full size, given in its comment: the one udtables bench
+// measures with.
+type Sizes struct {
+	ReadRows  int // rows of the partitions the point reads and upserts address (100)
+	ListRows  int // rows of the partition the query and page workloads read (1,000)
+	PageRows  int // rows of one page (100)
+	CountRows int // rows the count workload counts (10,000)
+	BatchRows int // rows of one batch upsert, over 10 partitions (1,000)
+	BulkRows  int // rows of the bulk upserts that compare batch degrees, over 10 partitions (10,000)
+	// LargeChars is the length of the text value of the large-value workloads (1,000,000
+	// characters, stored split in 32 chunks over three rows).
+	LargeChars int
+	// HotWorkers goroutines each make HotEach increments of the hot row (32 and 25).
+	HotWorkers, HotEach int
+}
+
+// TinySizes run every workload, and every path of each, over so little data that a run
+// against Azurite takes seconds: the package's tests use them. Their figures mean nothing.
+// The large value still needs a continuation row (more chunks than the main row holds),
+// and the partitions still have more rows than a page.
+var TinySizes = Sizes{
+	ReadRows: 10, ListRows: 30, PageRows: 10, CountRows: 50, BatchRows: 30, BulkRows: 30,
+	LargeChars: largeMainCap*largeChunk + 1, HotWorkers: 4, HotEach: 5,
+}
+
+// fullSizes are the sizes udtables bench measures with.
+var fullSizes = Sizes{
+	ReadRows: 100, ListRows: 1_000, PageRows: 100, CountRows: 10_000, BatchRows: 1_000, BulkRows: 10_000,
+	LargeChars: 1_000_000, HotWorkers: 32, HotEach: 25,
+}
+
+// check refuses sizes the workloads cannot run with.
+func (z Sizes) check() error {
+	if z.ListRows%z.PageRows != 0 {
+		return fmt.Errorf("bench: ListRows (%d) must be a multiple of PageRows (%d): the page workload checks every page is full", z.ListRows, z.PageRows)
+	}
+	return nil
+}
+
+// readKey is the row number worker w's i-th point read or upsert addresses.
+func (z Sizes) readKey(w, i int) int { return ((w+1)*7919 + i) % z.ReadRows }
+
+// The names of the workloads whose data the sizes set; at the full sizes, "query
+// 1,000-row partition", "page of 100", "batch upsert 1,000 rows / 10 partitions", "count
+// 10,000 rows", "write 1 MB text (split)", "read 1 MB text (split)" and "hot row: 32x25
+// Mutate (floor: 800 read+update pairs)".
+func (z Sizes) queryName() string {
+	return fmt.Sprintf("query %s-row partition", thousands(z.ListRows))
+}
+func (z Sizes) pageName() string { return fmt.Sprintf("page of %s", thousands(z.PageRows)) }
+func (z Sizes) batchName() string {
+	return fmt.Sprintf("batch upsert %s rows / %d partitions", thousands(z.BatchRows), batchParts)
+}
+func (z Sizes) countName() string { return fmt.Sprintf("count %s rows", thousands(z.CountRows)) }
+func (z Sizes) largeName(verb string) string {
+	return fmt.Sprintf("%s %s MB text (split)", verb, strconv.FormatFloat(float64(z.LargeChars)/1e6, 'g', 2, 64))
+}
+func (z Sizes) hotRowName() string {
+	return fmt.Sprintf("hot row: %dx%d Mutate (floor: %d read+update pairs)", z.HotWorkers, z.HotEach, z.HotWorkers*z.HotEach)
+}
+
+// withDefaults sets each zero field to its full size.
+func (s Sizes) withDefaults() Sizes {
+	for _, f := range []struct {
+		v    *int
+		full int
+	}{
+		{&s.ReadRows, fullSizes.ReadRows}, {&s.ListRows, fullSizes.ListRows}, {&s.PageRows, fullSizes.PageRows},
+		{&s.CountRows, fullSizes.CountRows}, {&s.BatchRows, fullSizes.BatchRows}, {&s.BulkRows, fullSizes.BulkRows},
+		{&s.LargeChars, fullSizes.LargeChars}, {&s.HotWorkers, fullSizes.HotWorkers}, {&s.HotEach, fullSizes.HotEach},
+	} {
+		if *f.v <= 0 {
+			*f.v = f.full
+		}
+	}
+	return s
 }
 
 // Backends named in the results.
@@ -106,6 +185,9 @@ type Result struct {
 // have random names and are deleted before it returns, also when ctx is cancelled.
 func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	cfg = cfg.withDefaults()
+	if err := cfg.Sizes.check(); err != nil {
+		return err
+	}
 	var results []Result
 	if cfg.ConnectionString != "" {
 		rs, err := runAzure(ctx, cfg)
@@ -137,9 +219,7 @@ func (c Config) withDefaults() Config {
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = 15 * time.Second
 	}
-	if c.BulkRows <= 0 {
-		c.BulkRows = 10_000
-	}
+	c.Sizes = c.Sizes.withDefaults()
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,9 +21,62 @@ import (
 	"github.com/unified-data/gotables/tables/azuritetest"
 )
 
-var workloadNames = []string{
-	"point read", "point read (cache on)", "insert", "upsert", "update (Strict)",
-	"query 1,000-row partition", "page of 100", "batch upsert 1,000 rows / 10 partitions", "count 10,000 rows",
+// longEnv, set to 1, runs the tests at the full sizes but for the bulk upserts (300 rows)
+// instead of TinySizes: make bench sets it. Without it the whole package takes seconds.
+const longEnv = "UNIFIED_TABLES_BENCH_LONG"
+
+// testSizes are the sizes the tests run the workloads with.
+func testSizes() Sizes {
+	if os.Getenv(longEnv) == "1" {
+		return Sizes{BulkRows: 300}.withDefaults()
+	}
+	return TinySizes
+}
+
+// workloadNames are the workloads both backends run.
+func workloadNames(z Sizes) []string {
+	return []string{
+		"point read", "point read (cache on)", "insert", "upsert", "update (Strict)",
+		z.queryName(), z.pageName(), z.batchName(), z.countName(),
+	}
+}
+
+// TestFullSizeNames pins the names of the workloads at the full sizes: the published
+// figures and the chart of the docs name them so.
+func TestFullSizeNames(t *testing.T) {
+	z := Sizes{}.withDefaults()
+	got := append(workloadNames(z), z.largeName("write"), z.largeName("read"), z.hotRowName())
+	want := []string{"point read", "point read (cache on)", "insert", "upsert", "update (Strict)",
+		"query 1,000-row partition", "page of 100", "batch upsert 1,000 rows / 10 partitions", "count 10,000 rows",
+		"write 1 MB text (split)", "read 1 MB text (split)", "hot row: 32x25 Mutate (floor: 800 read+update pairs)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("names at the full sizes:\n got %q\nwant %q", got, want)
+	}
+	if z.BulkRows != 10_000 || z.ReadRows != 100 || z.HotWorkers*z.HotEach != 800 {
+		t.Errorf("full sizes %+v", z)
+	}
+}
+
+// TestTinySizesKeepEveryPath checks that the tests' sizes still reach what the full sizes
+// reach: a large value with a continuation row, partitions of more than one page.
+func TestTinySizesKeepEveryPath(t *testing.T) {
+	z := TinySizes
+	ents, err := rawLargeEntities("p", "r", largeValue(z.LargeChars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) < 2 {
+		t.Errorf("the tiny large value fills %d row, want a continuation row too", len(ents))
+	}
+	if z.ListRows < 2*z.PageRows || z.CountRows <= z.PageRows || z.BatchRows < 2*batchParts || z.BulkRows < 2*bulkParts || z.HotWorkers < 2 {
+		t.Errorf("TinySizes %+v lose a path", z)
+	}
+	if err := z.check(); err != nil {
+		t.Error(err)
+	}
+	if err := Run(context.Background(), Config{Sizes: Sizes{ListRows: 25, PageRows: 10}}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "multiple of PageRows") {
+		t.Errorf("Run with 25 rows in pages of 10 = %v, want a refusal", err)
+	}
 }
 
 // decode parses the JSON output and checks the fields every row must have.
@@ -42,7 +97,7 @@ func decode(t *testing.T, out []byte) []map[string]any {
 }
 
 // byBackend returns the rows of one backend, by workload, checking every workload is there.
-func byBackend(t *testing.T, rows []map[string]any, backend string) map[string]map[string]any {
+func byBackend(t *testing.T, rows []map[string]any, backend string, z Sizes) map[string]map[string]any {
 	t.Helper()
 	got := map[string]map[string]any{}
 	for _, r := range rows {
@@ -50,7 +105,7 @@ func byBackend(t *testing.T, rows []map[string]any, backend string) map[string]m
 			got[r["workload"].(string)] = r
 		}
 	}
-	for _, w := range workloadNames {
+	for _, w := range workloadNames(z) {
 		if got[w] == nil {
 			t.Errorf("%s: no row for %q", backend, w)
 		}
@@ -65,11 +120,11 @@ func byBackend(t *testing.T, rows []map[string]any, backend string) map[string]m
 
 func TestRunMemory(t *testing.T) {
 	var out, progress bytes.Buffer
-	if err := Run(context.Background(), Config{Ops: 4, JSON: true, Progress: &progress}, &out); err != nil {
+	if err := Run(context.Background(), Config{Ops: 4, JSON: true, Progress: &progress, Sizes: testSizes()}, &out); err != nil {
 		t.Fatal(err)
 	}
 	rows := decode(t, out.Bytes())
-	mem := byBackend(t, rows, BackendMemory)
+	mem := byBackend(t, rows, BackendMemory, testSizes())
 	for name, r := range mem {
 		if ns, _ := r["library_median_ns"].(float64); ns <= 0 {
 			t.Errorf("%s: library_median_ns = %v", name, r["library_median_ns"])
@@ -91,11 +146,11 @@ func TestRunMemory(t *testing.T) {
 
 func TestRunTextOutput(t *testing.T) {
 	var out bytes.Buffer
-	if err := Run(context.Background(), Config{Ops: 2, Concurrency: 2}, &out); err != nil {
+	if err := Run(context.Background(), Config{Ops: 2, Concurrency: 2, Sizes: testSizes()}, &out); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, w := range append(workloadNames, "library median", "allocs/op is only counted with concurrency 1") {
+	for _, w := range append(workloadNames(testSizes()), "library median", "allocs/op is only counted with concurrency 1") {
 		if !strings.Contains(s, w) {
 			t.Errorf("text output lacks %q:\n%s", w, s)
 		}
@@ -152,13 +207,14 @@ func checkGone(t *testing.T, conn string, names []string) {
 
 func TestRunAzurite(t *testing.T) {
 	conn := azuritetest.ConnectionString(t)
+	z := testSizes()
 	var out, progress bytes.Buffer
-	if err := Run(context.Background(), Config{ConnectionString: conn, Ops: 3, BulkRows: 300, JSON: true, SkipMemory: true, Progress: &progress}, &out); err != nil {
+	if err := Run(context.Background(), Config{ConnectionString: conn, Ops: 3, Sizes: z, JSON: true, SkipMemory: true, Progress: &progress}, &out); err != nil {
 		t.Fatalf("%v\nprogress:\n%s", err, progress.String())
 	}
-	az := byBackend(t, decode(t, out.Bytes()), BackendAzure)
+	az := byBackend(t, decode(t, out.Bytes()), BackendAzure, z)
 	for name, r := range az {
-		if name == hotRowName {
+		if name == z.hotRowName() {
 			continue // no raw side; checked below
 		}
 		if ratio, _ := r["ratio"].(float64); ratio <= 0 {
@@ -181,8 +237,21 @@ func TestRunAzurite(t *testing.T) {
 			t.Errorf("%s: no verdict on the floor target: %v", name, r)
 		}
 	}
-	hot := az[hotRowName]
-	if hot == nil || hot["ops"] != float64(hotWorkers*hotEach) || hot["library_floor_ratio"] == nil || hot["floor_target_met"] == nil ||
+	for _, name := range []string{z.largeName("write"), z.largeName("read")} {
+		if az[name] == nil {
+			t.Errorf("no row for %q", name)
+		}
+	}
+	for _, d := range bulkDegrees {
+		if name := fmt.Sprintf("batch upsert %s rows / %d partitions, degree %d", thousands(z.BulkRows), bulkParts, d); az[name] == nil {
+			t.Errorf("no row for %q", name)
+		}
+	}
+	if want := len(workloadNames(z)) + 2 + len(bulkDegrees) + 1; len(az) != want {
+		t.Errorf("%d azure rows, want %d", len(az), want)
+	}
+	hot := az[z.hotRowName()]
+	if hot == nil || hot["ops"] != float64(z.HotWorkers*z.HotEach) || hot["library_floor_ratio"] == nil || hot["floor_target_met"] == nil ||
 		!strings.Contains(fmt.Sprint(hot["note"]), "ran out of attempts") {
 		t.Errorf("the hot-row row: %v", hot)
 	}
@@ -215,7 +284,7 @@ func TestRunAzuriteCancelledCleansUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	progress := &cancelAt{marker: "insert:", cancel: cancel}
-	err := Run(ctx, Config{ConnectionString: conn, Ops: 50, SkipMemory: true, Progress: progress}, &bytes.Buffer{})
+	err := Run(ctx, Config{ConnectionString: conn, Ops: 50, Sizes: testSizes(), SkipMemory: true, Progress: progress}, &bytes.Buffer{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
 	}

@@ -152,15 +152,15 @@ func unmarshalRawOrder(body []byte) (*rawOrder, error) {
 }
 
 // seedRows are the rows every backend's read, query and count workloads find.
-func seedRows() []*Order {
-	rows := make([]*Order, 0, readRows+listRows+countRows)
-	for i := range readRows {
+func seedRows(z Sizes) []*Order {
+	rows := make([]*Order, 0, z.ReadRows+z.ListRows+z.CountRows)
+	for i := range z.ReadRows {
 		rows = append(rows, newOrder("read", rowKey(i), i))
 	}
-	for i := range listRows {
+	for i := range z.ListRows {
 		rows = append(rows, newOrder("list", rowKey(i), i))
 	}
-	for i := range countRows {
+	for i := range z.CountRows {
 		rows = append(rows, newOrder("count", rowKey(i), i))
 	}
 	return rows

@@ -11,15 +11,13 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 )
 
-// The hot-row workload: 32 goroutines each make 25 Mutate increments of one row through the
-// library, with the default retry options; the floor makes the same 800 increments one
-// after another, each a read and an update under If-Match through the floor client. The
+// The hot-row workload: Sizes.HotWorkers goroutines (32) each make Sizes.HotEach (25) Mutate
+// increments of one row through the library, with the default retry options; the floor
+// makes the same number of increments (800) one after another, each a read and an update
+// under If-Match through the floor client. The
 // calls of one account take turns on a row (driver.Turnstile), so the library's run
 // should cost little more than the floor's serial one.
 const (
-	hotRowName    = "hot row: 32x25 Mutate (floor: 800 read+update pairs)"
-	hotWorkers    = 32
-	hotEach       = 25
 	hotRowTarget  = "<= 2x floor (whole run)"
 	hotRowLatency = 2.0
 )
@@ -27,6 +25,7 @@ const (
 // hotRow measures the floor's serial run, the library's, and the floor's again, and
 // compares the library's wall time with the mean of the two floor runs.
 func (s *sides) hotRow(ctx context.Context) (Result, error) {
+	hotRowName, hotWorkers, hotEach := s.sz.hotRowName(), s.sz.HotWorkers, s.sz.HotEach
 	if err := s.store.Create(ctx, newOrder("hot", "lib", 0)); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", hotRowName, err)
 	}
@@ -87,18 +86,18 @@ func (s *sides) hotRow(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%s (library): %w", hotRowName, err)
 	}
-	const n = hotWorkers * hotEach
+	n := hotWorkers * hotEach
 	if int(got.Quantity) != n+1 { // newOrder(…, 0) starts at 1
 		return Result{}, fmt.Errorf("%s: the counter is %d after %d increments from 1", hotRowName, got.Quantity, n)
 	}
 	floor := (f1 + f2) / 2
 	r := Result{Workload: hotRowName, Backend: BackendAzure, Status: StatusMeasured, Ops: n,
-		LibraryMedianNs: ptr(int64(lib / n)), FloorMedianNs: ptr(int64(floor / n)), FloorTarget: hotRowTarget}
+		LibraryMedianNs: ptr(int64(lib / time.Duration(n))), FloorMedianNs: ptr(int64(floor / time.Duration(n))), FloorTarget: hotRowTarget}
 	if v, ok := Ratio(lib, floor); ok {
 		r.LibraryFloorRatio = &v
 		r.FloorMet = ptr(v <= hotRowLatency)
 	}
-	r.Note = fmt.Sprintf("library %v for the 800 increments, floor %v and %v (mean %v); per increment: wall time over 800, not a median; %d calls ran out of attempts",
-		lib.Round(time.Millisecond), f1.Round(time.Millisecond), f2.Round(time.Millisecond), floor.Round(time.Millisecond), exhausted.Load())
+	r.Note = fmt.Sprintf("library %v for the %d increments, floor %v and %v (mean %v); per increment: wall time over %d, not a median; %d calls ran out of attempts",
+		lib.Round(time.Millisecond), n, f1.Round(time.Millisecond), f2.Round(time.Millisecond), floor.Round(time.Millisecond), n, exhausted.Load())
 	return r, nil
 }

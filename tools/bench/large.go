@@ -20,9 +20,11 @@ type LargeNote struct {
 	Body string `table:",split=text"`
 }
 
-// largeText is the 1 MB value of the large-value workloads: 1,000,000 ASCII characters,
-// 2 MB as the service counts text, in 32 chunks over three rows.
-var largeText = strings.Repeat("the quick brown fox jumps over the lazy dog. ", 1_000_000/45+1)[:1_000_000]
+// largeValue is the value of the large-value workloads: n ASCII characters (at the full
+// size, 1,000,000: 2 MB as the service counts text, in 32 chunks over three rows).
+func largeValue(n int) string {
+	return strings.Repeat("the quick brown fox jumps over the lazy dog. ", n/45+1)[:n]
+}
 
 const (
 	largeChunk   = 32_000 // characters of one text chunk
@@ -33,7 +35,7 @@ const (
 // rawLargeEntities returns the rows of a split 1 MB text value as the library lays them
 // out, built by hand as a program using the raw SDK would: the main row with the manifest
 // and the first chunks, then continuation rows.
-func rawLargeEntities(pk, rk string) ([][]byte, error) {
+func rawLargeEntities(pk, rk, largeText string) ([][]byte, error) {
 	var chunks []string
 	for s := largeText; len(s) > 0; {
 		n := min(len(s), largeChunk)
@@ -76,12 +78,13 @@ func (s *sides) largeWorkloads(cfg Config) []workload {
 		return nil
 	}
 	ops := max(3, cfg.Ops/10)
-	write := workload{name: "write 1 MB text (split)", ops: ops, target: targetRatio,
+	largeText := largeValue(s.sz.LargeChars)
+	write := workload{name: s.sz.largeName("write"), ops: ops, target: targetRatio,
 		library: func(ctx context.Context, w, _ int) error {
 			return store.Upsert(ctx, &LargeNote{Entity: abstractions.Entity{ID: fmt.Sprintf("largelib|w%d", w)}, Body: largeText})
 		},
 		raw: func(ctx context.Context, w, _ int) error {
-			ents, err := rawLargeEntities("largeraw", fmt.Sprintf("w%d", w))
+			ents, err := rawLargeEntities("largeraw", fmt.Sprintf("w%d", w), largeText)
 			if err != nil {
 				return err
 			}
@@ -93,7 +96,7 @@ func (s *sides) largeWorkloads(cfg Config) []workload {
 			return err
 		},
 	}
-	read := workload{name: "read 1 MB text (split)", ops: ops, target: targetRatio,
+	read := workload{name: s.sz.largeName("read"), ops: ops, target: targetRatio,
 		library: func(ctx context.Context, _, _ int) error {
 			v, err := store.One(ctx, "largelib|w0")
 			if err == nil && len(v.Body) != len(largeText) {

@@ -18,13 +18,14 @@ const memoryReadTarget = 200_000
 
 // runMemory measures the library's workloads on a fresh in-memory account.
 func runMemory(ctx context.Context, cfg Config) ([]Result, error) {
+	z := cfg.Sizes
 	acct := inmemory.NewAccount(nil)
 	store, err := tables.For[Order](acct, &tables.StoreOptions{Table: "benchorders"})
 	if err != nil {
 		return nil, err
 	}
-	cfg.progress("memory: seeding %d rows", readRows+listRows+countRows)
-	if _, err := store.UpsertBatch(ctx, seedRows()); err != nil {
+	cfg.progress("memory: seeding %d rows", len(seedRows(z)))
+	if _, err := store.UpsertBatch(ctx, seedRows(z)); err != nil {
 		return nil, fmt.Errorf("memory: seeding: %w", err)
 	}
 
@@ -32,7 +33,7 @@ func runMemory(ctx context.Context, cfg Config) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range readRows {
+	for i := range z.ReadRows {
 		if _, err := cached.One(ctx, "read|"+rowKey(i)); err != nil {
 			return nil, err
 		}
@@ -48,21 +49,21 @@ func runMemory(ctx context.Context, cfg Config) ([]Result, error) {
 	// Rows per worker: a write updates the entities it was given.
 	batch := make([][]*Order, cfg.Concurrency)
 	for w := range batch {
-		for i := range batchRows {
+		for i := range z.BatchRows {
 			batch[w] = append(batch[w], newOrder("batch"+strconv.Itoa(i%batchParts), rowKey(i), i))
 		}
 	}
 	cursors := make([]string, cfg.Concurrency)
 	wls := []workload{
 		{name: "point read", ops: single, target: fmt.Sprintf("ops/s >= %d", memoryReadTarget), library: func(ctx context.Context, w, i int) error {
-			v, err := store.One(ctx, "read|"+rowKey(readKey(w, i)))
+			v, err := store.One(ctx, "read|"+rowKey(z.readKey(w, i)))
 			if err == nil && v == nil {
 				err = errors.New("the row is missing")
 			}
 			return err
 		}},
 		{name: "point read (cache on)", ops: single, library: func(ctx context.Context, w, i int) error {
-			v, err := cached.One(ctx, "read|"+rowKey(readKey(w, i)))
+			v, err := cached.One(ctx, "read|"+rowKey(z.readKey(w, i)))
 			if err == nil && v == nil {
 				err = errors.New("the row is missing")
 			}
@@ -74,35 +75,35 @@ func runMemory(ctx context.Context, cfg Config) ([]Result, error) {
 			return store.Create(ctx, newOrder("ins", "w"+strconv.Itoa(w)+"k"+strconv.Itoa(i), i))
 		}},
 		{name: "upsert", ops: single, library: func(ctx context.Context, w, i int) error {
-			return store.Upsert(ctx, newOrder("ups", rowKey(readKey(w, i)), i))
+			return store.Upsert(ctx, newOrder("ups", rowKey(z.readKey(w, i)), i))
 		}},
 		{name: "update (Strict)", ops: single, library: func(ctx context.Context, w, _ int) error {
 			upd[w].Quantity++
 			return store.Update(ctx, upd[w], abstractions.Strict)
 		}},
-		{name: "query 1,000-row partition", ops: cfg.Ops, library: func(ctx context.Context, _, _ int) error {
+		{name: z.queryName(), ops: cfg.Ops, library: func(ctx context.Context, _, _ int) error {
 			vs, err := store.List(ctx, "list")
-			if err == nil && len(vs) != listRows {
-				err = fmt.Errorf("listed %d rows, want %d", len(vs), listRows)
+			if err == nil && len(vs) != z.ListRows {
+				err = fmt.Errorf("listed %d rows, want %d", len(vs), z.ListRows)
 			}
 			return err
 		}},
-		{name: "page of 100", ops: single, library: func(ctx context.Context, w, _ int) error {
-			p, err := store.Page(ctx, abstractions.Query[Order]{Partition: "list", Take: pageRows, Cursor: cursors[w]})
-			if err == nil && len(p.Items) != pageRows {
-				err = fmt.Errorf("a page of %d rows, want %d", len(p.Items), pageRows)
+		{name: z.pageName(), ops: single, library: func(ctx context.Context, w, _ int) error {
+			p, err := store.Page(ctx, abstractions.Query[Order]{Partition: "list", Take: z.PageRows, Cursor: cursors[w]})
+			if err == nil && len(p.Items) != z.PageRows {
+				err = fmt.Errorf("a page of %d rows, want %d", len(p.Items), z.PageRows)
 			}
 			cursors[w] = p.Cursor
 			return err
 		}},
-		{name: "batch upsert 1,000 rows / 10 partitions", ops: max(3, cfg.Ops/4), library: func(ctx context.Context, w, _ int) error {
+		{name: z.batchName(), ops: max(3, cfg.Ops/4), library: func(ctx context.Context, w, _ int) error {
 			_, err := store.UpsertBatch(ctx, batch[w])
 			return err
 		}},
-		{name: "count 10,000 rows", ops: max(3, cfg.Ops/4), library: func(ctx context.Context, _, _ int) error {
+		{name: z.countName(), ops: max(3, cfg.Ops/4), library: func(ctx context.Context, _, _ int) error {
 			n, err := store.Count(ctx, "count")
-			if err == nil && n != countRows {
-				err = fmt.Errorf("counted %d rows, want %d", n, countRows)
+			if err == nil && n != z.CountRows {
+				err = fmt.Errorf("counted %d rows, want %d", n, z.CountRows)
 			}
 			return err
 		}},

@@ -16,7 +16,7 @@ const bulkParts = 10
 // bulkDegrees are the BatchParallelism settings the bulk workload compares.
 var bulkDegrees = []int{1, 4, 8}
 
-// bulkWorkloads upsert cfg.BulkRows rows over 10 partitions through stores whose accounts send
+// bulkWorkloads upsert cfg.Sizes.BulkRows rows over 10 partitions through stores whose accounts send
 // 1, 4 and 8 partitions' transactions at once, each beside the raw SDK sending the same
 // transactions one after another. store returns a store of the benchmark table on an
 // account with the given BatchParallelism.
@@ -25,7 +25,7 @@ func (s *sides) bulkWorkloads(cfg Config, store func(degree int) (*tables.Store[
 	rawRows := make([][]*rawOrder, cfg.Concurrency)
 	libRows := make([][]*Order, cfg.Concurrency)
 	for w := range cfg.Concurrency {
-		for i := range cfg.BulkRows {
+		for i := range cfg.Sizes.BulkRows {
 			p := strconv.Itoa(i % bulkParts)
 			libRows[w] = append(libRows[w], newOrder("bulklib"+p, rowKey(i), i))
 			rawRows[w] = append(rawRows[w], newRawOrder("bulkraw"+p, rowKey(i), i))
@@ -34,7 +34,7 @@ func (s *sides) bulkWorkloads(cfg Config, store func(degree int) (*tables.Store[
 	raw := func(ctx context.Context, w, _ int) error { return s.rawBatch(ctx, rawRows[w]) }
 	var out []workload
 	for _, d := range bulkDegrees {
-		wl := workload{name: fmt.Sprintf("batch upsert %s rows / %d partitions, degree %d", thousands(cfg.BulkRows), bulkParts, d), ops: ops, raw: raw}
+		wl := workload{name: fmt.Sprintf("batch upsert %s rows / %d partitions, degree %d", thousands(cfg.Sizes.BulkRows), bulkParts, d), ops: ops, raw: raw}
 		st, err := store(d)
 		if err != nil {
 			wl.library = func(context.Context, int, int) error { return err }
@@ -43,8 +43,8 @@ func (s *sides) bulkWorkloads(cfg Config, store func(degree int) (*tables.Store[
 		}
 		wl.library = func(ctx context.Context, w, _ int) error {
 			n, err := st.UpsertBatch(ctx, libRows[w])
-			if err == nil && n != cfg.BulkRows {
-				err = fmt.Errorf("wrote %d rows, want %d", n, cfg.BulkRows)
+			if err == nil && n != cfg.Sizes.BulkRows {
+				err = fmt.Errorf("wrote %d rows, want %d", n, cfg.Sizes.BulkRows)
 			}
 			return err
 		}
