@@ -4,6 +4,14 @@ go 1.25.0
 
 require github.com/unified-data/gotables/abstractions v0.1.0
 
+require (
+	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3 // indirect
+	github.com/Azure/azure-sdk-for-go/sdk/data/aztables v1.4.1 // indirect
+	github.com/Azure/azure-sdk-for-go/sdk/internal v1.13.0 // indirect
+	golang.org/x/net v0.58.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
+
 // Package identity imports abstractions only; package identitytables, which builds the
 // stores over an account, imports tables. The tests run the stores on the in-memory
 // backend, and write the golden rows to its service directly.

@@ -7,4 +7,14 @@ require (
 	github.com/unified-data/gotables/tables v0.1.0
 )
 
-require go.uber.org/goleak v1.3.0
+require (
+	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/Azure/azure-sdk-for-go/sdk/data/aztables v1.4.1 // indirect
+	github.com/Azure/azure-sdk-for-go/sdk/internal v1.13.0 // indirect
+	golang.org/x/net v0.58.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
