@@ -242,31 +242,7 @@ func TestBlobDocumentFaultMatrix(t *testing.T) {
 					if cerr != nil {
 						t.Fatalf("%s: reading the outcome: %v", name, cerr)
 					}
-					fig.cases++
-					outcome := ""
-					switch {
-					case !injected:
-						t.Errorf("%s: the fault was never injected", name)
-					case half:
-						fig.half++
-						t.Errorf("%s: the change is stored more than once (err %v)", name, err)
-					case err == nil && applied:
-						fig.truthful++
-						outcome = "ok, applied"
-					case err == nil:
-						fig.lost++
-						t.Errorf("%s: success reported, but the write is not stored", name)
-					case errors.Is(err, abstractions.ErrUnavailable) && applied && ambiguousByDesign(fc.verb, f):
-						fig.ambiguous++
-						outcome = "unavailable, applied"
-					case !classified(err):
-						t.Errorf("%s: the error matches no sentinel: %v", name, err)
-					case applied:
-						t.Errorf("%s: the write is stored but the call failed with %v", name, err)
-					default:
-						fig.truthful++
-						outcome = "failed (" + docErrorKind(err) + "), not applied"
-					}
+					outcome := fig.judge(t, name, injected, applied, half, err, ambiguousByDesign(fc.verb, f), docErrorKind, "stored")
 					seen[name] = outcome
 				}
 			}
@@ -275,11 +251,5 @@ func TestBlobDocumentFaultMatrix(t *testing.T) {
 				b.name, fig.cases, fig.truthful, fig.ambiguous, fig.lost, fig.half)
 		})
 	}
-	if az, ok := outcomes[Azurite]; ok {
-		for name, mem := range outcomes[Memory] {
-			if az[name] != mem {
-				t.Errorf("%s: azurite %q, memory %q", name, az[name], mem)
-			}
-		}
-	}
+	compareOutcomes(t, outcomes)
 }

@@ -248,9 +248,57 @@ func faultCases() []faultCase {
 	}
 }
 
-// faultFigures are the matrix's counts, for the README's reliability section.
+// faultFigures are a fault matrix's counts, for the reliability guide.
 type faultFigures struct {
 	cases, truthful, ambiguous, lost, half int
+}
+
+// judge counts one case of a fault matrix and returns its outcome, which both backends must
+// report alike; it fails t where the call did not tell the truth. injected says the fault
+// was met, applied and half what the table or container holds afterwards (the write, or
+// part of it or more than once). ambiguous says whether ErrUnavailable for an applied write
+// is by design in this case; describe renders a refusal for the comparison; where names
+// where a write is kept ("in the table", "stored").
+func (fig *faultFigures) judge(t *testing.T, name string, injected, applied, half bool, err error,
+	ambiguous bool, describe func(error) string, where string) string {
+	t.Helper()
+	fig.cases++
+	switch {
+	case !injected:
+		t.Errorf("%s: the fault was never injected", name)
+	case half:
+		fig.half++
+		t.Errorf("%s: the write is %s in part, or more than once (err %v)", name, where, err)
+	case err == nil && applied:
+		fig.truthful++
+		return "ok, applied"
+	case err == nil:
+		fig.lost++
+		t.Errorf("%s: success reported, but the write is not %s", name, where)
+	case errors.Is(err, abstractions.ErrUnavailable) && applied && ambiguous:
+		fig.ambiguous++
+		return "unavailable, applied"
+	case !classified(err):
+		t.Errorf("%s: the error matches no sentinel: %v", name, err)
+	case applied:
+		t.Errorf("%s: the write is %s but the call failed with %v", name, where, err)
+	default:
+		fig.truthful++
+		return "failed (" + describe(err) + "), not applied"
+	}
+	return ""
+}
+
+// compareOutcomes fails t for every case whose outcome differs between Azurite and memory.
+func compareOutcomes(t *testing.T, outcomes map[string]map[string]string) {
+	t.Helper()
+	if az, ok := outcomes[Azurite]; ok {
+		for name, mem := range outcomes[Memory] {
+			if az[name] != mem {
+				t.Errorf("%s: azurite %q, memory %q", name, az[name], mem)
+			}
+		}
+	}
 }
 
 // TestFaultMatrix runs every write verb under every fault: the call must tell the truth.
@@ -303,31 +351,7 @@ func TestFaultMatrix(t *testing.T) {
 					if cerr != nil {
 						t.Fatalf("%s: reading the outcome: %v", name, cerr)
 					}
-					fig.cases++
-					outcome := ""
-					switch {
-					case !injected:
-						t.Errorf("%s: the fault was never injected", name)
-					case half:
-						fig.half++
-						t.Errorf("%s: the write is in the table in part, or more than once (err %v)", name, err)
-					case err == nil && applied:
-						fig.truthful++
-						outcome = "ok, applied"
-					case err == nil:
-						fig.lost++
-						t.Errorf("%s: success reported, but the write is not in the table", name)
-					case errors.Is(err, abstractions.ErrUnavailable) && applied:
-						fig.ambiguous++
-						outcome = "unavailable, applied"
-					case !classified(err):
-						t.Errorf("%s: the error matches no sentinel: %v", name, err)
-					case applied:
-						t.Errorf("%s: the write was applied but the call failed with %v", name, err)
-					default:
-						fig.truthful++
-						outcome = "failed (" + describeError(err) + "), not applied"
-					}
+					outcome := fig.judge(t, name, injected, applied, half, err, true, describeError, "in the table")
 					seen[name] = outcome
 				}
 			}
@@ -336,13 +360,7 @@ func TestFaultMatrix(t *testing.T) {
 				b.name, fig.cases, fig.truthful, fig.ambiguous, fig.lost, fig.half)
 		})
 	}
-	if az, ok := outcomes[Azurite]; ok {
-		for name, mem := range outcomes[Memory] {
-			if az[name] != mem {
-				t.Errorf("%s: azurite %q, memory %q", name, az[name], mem)
-			}
-		}
-	}
+	compareOutcomes(t, outcomes)
 }
 
 // classified reports an error that matches one of the library's sentinels or a context
