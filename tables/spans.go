@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/abstractions/driver"
 )
@@ -20,11 +21,9 @@ import (
 // traced: a store call checks for one and builds no span or attribute (BenchmarkTracing
 // measures both sides).
 
-// attribute is one key and value of a span.
-type attribute struct {
-	Key   string
-	Value any
-}
+// attribute is one key and value of a span: the Azure SDK's own, so that spans reach its
+// tracing provider without a copy.
+type attribute = tracing.Attribute
 
 // A tracer starts spans. The Azure backend adapts the Azure SDK's tracing.Provider to it, so
 // an OpenTelemetry tracer provider reaches it through the SDK's adapter; a test can give its
@@ -109,7 +108,7 @@ func (s *Store[T]) begin(ctx context.Context, op string) (context.Context, *call
 		return ctx, nil
 	}
 	ctx, sp := t.Start(ctx, op+" "+s.table, []attribute{
-		{attrSystem, "azure.tables"}, {attrOperation, op}, {attrTable, s.table},
+		{Key: attrSystem, Value: "azure.tables"}, {Key: attrOperation, Value: op}, {Key: attrTable, Value: s.table},
 	})
 	return ctx, &call{span: sp, recordKeys: s.acct.opts.RecordKeys}
 }
@@ -120,9 +119,9 @@ func (c *call) keys(a *Account, pk, rk string) {
 	if c == nil {
 		return
 	}
-	attrs := []attribute{{attrPartition, pk}}
+	attrs := []attribute{{Key: attrPartition, Value: pk}}
 	if rk != "" && a.opts.RecordKeys {
-		attrs = append(attrs, attribute{attrRowKey, rk})
+		attrs = append(attrs, attribute{Key: attrRowKey, Value: rk})
 	}
 	c.span.SetAttributes(attrs...)
 }
@@ -141,7 +140,7 @@ func (c *call) finish(err *error) {
 		c.span.SetError(kind, desc)
 		var se *abstractions.StatusError
 		if errors.As(*err, &se) && se.ErrorCode != "" {
-			c.span.SetAttributes(attribute{attrStatusCode, se.ErrorCode})
+			c.span.SetAttributes(attribute{Key: attrStatusCode, Value: se.ErrorCode})
 		}
 	}
 	c.span.End()
@@ -180,7 +179,7 @@ func (v *verbSpan) Event(name string, keyvals ...any) {
 			if e, ok := val.(error); ok {
 				val = errorKind(e)
 			}
-			attrs = append(attrs, attribute{k, val})
+			attrs = append(attrs, attribute{Key: k, Value: val})
 		}
 		v.call.span.AddEvent(name, attrs...)
 	}

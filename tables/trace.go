@@ -28,16 +28,16 @@ func newTracer(p tracing.Provider) tracer {
 }
 
 func (a sdkTracer) Start(ctx context.Context, name string, attrs []attribute) (context.Context, traceSpan) {
-	ctx, sp := a.t.Start(ctx, name, &tracing.SpanOptions{Kind: tracing.SpanKindInternal, Attributes: sdkAttrs(attrs)})
+	ctx, sp := a.t.Start(ctx, name, &tracing.SpanOptions{Kind: tracing.SpanKindInternal, Attributes: attrs})
 	return ctx, sdkSpan{sp}
 }
 
 type sdkSpan struct{ s tracing.Span }
 
-func (s sdkSpan) SetAttributes(attrs ...attribute) { s.s.SetAttributes(sdkAttrs(attrs)...) }
+func (s sdkSpan) SetAttributes(attrs ...attribute) { s.s.SetAttributes(attrs...) }
 
 func (s sdkSpan) AddEvent(name string, attrs ...attribute) {
-	s.s.AddEvent(name, sdkAttrs(attrs)...)
+	s.s.AddEvent(name, attrs...)
 }
 
 func (s sdkSpan) SetError(kind, description string) {
@@ -46,11 +46,3 @@ func (s sdkSpan) SetError(kind, description string) {
 }
 
 func (s sdkSpan) End() { s.s.End() }
-
-func sdkAttrs(attrs []attribute) []tracing.Attribute {
-	out := make([]tracing.Attribute, len(attrs))
-	for i, a := range attrs {
-		out[i] = tracing.Attribute{Key: a.Key, Value: a.Value}
-	}
-	return out
-}
