@@ -26,25 +26,17 @@ const (
 	IDsAsWritten
 )
 
-// config is what an account's stores share, derived once from the account's Options by the
-// constructor of its backend.
+// config is what an account's stores share: the account's Options as given, and what its
+// backend's constructor derived from them.
 type config struct {
-	IDs                    IDMode
-	ImplicitLastWriterWins bool
-	Oversized              codec.OversizedPolicy
-	Logger                 *slog.Logger
-	Now                    func() time.Time
-	Cache                  CachePolicy
-	Authorizer             abstractions.Authorizer
-	Tracer                 tracer // nil traces nothing
-	RecordKeys             bool
-	BlobOffload            *BlobOffloadOptions
-	BatchParallelism       int
+	Options
+	// Tracer receives a span per store call; nil traces nothing (the tracing provider of
+	// Options.ClientOptions traces nothing).
+	Tracer tracer
 	// Retry, when not nil, makes the account retry a request its table service answered
 	// with a transient failure, as the Azure SDK's retry policy does (retry.go). Accounts
 	// over the Azure SDK leave it nil: the SDK's pipeline retries.
-	Retry             *retryPolicy
-	NeverCreateTables bool
+	Retry *retryPolicy
 }
 
 // Account is one storage account: its services and the options every store of it shares.

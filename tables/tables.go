@@ -165,18 +165,12 @@ type Options struct {
 // config returns what the account's stores share. retry is the request retry the account
 // adds itself (nil over the Azure SDK, whose pipeline retries).
 func (o *Options) config(retry *retryPolicy) config {
-	if o == nil {
-		return config{Retry: retry}
+	c := config{Retry: retry}
+	if o != nil {
+		c.Options = *o
+		c.Tracer = newTracer(o.ClientOptions.TracingProvider)
 	}
-	return config{
-		IDs: o.IDs, ImplicitLastWriterWins: o.ImplicitLastWriterWins, Oversized: o.Oversized,
-		Logger: o.Logger, Now: o.Now, Cache: o.Cache, Authorizer: o.Authorizer,
-		RecordKeys: o.RecordKeys, Tracer: newTracer(o.ClientOptions.TracingProvider),
-		BlobOffload:       o.BlobOffload,
-		BatchParallelism:  o.BatchParallelism,
-		NeverCreateTables: o.NeverCreateTables,
-		Retry:             retry,
-	}
+	return c
 }
 
 // checkOffload refuses blob offload options out of range, or without a blob service.
