@@ -16,6 +16,7 @@ package identitytables
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/identity"
@@ -85,7 +86,7 @@ var accountPolicy tables.CachePolicy
 type builder struct {
 	acct   *tables.Account
 	rename func(string) string
-	names  map[string]string // table name -> the .NET name it stands for
+	names  map[string]string // lower-case table name -> the .NET name it stands for
 	err    error
 }
 
@@ -103,12 +104,14 @@ func open[T any, P abstractions.EntityPtr[T]](b *builder, dotnet string, cache t
 			return nil
 		}
 	}
-	if prev, ok := b.names[name]; ok {
+	// The service compares table names without regard to case.
+	key := strings.ToLower(name)
+	if prev, ok := b.names[key]; ok {
 		b.err = fmt.Errorf("%w: identity tables: Options.TableName names both %s and %s %q; give each table a name of its own",
 			abstractions.ErrInvalidArgument, prev, dotnet, name)
 		return nil
 	}
-	b.names[name] = dotnet
+	b.names[key] = dotnet
 	s, err := tables.For[T, P](b.acct, &tables.StoreOptions{Table: name, Cache: cache})
 	if err != nil {
 		b.err = fmt.Errorf("identity tables: %w", err)
