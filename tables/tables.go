@@ -77,7 +77,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/azservice"
-	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/azconn"
 	"github.com/unified-data/gotables/tables/service"
 )
