@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/unified-data/gotables/tables/internal/wire"
+
+	"github.com/unified-data/gotables/tables/internal/attempt"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/service"
@@ -122,7 +126,7 @@ func (s *StateDocuments[T]) Delete(ctx context.Context, id, version string) erro
 	if err := checkVersion("delete", s.b.container, name, version); err != nil {
 		return err
 	}
-	tctx, tries := service.WithAttempts(ctx)
+	tctx, tries := attempt.WithAttempts(ctx)
 	err = s.b.deleteBlob(tctx, name, service.Conditions{IfMatch: version})
 	refused := abstractions.HasStatus(err, http.StatusNotFound, "BlobNotFound") || abstractions.HasStatus(err, http.StatusPreconditionFailed, "")
 	if refused && tries.Retried() {
@@ -141,7 +145,7 @@ func (s *StateDocuments[T]) Delete(ctx context.Context, id, version string) erro
 }
 
 func checkVersion(op, container, name, version string) error {
-	if !service.IsEntityTag(version) {
+	if !wire.IsEntityTag(version) {
 		return refuse(abstractions.ErrInvalidArgument, op, container, name,
 			"the version %q is not one Get, Create or Update returned (a quoted entity tag); an empty version or * is not allowed", version)
 	}
