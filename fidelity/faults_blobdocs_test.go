@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
@@ -221,23 +220,12 @@ func TestBlobDocumentFaultMatrix(t *testing.T) {
 			for ci, fc := range docFaultCases() {
 				for fi, f := range faults.Faults {
 					name := fc.verb + "/" + f.String()
-					id := fmt.Sprintf("c%02df%d", ci, fi)
-					if fc.setup != nil {
-						if err := fc.setup(ctx, clean, id); err != nil {
-							t.Fatalf("%s: setup: %v", name, err)
+					id, err, injected := runFaulted(t, ctx, b.plan, f, faults.Writes, fmt.Sprintf("c%02df%d", ci, fi), func(id string) error {
+						if fc.setup == nil {
+							return nil
 						}
-					}
-					b.plan.Clear()
-					b.plan.Inject(f, faults.Writes, 1)
-					timeout := 30 * time.Second
-					if f == faults.Stall || f == faults.StallAfterSend {
-						timeout = 300 * time.Millisecond
-					}
-					cctx, cancel := context.WithTimeout(ctx, timeout)
-					err := fc.run(cctx, faulty, id)
-					cancel()
-					injected := b.plan.Pending() == 0
-					b.plan.Clear()
+						return fc.setup(ctx, clean, id)
+					}, func(ctx context.Context, id string) error { return fc.run(ctx, faulty, id) })
 					applied, half, cerr := fc.check(ctx, clean, id)
 					if cerr != nil {
 						t.Fatalf("%s: reading the outcome: %v", name, cerr)
