@@ -73,6 +73,9 @@ func (e *StatusError) Unwrap() error { return e.Err }
 // HasStatus reports whether err is, or wraps, a *StatusError with the given HTTP status and,
 // when code is not empty, the given error code.
 func HasStatus(err error, status int, code string) bool {
+	if err == nil {
+		return false // before errors.As, whose target escapes: a success allocates nothing
+	}
 	var se *StatusError
 	if !errors.As(err, &se) {
 		return false

@@ -9,6 +9,7 @@ require (
 
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
+	github.com/google/btree v1.1.3
 	go.uber.org/goleak v1.3.0
 )
 

@@ -241,7 +241,10 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	key := s.entityKey(pk, rk)
+	var key string // the cache's key, needed only when the store caches
+	if s.policy.enabled() {
+		key = s.entityKey(pk, rk)
+	}
 	if row, ok := s.cachedRow(key); ok {
 		return s.decode(row)
 	}
@@ -259,6 +262,9 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 			err = &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "read", Table: s.table, PartitionKey: pk, RowKey: rk,
 				Message: "no row has this key (the row there is a continuation row of a split entity)"}
 			return nil
+		}
+		if !s.policy.enabled() {
+			return nil // no cache keeps the row: it needs no copy of its own
 		}
 		return &entry{row: row.Clone()}
 	})

@@ -1,5 +1,5 @@
 // Package memservice is an in-memory table service and blob service: it implements
-// service.Tables and service.Blobs with maps and a lock, and applies the real Azure
+// service.Tables and service.Blobs with maps, B-trees and locks, and applies the real Azure
 // service's rules so that the engine above it plans, retries and fails exactly as it does on
 // Azure. Where Azurite and the real service disagree, this package follows the real service.
 //
@@ -89,6 +89,10 @@
 //
 // # Concurrency
 //
-// A Service is safe for concurrent use. Each method returns the context's error, without
-// doing anything, when the context has ended before the call.
+// A Service is safe for concurrent use. Each table has a lock of its own, held only while a
+// call reads or changes its rows (the checks of a request, and the copies of what it
+// returns, run outside it), so calls on a table appear to happen one at a time, in an
+// order that respects real time: a query page is one moment's rows, a transaction's rows
+// change together, and row timestamps grow in the order of the writes. Each method returns
+// the context's error, without doing anything, when the context has ended before the call.
 package memservice

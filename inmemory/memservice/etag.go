@@ -16,7 +16,16 @@ const (
 // formatETag returns the ETag the service gives a row written at t:
 // W/"datetime'2026-11-29T18%3A30%3A11.1234567Z'".
 func formatETag(t time.Time) string {
-	return etagPrefix + strings.ReplaceAll(service.FormatDateTime(t), ":", "%3A") + etagSuffix
+	buf := make([]byte, 0, 64)
+	buf = append(buf, etagPrefix...)
+	for _, c := range []byte(service.FormatDateTime(t)) {
+		if c == ':' {
+			buf = append(buf, "%3A"...)
+		} else {
+			buf = append(buf, c)
+		}
+	}
+	return string(append(buf, etagSuffix...))
 }
 
 // A condition is the If-Match of a row write: any existing row, or the row written at a

@@ -72,24 +72,39 @@ func checkProperties(props []service.Property) ([]service.Property, error) {
 	if len(out) > maxProperties {
 		return nil, errTooManyProperties()
 	}
-	seen := make(map[string]struct{}, len(out))
-	for _, p := range out {
+	// Most rows have a dozen properties: comparing each name with the ones before it costs
+	// less than a map, which only many properties repay.
+	var seen map[string]struct{}
+	if len(out) > manyProperties {
+		seen = make(map[string]struct{}, len(out))
+	}
+	for i, p := range out {
 		switch {
 		case service.UTF16Len(p.Name) > maxNameLen:
 			return nil, errNameTooLong()
 		case !validName(p.Name), p.Name == "PartitionKey", p.Name == "RowKey", p.Name == "Timestamp":
 			return nil, errNameInvalid(p.Name)
 		}
-		if _, dup := seen[p.Name]; dup {
+		dup := false
+		if seen != nil {
+			_, dup = seen[p.Name]
+			seen[p.Name] = struct{}{}
+		} else {
+			dup = indexOf(out[:i], p.Name) >= 0
+		}
+		if dup {
 			return nil, errDuplicateProperty(p.Name)
 		}
-		seen[p.Name] = struct{}{}
 		if err := checkValue(p.Name, p.Value); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
+
+// manyProperties is the number of properties above which checkProperties finds duplicates
+// with a map.
+const manyProperties = 32
 
 // checkValue applies the per-value limits.
 func checkValue(name string, v service.Value) error {

@@ -54,52 +54,84 @@ func (s *Service) Query(ctx context.Context, table string, q service.Query) (ser
 		top = maxPageRows
 	}
 	// The table comes before the filter: the service answers 404 TableNotFound for a
-	// missing table whatever the filter, even one that does not parse.
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	t := s.lookup(table)
-	if t == nil {
-		return service.Page{}, errTableNotFound()
-	}
+	// missing table whatever the filter, even one that does not parse. Both are read
+	// before the table is locked.
 	var f *odata.Filter
+	var filterErr error
 	if q.Filter != "" {
-		var err error
-		if f, err = odata.Parse(q.Filter); err != nil {
-			return service.Page{}, errInvalidInput(err.Error())
-		}
+		f, filterErr = odata.Parse(q.Filter)
 	}
 	var start rowKey
+	startOK := true
 	if c := q.Continuation; c != nil {
 		pk, ok1 := decodeToken(c.NextPartitionKey)
 		rk, ok2 := decodeToken(c.NextRowKey)
-		if !ok1 || !ok2 {
-			return service.Page{}, errInvalidInput("The continuation token is not valid.")
-		}
-		start = rowKey{pk, rk}
+		start, startOK = rowKey{pk, rk}, ok1 && ok2
 	}
-	if s.emptyEvery > 0 && s.queries.Add(1)%s.emptyEvery == 0 {
+	t := s.readTable(table)
+	if t == nil {
+		return service.Page{}, errTableNotFound()
+	}
+	switch {
+	case filterErr != nil:
+		t.mu.RUnlock()
+		return service.Page{}, errInvalidInput(filterErr.Error())
+	case !startOK:
+		t.mu.RUnlock()
+		return service.Page{}, errInvalidInput("The continuation token is not valid.")
+	case s.emptyEvery > 0 && s.queries.Add(1)%s.emptyEvery == 0:
+		t.mu.RUnlock()
 		return service.Page{Rows: []service.Row{}, Next: continuationAt(start)}, nil
 	}
-	i, _ := t.search(start)
-	end := len(t.sorted)
-	if pk, ok := f.PartitionKey(); ok {
-		// Only the partition's rows can match, and they are contiguous: the query costs
-		// what the partition holds, not the table.
-		lo, hi := t.partition(pk)
-		i, end = max(i, lo), hi
+	// Only the partition's rows can match a filter that names one PartitionKey, and the
+	// table keeps them together: the query costs what the partition holds, not the table.
+	pk, only := f.PartitionKey()
+	rows := t.rows
+	if only {
+		rows = 0
+		if p := t.partitions[pk]; p != nil {
+			rows = len(p.rows)
+		}
 	}
-	page := service.Page{Rows: make([]service.Row, 0, max(0, min(top, end-i)))}
-	for ; i < end; i++ {
-		r := t.sorted[i]
+	page := service.Page{Rows: make([]service.Row, 0, min(top, rows))}
+	t.scan(start, only, pk, func(r *service.Row) bool {
 		if f != nil && !f.Match(r) {
-			continue
+			return true
 		}
 		if len(page.Rows) == top {
-			page.Next = continuationAt(keyOf(r))
-			break
+			page.Next = continuationAt(rowKey{r.PartitionKey, r.RowKey})
+			return false
 		}
-		page.Rows = append(page.Rows, project(r, q.Select))
-	}
+		page.Rows = append(page.Rows, *r)
+		return true
+	})
+	t.mu.RUnlock()
+	// A stored row's properties never change: they are copied outside the lock.
+	copyProperties(page.Rows, q.Select)
 	s.throttle.charge(len(page.Rows) - 1)
 	return page, nil
+}
+
+// copyProperties gives each row a copy of its properties, only the selected ones when sel
+// is not nil, as project does; the copies of a page share one allocation.
+func copyProperties(rows []service.Row, sel []string) {
+	if sel != nil {
+		for i := range rows {
+			rows[i] = project(&rows[i], sel)
+		}
+		return
+	}
+	n := 0
+	for i := range rows {
+		n += len(rows[i].Properties)
+	}
+	arena := make([]service.Property, n)
+	for i := range rows {
+		if len(rows[i].Properties) == 0 {
+			rows[i].Properties = nil
+			continue
+		}
+		k := copy(arena, rows[i].Properties)
+		rows[i].Properties, arena = arena[:k:k], arena[k:]
+	}
 }

@@ -47,18 +47,22 @@ func prepare(a *service.Action) (request, error) {
 	return req, nil
 }
 
-// A change is the effect of one successful write: the row to store under key, or nil to
-// delete it.
+// A change is the effect of one successful write: the row to store under key, or, for a
+// delete, none.
 type change struct {
 	key rowKey
-	row *service.Row
+	del bool
+	row service.Row
 }
 
 // apply works out the effect of req on t without changing t, so that a transaction can
 // drop every change when a later action fails. The row it returns has no ETag and Timestamp
-// yet: commit stamps it. The caller holds s.mu for writing.
+// yet: commit stamps it. The caller holds t.mu for writing.
 func (s *Service) apply(t *table, req request) (change, error) {
-	old := t.rows[req.key]
+	var old *service.Row
+	if sl := t.get(req.key); sl != nil {
+		old = &sl.row
+	}
 	props := req.props
 	switch req.op {
 	case service.OpInsert:
@@ -75,7 +79,7 @@ func (s *Service) apply(t *table, req request) (change, error) {
 	}
 	switch req.op {
 	case service.OpDelete:
-		return change{key: req.key}, nil
+		return change{key: req.key, del: true}, nil
 	case service.OpMerge, service.OpUpsertMerge:
 		if old != nil {
 			props = merge(old.Properties, props)
@@ -85,7 +89,7 @@ func (s *Service) apply(t *table, req request) (change, error) {
 			}
 		}
 	}
-	return change{key: req.key, row: &service.Row{
+	return change{key: req.key, row: service.Row{
 		PartitionKey: req.key.pk,
 		RowKey:       req.key.rk,
 		Properties:   props,
@@ -97,12 +101,8 @@ func (s *Service) apply(t *table, req request) (change, error) {
 func merge(old, upd []service.Property) []service.Property {
 	out := make([]service.Property, len(old), len(old)+len(upd))
 	copy(out, old)
-	index := make(map[string]int, len(old))
-	for i, p := range old {
-		index[p.Name] = i
-	}
 	for _, p := range upd {
-		if i, ok := index[p.Name]; ok {
+		if i := indexOf(old, p.Name); i >= 0 {
 			out[i] = p
 		} else {
 			out = append(out, p)
@@ -111,15 +111,28 @@ func merge(old, upd []service.Property) []service.Property {
 	return out
 }
 
-// commit stores a change computed by apply, written at ts.
-func (t *table) commit(c change, ts time.Time) {
-	if c.row == nil {
+// indexOf returns the position of the property named name in props, or -1. Rows hold at
+// most 252 properties, and most a dozen: a scan costs less than building a map.
+func indexOf(props []service.Property, name string) int {
+	for i := range props {
+		if props[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// commit stores a change computed by apply, written at ts, and returns what the service
+// reports for it. The caller holds t.mu for writing.
+func (t *table) commit(c change, ts time.Time) service.Written {
+	if c.del {
 		t.remove(c.key)
-		return
+		return service.Written{}
 	}
 	c.row.Timestamp = ts
 	c.row.ETag = formatETag(ts)
 	t.put(c.row)
+	return service.Written{ETag: c.row.ETag, Timestamp: ts}
 }
 
 // project returns a copy of r with only the selected custom properties when sel is not nil.
@@ -155,17 +168,21 @@ func (s *Service) GetRow(ctx context.Context, table, pk, rk string, sel []string
 	if err := checkKeys(pk, rk, false); err != nil {
 		return service.Row{}, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	t := s.lookup(table)
+	t := s.readTable(table)
 	if t == nil {
 		return service.Row{}, errTableNotFound()
 	}
-	r := t.rows[rowKey{pk, rk}]
-	if r == nil {
+	var r service.Row
+	sl := t.get(rowKey{pk, rk})
+	if sl != nil {
+		r = sl.row
+	}
+	t.mu.RUnlock()
+	if sl == nil {
 		return service.Row{}, errResourceNotFound()
 	}
-	return project(r, sel), nil
+	// A stored row's properties never change: they are copied outside the lock.
+	return project(&r, sel), nil
 }
 
 // Write performs one row write and returns the row's new ETag and Timestamp (the zero
@@ -188,19 +205,14 @@ func (s *Service) Write(ctx context.Context, table string, a service.Action) (se
 	if err != nil {
 		return service.Written{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.lookup(table)
+	t := s.writeTable(table)
 	if t == nil {
 		return service.Written{}, errTableNotFound()
 	}
+	defer t.mu.Unlock()
 	c, err := s.apply(t, req)
 	if err != nil {
 		return service.Written{}, err
 	}
-	t.commit(c, s.stamp())
-	if c.row == nil {
-		return service.Written{}, nil
-	}
-	return service.Written{ETag: c.row.ETag, Timestamp: c.row.Timestamp}, nil
+	return t.commit(c, s.stamp()), nil
 }

@@ -125,6 +125,8 @@ func TestProperties(t *testing.T) {
 		{"255-character name", "", []service.Property{prop(strings.Repeat("n", 255), service.Int32(1))}, 0, ""},
 		{"256-character name", "", []service.Property{prop(strings.Repeat("n", 256), service.Int32(1))}, 400, "PropertyNameTooLong"},
 		{"duplicate", "", []service.Property{prop("a", service.Int32(1)), prop("a", service.String("x"))}, 400, "DuplicatePropertiesSpecified"},
+		{"duplicate among many", "", append(manyProps(40, service.Bool(true)), manyProps(1, service.Int32(1))...), 400, "DuplicatePropertiesSpecified"},
+		{"duplicate among a few", "", append(manyProps(20, service.Bool(true)), manyProps(1, service.Int32(1))...), 400, "DuplicatePropertiesSpecified"},
 		{"252 properties", "", manyProps(252, service.Bool(true)), 0, ""},
 		{"253 properties", "", manyProps(253, service.Bool(true)), 400, "TooManyProperties"},
 		{"nulls do not count", "", append(manyProps(252, service.Bool(true)), prop("z", service.Value{})), 0, ""},

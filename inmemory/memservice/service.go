@@ -50,9 +50,11 @@ type Service struct {
 	queries    atomic.Int64
 	throttle   *throttle // nil: no throttling (WithThrottling)
 
-	mu        sync.RWMutex
-	tables    map[string]*table // by lower-case name
-	lastStamp time.Time         // the latest row timestamp handed out
+	mu     sync.Mutex // held to create or delete a table
+	tables sync.Map   // lower-case name → *table
+
+	stampMu   sync.Mutex
+	lastStamp time.Time // the latest row timestamp handed out
 
 	blobMu     sync.RWMutex
 	containers map[string]*container
@@ -70,7 +72,6 @@ var (
 func New(opts ...Option) *Service {
 	s := &Service{
 		now:        time.Now,
-		tables:     make(map[string]*table),
 		containers: make(map[string]*container),
 	}
 	for _, o := range opts {
@@ -81,8 +82,11 @@ func New(opts ...Option) *Service {
 
 // stamp returns the timestamp of a new row write: the clock at the service's 100 ns
 // precision, moved past the previous stamp when the clock did not advance, so that ETags
-// always change. The caller holds s.mu.
+// always change, also between tables. The caller holds the lock of the row's table for
+// writing, so that a table's rows are stamped in the order they are written.
 func (s *Service) stamp() time.Time {
+	s.stampMu.Lock()
+	defer s.stampMu.Unlock()
 	t := s.now().UTC().Truncate(100 * time.Nanosecond).Round(0)
 	if !t.After(s.lastStamp) {
 		t = s.lastStamp.Add(100 * time.Nanosecond)

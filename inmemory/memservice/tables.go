@@ -2,72 +2,136 @@ package memservice
 
 import (
 	"context"
-	"slices"
-	"sort"
 	"strings"
+	"sync"
+
+	"github.com/google/btree"
 
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// A table holds its rows twice: in a map for point reads and writes, and in a slice kept in
-// (PartitionKey, RowKey) order for queries, which is also its index by partition: a
-// partition's rows are contiguous, found by binary search (see partition). Keeping the slice sorted costs a memmove per
-// insert or delete, which stays far below the cost of sorting at every query for the table
-// sizes an in-memory service holds; the benchmarks measure both paths.
+// A table keeps its rows by partition, in (PartitionKey, RowKey) order by UTF-16 code units:
+// a B-tree of its partitions by PartitionKey, and in each partition a map of its rows for
+// point reads and writes and a B-tree of them by RowKey for queries. A write of a new row
+// costs a map insert and O(log n) comparisons whatever the table holds; a write of an
+// existing row replaces it in its slot, which both indexes share. A query of one partition
+// reads that partition's tree only.
+//
+// Every table has a lock of its own; the service's lock guards only which tables exist.
+// Stored rows are never changed once their slot holds them (a write stores a new Row value,
+// with a new Properties slice), so a reader copies a row under the table's read lock and
+// clones its properties after releasing it.
 type table struct {
-	name   string // as created
-	rows   map[rowKey]*service.Row
-	sorted []*service.Row
+	name string // as created
+
+	mu         sync.RWMutex
+	dropped    bool // DeleteTable removed the table: calls that found it before find none
+	rows       int  // rows in all partitions
+	partitions map[string]*partition
+	order      *btree.BTreeG[*partition] // the partitions by PartitionKey
+	free       *btree.FreeListG[*slot]   // nodes the partitions' trees reuse
 }
+
+// A partition holds the rows of one PartitionKey; it is removed with its last row.
+type partition struct {
+	pk    string
+	rows  map[string]*slot
+	order *btree.BTreeG[*slot] // the rows by RowKey
+}
+
+// A slot holds the current version of one row; the row's keys never change.
+type slot struct{ row service.Row }
+
+// treeDegree is the B-trees' degree: nodes of up to 2×16−1 entries.
+const treeDegree = 16
+
+func makeTable(name string) *table {
+	return &table{
+		name:       name,
+		partitions: make(map[string]*partition),
+		order: btree.NewG(treeDegree, func(a, b *partition) bool {
+			return service.CompareUTF16(a.pk, b.pk) < 0
+		}),
+		free: btree.NewFreeListG[*slot](btree.DefaultFreeListSize),
+	}
+}
+
+// rowLess orders a partition's rows by RowKey, as the service does.
+func rowLess(a, b *slot) bool { return service.CompareUTF16(a.row.RowKey, b.row.RowKey) < 0 }
 
 // rowKey identifies a row. Keys compare exactly: the service's keys are case-sensitive.
 type rowKey struct{ pk, rk string }
 
-func keyOf(r *service.Row) rowKey { return rowKey{r.PartitionKey, r.RowKey} }
-
-// compareKeys orders rows as the service returns them: by PartitionKey, then RowKey, both
-// by UTF-16 code units.
-func compareKeys(a, b rowKey) int {
-	if c := service.CompareUTF16(a.pk, b.pk); c != 0 {
-		return c
+// get returns the slot of the row with key k, or nil. The caller holds t.mu.
+func (t *table) get(k rowKey) *slot {
+	if p := t.partitions[k.pk]; p != nil {
+		return p.rows[k.rk]
 	}
-	return service.CompareUTF16(a.rk, b.rk)
+	return nil
 }
 
-// search returns the position of k in t.sorted, or where it would be inserted.
-func (t *table) search(k rowKey) (int, bool) {
-	return slices.BinarySearchFunc(t.sorted, k, func(r *service.Row, k rowKey) int {
-		return compareKeys(keyOf(r), k)
-	})
-}
-
-// partition returns the range of t.sorted that holds the rows of partition pk.
-func (t *table) partition(pk string) (lo, hi int) {
-	lo, _ = t.search(rowKey{pk: pk})
-	hi = lo + sort.Search(len(t.sorted)-lo, func(i int) bool {
-		return t.sorted[lo+i].PartitionKey != pk
-	})
-	return lo, hi
-}
-
-// put stores r, which the table owns from now on, in place of any row with its keys.
-func (t *table) put(r *service.Row) {
-	k := keyOf(r)
-	i, found := t.search(k)
-	if found {
-		t.sorted[i] = r
-	} else {
-		t.sorted = slices.Insert(t.sorted, i, r)
+// put stores r, whose Properties the table owns from now on, in place of any row with its
+// keys. The caller holds t.mu for writing.
+func (t *table) put(r service.Row) {
+	p := t.partitions[r.PartitionKey]
+	if p == nil {
+		p = &partition{pk: r.PartitionKey, rows: make(map[string]*slot), order: btree.NewWithFreeListG(treeDegree, rowLess, t.free)}
+		t.partitions[p.pk] = p
+		t.order.ReplaceOrInsert(p)
 	}
-	t.rows[k] = r
+	if s := p.rows[r.RowKey]; s != nil {
+		s.row = r
+		return
+	}
+	s := &slot{row: r}
+	p.rows[r.RowKey] = s
+	p.order.ReplaceOrInsert(s)
+	t.rows++
 }
 
-// remove deletes the row with key k, if any.
+// remove deletes the row with key k, if any, and its partition with its last row. The
+// caller holds t.mu for writing.
 func (t *table) remove(k rowKey) {
-	if i, found := t.search(k); found {
-		t.sorted = slices.Delete(t.sorted, i, i+1)
+	p := t.partitions[k.pk]
+	if p == nil {
+		return
 	}
-	delete(t.rows, k)
+	s := p.rows[k.rk]
+	if s == nil {
+		return
+	}
+	delete(p.rows, k.rk)
+	p.order.Delete(s)
+	t.rows--
+	if len(p.rows) == 0 {
+		delete(t.partitions, k.pk)
+		t.order.Delete(p)
+	}
+}
+
+// scan calls visit with the rows from key start on, in key order, until visit returns false;
+// with only, the rows of partition pk only. The caller holds t.mu.
+func (t *table) scan(start rowKey, only bool, pk string, visit func(*service.Row) bool) {
+	from := func(p *partition) bool {
+		more := true
+		each := func(s *slot) bool {
+			more = visit(&s.row)
+			return more
+		}
+		if p.pk == start.pk {
+			p.order.AscendGreaterOrEqual(&slot{row: service.Row{RowKey: start.rk}}, each)
+		} else {
+			p.order.Ascend(each)
+		}
+		return more
+	}
+	if only {
+		if p := t.partitions[pk]; p != nil && service.CompareUTF16(pk, start.pk) >= 0 {
+			from(p)
+		}
+		return
+	}
+	t.order.AscendGreaterOrEqual(&partition{pk: start.pk}, from)
 }
 
 // checkTableName applies the service's table-name rules for CreateTable.
@@ -89,23 +153,53 @@ func checkTableName(name string) error {
 	return nil
 }
 
-// tableKey returns the map key of a table name, and false for a name no table can have.
-// Checking first keeps strings.ToLower from folding a non-ASCII letter (such as the Kelvin
-// sign) onto a valid name.
-func tableKey(name string) (string, bool) {
-	if checkTableName(name) != nil {
-		return "", false
-	}
-	return strings.ToLower(name), true
-}
-
-// lookup returns the named table or nil. The caller holds s.mu.
+// lookup returns the named table or nil. A name no table can have finds none; checking it
+// first keeps a non-ASCII letter (such as the Kelvin sign) from folding onto a valid name.
 func (s *Service) lookup(name string) *table {
-	k, ok := tableKey(name)
-	if !ok {
+	if checkTableName(name) != nil {
 		return nil
 	}
-	return s.tables[k]
+	// The map is keyed by the lower-case name; a valid name is ASCII and at most 63 bytes.
+	var lower [63]byte
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	t, _ := s.tables.Load(string(lower[:len(name)]))
+	tb, _ := t.(*table)
+	return tb
+}
+
+// readTable returns the named table with its lock held for reading, or nil when there is no
+// such table. The caller releases t.mu.
+func (s *Service) readTable(name string) *table {
+	t := s.lookup(name)
+	if t == nil {
+		return nil
+	}
+	t.mu.RLock()
+	if t.dropped {
+		t.mu.RUnlock()
+		return nil
+	}
+	return t
+}
+
+// writeTable is readTable with the lock held for writing.
+func (s *Service) writeTable(name string) *table {
+	t := s.lookup(name)
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	if t.dropped {
+		t.mu.Unlock()
+		return nil
+	}
+	return t
 }
 
 // CreateTable creates a table. A name that breaks the service's rules fails with 400
@@ -121,13 +215,11 @@ func (s *Service) CreateTable(ctx context.Context, name string) error {
 	if err := checkTableName(name); err != nil {
 		return err
 	}
-	k := strings.ToLower(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.tables[k] != nil {
+	if _, taken := s.tables.LoadOrStore(strings.ToLower(name), makeTable(name)); taken {
 		return errTableExists()
 	}
-	s.tables[k] = &table{name: name, rows: make(map[rowKey]*service.Row)}
 	return nil
 }
 
@@ -147,7 +239,12 @@ func (s *Service) DeleteTable(ctx context.Context, name string) error {
 	if t == nil {
 		return errResourceNotFound()
 	}
-	delete(s.tables, strings.ToLower(t.name))
+	s.tables.Delete(strings.ToLower(t.name))
+	// A call that found the table before it left the map waits for the lock and then finds
+	// no table, as one that looks it up now does.
+	t.mu.Lock()
+	t.dropped = true
+	t.mu.Unlock()
 	return nil
 }
 
@@ -159,8 +256,6 @@ func (s *Service) TableExists(ctx context.Context, name string) (bool, error) {
 	if err := s.throttle.admit("", "", 1); err != nil {
 		return false, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	return s.lookup(name) != nil, nil
 }
 

@@ -57,23 +57,30 @@ func (s *Service) Transact(ctx context.Context, tableName string, actions []serv
 		seen[rk] = struct{}{}
 	}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var t *table
+	// The actions are validated before the table is locked; their errors are reported in
+	// the order the service checks them: an action's own checks, then (for the first) the
+	// table, then its effect on the rows, action after action.
+	reqs := make([]request, len(actions))
+	errs := make([]error, len(actions))
+	for i := range actions {
+		reqs[i], errs[i] = prepare(&actions[i])
+	}
+	if errs[0] != nil {
+		return nil, txError(0, errs[0])
+	}
+	t := s.writeTable(tableName)
+	if t == nil {
+		return nil, txError(0, errTableNotFound())
+	}
+	defer t.mu.Unlock()
 	// Every action addresses a different row, so each one sees the rows as they were before
 	// the transaction, and the changes can be committed after the last action succeeds.
 	changes := make([]change, 0, len(actions))
 	for i := range actions {
-		req, err := prepare(&actions[i])
-		if err != nil {
-			return nil, txError(i, err)
+		if errs[i] != nil {
+			return nil, txError(i, errs[i])
 		}
-		if t == nil {
-			if t = s.lookup(tableName); t == nil {
-				return nil, txError(i, errTableNotFound())
-			}
-		}
-		c, err := s.apply(t, req)
+		c, err := s.apply(t, reqs[i])
 		if err != nil {
 			return nil, txError(i, err)
 		}
@@ -83,10 +90,7 @@ func (s *Service) Transact(ctx context.Context, tableName string, actions []serv
 	// rows of one transaction a common one is not documented.
 	out := make([]service.Written, len(changes))
 	for i, c := range changes {
-		t.commit(c, s.stamp())
-		if c.row != nil {
-			out[i] = service.Written{ETag: c.row.ETag, Timestamp: c.row.Timestamp}
-		}
+		out[i] = t.commit(c, s.stamp())
 	}
 	return out, nil
 }

@@ -42,10 +42,12 @@ func bodySize(a *Action, t *jsonEscapes) int {
 		if !p.Value.IsValid() {
 			continue
 		}
-		n += len(`,:`) + t.stringLen(p.Name) + t.valueLen(p.Value)
+		name := t.stringLen(p.Name)
+		n += len(`,:`) + name + t.valueLen(p.Value)
 		if annotated(p.Value.Kind()) {
-			// ,"Name@odata.type":"Edm.Int64"
-			n += len(`,:`) + t.stringLen(p.Name+"@odata.type") + t.stringLen(p.Value.Kind().String())
+			// ,"Name@odata.type":"Edm.Int64": the name again, with a suffix that no
+			// escape lengthens and that cannot end a multi-byte character
+			n += len(`,:`) + name + len("@odata.type") + t.stringLen(p.Value.Kind().String())
 		}
 	}
 	return n
@@ -152,18 +154,25 @@ func (t *jsonEscapes) valueLen(v Value) int {
 		}
 		return len("false")
 	case KindInt32:
-		return len(strconv.FormatInt(int64(v.Int32()), 10))
+		return intLen(int64(v.Int32()))
 	case KindInt64:
-		return 2 + len(strconv.FormatInt(v.Int64(), 10))
+		return 2 + intLen(v.Int64())
 	case KindDouble:
 		var buf [32]byte
 		return len(wire.AppendJSONDouble(buf[:0], v.Float()))
 	case KindDateTime:
-		return 2 + len(FormatDateTime(v.Time()))
+		var buf [40]byte
+		return 2 + len(wire.AppendDateTime(buf[:0], v.Time()))
 	case KindGuid:
 		return 2 + len(v.Str())
 	}
 	return len("null")
+}
+
+// intLen is the length of n in decimal, its sign included.
+func intLen(n int64) int {
+	var buf [20]byte
+	return len(strconv.AppendInt(buf[:0], n, 10))
 }
 
 // jsonStringLen is the length of s as the SDK sends it, quotes included: the escapes of

@@ -13,7 +13,10 @@ import (
 // FormatDateTime formats t the way the service writes Edm.DateTime values: UTC, seven
 // fractional digits, a trailing Z, such as "2026-11-29T18:30:11.1234567Z". ParseDateTime
 // reads it back.
-func FormatDateTime(t time.Time) string { return string(wire.AppendDateTime(nil, t)) }
+func FormatDateTime(t time.Time) string {
+	var buf [len("2026-11-29T18:30:11.1234567Z")]byte
+	return string(wire.AppendDateTime(buf[:0], t))
+}
 
 var errDateTime = errors.New("service: an Edm.DateTime is yyyy-mm-ddThh:mm:ss, an optional fraction of at most 7 digits, " +
 	"and Z or an offset ±hh:mm, within the years 1 to 9999")

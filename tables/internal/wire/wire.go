@@ -15,8 +15,41 @@ import (
 const dateTimeLayout = "2006-01-02T15:04:05.0000000Z"
 
 // AppendDateTime appends t as the service writes an Edm.DateTime, such as
-// "2026-11-29T18:30:11.1234567Z", to dst (service.FormatDateTime returns the same text).
-func AppendDateTime(dst []byte, t time.Time) []byte { return t.UTC().AppendFormat(dst, dateTimeLayout) }
+// "2026-11-29T18:30:11.1234567Z", to dst (service.FormatDateTime returns the same text). It
+// writes the digits itself, which costs a fraction of time.Time.AppendFormat; a year outside
+// 0–9999, which the layout does not write in four digits, goes through AppendFormat.
+func AppendDateTime(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(dst, dateTimeLayout)
+	}
+	hour, minute, sec := t.Clock()
+	dst = appendDigits(dst, year, 4)
+	dst = append(dst, '-')
+	dst = appendDigits(dst, int(month), 2)
+	dst = append(dst, '-')
+	dst = appendDigits(dst, day, 2)
+	dst = append(dst, 'T')
+	dst = appendDigits(dst, hour, 2)
+	dst = append(dst, ':')
+	dst = appendDigits(dst, minute, 2)
+	dst = append(dst, ':')
+	dst = appendDigits(dst, sec, 2)
+	dst = append(dst, '.')
+	dst = appendDigits(dst, t.Nanosecond()/100, 7)
+	return append(dst, 'Z')
+}
+
+// appendDigits appends the n lowest decimal digits of v ≥ 0, with leading zeros.
+func appendDigits(dst []byte, v, n int) []byte {
+	var buf [8]byte
+	for i := n - 1; i >= 0; i-- {
+		buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return append(dst, buf[:n]...)
+}
 
 // AppendJSONDouble appends the JSON of an Edm.Double as the Azure adapter sends it: the
 // number as encoding/json writes it (plain digits for ordinary magnitudes, an exponent
