@@ -9,14 +9,14 @@ import (
 
 // The service's documented limits.
 const (
-	maxKeyUnits    = 1024    // UTF-16 code units per PartitionKey or RowKey
-	maxProperties  = 252     // custom properties per row
+	maxKeyUnits    = 1024 // UTF-16 code units per PartitionKey or RowKey
+	maxProperties  = service.MaxEntityProperties
 	maxNameLen     = 255     // characters per property name
 	maxStringUnits = 32768   // UTF-16 code units per string value
 	maxBinaryLen   = 65536   // bytes per binary value
 	maxEntitySize  = 1 << 20 // bytes per row, by the documented formula
 	maxBodySize    = service.MaxBodySize
-	maxActions     = 100  // actions per transaction
+	maxActions     = service.MaxTransactionActions
 	maxPageRows    = 1000 // rows per query page
 	maxListResults = 5000 // blobs per listing page
 )
@@ -125,26 +125,12 @@ func checkValue(name string, v service.Value) error {
 	return nil
 }
 
-// entitySize is the documented size of a row: 4 bytes, the keys in UTF-16, and per custom
-// property 8 bytes, its name in UTF-16 and its value (strings in UTF-16 and binaries with a
-// 4-byte length).
-func entitySize(pk, rk string, props []service.Property) int {
-	n := 4 + 2*service.UTF16Len(pk) + 2*service.UTF16Len(rk)
-	for _, p := range props {
-		n += 8 + 2*service.UTF16Len(p.Name) + p.Value.Size()
-		if k := p.Value.Kind(); k == service.KindString || k == service.KindBinary {
-			n += 4
-		}
-	}
-	return n
-}
-
 // checkRow applies the whole-row limits to the row a write would store.
 func checkRow(pk, rk string, props []service.Property) error {
 	if len(props) > maxProperties {
 		return errTooManyProperties()
 	}
-	if entitySize(pk, rk, props) > maxEntitySize {
+	if service.EntitySize(pk, rk, props) > maxEntitySize {
 		return errEntityTooLarge()
 	}
 	return nil

@@ -180,8 +180,8 @@ func TestEntitySizeFormula(t *testing.T) {
 		prop("g", service.Guid([16]byte{})),       // 8 + 2 + 16
 	}
 	want := 4 + 2*2 + 2*1 + 22 + 20 + 11 + 14 + 18 + 18 + 18 + 26
-	if got := entitySize("pk", "é", props); got != want {
-		t.Fatalf("entitySize = %d, want %d", got, want)
+	if got := service.EntitySize("pk", "é", props); got != want {
+		t.Fatalf("service.EntitySize = %d, want %d (the size the memory service limits)", got, want)
 	}
 }
 
