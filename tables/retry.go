@@ -99,6 +99,7 @@ type retrying struct {
 	service.Tables
 	policy retryPolicy
 	busy   func()
+	meters *meters
 }
 
 // do runs fn, retrying it as the policy says. A wait ends early, with the context's error,
@@ -111,6 +112,7 @@ func (r *retrying) do(ctx context.Context, fn func() error) error {
 		}
 		if isBusy(err) {
 			r.busy()
+			r.meters.busyAnswer(ctx, busyStatus(err))
 		}
 		if try >= r.policy.MaxRetries {
 			return err
@@ -123,6 +125,7 @@ func (r *retrying) do(ctx context.Context, fn func() error) error {
 			return ctx.Err()
 		case <-t.C:
 		}
+		r.meters.retried(ctx)
 	}
 }
 
