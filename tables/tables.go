@@ -131,13 +131,13 @@ type Options struct {
 	// row in a missing table succeeds with deleted=false, an Update or Patch fails with
 	// ErrNotFound.
 	NeverCreateTables bool
-	// MeterProvider, when set, receives the account's OpenTelemetry metrics: calls and their
-	// durations by operation, table and outcome, request retries and busy answers, the
-	// outcome verbs' lost races and exhausted calls, writes that met their own echo, read
-	// cache hits, misses and evictions, the batch transactions out at once and the bytes
-	// offloaded to blobs. nil (or the API's no-op provider) records nothing and costs
-	// nothing on a call. docs/production.md lists every instrument with its unit and
-	// attributes.
+	// MeterProvider turns the account's OpenTelemetry metrics on: calls and their durations
+	// by operation, table and outcome, request retries and busy answers, the outcome verbs'
+	// lost races and exhausted calls, writes that met their own echo, read cache hits, misses
+	// and evictions, the batch transactions out at once and the bytes offloaded to blobs. nil
+	// (or the API's no-op provider) turns them off, and then no call records or allocates
+	// anything for them. The production guide (docs/production.md, "Metrics") lists every
+	// instrument with its unit and attributes.
 	MeterProvider metric.MeterProvider
 
 	// ClientOptions are the Azure SDK's client options, applied to every client the account
