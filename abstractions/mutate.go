@@ -165,7 +165,7 @@ func transition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id str
 	var lastErr error
 	for attempt := 1; attempt <= o.Attempts; attempt++ {
 		if attempt > 1 {
-			span.Event("attempt lost", "attempt", attempt-1, "error", lastErr)
+			span.Event(backend.EventAttemptLost, "attempt", attempt-1, "error", lastErr)
 		}
 		if err := o.Wait(ctx, attempt); err != nil {
 			return Outcome[T]{Attempts: attempt - 1}, err
@@ -226,13 +226,14 @@ func transition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id str
 			return Outcome[T]{Attempts: attempt}, err
 		}
 	}
+	span.Event(backend.EventAttemptsExhausted, "attempts", o.Attempts, "error", lastErr)
 	return Outcome[T]{Status: OutcomeConflicted, Attempts: o.Attempts}, lastErr
 }
 
 // endOutcome ends a Try verb's span: the outcome is an event, the error the span's result.
 func endOutcome[T any](span backend.Span, out Outcome[T], err error) error {
 	if out.Status != 0 {
-		span.Event("outcome", "status", out.Status.String(), "attempts", out.Attempts)
+		span.Event(backend.EventOutcome, "status", out.Status.String(), "attempts", out.Attempts)
 	}
 	span.End(err)
 	return err
@@ -376,6 +377,6 @@ func GetOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id st
 		if err := ctx.Err(); err != nil {
 			return nil, false, err
 		}
-		span.Event("create lost to another caller's", "error", err)
+		span.Event(backend.EventCreateLost, "error", err)
 	}
 }

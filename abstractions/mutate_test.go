@@ -3,6 +3,7 @@ package abstractions
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -410,5 +411,22 @@ func TestVerbsTraceTheirAttempts(t *testing.T) {
 	}
 	if tr.op != "try transition" || !tr.ended || len(tr.events) != 1 || tr.events[0] != "outcome" {
 		t.Errorf("try transition span %+v, want an outcome event", tr)
+	}
+}
+
+// Every lost attempt is one event: EventAttemptLost while the verb tries again,
+// EventAttemptsExhausted for the last, and EventCreateLost for GetOrCreate's lost create.
+func TestVerbsNameEachLostAttempt(t *testing.T) {
+	ctx := context.Background()
+	s := &tracedStore{fakeStore: newFake()}
+	_ = s.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
+	s.beforeUpdate = func() { s.bump("p|1") } // every attempt loses
+	if _, err := Mutate(ctx, s, "p|1", inc, &RetryOptions{Attempts: 3, Backoff: -1}); !errors.Is(err, ErrConcurrencyConflict) {
+		t.Fatalf("Mutate: %v, want a conflict", err)
+	}
+	s.beforeUpdate = nil
+	want := []string{backend.EventAttemptLost, backend.EventAttemptLost, backend.EventAttemptsExhausted}
+	if got := s.spans[0].events; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
 	}
 }

@@ -33,6 +33,9 @@ type config struct {
 	// Tracer receives a span per store call; nil traces nothing (the tracing provider of
 	// Options.ClientOptions traces nothing).
 	Tracer tracer
+	// meters record the account's metrics; nil records nothing (Options.MeterProvider is
+	// nil).
+	meters *meters
 	// Retry, when not nil, makes the account retry a request its table service answered
 	// with a transient failure, as the Azure SDK's retry policy does (retry.go). Accounts
 	// over the Azure SDK leave it nil: the SDK's pipeline retries.
@@ -57,6 +60,7 @@ type Account struct {
 	offErr   error
 	given    service.Tables // the table service as the account was given it
 	pressure *pressure      // how many batch transactions may be out at once
+	meters   *meters        // the account's metrics (metrics.go); nil records nothing
 
 	mu      sync.Mutex
 	created map[string]uint64 // tables known to exist, by lower-case name: the tableGen that made them known
@@ -69,10 +73,10 @@ type Account struct {
 // messages (an endpoint URL, say). blobs may be nil when no blob feature is used. tables
 // must not be nil: stores of an account without one are refused.
 func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg config, p *pressure) *Account {
-	a := &Account{given: tables, blobs: blobs, name: name, created: map[string]uint64{}, opts: cfg, pressure: p}
+	a := &Account{given: tables, blobs: blobs, name: name, created: map[string]uint64{}, opts: cfg, pressure: p, meters: cfg.meters}
 	if tables != nil {
 		if a.opts.Retry != nil {
-			tables = &retrying{Tables: tables, policy: a.opts.Retry.withDefaults(), busy: a.pressure.busy}
+			tables = &retrying{Tables: tables, policy: a.opts.Retry.withDefaults(), busy: a.pressure.busy, meters: a.meters}
 		}
 		a.tables = &storeTables{Tables: tables, acct: a}
 	}

@@ -266,6 +266,7 @@ func (s *Store[T]) runParts(ctx context.Context, op string, runs []*partRun) {
 			r := queue[0]
 			queue = queue[1:]
 			out++
+			s.acct.meters.batchInFlight(ctx, s.table, 1)
 			if inline {
 				more, err := r.step(ctx)
 				done = append(done, result{r, more, err})
@@ -286,6 +287,7 @@ func (s *Store[T]) runParts(ctx context.Context, op string, runs []*partRun) {
 			res = <-results
 		}
 		out--
+		s.acct.meters.batchInFlight(ctx, s.table, -1)
 		switch {
 		case res.err != nil:
 			res.r.err = res.err

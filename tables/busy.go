@@ -10,17 +10,44 @@ import (
 // tells the account about each busy answer (503, 500 OperationTimedOut, 429), so that its
 // batch calls send fewer transactions at once while the SDK backs off and retries. The
 // account is built over the same pressure.
+//
+// With metrics on it also counts the busy answers, and the tries after a request's first
+// (the SDK's retries), which countTries lets it tell apart.
 type busySignal struct {
 	pressure *pressure
+	meters   *meters
 }
 
 // Do implements policy.Policy.
 func (b *busySignal) Do(req *policy.Request) (*http.Response, error) {
+	if b.meters != nil {
+		var tries *tryCount
+		if req.OperationValue(&tries) {
+			if tries.n++; tries.n > 1 {
+				b.meters.retried(req.Raw().Context())
+			}
+		}
+	}
 	resp, err := req.Next()
 	if err == nil && busyResponse(resp) {
 		b.pressure.busy()
+		b.meters.busyAnswer(req.Raw().Context(), resp.StatusCode)
 	}
 	return resp, err
+}
+
+// tryCount is the number of tries of one request the SDK's pipeline sent so far.
+type tryCount struct{ n int }
+
+// countTries is a per-call policy, before the SDK's retry policy, added only with metrics
+// on: it gives each request the tryCount busySignal increments on every try (the retry
+// policy's copies of the request share it).
+type countTries struct{}
+
+// Do implements policy.Policy.
+func (countTries) Do(req *policy.Request) (*http.Response, error) {
+	req.SetOperationValue(&tryCount{})
+	return req.Next()
 }
 
 // busyResponse reports the answers of a service past its scale targets.

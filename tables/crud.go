@@ -245,8 +245,10 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 	if s.policy.enabled() {
 		key = s.entityKey(pk, rk)
 	}
-	if row, ok := s.cachedRow(key); ok {
-		return s.decode(row)
+	cached, hit := s.cachedRow(key)
+	s.countCache(ctx, hit)
+	if hit {
+		return s.decode(cached)
 	}
 	var row service.Row
 	s.readThrough(key, func() *entry {
@@ -327,7 +329,9 @@ func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if _, ok := s.cachedRow(s.entityKey(pk, rk)); ok {
+	_, hit := s.cachedRow(s.entityKey(pk, rk))
+	s.countCache(ctx, hit)
+	if hit {
 		return true, nil
 	}
 	row, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, ofOnly)

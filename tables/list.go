@@ -40,6 +40,7 @@ func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, 
 		if e, ok := s.acct.cache.get(key); ok && e.isList {
 			rows, cached = e.rows, true
 		}
+		s.countCache(ctx, cached)
 	}
 	if !cached {
 		var err error

@@ -474,6 +474,7 @@ func (s *Store[T]) putBlob(ctx context.Context, ref largevalue.BlobRef, upload f
 	for attempt := 0; ; attempt++ {
 		props, err := upload(ctx, opts)
 		if err == nil {
+			s.acct.meters.offload(ctx, s.table, ref.Length)
 			return props, nil
 		}
 		if !abstractions.HasStatus(err, http.StatusConflict, "BlobAlreadyExists") {

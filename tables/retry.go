@@ -101,6 +101,7 @@ type retrying struct {
 	service.Tables
 	policy retryPolicy
 	busy   func()
+	meters *meters
 }
 
 // do runs fn, retrying it as the policy says. A wait ends early, with the context's error,
@@ -113,6 +114,7 @@ func (r *retrying) do(ctx context.Context, fn func() error) error {
 		}
 		if isBusy(err) {
 			r.busy()
+			r.meters.busyAnswer(ctx, busyStatus(err))
 		}
 		if try >= r.policy.MaxRetries {
 			return err
@@ -125,6 +127,7 @@ func (r *retrying) do(ctx context.Context, fn func() error) error {
 			return ctx.Err()
 		case <-t.C:
 		}
+		r.meters.retried(ctx)
 	}
 }
 

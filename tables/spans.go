@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/unified-data/gotables/abstractions"
@@ -95,28 +96,47 @@ func errorKind(err error) string {
 	return "error"
 }
 
-// call is one traced store call; a nil *call (no tracer) does nothing.
+// call is one store call as it is traced and measured: its span when the account traces,
+// its start when it has metrics. The zero call (neither) does nothing, and a store call
+// without either builds nothing: no span, no attribute, no reading of the clock.
 type call struct {
-	span       traceSpan
+	span       traceSpan // nil without a tracer
 	recordKeys bool
+	// m, with ctx, table, op and start, measure the call (metrics.go); nil without metrics.
+	m         *meters
+	ctx       context.Context
+	table, op string
+	start     time.Time
 }
 
-// begin starts the span of a store call when the account traces.
-func (s *Store[T]) begin(ctx context.Context, op string) (context.Context, *call) {
-	t := s.acct.opts.Tracer
-	if t == nil {
-		return ctx, nil
+// begin starts the span of a store call when the account traces, and its measurement when
+// the account has metrics.
+func (s *Store[T]) begin(ctx context.Context, op string) (context.Context, call) {
+	t, m := s.acct.opts.Tracer, s.acct.meters
+	if t == nil && !m.on() {
+		return ctx, call{}
 	}
-	ctx, sp := t.Start(ctx, op+" "+s.table, []attribute{
-		{Key: attrSystem, Value: "azure.tables"}, {Key: attrOperation, Value: op}, {Key: attrTable, Value: s.table},
-	})
-	return ctx, &call{span: sp, recordKeys: s.acct.opts.RecordKeys}
+	var c call
+	if t != nil {
+		var sp traceSpan
+		ctx, sp = t.Start(ctx, op+" "+s.table, []attribute{
+			{Key: attrSystem, Value: "azure.tables"}, {Key: attrOperation, Value: op}, {Key: attrTable, Value: s.table},
+		})
+		c.span, c.recordKeys = sp, s.acct.opts.RecordKeys
+	}
+	if m.on() {
+		c.m, c.ctx, c.table, c.op, c.start = m, ctx, s.table, op, time.Now()
+	}
+	return ctx, c
 }
+
+// traced reports whether the call has a span.
+func (c call) traced() bool { return c.span != nil }
 
 // keys records the keys the call addresses: the partition always, the row key only when
 // the account records keys.
-func (c *call) keys(a *Account, pk, rk string) {
-	if c == nil {
+func (c call) keys(a *Account, pk, rk string) {
+	if c.span == nil {
 		return
 	}
 	attrs := []attribute{{Key: attrPartition, Value: pk}}
@@ -126,9 +146,12 @@ func (c *call) keys(a *Account, pk, rk string) {
 	c.span.SetAttributes(attrs...)
 }
 
-// finish ends the call's span with the error *err holds.
-func (c *call) finish(err *error) {
-	if c == nil {
+// finish measures the call and ends its span with the error *err holds.
+func (c call) finish(err *error) {
+	if c.m != nil {
+		c.m.called(c.ctx, c.table, c.op, c.start, *err)
+	}
+	if c.span == nil {
 		return
 	}
 	if *err != nil {
@@ -155,7 +178,7 @@ func (s *Store[T]) StartSpan(ctx context.Context, op, id string) (context.Contex
 		vs.id = id
 	}
 	ctx, vs.call = s.begin(ctx, op)
-	if vs.call != nil {
+	if vs.call.traced() {
 		pk, rk := abstractions.SplitID(id)
 		vs.call.keys(s.acct, pk, rk)
 	}
@@ -165,13 +188,19 @@ func (s *Store[T]) StartSpan(ctx context.Context, op, id string) (context.Contex
 // verbSpan is the span of an outcome verb.
 type verbSpan struct {
 	acct      *Account
-	call      *call
+	call      call
 	op, table string
 	id        string // only with Options.RecordKeys
 }
 
 func (v *verbSpan) Event(name string, keyvals ...any) {
-	if v.call != nil {
+	switch name {
+	case driver.EventAttemptLost, driver.EventCreateLost:
+		v.call.m.lostRace(v.call.ctx, v.table, v.op, false)
+	case driver.EventAttemptsExhausted:
+		v.call.m.lostRace(v.call.ctx, v.table, v.op, true)
+	}
+	if v.call.traced() {
 		attrs := make([]attribute, 0, len(keyvals)/2)
 		for i := 0; i+1 < len(keyvals); i += 2 {
 			k, _ := keyvals[i].(string)
@@ -183,7 +212,7 @@ func (v *verbSpan) Event(name string, keyvals ...any) {
 		}
 		v.call.span.AddEvent(name, attrs...)
 	}
-	if name == "attempt lost" {
+	if name == driver.EventAttemptLost {
 		l := v.acct.logger()
 		if !l.Enabled(context.Background(), slog.LevelDebug) {
 			return
@@ -207,9 +236,9 @@ func (v *verbSpan) End(err error) { v.call.finish(&err) }
 
 // beginID starts the span of a call about the row with the id, with its keys as a store
 // resolves them.
-func (s *Store[T]) beginID(ctx context.Context, op, id string) (context.Context, *call) {
+func (s *Store[T]) beginID(ctx context.Context, op, id string) (context.Context, call) {
 	ctx, c := s.begin(ctx, op)
-	if c != nil {
+	if c.traced() {
 		pk, rk := abstractions.SplitID(s.normalID(id))
 		c.keys(s.acct, pk, rk)
 	}
@@ -217,7 +246,7 @@ func (s *Store[T]) beginID(ctx context.Context, op, id string) (context.Context,
 }
 
 // beginEntity is beginID for a call given an entity (which may be nil).
-func (s *Store[T]) beginEntity(ctx context.Context, op string, v *T) (context.Context, *call) {
+func (s *Store[T]) beginEntity(ctx context.Context, op string, v *T) (context.Context, call) {
 	if v == nil || s.acct.opts.Tracer == nil {
 		return s.begin(ctx, op)
 	}
@@ -225,9 +254,9 @@ func (s *Store[T]) beginEntity(ctx context.Context, op string, v *T) (context.Co
 }
 
 // beginPartition starts the span of a call about one partition ("" for the whole table).
-func (s *Store[T]) beginPartition(ctx context.Context, op, partition string) (context.Context, *call) {
+func (s *Store[T]) beginPartition(ctx context.Context, op, partition string) (context.Context, call) {
 	ctx, c := s.begin(ctx, op)
-	if c != nil && partition != "" {
+	if c.traced() && partition != "" {
 		c.keys(s.acct, s.normalPartition(partition), "")
 	}
 	return ctx, c

@@ -91,6 +91,7 @@ func (t *storeTables) write(ctx context.Context, table string, a *service.Action
 		return w, err
 	}
 	t.acct.logEcho(table, a.Op.String(), err)
+	t.acct.meters.ownEcho(ctx, table, actionName(a.Op))
 	return service.Written{ETag: row.ETag, Timestamp: row.Timestamp}, nil
 }
 
@@ -133,6 +134,7 @@ func (t *storeTables) transact(ctx context.Context, table string, actions []serv
 		ws[i] = service.Written{ETag: row.ETag, Timestamp: row.Timestamp}
 	}
 	t.acct.logEcho(table, "transaction", err)
+	t.acct.meters.ownEcho(ctx, table, "transaction")
 	return ws, nil
 }
 

@@ -76,6 +76,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/azservice"
@@ -132,6 +133,14 @@ type Options struct {
 	// row in a missing table succeeds with deleted=false, an Update or Patch fails with
 	// ErrNotFound.
 	NeverCreateTables bool
+	// MeterProvider turns the account's OpenTelemetry metrics on: calls and their durations
+	// by operation, table and outcome, request retries and busy answers, the outcome verbs'
+	// lost races and exhausted calls, writes that met their own echo, read cache hits, misses
+	// and evictions, the batch transactions out at once and the bytes offloaded to blobs. nil
+	// (or the API's no-op provider) turns them off, and then no call records or allocates
+	// anything for them. The production guide (docs/production.md, "Metrics") lists every
+	// instrument with its unit and attributes.
+	MeterProvider metric.MeterProvider
 
 	// ClientOptions are the Azure SDK's client options, applied to every client the account
 	// builds (the table client, and the blob client when Blobs is set), with the library's
@@ -171,6 +180,7 @@ func (o *Options) config(retry *retryPolicy) config {
 	if o != nil {
 		c.Options = *o
 		c.Tracer = newTracer(o.ClientOptions.TracingProvider)
+		c.meters = newMeters(o.MeterProvider, o.Logger)
 	}
 	return c
 }
@@ -196,10 +206,14 @@ func (o *Options) clientOptions() azcore.ClientOptions {
 }
 
 // azure is the options of the table adapter, with busy's policy after the caller's per-try
-// ones (the caller's slice is not changed).
+// ones (the caller's slice is not changed), and with metrics on a per-call policy that
+// lets busy tell a request's retries from its first try.
 func (o *Options) azure(busy *busySignal) *azservice.Options {
 	co := o.clientOptions()
 	co.PerRetryPolicies = append(co.PerRetryPolicies[:len(co.PerRetryPolicies):len(co.PerRetryPolicies)], busy)
+	if busy.meters != nil {
+		co.PerCallPolicies = append(co.PerCallPolicies[:len(co.PerCallPolicies):len(co.PerCallPolicies)], countTries{})
+	}
 	return &azservice.Options{ClientOptions: co}
 }
 
@@ -237,7 +251,8 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 	if err := opts.checkOffload(); err != nil {
 		return nil, err
 	}
-	busy := &busySignal{newPressure(opts.batchParallelism())}
+	cfg := opts.config(nil)
+	busy := &busySignal{pressure: newPressure(opts.batchParallelism()), meters: cfg.meters}
 	svc, err := azservice.NewFromConnectionString(connectionString, opts.azure(busy))
 	if err != nil {
 		return nil, err
@@ -256,7 +271,7 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}
-	a := newAccount(svc.Endpoint(), svc, blobs, opts.config(nil), busy.pressure)
+	a := newAccount(svc.Endpoint(), svc, blobs, cfg, busy.pressure)
 	warnKeyInClear(a, connectionString, blobs != nil)
 	return a, nil
 }
@@ -271,7 +286,8 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 	if err := opts.checkOffload(); err != nil {
 		return nil, err
 	}
-	busy := &busySignal{newPressure(opts.batchParallelism())}
+	cfg := opts.config(nil)
+	busy := &busySignal{pressure: newPressure(opts.batchParallelism()), meters: cfg.meters}
 	svc, err := azservice.NewWithCredential(tableURL, cred, opts.azure(busy))
 	if err != nil {
 		return nil, err
@@ -285,7 +301,7 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}
-	return newAccount(svc.Endpoint(), svc, blobs, opts.config(nil), busy.pressure), nil
+	return newAccount(svc.Endpoint(), svc, blobs, cfg, busy.pressure), nil
 }
 
 // batchParallelism is Options.BatchParallelism, 0 for nil options.

@@ -122,6 +122,18 @@ type Traced = backend.Traced
 // with the call's result (nil for success).
 type Span = backend.Span
 
+// The names of the events the outcome verbs record on their [Span], so that a store can
+// count them: every attempt that lost its race is exactly one EventAttemptLost (the verb
+// tries again), EventAttemptsExhausted (it was the last attempt: the call ends
+// conflicted) or EventCreateLost (GetOrCreate's create lost to another caller's).
+// EventOutcome is how a Try verb ended.
+const (
+	EventAttemptLost       = backend.EventAttemptLost
+	EventAttemptsExhausted = backend.EventAttemptsExhausted
+	EventCreateLost        = backend.EventCreateLost
+	EventOutcome           = backend.EventOutcome
+)
+
 // Root returns the tree of f, nil for the zero Filter (which selects every row).
 func Root[T any](f abstractions.Filter[T]) *Node { return backend.Root(f) }
 

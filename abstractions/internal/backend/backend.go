@@ -186,11 +186,28 @@ type Traced interface {
 // Span is one traced call of a Traced store.
 type Span interface {
 	// Event records something that happened during the call, with slog-style key/value
-	// pairs ("attempt", 2, "error", err).
+	// pairs ("attempt", 2, "error", err). The verbs name their events with the Event
+	// constants, which a store may count.
 	Event(name string, keyvals ...any)
 	// End ends the span with the call's result: nil for success.
 	End(err error)
 }
+
+// The names of the events the outcome verbs record on their Span. Every attempt that lost
+// its race is exactly one EventAttemptLost, EventAttemptsExhausted or EventCreateLost.
+const (
+	// EventAttemptLost: an attempt lost its race to another writer and the verb tries
+	// again ("attempt", the attempt's number, "error", why it lost).
+	EventAttemptLost = "attempt lost"
+	// EventAttemptsExhausted: the last attempt lost too, so the call ends conflicted
+	// ("attempts", how many it made, "error", why the last one lost).
+	EventAttemptsExhausted = "attempts exhausted"
+	// EventCreateLost: GetOrCreate's create lost to another caller's, whose row it reads
+	// next ("error", the duplicate-key failure).
+	EventCreateLost = "create lost to another caller's"
+	// EventOutcome: how a Try verb ended ("status", the OutcomeStatus's name, "attempts").
+	EventOutcome = "outcome"
+)
 
 // The hooks, set by package abstractions when it is initialised, before any package that
 // imports it (driver does) runs. Their arguments are abstractions' values, passed as any

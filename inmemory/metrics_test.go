@@ -1,0 +1,102 @@
+package inmemory_test
+
+import (
+	"context"
+	"crypto/rand"
+	"testing"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// offloaded returns the udtables.offload.bytes sum of the table ("" when none).
+func offloaded(t *testing.T, r *sdkmetric.ManualReader, table string) int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != "udtables.offload.bytes" {
+				continue
+			}
+			if m.Unit != "By" {
+				t.Errorf("unit %q, want By", m.Unit)
+			}
+			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				if v, _ := p.Attributes.Value("db.collection.name"); v.AsString() != table {
+					t.Errorf("a point of table %q, want %q", v.AsString(), table)
+				}
+				n += p.Value
+			}
+		}
+	}
+	return n
+}
+
+// The bytes offloaded are the bytes of the blobs the writes uploaded: a large value's and a
+// file's; a write that finds its blob there already (the same content) uploads nothing.
+func TestMetricsCountOffloadedBytes(t *testing.T) {
+	ctx := context.Background()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer func() { _ = mp.Shutdown(ctx) }()
+	svc := memservice.New()
+	acct := inmemory.NewAccountOver(svc, svc, &tables.Options{MeterProvider: mp,
+		BlobOffload: &tables.BlobOffloadOptions{Container: "values", ThresholdBytes: 1000, CleanupGrace: tables.NoCleanup}})
+	s, err := tables.For[Report](acct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := rand.Text() + rand.Text() // random, so compression keeps it large
+	for len(body) < 80_000 {          // past what split rows hold
+		body += rand.Text()
+	}
+	file := make([]byte, 3000)
+	_, _ = rand.Read(file)
+	r := &Report{Entity: abstractions.Entity{ID: "p|a"}, Body: body, File: abstractions.FileFromBytes(file, "application/octet-stream")}
+	if err := s.Upsert(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	stored := func() (n int64, blobs int) {
+		t.Helper()
+		page, err := svc.List(ctx, "values", service.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range page.Blobs {
+			n += b.Properties.ContentLength
+		}
+		return n, len(page.Blobs)
+	}
+	n, blobs := stored()
+	if blobs != 2 || n < int64(len(file)) {
+		t.Fatalf("%d blobs of %d bytes, want the value's and the file's", blobs, n)
+	}
+	if got := offloaded(t, reader, s.Table()); got != n {
+		t.Errorf("offloaded %d bytes, the blobs hold %d", got, n)
+	}
+	// The same content again in the same row: its blobs are there, nothing is uploaded.
+	if err := s.Upsert(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if got := offloaded(t, reader, s.Table()); got != n {
+		t.Errorf("after the same write again: offloaded %d bytes, want still %d", got, n)
+	}
+	// Another row's blobs are its own.
+	if err := s.Upsert(ctx, &Report{Entity: abstractions.Entity{ID: "p|b"}, Body: body}); err != nil {
+		t.Fatal(err)
+	}
+	n, blobs = stored()
+	if got := offloaded(t, reader, s.Table()); blobs != 3 || got != n {
+		t.Errorf("after another row's write: offloaded %d bytes, the %d blobs hold %d", got, blobs, n)
+	}
+}

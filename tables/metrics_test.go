@@ -1,0 +1,474 @@
+package tables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	otelattr "go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
+	"github.com/unified-data/gotables/tables/faults"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// metered is a meter provider whose instruments the test reads.
+type metered struct {
+	*sdkmetric.MeterProvider
+	reader *sdkmetric.ManualReader
+}
+
+func newMetered(t testing.TB) metered {
+	t.Helper()
+	if !metricsCompiled {
+		t.Skip("built with the udtables_nometrics tag: no metrics")
+	}
+	r := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	return metered{mp, r}
+}
+
+// points returns every data point collected so far, as "name{k=v,…}" (attributes in key
+// order) → value: a sum's value, a histogram's count.
+func (m metered) points(t testing.TB) map[string]float64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := m.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	key := func(name string, set otelattr.Set) string {
+		return name + "{" + set.Encoded(otelattr.DefaultEncoder()) + "}"
+	}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != tracerModule {
+			t.Errorf("instrumentation scope %q, want %q", sm.Scope.Name, tracerModule)
+		}
+		for _, mt := range sm.Metrics {
+			switch d := mt.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					out[key(mt.Name, p.Attributes)] = float64(p.Value)
+				}
+			case metricdata.Histogram[float64]:
+				if mt.Unit != "s" {
+					t.Errorf("%s: unit %q, want s", mt.Name, mt.Unit)
+				}
+				for _, p := range d.DataPoints {
+					out[key(mt.Name, p.Attributes)] = float64(p.Count)
+				}
+			default:
+				t.Errorf("%s: unexpected data %T", mt.Name, mt.Data)
+			}
+		}
+	}
+	return out
+}
+
+// only returns the points of the named instrument.
+func only(points map[string]float64, name string) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range points {
+		if strings.HasPrefix(k, name+"{") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func wantPoints(t *testing.T, got map[string]float64, name string, want map[string]float64) {
+	t.Helper()
+	if g := only(got, name); !maps.Equal(g, want) {
+		t.Errorf("%s:\n got %v\nwant %v", name, fmtPoints(g), fmtPoints(want))
+	}
+}
+
+func fmtPoints(p map[string]float64) string {
+	var lines []string
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		lines = append(lines, fmt.Sprintf("%s=%g", k, p[k]))
+	}
+	return strings.Join(lines, " ")
+}
+
+// Every store call is counted once by operation, table and outcome, with one duration.
+func TestMetricsCountCallsByOutcome(t *testing.T) {
+	ctx := context.Background()
+	m := newMetered(t)
+	s, _ := newStore[item](t, &Options{MeterProvider: m})
+	if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}}); err != nil {
+		t.Fatal(err)
+	}
+	wantKind(t, s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}}), abstractions.ErrDuplicateKey)
+	if _, err := s.One(ctx, "p|a"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.One(ctx, "p|missing")
+	wantKind(t, err, abstractions.ErrNotFound)
+	_, err = s.One(ctx, "")
+	wantKind(t, err, abstractions.ErrInvalidKey)
+	if _, err := abstractions.Mutate(ctx, s, "p|a", func(v *item) error { v.N++; return nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	want := map[string]float64{
+		"udtables.calls{db.collection.name=Items,db.operation.name=create,udtables.outcome=ok}":            1,
+		"udtables.calls{db.collection.name=Items,db.operation.name=create,udtables.outcome=duplicate_key}": 1,
+		"udtables.calls{db.collection.name=Items,db.operation.name=read,udtables.outcome=ok}":              2, // one by Mutate
+		"udtables.calls{db.collection.name=Items,db.operation.name=read,udtables.outcome=not_found}":       1,
+		"udtables.calls{db.collection.name=Items,db.operation.name=read,udtables.outcome=invalid_key}":     1,
+		"udtables.calls{db.collection.name=Items,db.operation.name=mutate,udtables.outcome=ok}":            1,
+		"udtables.calls{db.collection.name=Items,db.operation.name=update,udtables.outcome=ok}":            1, // by Mutate
+	}
+	got := m.points(t)
+	wantPoints(t, got, metricCalls, want)
+	durations := map[string]float64{}
+	for k, v := range want {
+		durations[strings.Replace(k, metricCalls, metricCallDuration, 1)] = v
+	}
+	wantPoints(t, got, metricCallDuration, durations)
+	for k := range got {
+		if !strings.HasPrefix(k, metricCalls+"{") && !strings.HasPrefix(k, metricCallDuration+"{") {
+			t.Errorf("unexpected point %s", k)
+		}
+	}
+}
+
+// The read cache counts a hit or a miss per lookup of a store that caches, and nothing for
+// one that does not.
+func TestMetricsCountCacheLookups(t *testing.T) {
+	ctx := context.Background()
+	m := newMetered(t)
+	s, _ := newStore[item](t, &Options{MeterProvider: m, Cache: Absolute(time.Minute)})
+	uncached, err := For[item](s.acct, &StoreOptions{Table: "Items", Cache: Disabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"p|a", "p|b", "p|b"} { // the write cached a; b is missing twice
+		_, _ = s.One(ctx, id)
+	}
+	if ok, err := s.Exists(ctx, "p|a"); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	for range 2 {
+		if _, err := s.List(ctx, "p"); err != nil { // a miss, then a hit
+			t.Fatal(err)
+		}
+	}
+	_, _ = uncached.One(ctx, "p|a")
+	_, _ = uncached.List(ctx, "p")
+
+	got := m.points(t)
+	wantPoints(t, got, metricCacheHits, map[string]float64{"udtables.cache.hits{db.collection.name=Items}": 3})
+	wantPoints(t, got, metricCacheMisses, map[string]float64{"udtables.cache.misses{db.collection.name=Items}": 3})
+}
+
+// The account's own retries (over a service that does not retry) count each resend, and
+// every busy answer by its status.
+func TestMetricsCountRetriesAndBusyAnswers(t *testing.T) {
+	ctx := context.Background()
+	m := newMetered(t)
+	f := newFake()
+	f.tables["items"] = map[fakeKey]service.Row{}
+	answers := []error{fakeStatus(http.StatusServiceUnavailable, "ServerBusy"), fakeStatus(http.StatusTooManyRequests, "TooManyRequests"),
+		fakeStatus(http.StatusBadGateway, "BadGateway")}
+	f.before = func(call string) error {
+		if call != "GetRow" || len(answers) == 0 {
+			return nil
+		}
+		err := answers[0]
+		answers = answers[1:]
+		return err
+	}
+	acct := NewAccountOver("test", f, nil, &Options{MeterProvider: m, ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{RetryDelay: -1}}})
+	s, err := For[item](acct, &StoreOptions{Table: "Items"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.One(ctx, "p|a") // three failed tries, then the answer
+	wantKind(t, err, abstractions.ErrNotFound)
+
+	got := m.points(t)
+	wantPoints(t, got, metricRetries, map[string]float64{"udtables.retries{}": 3})
+	wantPoints(t, got, metricBusy, map[string]float64{
+		"udtables.busy_answers{http.response.status_code=429}": 1,
+		"udtables.busy_answers{http.response.status_code=503}": 1,
+	})
+}
+
+// Each attempt of an outcome verb that lost its race counts once, and a call whose every
+// attempt lost is exhausted.
+func TestMetricsCountLostRaces(t *testing.T) {
+	ctx := context.Background()
+	m := newMetered(t)
+	s, f := newStore[item](t, &Options{MeterProvider: m})
+	if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}}); err != nil {
+		t.Fatal(err)
+	}
+	other := func(losses int) func(string) error {
+		return func(call string) error {
+			if call == "Write" && losses > 0 {
+				losses--
+				f.put("Items", service.Row{PartitionKey: "p", RowKey: "a"}) // another writer's version
+			}
+			return nil
+		}
+	}
+	inc := func(v *item) error { v.N++; return nil }
+	f.before = other(1)
+	if _, err := abstractions.Mutate(ctx, s, "p|a", inc, &abstractions.RetryOptions{Backoff: -1}); err != nil {
+		t.Fatal(err)
+	}
+	f.before = other(3)
+	if out, err := abstractions.TryMutate(ctx, s, "p|a", inc, &abstractions.RetryOptions{Attempts: 3, Backoff: -1}); err != nil || out.Status != abstractions.OutcomeConflicted {
+		t.Fatalf("TryMutate: %v, %v; want OutcomeConflicted", out.Status, err)
+	}
+	// GetOrCreate's create loses to another caller's.
+	f.before = func(call string) error {
+		if call == "Write" {
+			f.before = nil
+			f.put("Items", service.Row{PartitionKey: "p", RowKey: "b"})
+		}
+		return nil
+	}
+	if _, created, err := abstractions.GetOrCreate(ctx, s, "p|b", func() *item { return &item{} }); err != nil || created {
+		t.Fatal(created, err)
+	}
+
+	got := m.points(t)
+	wantPoints(t, got, metricLostRaces, map[string]float64{
+		"udtables.verb.lost_races{db.collection.name=Items,db.operation.name=mutate}":        1,
+		"udtables.verb.lost_races{db.collection.name=Items,db.operation.name=try mutate}":    3,
+		"udtables.verb.lost_races{db.collection.name=Items,db.operation.name=get or create}": 1,
+	})
+	wantPoints(t, got, metricExhausted, map[string]float64{
+		"udtables.verb.exhausted{db.collection.name=Items,db.operation.name=try mutate}": 1,
+	})
+}
+
+// A write whose resend met its own applied first try counts as an own echo, by the
+// action it sent.
+func TestMetricsCountOwnEchoes(t *testing.T) {
+	ctx := context.Background()
+	m := newMetered(t)
+	f := newFake()
+	f.tables["items"] = map[fakeKey]service.Row{}
+	ft := faults.NewTables(f)
+	s, err := For[item](testAccount("test", ft, nil, &Options{MeterProvider: m, Now: func() time.Time { return testNow }}), &StoreOptions{Table: "Items"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.Inject(faults.LoseResponse, faults.Writes, 1)
+	if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}}); err != nil {
+		t.Fatal(err)
+	}
+	ft.Inject(faults.LoseResponse, faults.Transactions, 1)
+	if err := s.CreateBatch(ctx, items("q", 3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|b"}}); err != nil { // no fault, no echo
+		t.Fatal(err)
+	}
+	wantPoints(t, m.points(t), metricOwnEchoes, map[string]float64{
+		"udtables.own_echoes{db.collection.name=Items,db.operation.name=insert}":      1,
+		"udtables.own_echoes{db.collection.name=Items,db.operation.name=transaction}": 1,
+	})
+}
+
+// The batch transactions out at once are what the up-down counter holds while they are
+// out, and it is back at zero when the batch returned.
+func TestMetricsCountBatchTransactionsInFlight(t *testing.T) {
+	ctx := context.Background()
+	m := newMetered(t)
+	const parts = 3
+	s, f := newStore[item](t, &Options{MeterProvider: m, BatchParallelism: parts})
+	var (
+		mu      sync.Mutex
+		arrived int
+		all     = make(chan struct{})
+		seen    []float64
+	)
+	f.before = func(call string) error {
+		if call != "Transact" {
+			return nil
+		}
+		mu.Lock()
+		arrived++
+		if arrived == parts {
+			seen = append(seen, only(m.points(t), metricBatchInFlight)["udtables.batch.transactions.active{db.collection.name=Items}"])
+			close(all)
+		}
+		mu.Unlock()
+		select { // every partition's transaction is out before any returns
+		case <-all:
+		case <-time.After(10 * time.Second):
+			return errors.New("the batch did not send its partitions at once")
+		}
+		return nil
+	}
+	var vs []*item
+	for i := range parts {
+		vs = append(vs, items(fmt.Sprintf("p%d", i), 2)...)
+	}
+	if err := s.CreateBatch(ctx, vs); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, []float64{parts}) {
+		t.Errorf("transactions in flight while all were out: %v, want %d", seen, parts)
+	}
+	wantPoints(t, m.points(t), metricBatchInFlight, map[string]float64{"udtables.batch.transactions.active{db.collection.name=Items}": 0})
+}
+
+// cacheEvicted is the hook the read cache calls for an entry it removes on its own.
+func TestMetricsCountCacheEvictions(t *testing.T) {
+	m := newMetered(t)
+	mt := newMeters(m, nil)
+	mt.cacheEvicted()
+	mt.cacheEvicted()
+	wantPoints(t, m.points(t), metricCacheEvicted, map[string]float64{"udtables.cache.evictions{}": 2})
+}
+
+// Without a meter provider, or with the API's no-op one, an account has no meters.
+func TestMetricsOffWithoutProvider(t *testing.T) {
+	for _, p := range []*Options{nil, {}, {MeterProvider: noop.NewMeterProvider()}} {
+		if cfg := p.config(nil); cfg.meters != nil {
+			t.Errorf("options %+v: metrics on", p)
+		}
+	}
+}
+
+// With metrics off the hooks allocate nothing: a store call's measurement, the cache's, the
+// verbs', the retries', the batches' and the offload's. (Allocation counts only hold
+// without the race detector.)
+func TestMetricsOffAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	ctx := context.Background()
+	s, _ := newStore[item](t, &Options{Cache: Absolute(time.Minute)})
+	var err error
+	vs := &verbSpan{acct: s.acct, op: "mutate", table: s.table}
+	allocs := testing.AllocsPerRun(100, func() {
+		_, c := s.beginID(ctx, "read", "p|a")
+		s.countCache(ctx, true)
+		c.finish(&err)
+		vs.Event(driver.EventAttemptLost, "attempt", 1)
+		m := s.acct.meters
+		m.retried(ctx)
+		m.busyAnswer(ctx, http.StatusServiceUnavailable)
+		m.ownEcho(ctx, s.table, "insert")
+		m.cacheEvicted()
+		m.batchInFlight(ctx, s.table, 1)
+		m.offload(ctx, s.table, 1)
+	})
+	if allocs != 0 {
+		t.Errorf("the metric hooks allocate %v times with metrics off, want 0", allocs)
+	}
+}
+
+// BenchmarkMetrics measures store calls with metrics off (no MeterProvider) and on (the
+// OpenTelemetry SDK with a manual reader, which aggregates but exports nothing), over the
+// in-package fake service. With metrics off, a build without the hooks makes the same
+// allocations: compare
+//
+//	go test -run '^$' -bench BenchmarkMetrics -benchmem ./tables/
+//	go test -run '^$' -bench BenchmarkMetrics -benchmem -tags udtables_nometrics ./tables/
+//
+// (the second build has no metrics: its "on" rows skip).
+func BenchmarkMetrics(b *testing.B) {
+	ctx := context.Background()
+	calls := []struct {
+		name string
+		run  func(s *Store[item]) error
+	}{
+		{"One", func(s *Store[item]) error { _, err := s.One(ctx, "p|a"); return err }},
+		{"OneCached", func(s *Store[item]) error { _, err := s.One(ctx, "p|c"); return err }},
+		{"Upsert", func(s *Store[item]) error {
+			return s.Upsert(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}, Name: "a", N: 1})
+		}},
+	}
+	for _, c := range calls {
+		for _, on := range []bool{false, true} {
+			name := c.name + "/metrics=off"
+			if on {
+				name = c.name + "/metrics=on"
+			}
+			b.Run(name, func(b *testing.B) {
+				o := &Options{}
+				if on {
+					o.MeterProvider = newMetered(b)
+				}
+				s, f := newStore[item](b, o)
+				cached, err := For[item](s.acct, &StoreOptions{Table: "Items", Cache: Absolute(time.Hour)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}, Name: "a"}); err != nil {
+					b.Fatal(err)
+				}
+				if err := cached.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|c"}, Name: "c"}); err != nil {
+					b.Fatal(err)
+				}
+				if c.name == "OneCached" {
+					s = cached
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; b.Loop(); i++ {
+					if i%4096 == 0 {
+						// The fake records every call; keep its log out of the figures.
+						b.StopTimer()
+						f.resetCalls()
+						b.StartTimer()
+					}
+					if err := c.run(s); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// With metrics on, a call's measurements reuse their attribute sets, so that the
+// OpenTelemetry SDK's aggregation adds no allocation to a store call either. (Allocation
+// counts only hold without the race detector.)
+func TestMetricsOnAddNoAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	ctx := context.Background()
+	allocs := func(o *Options) float64 {
+		o.Cache = Absolute(time.Hour)
+		s, _ := newStore[item](t, o)
+		if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}}); err != nil {
+			t.Fatal(err)
+		}
+		return testing.AllocsPerRun(100, func() {
+			if _, err := s.One(ctx, "p|a"); err != nil { // a cache hit
+				t.Fatal(err)
+			}
+		})
+	}
+	off, on := allocs(&Options{}), allocs(&Options{MeterProvider: newMetered(t)})
+	if on != off {
+		t.Errorf("a cached read allocates %v times with metrics on, %v with them off", on, off)
+	}
+}

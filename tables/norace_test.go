@@ -1,0 +1,6 @@
+//go:build !race
+
+package tables
+
+// raceEnabled is true under the race detector, which changes allocation counts.
+const raceEnabled = false
