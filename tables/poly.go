@@ -31,10 +31,11 @@ import (
 //
 // What a polymorphic store does not do: it keeps nothing in the account's read cache (it
 // does keep the cache coherent for the other stores of its table, as every write does); it
-// has no filters, page cursors, update builders, concurrency modes other than IfMatch, or
-// protected properties; and it writes no split or offloaded large value. There are no
-// methods for the first four; a StoreOptions.Cache that enables caching, and an item type
-// with a protected, split or offload tag, are refused with abstractions.ErrNotSupported.
+// has no filters beyond the row-key bounds of Page, no projections, update builders,
+// concurrency modes other than IfMatch, or protected properties; and it writes no split or
+// offloaded large value. A StoreOptions.Cache that enables caching, a query that asks for
+// more, and an item type with a protected, split or offload tag, are refused with
+// abstractions.ErrNotSupported.
 //
 // The store owns its table unless StoreOptions.SharedTable says otherwise: there is no
 // server-side type filter, so List sees every row of the partition, and another store
@@ -70,9 +71,10 @@ var _ abstractions.PolyStorage[any] = (*PolyStore[any])(nil)
 // Refused with abstractions.ErrInvalidArgument: a nil or zero account, a nil registry, a B
 // that is not an interface, a table name the service would refuse. Refused with
 // abstractions.ErrNotSupported: an opts.Cache that enables caching. A polymorphic store has
-// no filters, page cursors, update builders, concurrency modes beyond a write's IfMatch, or
-// protected properties (an item type with a protected, split or offload field is refused
-// when written).
+// no filters beyond Page's row-key bounds, update builders, concurrency modes beyond a
+// write's IfMatch, or protected properties (an item type with a protected, split or offload
+// field is refused when written). With opts.SharedTable the store shares its table with
+// typed stores; see StoreOptions.SharedTable.
 func PolyFor[B any](a *Account, types *abstractions.TypeRegistry, opts *StoreOptions) (*PolyStore[B], error) {
 	base := reflect.TypeFor[B]()
 	if base.Kind() != reflect.Interface {

@@ -16,8 +16,8 @@ import (
 // entries.
 type polyQuery[B any] = abstractions.Query[abstractions.PolyEntry[B]]
 
-// Page returns one page of the rows q selects, in key order, and the cursor of the next,
-// with the cursor rules of Storage.Page: a page holds at most q.Take rows (0 means
+// Page returns one page of the rows q selects, in key order, and the cursor of the next;
+// see abstractions.PolyStorage. It follows the cursor rules of Storage.Page: a page holds at most q.Take rows (0 means
 // abstractions.DefaultPageSize, at most 1000), may hold fewer while more follow (loop on
 // HasMore), and its cursor resumes the same query only (another partition, prefix, page
 // size or filter is refused with ErrInvalidArgument).
