@@ -101,7 +101,7 @@ func seedDoc(ctx context.Context, h docHandles, id string) error {
 
 // docIsOne checks the document: applied when it holds N=1, half when N is more.
 func docIsOne(ctx context.Context, h docHandles, id string) (bool, bool, error) {
-	v, _, err := h.states.Get(ctx, id)
+	v, _, err := h.states.One(ctx, id)
 	if errors.Is(err, abstractions.ErrNotFound) {
 		return false, false, nil
 	}
@@ -112,7 +112,7 @@ func docIsOne(ctx context.Context, h docHandles, id string) (bool, bool, error) 
 }
 
 func docGone(ctx context.Context, h docHandles, id string) (bool, bool, error) {
-	_, _, err := h.states.Get(ctx, id)
+	_, _, err := h.states.One(ctx, id)
 	if errors.Is(err, abstractions.ErrNotFound) {
 		return true, false, nil
 	}
@@ -136,7 +136,7 @@ func docFaultCases() []docFaultCase {
 			}},
 		{verb: "Update", setup: seedDoc, check: docIsOne,
 			run: func(ctx context.Context, h docHandles, id string) error {
-				v, version, err := h.states.Get(ctx, id)
+				v, version, err := h.states.One(ctx, id)
 				if err != nil {
 					return err
 				}
@@ -149,7 +149,7 @@ func docFaultCases() []docFaultCase {
 			}},
 		{verb: "Delete conditional", setup: seedDoc, check: docGone,
 			run: func(ctx context.Context, h docHandles, id string) error {
-				_, version, err := h.states.Get(ctx, id)
+				_, version, err := h.states.One(ctx, id)
 				if err != nil {
 					return err
 				}

@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/wire"
+
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -188,7 +190,7 @@ func (s *Store[T]) updateCondition(v *T, mode abstractions.ConcurrencyMode) (abs
 	default:
 		return 0, "", &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk, Message: fmt.Sprintf("unknown concurrency mode %v", mode)}
 	}
-	if etag != "" && !service.IsEntityTag(etag) {
+	if etag != "" && !wire.IsEntityTag(etag) {
 		return 0, "", &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
 			Message: badETag(etag)}
 	}
@@ -204,7 +206,7 @@ func (s *Store[T]) Delete(ctx context.Context, id, ifMatch string) (_ bool, err 
 	if err != nil {
 		return false, err
 	}
-	if ifMatch != "" && !service.IsEntityTag(ifMatch) {
+	if ifMatch != "" && !wire.IsEntityTag(ifMatch) {
 		return false, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "delete", Table: s.table, PartitionKey: pk, RowKey: rk,
 			Message: badETag(ifMatch)}
 	}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/wire"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -304,7 +305,7 @@ func (s *Store[T]) DeleteIn(tx *Transaction, id, ifMatch string) error {
 		return err
 	}
 	_, pk, rk, err := s.resolveID("delete", id)
-	if err == nil && ifMatch != "" && !service.IsEntityTag(ifMatch) {
+	if err == nil && ifMatch != "" && !wire.IsEntityTag(ifMatch) {
 		err = &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "delete", Table: s.table, PartitionKey: pk, RowKey: rk, Message: badETag(ifMatch)}
 	}
 	if err != nil {
