@@ -71,9 +71,10 @@ func (e *PolyEntry[B]) IsMarker() bool { return e.TypeName == "" }
 //
 // Implementations refuse a key the service would refuse with ErrInvalidKey and a malformed
 // write with ErrInvalidArgument, before anything is sent. A polymorphic store has no read
-// cache, filters, page cursors, update builders, concurrency modes beyond IfMatch, or
-// protected properties: the methods that would take them do not exist, and an option or an
-// item type that asks for one is refused with ErrNotSupported.
+// cache, filters beyond bounds on the row key, projections, update builders, concurrency
+// modes beyond IfMatch, or protected properties: the methods that would take them do not
+// exist, and an option, a query or an item type that asks for one is refused with
+// ErrNotSupported.
 type PolyStorage[B any] interface {
 	// Insert writes a new row (ErrDuplicateKey when one exists), or, with IfMatch, replaces
 	// the row at that version. It returns the row's new ETag.
@@ -101,6 +102,14 @@ type PolyStorage[B any] interface {
 	// "" included, fails with ErrInvalidKey before anything is sent. A row One would refuse
 	// fails the whole call.
 	List(ctx context.Context, partition string) ([]*PolyEntry[B], error)
+	// Page returns one page of the rows q selects, in key order, and the cursor of the
+	// next, with the rules of Storage.Page for Take (the page size), Cursor (bound to its
+	// query) and HasMore. Keys are used as written: Partition ("" for the whole table) and
+	// RowKeyPrefix are not normalised, and Where may only bound the entry's Key.RowKey (Eq,
+	// Lt, Le, Gt, Ge, combined with And), which gives a range; other filters and Select are
+	// refused with ErrNotSupported. The newest N rows of a log keyed by InvertedTicks are
+	// its first page of size N. A row One would refuse fails the call.
+	Page(ctx context.Context, q Query[PolyEntry[B]]) (Page[PolyEntry[B]], error)
 	// Delete deletes the row and reports whether this call deleted it, as Storage.Delete
 	// does: with ifMatch "" whatever version is stored, otherwise only that version (a row
 	// that moved on fails with ErrConcurrencyConflict and stays). A missing row is not an

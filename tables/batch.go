@@ -529,7 +529,10 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (_ int
 		return s.deletePartitionLarge(ctx, pk)
 	}
 	p := &plan{skipGone: true}
-	err = s.scan(ctx, service.Query{Filter: partitionFilter(pk), Select: keysOnly}, func(r *service.Row) error {
+	err = s.scan(ctx, service.Query{Filter: partitionFilter(pk), Select: s.sharedSel(keysOnly)}, func(r *service.Row) error {
+		if s.foreign(r) {
+			return nil // a polymorphic row of a shared table is not this store's
+		}
 		p.actions = append(p.actions, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: r.PartitionKey, RowKey: r.RowKey}, IfMatch: service.ETagAny})
 		return nil
 	})

@@ -130,39 +130,9 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 	if v == nil {
 		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, Message: "the entity is nil"}
 	}
-	etag := s.entity(v).ETag
-	// Refusals below name the row the entity addresses, as the service errors do.
-	pk, rk := abstractions.SplitID(s.entity(v).ID)
-	switch mode {
-	case abstractions.Auto:
-		switch {
-		case etag != "":
-			mode = abstractions.Strict
-		case s.acct.opts.ImplicitLastWriterWins:
-			mode = abstractions.LastWriterWins
-			args := []any{"table", s.table}
-			if s.acct.opts.RecordKeys {
-				args = append(args, "id", s.entity(v).ID)
-			}
-			s.acct.logger().Warn("unified tables: Update in Auto mode without an ETag overwrites the stored row (implicit last-writer-wins)", args...)
-		default:
-			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
-				Message: "the entity carries no ETag, so Auto mode cannot tell which version it overwrites; update the entity One returned, " +
-					"say Strict or LastWriterWins explicitly, or enable Options.ImplicitLastWriterWins; nothing was sent"}
-		}
-	case abstractions.Strict:
-		if etag == "" {
-			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
-				Message: "Strict mode needs the entity's ETag (the version it was read as); nothing was sent"}
-		}
-	case abstractions.LastWriterWins:
-		etag = ""
-	default:
-		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk, Message: fmt.Sprintf("unknown concurrency mode %v", mode)}
-	}
-	if etag != "" && !wire.IsEntityTag(etag) {
-		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
-			Message: badETag(etag)}
+	mode, etag, err := s.updateCondition(v, mode)
+	if err != nil {
+		return err
 	}
 	p, err := s.prepare("update", v, s.acct.now())
 	if err != nil {
@@ -185,6 +155,46 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 	}
 	p.commit(v, w)
 	return nil
+}
+
+// updateCondition resolves Update's concurrency mode for v: Strict or LastWriterWins, and
+// the ETag a Strict update is conditional on. What it refuses is refused before sending.
+func (s *Store[T]) updateCondition(v *T, mode abstractions.ConcurrencyMode) (abstractions.ConcurrencyMode, string, error) {
+	etag := s.entity(v).ETag
+	// Refusals below name the row the entity addresses, as the service errors do.
+	pk, rk := abstractions.SplitID(s.entity(v).ID)
+	switch mode {
+	case abstractions.Auto:
+		switch {
+		case etag != "":
+			mode = abstractions.Strict
+		case s.acct.opts.ImplicitLastWriterWins:
+			mode = abstractions.LastWriterWins
+			args := []any{"table", s.table}
+			if s.acct.opts.RecordKeys {
+				args = append(args, "id", s.entity(v).ID)
+			}
+			s.acct.logger().Warn("unified tables: Update in Auto mode without an ETag overwrites the stored row (implicit last-writer-wins)", args...)
+		default:
+			return 0, "", &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
+				Message: "the entity carries no ETag, so Auto mode cannot tell which version it overwrites; update the entity One returned, " +
+					"say Strict or LastWriterWins explicitly, or enable Options.ImplicitLastWriterWins; nothing was sent"}
+		}
+	case abstractions.Strict:
+		if etag == "" {
+			return 0, "", &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
+				Message: "Strict mode needs the entity's ETag (the version it was read as); nothing was sent"}
+		}
+	case abstractions.LastWriterWins:
+		etag = ""
+	default:
+		return 0, "", &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk, Message: fmt.Sprintf("unknown concurrency mode %v", mode)}
+	}
+	if etag != "" && !wire.IsEntityTag(etag) {
+		return 0, "", &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
+			Message: badETag(etag)}
+	}
+	return mode, etag, nil
 }
 
 // Delete deletes the row, unconditionally or at the version ifMatch names, and reports
@@ -265,6 +275,11 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 				Message: "no row has this key (the row there is a continuation row of a split entity)"}
 			return nil
 		}
+		if s.foreign(&row) {
+			err = &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "read", Table: s.table, PartitionKey: pk, RowKey: rk,
+				Message: "no row of this store has this key (the row there is a polymorphic row of the shared table)"}
+			return nil
+		}
 		if !s.policy.enabled() {
 			return nil // no cache keeps the row: it needs no copy of its own
 		}
@@ -334,13 +349,32 @@ func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
 	if hit {
 		return true, nil
 	}
-	row, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, ofOnly)
+	row, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, s.sharedSel(ofOnly))
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return false, nil
 	}
 	if err != nil {
 		return false, s.translate("exists", pk, rk, err)
 	}
-	// A continuation row is not an entity of its own.
-	return !largevalue.IsContinuation(&row), nil
+	// A continuation row is not an entity of its own, nor, in a shared table, a polymorphic row.
+	return !largevalue.IsContinuation(&row) && !s.foreign(&row), nil
+}
+
+// foreign reports a row that a store sharing its table (StoreOptions.SharedTable) leaves
+// to the polymorphic stores: one that carries the discriminator column.
+func (s *Store[T]) foreign(r *service.Row) bool {
+	if !s.shared {
+		return false
+	}
+	_, ok := r.Get(codec.TypeNameColumn)
+	return ok
+}
+
+// sharedSel is the projection sel, with the discriminator column when the store shares its
+// table, so that foreign can tell the rows it skips. A nil projection reads every column.
+func (s *Store[T]) sharedSel(sel []string) []string {
+	if !s.shared || sel == nil {
+		return sel
+	}
+	return append(sel[:len(sel):len(sel)], codec.TypeNameColumn)
 }

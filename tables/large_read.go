@@ -80,7 +80,7 @@ func (s *Store[T]) readLarge(ctx context.Context, op, pk, rk string, first *serv
 // materialize turns a row a query or list returned into the row to decode. skip reports a
 // row that is not an entity of its own (a continuation row) or that vanished meanwhile.
 func (s *Store[T]) materialize(ctx context.Context, op string, r *service.Row) (row service.Row, skip bool, err error) {
-	if largevalue.IsContinuation(r) {
+	if largevalue.IsContinuation(r) || s.foreign(r) {
 		return service.Row{}, true, nil
 	}
 	if !s.split {

@@ -99,8 +99,8 @@ func (s *Store[T]) count(ctx context.Context, pk, filter string) (int, error) {
 		// The split-aware type counts entities, not their continuation rows.
 		sel = ofOnly
 	}
-	err := s.scan(ctx, service.Query{Filter: filter, Select: sel}, func(r *service.Row) error {
-		if !largevalue.IsContinuation(r) {
+	err := s.scan(ctx, service.Query{Filter: filter, Select: s.sharedSel(sel)}, func(r *service.Row) error {
+		if !largevalue.IsContinuation(r) && !s.foreign(r) {
 			n++
 		}
 		return nil

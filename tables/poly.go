@@ -33,13 +33,17 @@ import (
 //
 // What a polymorphic store does not do: it keeps nothing in the account's read cache (it
 // does keep the cache coherent for the other stores of its table, as every write does); it
-// has no filters, page cursors, update builders, concurrency modes other than IfMatch, or
-// protected properties; and it writes no split or offloaded large value. There are no
-// methods for the first four; a StoreOptions.Cache that enables caching, and an item type
-// with a protected, split or offload tag, are refused with abstractions.ErrNotSupported.
+// has no filters beyond the row-key bounds of Page, no projections, update builders,
+// concurrency modes other than IfMatch, or protected properties; and it writes no split or
+// offloaded large value. A StoreOptions.Cache that enables caching, a query that asks for
+// more, and an item type with a protected, split or offload tag, are refused with
+// abstractions.ErrNotSupported.
 //
-// The store owns its table: there is no server-side type filter, so List sees every row of
-// the partition, and another store pointed at the same table sees this one's rows.
+// The store owns its table unless StoreOptions.SharedTable says otherwise: there is no
+// server-side type filter, so List sees every row of the partition, and another store
+// pointed at the same table sees this one's rows. With SharedTable every row the store
+// writes carries the discriminator (a marker's is empty), and reads skip the rows without
+// it, which belong to the typed stores of the table; see StoreOptions.SharedTable.
 type PolyStore[B any] struct {
 	// host carries the engine's per-table machinery (table creation, error translation,
 	// transaction chunking, cache coherence); it is a store of a row type with no columns
@@ -48,6 +52,9 @@ type PolyStore[B any] struct {
 	types *abstractions.TypeRegistry
 	base  reflect.Type
 	codec codec.Options
+	// shared: the table is shared with typed stores (StoreOptions.SharedTable), so every
+	// row written carries the discriminator and reads skip the rows without it.
+	shared bool
 }
 
 // polyHost is the row type of a PolyStore's host store.
@@ -66,9 +73,10 @@ var _ abstractions.PolyStorage[any] = (*PolyStore[any])(nil)
 // Refused with abstractions.ErrInvalidArgument: a nil or zero account, a nil registry, a B
 // that is not an interface, a table name the service would refuse. Refused with
 // abstractions.ErrNotSupported: an opts.Cache that enables caching. A polymorphic store has
-// no filters, page cursors, update builders, concurrency modes beyond a write's IfMatch, or
-// protected properties (an item type with a protected, split or offload field is refused
-// when written).
+// no filters beyond Page's row-key bounds, update builders, concurrency modes beyond a
+// write's IfMatch, or protected properties (an item type with a protected, split or offload
+// field is refused when written). With opts.SharedTable the store shares its table with
+// typed stores; see StoreOptions.SharedTable.
 func PolyFor[B any](a *Account, types *abstractions.TypeRegistry, opts *StoreOptions) (*PolyStore[B], error) {
 	base := reflect.TypeFor[B]()
 	if base.Kind() != reflect.Interface {
@@ -95,7 +103,7 @@ func PolyFor[B any](a *Account, types *abstractions.TypeRegistry, opts *StoreOpt
 	if err != nil {
 		return nil, err
 	}
-	return &PolyStore[B]{host: host, types: types, base: base,
+	return &PolyStore[B]{host: host, types: types, base: base, shared: cfg.SharedTable,
 		codec: codec.Options{Oversized: a.opts.Oversized, WriteTypeName: true, Types: types}}, nil
 }
 
@@ -247,6 +255,11 @@ func (s *PolyStore[B]) action(op string, kind service.Op, w *abstractions.PolyWr
 		a.Row.Properties = append(props, cols...)
 	} else {
 		a.Row.Properties = cols
+		if s.shared {
+			// In a shared table a marker is told from a typed row by its empty
+			// discriminator.
+			a.Row.Properties = append([]service.Property{{Name: codec.TypeNameColumn, Value: service.String("")}}, cols...)
+		}
 	}
 	return a, nil
 }
@@ -315,6 +328,10 @@ func (s *PolyStore[B]) One(ctx context.Context, key abstractions.TableKey) (*abs
 	if err != nil {
 		return nil, s.translate("read", pk, rk, err)
 	}
+	if s.foreign(&row) {
+		return nil, &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "read", Table: s.host.table, PartitionKey: pk, RowKey: rk,
+			Message: "no row of this store has this key (the row there carries no discriminator: it is a typed row of the shared table)"}
+	}
 	return s.entry("read", &row)
 }
 
@@ -328,6 +345,9 @@ func (s *PolyStore[B]) List(ctx context.Context, partition string) ([]*abstracti
 	}
 	var out []*abstractions.PolyEntry[B]
 	err := s.host.scan(ctx, service.Query{Filter: partitionFilter(partition)}, func(r *service.Row) error {
+		if s.foreign(r) {
+			return nil
+		}
 		e, err := s.entry("list", r)
 		if err != nil {
 			return err
@@ -384,8 +404,8 @@ func (s *PolyStore[B]) MergeColumns(ctx context.Context, key abstractions.TableK
 	return s.send(ctx, op, service.Action{Op: service.OpMerge, Row: service.Row{PartitionKey: pk, RowKey: rk, Properties: cols}, IfMatch: ifMatch})
 }
 
-// entry turns a row into an entry: a marker when it carries no discriminator, else the item
-// its registered type decodes.
+// entry turns a row into an entry: a marker when it carries no discriminator or an empty
+// one, else the item its registered type decodes.
 func (s *PolyStore[B]) entry(op string, row *service.Row) (*abstractions.PolyEntry[B], error) {
 	e := &abstractions.PolyEntry[B]{Key: abstractions.TableKey{PartitionKey: row.PartitionKey, RowKey: row.RowKey},
 		ETag: row.ETag, Timestamp: row.Timestamp}
@@ -404,7 +424,8 @@ func (s *PolyStore[B]) entry(op string, row *service.Row) (*abstractions.PolyEnt
 		}
 		e.Columns[p.Name] = goValue(p.Value)
 	}
-	if _, ok := row.Get(codec.TypeNameColumn); !ok {
+	if tn, ok := row.Get(codec.TypeNameColumn); !ok || (tn.Kind() == service.KindString && tn.Str() == "") {
+		// No discriminator, or the empty one of a marker in a shared table.
 		for _, p := range row.Properties {
 			if !isSystemColumn(p.Name) {
 				return nil, &abstractions.StoreError{Kind: abstractions.ErrIntegrity, Op: op, Table: s.host.table, PartitionKey: row.PartitionKey, RowKey: row.RowKey,
@@ -439,6 +460,16 @@ func (s *PolyStore[B]) entry(op string, row *service.Row) (*abstractions.PolyEnt
 	}
 	e.Item = item
 	return e, nil
+}
+
+// foreign reports a row that a store sharing its table leaves to the typed stores: one
+// without the discriminator column.
+func (s *PolyStore[B]) foreign(r *service.Row) bool {
+	if !s.shared {
+		return false
+	}
+	_, ok := r.Get(codec.TypeNameColumn)
+	return !ok
 }
 
 // checkKeys refuses keys the service would refuse, as written.

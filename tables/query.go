@@ -71,7 +71,7 @@ func (s *Store[T]) prepareQuery(op string, q *abstractions.Query[T]) (*preparedQ
 		if ferr != nil {
 			return nil, s.filterError(op, ferr)
 		}
-		p.sel = sel
+		p.sel = s.sharedSel(sel)
 		if s.split {
 			p.sel = s.splitProjection(sel)
 		}
@@ -163,8 +163,9 @@ func (s *Store[T]) pages(ctx context.Context, op string, p *preparedQuery, sel [
 			return s.translate(op, p.pk, "", err)
 		}
 		for i := range page.Rows {
-			if largevalue.IsContinuation(&page.Rows[i]) {
-				// A continuation row is part of another entity, never one of its own.
+			if largevalue.IsContinuation(&page.Rows[i]) || s.foreign(&page.Rows[i]) {
+				// A continuation row is part of another entity, never one of its own; a
+				// polymorphic row of a shared table belongs to another store.
 				continue
 			}
 			more, err := fn(&page.Rows[i])
@@ -263,7 +264,7 @@ func (s *Store[T]) Any(ctx context.Context, q abstractions.Query[T]) (_ bool, er
 	if s.split {
 		sel = ofOnly
 	}
-	err = s.pages(ctx, "any", p, sel, 1, func(*service.Row) (bool, error) {
+	err = s.pages(ctx, "any", p, s.sharedSel(sel), 1, func(*service.Row) (bool, error) {
 		found = true
 		return false, nil
 	})
@@ -336,8 +337,9 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 		}
 		out := abstractions.Page[T]{Items: make([]*T, 0, len(page.Rows))}
 		for i := range page.Rows {
-			// A continuation row takes a place in the page and is not returned, so a page
-			// may hold fewer entities than its size, or none, and still have a cursor.
+			// A continuation row (or, in a shared table, a polymorphic row) takes a place
+			// in the page and is not returned, so a page may hold fewer entities than its
+			// size, or none, and still have a cursor.
 			v, skip, err := s.decodeListed(ctx, "page", &page.Rows[i])
 			if err != nil {
 				return abstractions.Page[T]{}, err

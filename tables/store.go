@@ -33,6 +33,9 @@ type Store[T any] struct {
 	files    []*codec.Field
 	stateSel []string
 	plain    []largevalue.Column
+	// shared: the table is shared with polymorphic stores (StoreOptions.SharedTable), so
+	// reads skip the rows that carry a discriminator.
+	shared bool
 	// entity returns the Entity base of a *T: P(v).Base() for the P of New, so the
 	// compiler, not a run-time assertion, guarantees every T has one.
 	entity func(*T) *abstractions.Entity
@@ -49,6 +52,28 @@ type StoreOptions struct {
 	// Cache is the store's read-cache policy. The zero CachePolicy keeps the account's
 	// Options.Cache; Disabled, Sliding and Absolute override it for this store only.
 	Cache CachePolicy
+	// SharedTable opts the store into a table it shares with stores of other kinds: typed
+	// stores (For) and polymorphic ones (PolyFor) of the same table, each of which reads
+	// only its own rows. Every store of a shared table must set it.
+	//
+	// A typed store that shares its table skips every row carrying the polymorphic
+	// discriminator column _TypeName, as it skips continuation rows: One and Exists find no
+	// row there (ErrNotFound, false), and List, ListAll, Query, Stream, Any, Page, Count,
+	// CountAll and DeletePartition see, count and delete only the rows without it. A
+	// skipped row still takes its place in a Page, which may then hold fewer items than
+	// its size. A split-aware type (large values) cannot share a table.
+	//
+	// A polymorphic store that shares its table writes the discriminator on every row,
+	// markers included (a marker's is empty), and reads only the rows that carry it: its
+	// One finds no row at the key of a typed row (ErrNotFound) and its List and Page skip
+	// typed rows. A marker written without the option carries no discriminator and is
+	// therefore not seen by a store with it: a table changes to shared only with its
+	// markers written again.
+	//
+	// Without the option every store owns its table: a polymorphic store refuses a row
+	// without a discriminator that holds data columns with ErrIntegrity. Keys are the
+	// application's to keep apart: a write addresses its row whoever wrote it.
+	SharedTable bool
 }
 
 // For returns the store of entity type T in the account: T is a struct that embeds
@@ -86,6 +111,10 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 	if err := service.CheckTableName(cfg.Table); err != nil {
 		return nil, fmt.Errorf("store of %v: %w (name the table with StoreOptions.Table)", t, err)
 	}
+	if cfg.SharedTable && plan.LargeValues() {
+		return nil, fmt.Errorf("%w: store of %v: a split-aware type (a split or offload option) cannot share its table with polymorphic stores; give it a table of its own",
+			abstractions.ErrNotSupported, t)
+	}
 	if plan.LargeValues() && a.off != nil {
 		if a.offErr != nil {
 			return nil, fmt.Errorf("store of %v: %w", t, a.offErr)
@@ -96,7 +125,7 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 		}
 	}
 	s := &Store[T]{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), plan: plan, policy: policy,
-		split:  plan.LargeValues(),
+		split: plan.LargeValues(), shared: cfg.SharedTable,
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
 	if s.split {
 		s.large = largeColumns(plan, a.off != nil)
