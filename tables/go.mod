@@ -7,6 +7,7 @@ require github.com/unified-data/gotables/abstractions v0.1.0
 require (
 	github.com/andybalholm/brotli v1.2.2
 	github.com/google/go-cmp v0.6.0
+	github.com/maypok86/otter/v2 v2.4.0
 )
 
 require (
