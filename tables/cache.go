@@ -195,7 +195,7 @@ func (e *entry) weight() uint32 {
 	if !e.isList {
 		return 1
 	}
-	return uint32(min(max(len(e.rows), 1), math.MaxUint32))
+	return uint32(min(max(uint64(len(e.rows)), 1), math.MaxUint32))
 }
 
 // accountClock is the account's clock as the cache library reads it. It never ticks: the
