@@ -374,11 +374,28 @@ func TestCacheDisabledStoreKeepsOthersCoherent(t *testing.T) {
 }
 
 // TestCacheNeverOlderThanAReturnedWrite mixes writes, deletes and reads of a few ids from
-// many goroutines. Each id has one writer, so its versions are ordered; every read must see
-// the version the last returned write made, or a newer one.
+// many goroutines, under both policies, in a cache that holds every id and in one that holds
+// fewer (so entries are evicted while reads and writes of them are in flight). Each id has
+// one writer, so its versions are ordered; every read must see the version the last
+// returned write made, or a newer one.
 func TestCacheNeverOlderThanAReturnedWrite(t *testing.T) {
+	for _, policy := range []tables.CachePolicy{tables.Sliding(time.Minute), tables.Absolute(time.Minute)} {
+		for _, size := range []int{0, 2} {
+			t.Run(fmt.Sprintf("%v/CacheSize=%d", policy, size), func(t *testing.T) {
+				g := newGate()
+				acct := inmemory.NewAccountOver(g, nil, &tables.Options{Cache: policy, CacheSize: size, Now: newTestClock().Now})
+				s, err := tables.For[Doc](acct, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				neverOlderThanAReturnedWrite(t, s)
+			})
+		}
+	}
+}
+
+func neverOlderThanAReturnedWrite(t *testing.T, s *tables.Store[Doc]) {
 	ctx := context.Background()
-	s, _ := cachedStore(t, tables.Sliding(time.Minute))
 	const ids, writes, readers = 4, 150, 12
 	type state struct {
 		returned      atomic.Int64 // version of the last returned write; negative = a delete

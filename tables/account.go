@@ -80,7 +80,7 @@ func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg con
 		}
 		a.tables = &storeTables{Tables: tables, acct: a}
 	}
-	a.cache = newReadCache(a.clock)
+	a.cache = newReadCache(a.clock, a.opts.CacheSize, a.meters)
 	if o := a.opts.BlobOffload; o != nil {
 		a.offErr = o.check()
 		a.off = newOffload(o)

@@ -1,8 +1,12 @@
 package tables
 
 import (
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/maypok86/otter/v2"
 
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -38,8 +42,9 @@ import (
 //
 // Writes made through another account or by another process are seen only when an entry
 // expires: use Disabled in secondary processes, and Absolute with a short time in the
-// primary one. The cache is an in-process map and cannot fail: a store call's error is
-// always the storage error.
+// primary one. The cache holds at most Options.CacheSize rows; an entry it evicts to stay
+// within them is a miss, never an older version. It lives in this process and cannot fail:
+// a store call's error is always the storage error.
 type CachePolicy struct {
 	ttl     time.Duration
 	sliding bool
@@ -51,8 +56,9 @@ type CachePolicy struct {
 var Disabled = CachePolicy{set: true}
 
 // Sliding keeps a read or written row until it has not been read for d; d <= 0 means
-// Disabled. Use it only when this process is the table's only writer: another process's
-// writes are never seen while the entry keeps being read.
+// Disabled. For d over a second the end moves in steps of a second, so an entry may end up
+// to a second early (a miss). Use it only when this process is the table's only writer:
+// another process's writes are never seen while the entry keeps being read.
 func Sliding(d time.Duration) CachePolicy {
 	if d <= 0 {
 		return Disabled
@@ -97,13 +103,24 @@ func (p CachePolicy) String() string {
 // never leaves the older version behind). A write that ends stores the version it wrote
 // only if it succeeded and no other write of the key overlapped it; otherwise it drops the
 // key, so the next read goes to the table.
+//
+// Entries. The entries live in an otter cache (W-TinyLFU, bounded by Options.CacheSize in
+// rows), which expires them on the account's clock. mu orders every store into it and every
+// drop with the coherence bookkeeping; a hit only looks the key up, without mu. An entry the
+// library evicts (for size or time) is a miss like any other: the next read fetches the row
+// and stores it under the same rules, so no eviction can make a read older.
 type readCache struct {
 	mu     sync.Mutex
-	items  map[string]*entry
 	seq    uint64
 	states map[string]*keyState
-	puts   int
-	now    func() time.Time
+	clock  accountClock
+	size   int // the bound in rows (Options.CacheSize); negative: none
+	// items is built by the first store, so an account that never caches has none.
+	items atomic.Pointer[otter.Cache[string, *entry]]
+	// evictions counts the entries the cache library evicted (see evicted), and meters
+	// reports them as the account's metric.
+	evictions atomic.Uint64
+	meters    *meters
 }
 
 // keyState tracks the writes and reads of one key that are in flight. It exists only while
@@ -121,25 +138,102 @@ type entry struct {
 	isList  bool
 	ttl     time.Duration
 	sliding bool
-	// deadline is when the entry expires on the account's clock: for an Absolute entry, set
-	// when it is first stored; for a Sliding one, moved on by every hit. An entry derived
-	// from an Absolute one (a patch applied to it) keeps its deadline: patching a cached row
-	// must not extend how long its other cells may be stale.
-	deadline time.Time
+	// deadline is when an Absolute entry expires on the account's clock (Unix nanoseconds),
+	// set when it is first stored. An entry derived from an Absolute one (a patch applied to
+	// it) keeps its deadline: patching a cached row must not extend how long its other cells
+	// may be stale. A Sliding entry has none: each hit moves its end.
+	deadline int64
 }
 
-// expirySweepEvery is how many stores pass between sweeps of expired items: the cache has no
-// janitor goroutine (which would outlive the account); it sweeps inline instead.
-const expirySweepEvery = 1024
+// defaultCacheSize is the bound of an account whose Options.CacheSize is 0.
+const defaultCacheSize = 10_000
 
-// newReadCache returns an empty cache whose expiry follows now: each entry's deadline is
-// checked against now, so a test's clock, not time.Now, decides when an entry is gone. The
-// entries are a plain map under the cache's own lock, which every operation takes anyway
-// for its coherence bookkeeping. (An earlier version kept them in go-cache; with expiry on
-// the account's clock it had nothing left to do but a second lock, and it linked
-// encoding/gob into every program for its unused Save and Load.)
-func newReadCache(now func() time.Time) *readCache {
-	return &readCache{items: map[string]*entry{}, states: map[string]*keyState{}, now: now}
+// newReadCache returns an empty cache bounded to size rows (0: defaultCacheSize, negative:
+// no bound) whose entries expire on now: a test's clock, not time.Now, decides when an entry
+// is gone.
+func newReadCache(now func() time.Time, size int, m *meters) *readCache {
+	if size == 0 {
+		size = defaultCacheSize
+	}
+	return &readCache{states: map[string]*keyState{}, clock: accountClock{now}, size: size, meters: m}
+}
+
+// entries returns the entries, building them when build is set and there are none yet. The
+// caller holds mu to build.
+func (c *readCache) entries(build bool) *otter.Cache[string, *entry] {
+	if items := c.items.Load(); items != nil || !build {
+		return items
+	}
+	o := &otter.Options[string, *entry]{
+		ExpiryCalculator: entryExpiry{c.clock},
+		Clock:            c.clock,
+		// Maintenance (eviction, expiry) runs on the goroutine that reads or writes, so the
+		// cache starts no goroutine that outlives the account.
+		Executor: func(fn func()) { fn() },
+		OnAtomicDeletion: func(e otter.DeletionEvent[string, *entry]) {
+			if e.WasEvicted() {
+				c.evicted(e.Key, e.Cause)
+			}
+		},
+	}
+	if c.size > 0 {
+		o.MaximumWeight = uint64(c.size)
+		o.Weigher = func(_ string, e *entry) uint32 { return e.weight() }
+	}
+	items := otter.Must(o)
+	c.items.Store(items)
+	return items
+}
+
+// evicted is called for each entry the cache library evicts, for size (otter.CauseOverflow)
+// or time (otter.CauseExpiration), under the lock of the entry's bucket: it must not call
+// the cache. Drops by writes are not evictions.
+func (c *readCache) evicted(_ string, _ otter.DeletionCause) {
+	c.evictions.Add(1)
+	c.meters.cacheEvicted()
+}
+
+// weight is how many rows the entry holds, for the bound: a list weighs its rows, at least 1.
+func (e *entry) weight() uint32 {
+	if !e.isList {
+		return 1
+	}
+	return uint32(min(max(uint64(len(e.rows)), 1), math.MaxUint32))
+}
+
+// accountClock is the account's clock as the cache library reads it. It never ticks: the
+// library's periodic clean-up would need a goroutine, and expired entries are removed by the
+// maintenance that reads and writes run.
+type accountClock struct{ now func() time.Time }
+
+func (k accountClock) NowNano() int64                    { return k.now().UnixNano() }
+func (accountClock) Tick(time.Duration) <-chan time.Time { return nil }
+
+// entryExpiry gives each entry its own life: a store's policy is its own, so entries of one
+// account may have different times. A Sliding entry lives for its time after it was stored
+// or last read; an Absolute one until its deadline, however often it is read.
+type entryExpiry struct{ clock accountClock }
+
+func (x entryExpiry) life(e *entry) time.Duration {
+	if e.sliding {
+		return e.ttl
+	}
+	return time.Duration(e.deadline - x.clock.NowNano())
+}
+
+func (x entryExpiry) ExpireAfterCreate(en otter.Entry[string, *entry]) time.Duration {
+	return x.life(en.Value)
+}
+
+func (x entryExpiry) ExpireAfterUpdate(en otter.Entry[string, *entry], _ *entry) time.Duration {
+	return x.life(en.Value)
+}
+
+func (x entryExpiry) ExpireAfterRead(en otter.Entry[string, *entry]) time.Duration {
+	if en.Value.sliding {
+		return en.Value.ttl
+	}
+	return en.ExpiresAfter()
 }
 
 func (c *readCache) state(key string) *keyState {
@@ -157,23 +251,26 @@ func (c *readCache) release(key string, st *keyState) {
 	}
 }
 
-// get returns the entry under key, refreshing a sliding one. An expired entry is removed.
+// get returns the entry under key, moving a Sliding one's end. It takes no lock of its own.
 func (c *readCache) get(key string) (*entry, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.items[key]
-	if !ok {
+	items := c.entries(false)
+	if items == nil {
 		return nil, false
 	}
-	now := c.now()
-	if !now.Before(e.deadline) {
-		delete(c.items, key)
-		return nil, false
+	return items.GetIfPresent(key)
+}
+
+// current is the entry under key as a write that ends sees it, without counting as a read.
+// The caller holds mu.
+func (c *readCache) current(key string) *entry {
+	items := c.entries(false)
+	if items == nil {
+		return nil
 	}
-	if e.sliding {
-		e.deadline = now.Add(e.ttl)
+	if en, ok := items.GetEntryQuietly(key); ok && !en.HasExpired() {
+		return en.Value
 	}
-	return e, true
+	return nil
 }
 
 // beginRead notes that a read of key starts and returns the key's event counter.
@@ -228,12 +325,12 @@ func (c *readCache) endWrite(keys []string, put func(key string, current *entry)
 		st.last = c.seq
 		var e *entry
 		if put != nil && !st.overlapped {
-			e = put(k, c.items[k])
+			e = put(k, c.current(k))
 		}
 		if e != nil {
 			c.store(k, e)
 		} else {
-			delete(c.items, k)
+			c.remove(k)
 		}
 		if st.writers == 0 {
 			st.overlapped = false
@@ -247,27 +344,31 @@ func (c *readCache) drop(keys []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, k := range keys {
-		delete(c.items, k)
+		c.remove(k)
 	}
 }
 
-func (c *readCache) store(key string, e *entry) {
-	now := c.now()
-	switch {
-	case e.sliding || e.deadline.IsZero():
-		e.deadline = now.Add(e.ttl)
-	case !now.Before(e.deadline):
-		delete(c.items, key)
-		return
+// remove drops key's entry. The caller holds mu.
+func (c *readCache) remove(key string) {
+	if items := c.entries(false); items != nil {
+		items.Invalidate(key)
 	}
-	c.items[key] = e
-	if c.puts++; c.puts%expirySweepEvery == 0 {
-		for k, it := range c.items {
-			if !now.Before(it.deadline) {
-				delete(c.items, k)
-			}
+}
+
+// store keeps e under key, replacing what the key held. An Absolute entry gets its deadline
+// when first stored; one whose deadline has passed (derived from an entry that expired
+// meanwhile) is dropped instead. The caller holds mu.
+func (c *readCache) store(key string, e *entry) {
+	if !e.sliding {
+		now := c.clock.NowNano()
+		if e.deadline == 0 {
+			e.deadline = now + int64(e.ttl)
+		} else if e.deadline <= now {
+			c.remove(key)
+			return
 		}
 	}
+	c.entries(true).Set(key, e)
 }
 
 // Cache keys. The cache belongs to one account, so a key names the table (the service

@@ -3,9 +3,16 @@ package tables
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/maypok86/otter/v2"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
@@ -33,7 +40,7 @@ func cached(c *readCache, key string) (int32, bool) {
 }
 
 func TestCacheWriteStoresItsVersion(t *testing.T) {
-	c := newReadCache(stopped)
+	c := newReadCache(stopped, 0, nil)
 	keys := []string{"k"}
 	c.beginWrite(keys)
 	c.endWrite(keys, func(string, *entry) *entry { return rowEntry(1) })
@@ -46,7 +53,7 @@ func TestCacheWriteStoresItsVersion(t *testing.T) {
 }
 
 func TestCacheReadOverlappingAWriteLeavesNothing(t *testing.T) {
-	c := newReadCache(stopped)
+	c := newReadCache(stopped, 0, nil)
 	since := c.beginRead("k") // the read fetches version 1 …
 	c.beginWrite([]string{"k"})
 	c.endWrite([]string{"k"}, func(string, *entry) *entry { return rowEntry(2) })
@@ -55,7 +62,7 @@ func TestCacheReadOverlappingAWriteLeavesNothing(t *testing.T) {
 		t.Fatalf("the read replaced the newer write: %v %v", v, ok)
 	}
 	// A read that started while a write was in flight stores nothing either.
-	c2 := newReadCache(stopped)
+	c2 := newReadCache(stopped, 0, nil)
 	c2.beginWrite([]string{"k"})
 	since = c2.beginRead("k")
 	c2.endRead("k", since, rowEntry(1))
@@ -66,7 +73,7 @@ func TestCacheReadOverlappingAWriteLeavesNothing(t *testing.T) {
 }
 
 func TestCacheOverlappingWritesLeaveNothing(t *testing.T) {
-	c := newReadCache(stopped)
+	c := newReadCache(stopped, 0, nil)
 	k := []string{"k"}
 	c.beginWrite(k)
 	c.beginWrite(k)
@@ -87,7 +94,7 @@ func TestCacheOverlappingWritesLeaveNothing(t *testing.T) {
 }
 
 func TestCacheFailedWriteDrops(t *testing.T) {
-	c := newReadCache(stopped)
+	c := newReadCache(stopped, 0, nil)
 	k := []string{"k", "list"}
 	c.beginWrite(k)
 	c.endWrite(k, func(string, *entry) *entry { return rowEntry(1) })
@@ -101,7 +108,7 @@ func TestCacheFailedWriteDrops(t *testing.T) {
 }
 
 func TestCacheReadStoresWhenQuiet(t *testing.T) {
-	c := newReadCache(stopped)
+	c := newReadCache(stopped, 0, nil)
 	since := c.beginRead("k")
 	c.endRead("k", since, rowEntry(7))
 	if v, ok := cached(c, "k"); !ok || v != 7 {
@@ -111,7 +118,7 @@ func TestCacheReadStoresWhenQuiet(t *testing.T) {
 
 func TestCacheExpiry(t *testing.T) {
 	clock := &manualClock{now: stopped()}
-	c := newReadCache(clock.Now)
+	c := newReadCache(clock.Now, 0, nil)
 	e := rowEntry(1)
 	e.ttl = 20 * time.Millisecond
 	c.beginWrite([]string{"abs"})
@@ -305,4 +312,289 @@ func TestStoreCache(t *testing.T) {
 			t.Errorf("a Strict update of the entity cached after an unconditional patch: %v", err)
 		}
 	})
+}
+
+// movingClock is an account clock that goroutines may read while a test moves it.
+type movingClock struct{ ns atomic.Int64 }
+
+func newMovingClock() *movingClock {
+	c := &movingClock{}
+	c.ns.Store(testNow.UnixNano())
+	return c
+}
+
+func (c *movingClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *movingClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// entriesOf returns the account's cache entries (nil when nothing was ever stored).
+func entriesOf(s *Store[item]) *otter.Cache[string, *entry] { return s.acct.cache.entries(false) }
+
+// The bound: a cache of CacheSize rows keeps at most that many, whatever is read; an evicted
+// row is a miss, and the read after it gets the table's version.
+func TestCacheBound(t *testing.T) {
+	ctx := context.Background()
+	for _, policy := range []CachePolicy{Sliding(time.Hour), Absolute(time.Hour)} {
+		t.Run(policy.String(), func(t *testing.T) {
+			s, f := newStore[item](t, &Options{Cache: policy, CacheSize: 3})
+			for i := range 10 {
+				if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%d", i)}, N: i}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			items := entriesOf(s)
+			items.CleanUp()
+			if n := items.EstimatedSize(); n > 3 {
+				t.Fatalf("%d entries in a cache of 3 rows", n)
+			}
+			if n := s.acct.cache.evictions.Load(); n < 7 {
+				t.Errorf("%d evictions after 10 writes into a cache of 3 rows", n)
+			}
+			f.resetCalls()
+			for i := range 10 {
+				v, err := s.One(ctx, fmt.Sprintf("p|%d", i))
+				if err != nil || v.N != i {
+					t.Fatalf("p|%d: %+v, %v", i, v, err)
+				}
+			}
+			if n := f.count("GetRow"); n < 7 {
+				t.Errorf("%d of 10 reads went to the table, from a cache of 3 rows", n)
+			}
+			// A list weighs its rows: one of 10 does not fit in 3.
+			if l, err := s.List(ctx, "p"); err != nil || len(l) != 10 {
+				t.Fatalf("list: %d, %v", len(l), err)
+			}
+			items.CleanUp()
+			if w := items.WeightedSize(); w > 3 {
+				t.Errorf("the cache weighs %d rows, bound 3", w)
+			}
+		})
+	}
+	t.Run("default and unbounded", func(t *testing.T) {
+		s, _ := newStore[item](t, &Options{Cache: Sliding(time.Hour)})
+		if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}}); err != nil {
+			t.Fatal(err)
+		}
+		if m := entriesOf(s).GetMaximum(); m != defaultCacheSize {
+			t.Errorf("default bound %d, want %d", m, defaultCacheSize)
+		}
+		u, _ := newStore[item](t, &Options{Cache: Sliding(time.Hour), CacheSize: -1})
+		for i := range 50 {
+			if err := u.Create(ctx, &item{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%d", i)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		items := entriesOf(u)
+		items.CleanUp()
+		if items.IsWeighted() || items.EstimatedSize() != 50 || u.acct.cache.evictions.Load() != 0 {
+			t.Errorf("unbounded: weighted=%v, %d entries, %d evictions", items.IsWeighted(), items.EstimatedSize(), u.acct.cache.evictions.Load())
+		}
+	})
+	t.Run("an account that never caches builds no cache", func(t *testing.T) {
+		s, _ := newStore[item](t, nil)
+		if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.One(ctx, "p|a"); err != nil {
+			t.Fatal(err)
+		}
+		if entriesOf(s) != nil {
+			t.Error("a cache was built")
+		}
+	})
+}
+
+// lagging is a table service whose reads sometimes take a while to return after the
+// service answered, as a network's do: the window in which a write of the row may start and
+// return before the read does.
+type lagging struct{ *fakeTables }
+
+func lag() {
+	if rand.IntN(4) == 0 {
+		time.Sleep(rand.N(100 * time.Microsecond))
+	} else {
+		runtime.Gosched()
+	}
+}
+
+func (l lagging) GetRow(ctx context.Context, table, pk, rk string, sel []string) (service.Row, error) {
+	r, err := l.fakeTables.GetRow(ctx, table, pk, rk, sel)
+	lag()
+	return r, err
+}
+
+func (l lagging) Query(ctx context.Context, table string, q service.Query) (service.Page, error) {
+	p, err := l.fakeTables.Query(ctx, table, q)
+	lag()
+	return p, err
+}
+
+// TestCacheBoundUnderPressure fills a small cache far past its bound from many goroutines,
+// under both policies, while the clock moves (so entries end by time too): writers of
+// disjoint rows, readers of single rows and of lists. The cache must stay within its bound
+// (give or take the writes in flight, whose eviction runs as they return), evict, and never
+// answer a read with a version older than the last write of the row that returned (the
+// oracle of inmemory's TestCacheNeverOlderThanAReturnedWrite).
+func TestCacheBoundUnderPressure(t *testing.T) {
+	const (
+		bound   = 32
+		rows    = 256 // 8 times the bound
+		writers = 8   // each owns rows/writers rows, so a row's versions are ordered
+		readers = 8
+		writes  = 500 // per writer
+	)
+	for _, policy := range []CachePolicy{Sliding(40 * time.Millisecond), Absolute(40 * time.Millisecond)} {
+		t.Run(policy.String(), func(t *testing.T) {
+			ctx := context.Background()
+			clock := newMovingClock()
+			f := newFake()
+			f.tables["items"] = map[fakeKey]service.Row{}
+			s, err := For[item](testAccount("test", lagging{f}, nil, &Options{Cache: policy, CacheSize: bound, Now: clock.Now}), &StoreOptions{Table: "items"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			type state struct {
+				returned      atomic.Int64 // the version of the last returned write; negative: a delete
+				deleteStarted atomic.Int64 // the highest version of a delete that was started
+			}
+			states := make([]state, rows)
+			id := func(r int) string { return fmt.Sprintf("p%d|%03d", r%4, r) }
+			// check judges a row a read returned (nil: absent) against the floor noted
+			// before the read started.
+			check := func(r int, floor int64, v *item) {
+				switch {
+				case v == nil && floor > 0 && states[r].deleteStarted.Load() < floor:
+					t.Errorf("%s: absent after version %d returned, with no later delete started", id(r), floor)
+				case v != nil && floor > 0 && int64(v.N) < floor:
+					t.Errorf("%s: read version %d after version %d returned", id(r), v.N, floor)
+				case v != nil && floor < 0 && int64(v.N) < -floor:
+					t.Errorf("%s: read version %d after the delete at version %d returned", id(r), v.N, -floor)
+				}
+			}
+			var wg, rwg sync.WaitGroup
+			stop := make(chan struct{})
+			var worst atomic.Int64 // the most entries seen at once
+			for w := range writers {
+				wg.Go(func() {
+					rng := rand.New(rand.NewPCG(uint64(w), 1))
+					for v := int64(1); v <= writes; v++ {
+						r := w + writers*rng.IntN(rows/writers)
+						if rng.IntN(5) == 0 {
+							states[r].deleteStarted.Store(v)
+							if _, err := s.Delete(ctx, id(r), ""); err != nil {
+								t.Error(err)
+								return
+							}
+							states[r].returned.Store(-v)
+							continue
+						}
+						if err := s.Upsert(ctx, &item{Entity: abstractions.Entity{ID: id(r)}, N: int(v)}); err != nil {
+							t.Error(err)
+							return
+						}
+						states[r].returned.Store(v)
+					}
+				})
+			}
+			for g := range readers {
+				rwg.Go(func() {
+					rng := rand.New(rand.NewPCG(uint64(g), 2))
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						if rng.IntN(16) == 0 { // a list of a quarter of the rows
+							p := rng.IntN(4)
+							floors := make([]int64, rows)
+							for r := p; r < rows; r += 4 {
+								floors[r] = states[r].returned.Load()
+							}
+							l, err := s.List(ctx, fmt.Sprintf("p%d", p))
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							for _, v := range l {
+								var r int
+								fmt.Sscanf(v.ID[len(v.ID)-3:], "%d", &r)
+								check(r, floors[r], v)
+							}
+							continue
+						}
+						r := rng.IntN(rows)
+						floor := states[r].returned.Load()
+						v, err := s.One(ctx, id(r))
+						if errors.Is(err, abstractions.ErrNotFound) {
+							v, err = nil, nil
+						}
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						check(r, floor, v)
+					}
+				})
+			}
+			// The sampler moves the clock and notes the most entries held at once.
+			rwg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(200 * time.Microsecond):
+					}
+					clock.Advance(time.Millisecond)
+					if items := s.acct.cache.entries(false); items != nil {
+						if n := int64(items.EstimatedSize()); n > worst.Load() {
+							worst.Store(n)
+						}
+					}
+				}
+			})
+			wg.Wait()
+			close(stop)
+			rwg.Wait()
+
+			items := entriesOf(s)
+			if items == nil {
+				t.Fatal("nothing was ever cached")
+			}
+			// In flight, a store is counted before the eviction it causes runs: at most one
+			// such store per goroutine.
+			if n := worst.Load(); n > bound+writers+readers {
+				t.Errorf("%d entries at once in a cache of %d rows", n, bound)
+			}
+			items.CleanUp()
+			if n, w := items.EstimatedSize(), items.WeightedSize(); n > bound || w > bound {
+				t.Errorf("after the run: %d entries weighing %d rows in a cache of %d", n, w, bound)
+			}
+			if n := s.acct.cache.evictions.Load(); n == 0 {
+				t.Error("no eviction under pressure")
+			}
+			if len(s.acct.cache.states) != 0 {
+				t.Errorf("%d key states left behind", len(s.acct.cache.states))
+			}
+			t.Logf("most entries at once %d, evictions %d", worst.Load(), s.acct.cache.evictions.Load())
+			// Every row reads back as its last write, cached or not.
+			for r := range rows {
+				v, err := s.One(ctx, id(r))
+				if errors.Is(err, abstractions.ErrNotFound) {
+					v, err = nil, nil
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				last := states[r].returned.Load()
+				if got := int64(-1); v != nil {
+					got = int64(v.N)
+					if last <= 0 || got != last {
+						t.Errorf("%s: version %d, the last write %d", id(r), got, last)
+					}
+				} else if last > 0 {
+					t.Errorf("%s: absent, the last write version %d", id(r), last)
+				}
+			}
+		})
+	}
 }

@@ -336,13 +336,25 @@ func TestMetricsCountBatchTransactionsInFlight(t *testing.T) {
 	wantPoints(t, m.points(t), metricBatchInFlight, map[string]float64{"udtables.batch.transactions.active{db.collection.name=Items}": 0})
 }
 
-// cacheEvicted is the hook the read cache calls for an entry it removes on its own.
+// An entry the bounded cache evicts on its own counts once; a write's drop does not.
 func TestMetricsCountCacheEvictions(t *testing.T) {
+	ctx := context.Background()
 	m := newMetered(t)
-	mt := newMeters(m, nil)
-	mt.cacheEvicted()
-	mt.cacheEvicted()
-	wantPoints(t, m.points(t), metricCacheEvicted, map[string]float64{"udtables.cache.evictions{}": 2})
+	s, _ := newStore[item](t, &Options{MeterProvider: m, Cache: Absolute(time.Minute), CacheSize: 2})
+	for i := range 6 {
+		if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%d", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Delete(ctx, "p|5", ""); err != nil {
+		t.Fatal(err)
+	}
+	entriesOf(s).CleanUp()
+	n := s.acct.cache.evictions.Load()
+	if n < 3 {
+		t.Fatalf("%d evictions from a cache of 2 after 6 writes; want at least 3", n)
+	}
+	wantPoints(t, m.points(t), metricCacheEvicted, map[string]float64{"udtables.cache.evictions{}": float64(n)})
 }
 
 // Without a meter provider, or with the API's no-op one, an account has no meters.

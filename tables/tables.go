@@ -108,6 +108,12 @@ type Options struct {
 	// Sliding or Absolute. StoreOptions.Cache overrides it for one store. See [CachePolicy]
 	// for what each promises.
 	Cache CachePolicy
+	// CacheSize bounds the account's read cache: the most rows it holds, a cached list
+	// counting one per row it holds. When it is full, the entries least likely to be read
+	// again are evicted (W-TinyLFU), and an evicted entry is a miss: the next read asks the
+	// table. 0 means 10,000 rows; a negative size leaves the cache unbounded, with entries
+	// ending only by time and writes.
+	CacheSize int
 	// Authorizer decides who may change protected fields through Update and Upsert; nil
 	// refuses every such change. See [abstractions.Authorizer].
 	Authorizer abstractions.Authorizer

@@ -246,6 +246,9 @@ type workload struct {
 	library     op
 	raw         op // nil on the memory backend
 	floor       op // nil but for the single-row operations against an account
+	// turn is how many operations of one side run one after another before the next
+	// side's turn; 0 means 1, the sides alternating at every operation.
+	turn int
 }
 
 // samples are what measuring one workload produced.
@@ -267,9 +270,10 @@ const warmups = 2
 // maxAllocOps caps the library operations of the allocation pass.
 const maxAllocOps = 20
 
-// measure runs the workload's operations on cfg.Concurrency workers. Each worker rotates
-// which side goes first, so that no side always runs on a connection another just warmed
-// or pays for a collection another triggered.
+// measure runs the workload's operations on cfg.Concurrency workers. The sides take turns,
+// wl.turn operations each, and each worker rotates which side goes first, so that no side
+// always runs on a connection another just warmed or pays for a collection another
+// triggered.
 //
 // Allocations are counted afterwards, in a pass of library operations alone: the counter
 // is exact only after runtime.ReadMemStats, which stops the world and empties every
@@ -313,16 +317,20 @@ func measure(ctx context.Context, cfg Config, wl workload) (samples, error) {
 			for _, sd := range sides {
 				*sd.pick(s) = make([]time.Duration, 0, n)
 			}
-			for i := range n {
+			turn := max(wl.turn, 1)
+			for first := 0; first < n; first += turn {
+				round := first / turn
 				for k := range sides {
-					sd := sides[(i+k)%len(sides)]
-					t := time.Now()
-					err := sd.run(ctx, w, i)
-					d := sd.pick(s)
-					*d = append(*d, time.Since(t))
-					if err != nil {
-						errs[w] = fmt.Errorf("%s (%s): %w", wl.name, sd.name, err)
-						return
+					sd := sides[(round+k)%len(sides)]
+					for i := first; i < min(first+turn, n); i++ {
+						t := time.Now()
+						err := sd.run(ctx, w, i)
+						d := sd.pick(s)
+						*d = append(*d, time.Since(t))
+						if err != nil {
+							errs[w] = fmt.Errorf("%s (%s): %w", wl.name, sd.name, err)
+							return
+						}
 					}
 				}
 			}

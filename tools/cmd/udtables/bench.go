@@ -45,7 +45,8 @@ func benchCommand() *command {
 		summary: "measure the library against hand-written Azure SDK code, and the memory backend",
 		about: `Bench runs the same workloads through the library and through hand-written Azure SDK
 code (aztables with map entities and encoding/json), in one process, against the same
-account, alternating library and raw operations, and prints per workload the median time of
+account, alternating library and raw operations (the cache hits run one after another, as
+on the memory backend, then their raw reads), and prints per workload the median time of
 each side, the ratio library / raw, operations per second and the library's allocations per
 operation. Workloads: point read (cache off, and a cache hit), insert, upsert, update (Strict), query of a 1,000-row
 partition, one page of 100 rows after another, batch upsert of 1,000 rows over 10 partitions, count of 10,000 rows, and writing and reading a 1 MB text value stored split (against the same rows written by
