@@ -28,8 +28,11 @@ type retrier struct {
 }
 
 func newRetrier(log *slog.Logger) *retrier {
-	return &retrier{log: log, pause: backoff}
+	return &retrier{log: log, pause: backoffPause}
 }
+
+// backoffPause is the pause before retry attempt+1; tests shorten it.
+var backoffPause = backoff
 
 func backoff(attempt int) time.Duration {
 	d := firstBackoff << (attempt - 1)
