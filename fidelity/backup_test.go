@@ -224,7 +224,9 @@ func TestBackupPolymorphicAndIdentity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			key := func(rk string) abstractions.TableKey { return abstractions.TableKey{PartitionKey: "acct-1", RowKey: rk} }
+			key := func(rk string) abstractions.TableKey {
+				return abstractions.TableKey{PartitionKey: "acct-1", RowKey: rk}
+			}
 			err = events.UpsertBatch(ctx, []abstractions.PolyWrite[bkEvent]{
 				{Key: key("0001"), Item: &bkOpened{Owner: "ann"}},
 				{Key: key("0002"), Item: &bkMoved{N: 42}},

@@ -11,15 +11,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// FormatName is the value of the "format" member of an archive's header record.
-const FormatName = "udtables-backup"
+// formatName is the value of the "format" member of an archive's header record.
+const formatName = "udtables-backup"
 
 // Version is the version of the archive format this package writes and reads.
 const Version = 1
@@ -428,5 +427,3 @@ func chunkCount(n int64) int {
 	return int((n + chunkBytes - 1) / chunkBytes)
 }
 
-// timeNow is the clock of rate computations; tests do not replace it.
-var timeNow = time.Now

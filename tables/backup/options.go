@@ -53,16 +53,16 @@ type Options struct {
 	Checkpoint string
 	// Existing is what Restore and Copy do with entities the destination already holds.
 	Existing Existing
-	// Progress, when not nil, is called with the counts so far, at most every
-	// ProgressInterval and once at the end, on the goroutine that called the function.
+	// Progress, when not nil, is called with the counts so far, at most five times a
+	// second and once at the end, on the goroutine that called the function.
 	Progress func(Stats)
 	// Logger receives a line for each backoff after a throttled or busy answer; nil means
 	// slog.Default().
 	Logger *slog.Logger
 }
 
-// ProgressInterval is the least time between two calls of Options.Progress.
-const ProgressInterval = 200 * time.Millisecond
+// progressInterval is the least time between two calls of Options.Progress.
+const progressInterval = 200 * time.Millisecond
 
 // Stats count what a backup, restore, copy or verification did.
 type Stats struct {
@@ -100,7 +100,7 @@ func (o *Options) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// progress calls Options.Progress at most every ProgressInterval, and always when final.
+// progress calls Options.Progress at most every progressInterval, and always when final.
 type progress struct {
 	fn    func(Stats)
 	start time.Time
@@ -115,7 +115,7 @@ func newProgress(fn func(Stats)) *progress {
 func (p *progress) report(st *Stats, final bool) {
 	now := time.Now()
 	st.Elapsed = now.Sub(p.start)
-	if p.fn == nil || (!final && now.Sub(p.last) < ProgressInterval) {
+	if p.fn == nil || (!final && now.Sub(p.last) < progressInterval) {
 		return
 	}
 	p.last = now

@@ -182,8 +182,8 @@ func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats,
 	if err != nil {
 		return fail(err)
 	}
-	if rec.Type != recHeader || rec.Format != FormatName {
-		return fail(corrupt("it does not start with a %s header", FormatName))
+	if rec.Type != recHeader || rec.Format != formatName {
+		return fail(corrupt("it does not start with a %s header", formatName))
 	}
 	if rec.Version != Version {
 		return fail(fmt.Errorf("%w: backup archive of format version %d; this library reads version %d", abstractions.ErrNotSupported, rec.Version, Version))

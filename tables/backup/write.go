@@ -70,7 +70,7 @@ func WriteFile(ctx context.Context, acct *tables.Account, table, path string, op
 		if err := json.Unmarshal(data, &cp); err != nil {
 			return Stats{}, fmt.Errorf("backup: checkpoint %s is not readable (remove it to start again): %w", cpPath, err)
 		}
-		if cp.Format != FormatName || cp.Version != Version || cp.Table != table || !slices.Equal(cp.Partitions, b.parts) {
+		if cp.Format != formatName || cp.Version != Version || cp.Table != table || !slices.Equal(cp.Partitions, b.parts) {
 			return Stats{}, fmt.Errorf("backup: checkpoint %s belongs to another backup (table %s, partitions %q); remove it to start again", cpPath, cp.Table, cp.Partitions)
 		}
 		resume = true
@@ -108,7 +108,7 @@ func WriteFile(ctx context.Context, acct *tables.Account, table, path string, op
 		if err := f.Sync(); err != nil {
 			return err
 		}
-		c := checkpoint{Format: FormatName, Version: Version, Table: table, Partitions: b.parts, Offset: offset, After: after, Stats: st}
+		c := checkpoint{Format: formatName, Version: Version, Table: table, Partitions: b.parts, Offset: offset, After: after, Stats: st}
 		data, _ := json.Marshal(c)
 		tmp := cpPath + ".tmp"
 		if err := os.WriteFile(tmp, data, 0o644); err != nil {
@@ -190,7 +190,7 @@ func (b *backupRun) run(ctx context.Context, aw *archiveWriter, from position, s
 		return nil
 	}
 	if header {
-		if err := aw.record(headerRec{Type: recHeader, Format: FormatName, Version: Version, Table: b.src.table, Partitions: b.parts}); err != nil {
+		if err := aw.record(headerRec{Type: recHeader, Format: formatName, Version: Version, Table: b.src.table, Partitions: b.parts}); err != nil {
 			return fail(err)
 		}
 		if err := boundary(position{}); err != nil {
