@@ -8,16 +8,64 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// flush writes the queued entities of one partition: every row upserted (replaced whole),
-// an entity's rows always in one transaction. Under Skip and Replace the destination's
-// rows in the entities' key range are read first: Skip leaves out the entities that exist,
-// Replace also deletes their continuation rows the archive's entity does not have.
+// flush hands the queued entities of one partition to the committer, which writes them
+// while the next records are read. It fails with the committer's error once it has one.
 func (rs *restorer) flush(ctx context.Context) error {
 	pack := rs.pack
 	rs.pack, rs.packActions, rs.packSize = nil, 0, 0
 	if len(pack) == 0 {
-		return nil
+		return rs.commitErr()
 	}
+	select {
+	case rs.queue <- pack:
+		return nil
+	case <-ctx.Done():
+		if err := rs.commitErr(); err != nil {
+			return err
+		}
+		return ctx.Err()
+	}
+}
+
+// startCommitter starts the goroutine that writes the packs in order; the function it
+// returns stops it and waits for it, and reports its first error.
+func (rs *restorer) startCommitter(ctx context.Context) (stop func() error) {
+	ctx, cancel := context.WithCancel(ctx)
+	rs.queue = make(chan []unit, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for pack := range rs.queue {
+			if rs.commitErr() != nil {
+				continue
+			}
+			if err := rs.commit(ctx, pack); err != nil {
+				rs.mu.Lock()
+				rs.err = err
+				rs.mu.Unlock()
+				cancel()
+			}
+		}
+	}()
+	return func() error {
+		close(rs.queue)
+		<-done
+		cancel()
+		return rs.commitErr()
+	}
+}
+
+func (rs *restorer) commitErr() error {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.err
+}
+
+// commit writes one pack: every row upserted (replaced whole), an entity's rows always in
+// one transaction. Under Skip and Replace the destination's rows in the entities' key range
+// are read first: Skip leaves out the entities that exist, Replace also deletes their
+// continuation rows the archive's entity does not have.
+func (rs *restorer) commit(ctx context.Context, pack []unit) error {
 	var existing map[string]service.Row
 	if rs.existing != Refuse {
 		var err error
@@ -87,9 +135,11 @@ func (rs *restorer) flush(ctx context.Context) error {
 			return fmt.Errorf("restore: writing entities of partition %q from row %q to table %s: %w", pack[0].pk, acts[0].Row.RowKey, rs.table, err)
 		}
 	}
-	rs.st.Entities += written
-	rs.st.Skipped += skipped
-	rs.st.Replaced += replaced
+	rs.mu.Lock()
+	rs.written += written
+	rs.skipped += skipped
+	rs.replaced += replaced
+	rs.mu.Unlock()
 	return nil
 }
 

@@ -426,4 +426,3 @@ func chunkCount(n int64) int {
 	}
 	return int((n + chunkBytes - 1) / chunkBytes)
 }
-

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
@@ -111,7 +112,16 @@ type restorer struct {
 	pack          []unit                 // entities waiting for their transaction, one partition
 	packSize      int                    // their actions' body size
 	packActions   int
+	read          int64 // entities read
 	st            Stats
+
+	// The committer (commit.go) writes packs in order while the reader goes on.
+	queue    chan []unit
+	mu       sync.Mutex
+	err      error
+	written  int64
+	skipped  int64
+	replaced int64
 }
 
 type pendingBlob struct {
@@ -147,12 +157,20 @@ func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats,
 	sync := func() {
 		rs.st.Bytes = cr.n
 		rs.st.Retries = rs.r.retries.Load()
+		if rs.verifyOnly {
+			rs.st.Entities = rs.read
+			return
+		}
+		rs.mu.Lock()
+		rs.st.Entities, rs.st.Skipped, rs.st.Replaced = rs.written, rs.skipped, rs.replaced
+		rs.mu.Unlock()
 	}
 	fail := func(err error) (Stats, error) {
 		sync()
 		prog.report(&rs.st, true)
 		return rs.st, err
 	}
+	finish := func() error { return nil }
 	br := bufio.NewReaderSize(cr, 64<<10)
 	var in io.Reader = br
 	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -192,9 +210,23 @@ func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats,
 		if err := rs.prepareTable(ctx); err != nil {
 			return fail(err)
 		}
+		stop := rs.startCommitter(ctx)
+		stopped := false
+		defer func() {
+			if !stopped {
+				_ = stop()
+			}
+		}()
+		finish = func() error {
+			stopped = true
+			return stop()
+		}
 	}
 	rs.pending = map[string]pendingBlob{}
 	for {
+		if err := rs.commitErr(); err != nil {
+			return fail(err)
+		}
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
@@ -221,7 +253,10 @@ func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats,
 			if err := rs.flush(ctx); err != nil {
 				return fail(err)
 			}
-			got := rs.st.Entities + rs.st.Skipped
+			if err := finish(); err != nil {
+				return fail(err)
+			}
+			got := rs.read
 			if rec.Entities != got || rec.RowCount != rs.st.Rows || rec.Blobs != rs.st.Blobs || rec.BlobBytes != rs.st.BlobBytes {
 				return fail(corrupt("the trailer counts %d entities, %d rows, %d blobs of %d bytes; the archive holds %d, %d, %d, %d",
 					rec.Entities, rec.RowCount, rec.Blobs, rec.BlobBytes, got, rs.st.Rows, rs.st.Blobs, rs.st.BlobBytes))
@@ -404,8 +439,8 @@ func (rs *restorer) entity(ctx context.Context, rec *anyRec) error {
 	}
 	rs.st.Rows += int64(len(rows))
 	u := unit{pk: rec.PK, rk: main.RowKey, rows: rows}
+	rs.read++
 	if rs.verifyOnly {
-		rs.st.Entities++
 		return nil
 	}
 	size := 0
