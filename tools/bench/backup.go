@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -44,8 +45,8 @@ type BackupResult struct {
 	BackupRowsPS, RestoreRowsPS float64
 }
 
-// RunBackup backs up and restores a table of cfg.Rows rows twice: with package backup and
-// with hand-written aztables code doing the same work (the list pager writing gzip-compressed
+// RunBackup backs up and restores a table of cfg.Rows rows twice, a partition at a time:
+// with package backup and with hand-written aztables code doing the same work (the list pager writing gzip-compressed
 // JSON Lines; reading them back into entity-group transactions of 100 rows). It prints a
 // table with the ratio of the library's time to the hand-written code's (below 1 is faster)
 // and returns both sides' results.
@@ -71,20 +72,10 @@ func RunBackup(ctx context.Context, cfg BackupConfig, out io.Writer) ([]BackupRe
 	}
 	sfx := fmt.Sprint(rand.Uint32())
 	src := "BenchBackup" + sfx
-	names := []string{src, "BenchRestoreLib" + sfx, "BenchRestoreRaw" + sfx}
-	defer func() {
-		for _, n := range names {
-			_, _ = svc.DeleteTable(context.WithoutCancel(ctx), n, nil)
-		}
-	}()
+	defer func() { _, _ = svc.DeleteTable(context.WithoutCancel(ctx), src, nil) }()
 	if err := seedBackupTable(ctx, svc.NewClient(src), cfg.Rows); err != nil {
 		return nil, fmt.Errorf("seeding %d rows: %w", cfg.Rows, err)
 	}
-	libArchive := cfg.Dir + string(os.PathSeparator) + "bench-lib-" + sfx + ".udtb"
-	rawArchive := cfg.Dir + string(os.PathSeparator) + "bench-raw-" + sfx + ".jsonl.gz"
-	defer os.Remove(libArchive)
-	defer os.Remove(rawArchive)
-
 	// One untimed pass over the table first, so that neither side pays for a cold emulator.
 	warm := svc.NewClient(src).NewListEntitiesPager(nil)
 	for warm.More() {
@@ -92,53 +83,81 @@ func RunBackup(ctx context.Context, cfg BackupConfig, out io.Writer) ([]BackupRe
 			return nil, err
 		}
 	}
+
+	// The work is done a partition at a time, the two sides alternating (which goes first
+	// alternates too), so that a change of the emulator's speed during the run (its tables
+	// growing, other clients) weighs on both alike.
 	var lib, raw BackupResult
 	lib.Side, raw.Side = "library (tables/backup)", "hand-written aztables"
-	// The hand-written side first, then the library: each pair of steps on equal terms.
-	raw.Backup, raw.BackupHeap, err = measureHeap(func() error { return rawBackup(ctx, svc.NewClient(src), rawArchive) })
-	if err != nil {
-		return nil, fmt.Errorf("hand-written backup: %w", err)
+	path := func(side string, p int) string {
+		return filepath.Join(cfg.Dir, fmt.Sprintf("bench-%s-%s-%02d", side, sfx, p))
 	}
-	lib.Backup, lib.BackupHeap, err = measureHeap(func() error {
-		f, err := os.Create(libArchive)
-		if err != nil {
-			return err
+	add := func(r *BackupResult, backupStep bool, d time.Duration, heap uint64) {
+		if backupStep {
+			r.Backup += d
+			r.BackupHeap = max(r.BackupHeap, heap)
+		} else {
+			r.Restore += d
+			r.RestoreHeap = max(r.RestoreHeap, heap)
 		}
-		defer f.Close()
-		bw := bufio.NewWriterSize(f, 1<<20)
-		if _, err := backup.Write(ctx, acct, src, bw, nil); err != nil {
-			return err
-		}
-		return bw.Flush()
-	})
-	if err != nil {
-		return nil, fmt.Errorf("library backup: %w", err)
 	}
-	raw.Restore, raw.RestoreHeap, err = measureHeap(func() error { return rawRestore(ctx, svc, names[2], rawArchive) })
-	if err != nil {
-		return nil, fmt.Errorf("hand-written restore: %w", err)
-	}
-	lib.Restore, lib.RestoreHeap, err = measureHeap(func() error {
-		f, err := os.Open(libArchive)
-		if err != nil {
-			return err
+	for _, backupStep := range []bool{true, false} {
+		for p := range benchPartitions {
+			pk := fmt.Sprintf("p%02d", p)
+			steps := []struct {
+				r   *BackupResult
+				run func() error
+			}{
+				{&raw, func() error {
+					if backupStep {
+						return rawBackup(ctx, svc.NewClient(src), pk, path("raw", p))
+					}
+					return rawRestore(ctx, svc, fmt.Sprintf("BenchRaw%s%02d", sfx, p), path("raw", p))
+				}},
+				{&lib, func() error {
+					if backupStep {
+						return libBackup(ctx, acct, src, pk, path("lib", p))
+					}
+					f, err := os.Open(path("lib", p))
+					if err != nil {
+						return err
+					}
+					defer f.Close()
+					_, err = backup.Restore(ctx, acct, fmt.Sprintf("BenchLib%s%02d", sfx, p), f, nil)
+					return err
+				}},
+			}
+			if p%2 == 1 {
+				steps[0], steps[1] = steps[1], steps[0]
+			}
+			for _, st := range steps {
+				d, heap, err := measureHeap(st.run)
+				if err != nil {
+					return nil, fmt.Errorf("%s, partition %s: %w", st.r.Side, pk, err)
+				}
+				add(st.r, backupStep, d, heap)
+			}
+			if !backupStep {
+				// Restored tables are dropped at once: the emulator holds the same data for both.
+				for _, n := range []string{fmt.Sprintf("BenchRaw%s%02d", sfx, p), fmt.Sprintf("BenchLib%s%02d", sfx, p)} {
+					_, _ = svc.DeleteTable(context.WithoutCancel(ctx), n, nil)
+				}
+				for _, side := range []string{"raw", "lib"} {
+					if fi, err := os.Stat(path(side, p)); err == nil {
+						if side == "raw" {
+							raw.ArchiveBytes += fi.Size()
+						} else {
+							lib.ArchiveBytes += fi.Size()
+						}
+					}
+					os.Remove(path(side, p))
+				}
+			}
 		}
-		defer f.Close()
-		_, err = backup.Restore(ctx, acct, names[1], f, nil)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("library restore: %w", err)
 	}
 	for _, r := range []*BackupResult{&lib, &raw} {
 		r.BackupRowsPS = float64(cfg.Rows) / r.Backup.Seconds()
 		r.RestoreRowsPS = float64(cfg.Rows) / r.Restore.Seconds()
-	}
-	if fi, err := os.Stat(libArchive); err == nil {
-		lib.ArchiveBytes = fi.Size()
-	}
-	if fi, err := os.Stat(rawArchive); err == nil {
-		raw.ArchiveBytes = fi.Size()
 	}
 	fmt.Fprintf(out, "backup and restore of %s rows (10 partitions, ~200 bytes a row)\n", thousands(cfg.Rows))
 	fmt.Fprintf(out, "%-26s %12s %12s %14s %14s %12s\n", "side", "backup", "restore", "backup heap", "restore heap", "archive")
@@ -192,8 +211,8 @@ func seedBackupTable(ctx context.Context, c *aztables.Client, rows int) error {
 	if _, err := c.CreateTable(ctx, nil); err != nil {
 		return err
 	}
-	per := (rows + 9) / 10
-	for p := range 10 {
+	per := (rows + benchPartitions - 1) / benchPartitions
+	for p := range benchPartitions {
 		var acts []aztables.TransactionAction
 		flush := func() error {
 			if len(acts) == 0 {
@@ -231,9 +250,27 @@ func seedBackupTable(ctx context.Context, c *aztables.Client, rows int) error {
 	return nil
 }
 
-// rawBackup is the hand-written backup: the list pager, each entity's JSON (with its type
-// annotations, as the SDK returns it under full metadata) one line of a gzip stream.
-func rawBackup(ctx context.Context, c *aztables.Client, path string) error {
+// benchPartitions is the number of partitions of the benchmark's table.
+const benchPartitions = 10
+
+// libBackup backs up one partition with package backup.
+func libBackup(ctx context.Context, acct *tables.Account, table, pk, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if _, err := backup.Write(ctx, acct, table, bw, &backup.Options{Partitions: []string{pk}}); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// rawBackup is the hand-written backup of one partition: the list pager, each entity's JSON
+// (with its type annotations, as the SDK returns it under full metadata) one line of a gzip
+// stream.
+func rawBackup(ctx context.Context, c *aztables.Client, pk, path string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -241,7 +278,8 @@ func rawBackup(ctx context.Context, c *aztables.Client, path string) error {
 	defer f.Close()
 	gz, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
 	bw := bufio.NewWriterSize(gz, 1<<20)
-	p := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Format: ptr(aztables.MetadataFormatFull)})
+	filter := "PartitionKey eq '" + pk + "'"
+	p := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: &filter, Format: ptr(aztables.MetadataFormatFull)})
 	for p.More() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
