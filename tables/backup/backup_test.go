@@ -92,8 +92,8 @@ type doc struct {
 	Data []byte `table:",split=binary"`
 }
 
-// fill writes n entities over several partitions; every 97th holds a value split across
-// continuation rows, every 211th an offloaded one.
+// fill writes n entities over several partitions; with large, every 97th of the first
+// thousand holds a value split across continuation rows, every 211th an offloaded one.
 func fill(t *testing.T, acct *tables.Account, table string, n int, large bool) {
 	t.Helper()
 	ctx := context.Background()
@@ -114,7 +114,7 @@ func fill(t *testing.T, acct *tables.Account, table string, n int, large bool) {
 	for i := range n {
 		d := &doc{Entity: abstractions.Entity{ID: fmt.Sprintf("p%02d|r%06d", i%7, i)}, N: i, Text: strings.Repeat("x", i%50)}
 		switch {
-		case !large:
+		case !large || i >= 1000: // a few large values, whatever the size of the table
 		case i%211 == 5:
 			d.Data = bytes.Repeat([]byte{byte(i)}, 3_200_000)
 		case i%97 == 3:
