@@ -420,3 +420,46 @@ func editDropRow(t *testing.T, lines []string) string {
 	t.Fatal("no entity with continuation rows")
 	return ""
 }
+
+// TestResumePartitions interrupts a backup of some partitions once, at each possible
+// member, and resumes it.
+func TestResumePartitions(t *testing.T) {
+	acct := azuriteAccount(t)
+	old := memberEntities
+	memberEntities = 10
+	t.Cleanup(func() { memberEntities = old })
+	table := tableName("BackupParts")
+	dropTable(t, acct, table)
+	fill(t, acct, table, 140, false)
+	ctx := context.Background()
+	parts := []string{"p03", "p01", "p03"} // in any order, repeated: p01 then p03
+	var want bytes.Buffer
+	st, err := Write(ctx, acct, table, &want, &Options{Partitions: parts})
+	if err != nil || st.Entities != 40 {
+		t.Fatalf("%+v, %v", st, err)
+	}
+	path := filepath.Join(t.TempDir(), "parts.udtb")
+	for stop := int64(5); ; stop += 7 {
+		rctx, cancel := context.WithCancel(ctx)
+		_, err := WriteFile(rctx, acct, table, path, &Options{Partitions: parts, Progress: func(s Stats) {
+			if s.Entities >= stop {
+				cancel()
+			}
+		}})
+		cancel()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+		// Another backup's checkpoint is refused.
+		if _, err := WriteFile(ctx, acct, table, path, nil); err == nil || !strings.Contains(err.Error(), "another backup") {
+			t.Fatalf("a backup of the whole table over this checkpoint: %v", err)
+		}
+	}
+	got, _ := os.ReadFile(path)
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("the resumed archive differs from Write's")
+	}
+}

@@ -49,11 +49,6 @@ func partitionFilter(pk string) string {
 	return "PartitionKey eq " + service.QuoteString(pk)
 }
 
-func afterFilter(p position) string {
-	pk, rk := service.QuoteString(p.PK), service.QuoteString(p.RK)
-	return "(PartitionKey eq " + pk + " and RowKey gt " + rk + ") or PartitionKey gt " + pk
-}
-
 // segments sends the segments of a backup in key order: each partition of opts.Partitions,
 // the partitions found one by one when Parallel > 1, or one scan of the table.
 func (s *source) segments(ctx context.Context, parts []string, parallel int, from position, emit func(segment) bool) error {
@@ -73,11 +68,15 @@ func (s *source) segments(ctx context.Context, parts []string, parallel int, fro
 		}
 		return nil
 	case parallel <= 1:
-		f := ""
-		if from.Set {
-			f = afterFilter(from)
+		if !from.Set {
+			emit(segment{})
+			return nil
 		}
-		emit(segment{filter: f})
+		// The rest of the partition, then the partitions after it: two range queries the
+		// service answers from its index (an "or" of both may scan the table).
+		if emit(segment{filter: partitionFilter(from.PK) + " and RowKey gt " + service.QuoteString(from.RK)}) {
+			emit(segment{filter: "PartitionKey gt " + service.QuoteString(from.PK)})
+		}
 		return nil
 	}
 	// Discover partitions: the first row after the previous partition names the next.
