@@ -158,11 +158,11 @@ func bkRoundTrip(t *testing.T, h Harness) {
 	if err := acct.Tables().DeleteTable(ctx, src); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := docs.SweepAllOrphanBlobs(ctx, 0); err != nil {
+	if _, err := docs.SweepOrphanBlobs(ctx, 0); err != nil {
 		t.Fatalf("sweep: %v", err)
 	}
 	time.Sleep(1100 * time.Millisecond) // a blob's age has one-second resolution
-	if n, err := docs.SweepAllOrphanBlobs(ctx, 0); err != nil || n == 0 {
+	if n, err := docs.SweepOrphanBlobs(ctx, 0); err != nil || n == 0 {
 		t.Logf("second sweep of the source: %d, %v", n, err)
 	}
 	for _, table := range []string{dst, dst2} {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
@@ -101,7 +100,7 @@ func seedDoc(ctx context.Context, h docHandles, id string) error {
 
 // docIsOne checks the document: applied when it holds N=1, half when N is more.
 func docIsOne(ctx context.Context, h docHandles, id string) (bool, bool, error) {
-	v, _, err := h.states.Get(ctx, id)
+	v, _, err := h.states.One(ctx, id)
 	if errors.Is(err, abstractions.ErrNotFound) {
 		return false, false, nil
 	}
@@ -112,7 +111,7 @@ func docIsOne(ctx context.Context, h docHandles, id string) (bool, bool, error) 
 }
 
 func docGone(ctx context.Context, h docHandles, id string) (bool, bool, error) {
-	_, _, err := h.states.Get(ctx, id)
+	_, _, err := h.states.One(ctx, id)
 	if errors.Is(err, abstractions.ErrNotFound) {
 		return true, false, nil
 	}
@@ -136,7 +135,7 @@ func docFaultCases() []docFaultCase {
 			}},
 		{verb: "Update", setup: seedDoc, check: docIsOne,
 			run: func(ctx context.Context, h docHandles, id string) error {
-				v, version, err := h.states.Get(ctx, id)
+				v, version, err := h.states.One(ctx, id)
 				if err != nil {
 					return err
 				}
@@ -149,7 +148,7 @@ func docFaultCases() []docFaultCase {
 			}},
 		{verb: "Delete conditional", setup: seedDoc, check: docGone,
 			run: func(ctx context.Context, h docHandles, id string) error {
-				_, version, err := h.states.Get(ctx, id)
+				_, version, err := h.states.One(ctx, id)
 				if err != nil {
 					return err
 				}
@@ -221,23 +220,12 @@ func TestBlobDocumentFaultMatrix(t *testing.T) {
 			for ci, fc := range docFaultCases() {
 				for fi, f := range faults.Faults {
 					name := fc.verb + "/" + f.String()
-					id := fmt.Sprintf("c%02df%d", ci, fi)
-					if fc.setup != nil {
-						if err := fc.setup(ctx, clean, id); err != nil {
-							t.Fatalf("%s: setup: %v", name, err)
+					id, err, injected := runFaulted(t, ctx, b.plan, f, faults.Writes, fmt.Sprintf("c%02df%d", ci, fi), func(id string) error {
+						if fc.setup == nil {
+							return nil
 						}
-					}
-					b.plan.Clear()
-					b.plan.Inject(f, faults.Writes, 1)
-					timeout := 30 * time.Second
-					if f == faults.Stall || f == faults.StallAfterSend {
-						timeout = 300 * time.Millisecond
-					}
-					cctx, cancel := context.WithTimeout(ctx, timeout)
-					err := fc.run(cctx, faulty, id)
-					cancel()
-					injected := b.plan.Pending() == 0
-					b.plan.Clear()
+						return fc.setup(ctx, clean, id)
+					}, func(ctx context.Context, id string) error { return fc.run(ctx, faulty, id) })
 					applied, half, cerr := fc.check(ctx, clean, id)
 					if cerr != nil {
 						t.Fatalf("%s: reading the outcome: %v", name, cerr)

@@ -289,6 +289,34 @@ func (fig *faultFigures) judge(t *testing.T, name string, injected, applied, hal
 	return ""
 }
 
+// runFaulted runs one case of a fault matrix: it sets up a fresh key (base and a try
+// number), injects f once on the calls on selects, runs the call and reports the key, the
+// call's error and whether the fault was injected. A stall lasts until the call's deadline;
+// on a loaded machine that deadline can pass before the faulted request is even sent (a verb
+// reads first), and then the case tested nothing, so it runs again with a longer deadline,
+// up to six times (the last with almost 10 s). A setup failure fails t at once.
+func runFaulted(t *testing.T, ctx context.Context, plan *faults.Plan, f faults.Fault, on faults.Calls, base string,
+	setup func(key string) error, run func(ctx context.Context, key string) error) (key string, err error, injected bool) {
+	for try := 0; try < 6 && !injected; try++ {
+		key = fmt.Sprintf("%st%d", base, try)
+		if err := setup(key); err != nil {
+			t.Fatalf("%s: setup: %v", key, err)
+		}
+		plan.Clear()
+		plan.Inject(f, on, 1)
+		timeout := 30 * time.Second
+		if f == faults.Stall || f == faults.StallAfterSend {
+			timeout = 300 * time.Millisecond << try
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		err = run(cctx, key)
+		cancel()
+		injected = plan.Pending() == 0
+		plan.Clear()
+	}
+	return key, err, injected
+}
+
 // compareOutcomes fails t for every case whose outcome differs between Azurite and memory.
 func compareOutcomes(t *testing.T, outcomes map[string]map[string]string) {
 	t.Helper()
@@ -330,23 +358,15 @@ func TestFaultMatrix(t *testing.T) {
 			for ci, fc := range faultCases() {
 				for fi, f := range faults.Faults {
 					name := fc.verb + "/" + f.String()
-					pk := fmt.Sprintf("c%02df%d", ci, fi)
-					if fc.setup != nil {
-						if err := fc.setup(ctx, clean, pk); err != nil {
-							t.Fatalf("%s: setup: %v", name, err)
+					pk, err, injected := runFaulted(t, ctx, b.plan, f, fc.on, fmt.Sprintf("c%02df%d", ci, fi), func(pk string) error {
+						if fc.setup == nil {
+							return nil
 						}
-					}
-					b.plan.Clear()
-					b.plan.Inject(f, fc.on, 1)
-					timeout := 30 * time.Second
-					if f == faults.Stall || f == faults.StallAfterSend {
-						timeout = 300 * time.Millisecond
-					}
-					cctx, cancel := context.WithTimeout(ctx, timeout)
-					_, err := fc.run(cctx, faulty, pk)
-					cancel()
-					injected := b.plan.Pending() == 0
-					b.plan.Clear()
+						return fc.setup(ctx, clean, pk)
+					}, func(ctx context.Context, pk string) error {
+						_, err := fc.run(ctx, faulty, pk)
+						return err
+					})
 					applied, half, cerr := fc.check(ctx, clean, pk)
 					if cerr != nil {
 						t.Fatalf("%s: reading the outcome: %v", name, cerr)

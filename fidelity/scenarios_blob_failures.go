@@ -137,7 +137,7 @@ func blobFailureScenarios() []Scenario {
 					return err
 				})
 				unavailable("sweep orphans", func(ctx context.Context) error {
-					_, err := stalled.SweepAllOrphanBlobs(ctx, 0)
+					_, err := stalled.SweepOrphanBlobs(ctx, 0)
 					return err
 				})
 

@@ -186,7 +186,7 @@ func blobDocScenarios() []Scenario {
 					_, err = s.Update(ctx, "o1", &orderState{Status: "paid"}, v)
 					docIs(e, fmt.Sprintf("update with version %q", v), err, abstractions.ErrInvalidArgument, e.Container)
 				}
-				_, _, err = s.Get(ctx, "o1")
+				_, _, err = s.One(ctx, "o1")
 				docIs(e, "nothing was written", err, abstractions.ErrNotFound, e.Container)
 			},
 		},
@@ -217,7 +217,7 @@ func blobDocScenarios() []Scenario {
 					e.OK(step+": inflate as any client would", err)
 					e.Equal(step+": the JSON document", string(content), string(plain))
 					e.Equal(step+": compressed bytes differ from the JSON", comp == blobdocs.NoCompression || !bytes.Equal(data, plain), true)
-					got, err := d.Get(ctx, id)
+					got, err := d.One(ctx, id)
 					e.OK(step+": get", err)
 					e.Equal(step+": read back", fmt.Sprintf("%+v", *got), fmt.Sprintf("%+v", sampleInvoice))
 				}
@@ -245,7 +245,7 @@ func blobDocScenarios() []Scenario {
 					e.OK(tc.id+": name", err)
 					_, err = e.Blobs.Upload(ctx, e.Container, name, tc.data, service.UploadOptions{ContentType: "application/json", ContentEncoding: tc.encoding})
 					e.OK(tc.id+": raw upload", err)
-					got, err := d.Get(ctx, tc.id)
+					got, err := d.One(ctx, tc.id)
 					docIs(e, tc.id+": get", err, tc.want, e.Container)
 					if err == nil {
 						e.Equal(tc.id+": read back", fmt.Sprintf("%+v", *got), fmt.Sprintf("%+v", sampleInvoice))
@@ -257,23 +257,23 @@ func blobDocScenarios() []Scenario {
 			Name: "blobdocs/missing-blob-vs-missing-container", NoTable: true, Container: true,
 			Run: func(ctx context.Context, e *Env) {
 				d := docsOf[blobInvoice](e, e.Container, blobdocs.NoCompression)
-				_, err := d.Get(ctx, "never-written")
+				_, err := d.One(ctx, "never-written")
 				docIs(e, "get a missing blob", err, abstractions.ErrNotFound, e.Container)
 				docIs(e, "delete a missing blob", d.Delete(ctx, "never-written"), nil, e.Container)
 				s := statesOf[orderState](e, e.Container)
-				_, _, err = s.Get(ctx, "never-written")
+				_, _, err = s.One(ctx, "never-written")
 				docIs(e, "get a missing state", err, abstractions.ErrNotFound, e.Container)
 
 				missing := "missing-" + e.Suffix
 				md := docsOf[blobInvoice](e, missing, blobdocs.Gzip)
-				_, err = md.Get(ctx, "a")
+				_, err = md.One(ctx, "a")
 				docIs(e, "get in a missing container", err, blobdocs.ErrContainerNotFound, missing)
 				e.Equal("which is not a missing document", errors.Is(err, abstractions.ErrNotFound), false)
 				v := sampleInvoice
 				docIs(e, "put in a missing container", md.Put(ctx, "a", &v), blobdocs.ErrContainerNotFound, missing)
 				docIs(e, "delete in a missing container", md.Delete(ctx, "a"), blobdocs.ErrContainerNotFound, missing)
 				ms := statesOf[orderState](e, missing)
-				_, _, err = ms.Get(ctx, "a")
+				_, _, err = ms.One(ctx, "a")
 				docIs(e, "get a state in a missing container", err, blobdocs.ErrContainerNotFound, missing)
 				_, err = ms.Create(ctx, "a", &orderState{})
 				docIs(e, "create a state in a missing container", err, blobdocs.ErrContainerNotFound, missing)
@@ -285,7 +285,7 @@ func blobDocScenarios() []Scenario {
 				d := docsOf[blobInvoice](e, e.Container, blobdocs.Gzip)
 				e.OK("put", d.Put(ctx, "a", &blobInvoice{Number: "first"}))
 				e.OK("put over it", d.Put(ctx, "a", &blobInvoice{Number: "second"}))
-				got, err := d.Get(ctx, "a")
+				got, err := d.One(ctx, "a")
 				e.OK("get", err)
 				e.Equal("the last write", got.Number, "second")
 
@@ -294,7 +294,7 @@ func blobDocScenarios() []Scenario {
 					return d.Put(ctx, "b", &blobInvoice{Number: fmt.Sprint("writer-", i)})
 				})
 				e.Observe("16 concurrent puts", "all ok")
-				got, err = d.Get(ctx, "b")
+				got, err = d.One(ctx, "b")
 				e.OK("get after the race", err)
 				var n int
 				_, scanErr := fmt.Sscanf(got.Number, "writer-%d", &n)
@@ -303,12 +303,12 @@ func blobDocScenarios() []Scenario {
 
 				e.OK("delete", d.Delete(ctx, "a"))
 				e.OK("delete again", d.Delete(ctx, "a"))
-				_, err = d.Get(ctx, "a")
+				_, err = d.One(ctx, "a")
 				docIs(e, "get after delete", err, abstractions.ErrNotFound, e.Container)
 
 				t := d.WithTenant("acme")
 				e.OK("put for a tenant", t.Put(ctx, "b", &blobInvoice{Number: "acme's"}))
-				got, err = d.Get(ctx, "b")
+				got, err = d.One(ctx, "b")
 				e.OK("get without tenant", err)
 				e.Equal("tenants do not share documents", got.Number, "final")
 			},
@@ -321,7 +321,7 @@ func blobDocScenarios() []Scenario {
 				e.OK("create", err)
 				_, err = s.Create(ctx, "o1", &orderState{Status: "placed", Writer: 2})
 				docIs(e, "create again", err, abstractions.ErrConcurrencyConflict, e.Container)
-				got, version, err := s.Get(ctx, "o1")
+				got, version, err := s.One(ctx, "o1")
 				e.OK("get", err)
 				e.Equal("the first create stands", got.Writer, 1)
 				e.Equal("at its version", version == v1, true)
@@ -337,7 +337,7 @@ func blobDocScenarios() []Scenario {
 				var last string
 				for round := 1; round <= 3; round++ {
 					step := fmt.Sprint("round ", round)
-					_, version, err := s.Get(ctx, "o1")
+					_, version, err := s.One(ctx, "o1")
 					e.OK(step+": get", err)
 					var won, lost atomic.Int64
 					var mu sync.Mutex
@@ -359,7 +359,7 @@ func blobDocScenarios() []Scenario {
 					})
 					e.Equal(step+": winners", won.Load(), int64(1))
 					e.Equal(step+": conflicts", lost.Load(), int64(racers-1))
-					got, now, err := s.Get(ctx, "o1")
+					got, now, err := s.One(ctx, "o1")
 					e.OK(step+": get after", err)
 					e.Equal(step+": the winner's document is stored", got.Writer == winner && got.Applied == round, true)
 					e.Equal(step+": at a new version", now != version, true)
@@ -387,7 +387,7 @@ func blobDocScenarios() []Scenario {
 						return err
 					}
 				})
-				got, _, err := s.Get(ctx, "counter")
+				got, _, err := s.One(ctx, "counter")
 				e.OK("get", err)
 				e.Equal("every change applied once", got.Applied, workers)
 				_, _, err = s.Mutate(ctx, "absent", func(o *orderState) error { o.Applied++; return nil }, nil)
@@ -401,18 +401,18 @@ func blobDocScenarios() []Scenario {
 				s := statesOf[orderState](e, e.Container)
 				_, err := s.Create(ctx, "o1", &orderState{Status: "placed"})
 				e.OK("create", err)
-				got, version, err := s.Get(ctx, "o1")
+				got, version, err := s.One(ctx, "o1")
 				e.OK("get", err)
 				e.OK("another writer completes it", s.Delete(ctx, "o1", version))
 				got.Status = "paid"
 				_, err = s.Update(ctx, "o1", got, version)
 				docIs(e, "update after delete", err, abstractions.ErrConcurrencyConflict, e.Container)
-				_, _, err = s.Get(ctx, "o1")
+				_, _, err = s.One(ctx, "o1")
 				docIs(e, "not resurrected", err, abstractions.ErrNotFound, e.Container)
 
 				_, err = s.Create(ctx, "o2", &orderState{Status: "placed"})
 				e.OK("create o2", err)
-				_, v2, err := s.Get(ctx, "o2")
+				_, v2, err := s.One(ctx, "o2")
 				e.OK("get o2", err)
 				_, err = s.Update(ctx, "o2", &orderState{Status: "paid"}, v2)
 				e.OK("update o2", err)
@@ -427,7 +427,7 @@ func blobDocScenarios() []Scenario {
 				s := statesOf[orderState](e, e.Container)
 				_, err := s.Create(ctx, "o1", &orderState{Status: "shipped"})
 				e.OK("create", err)
-				_, version, err := s.Get(ctx, "o1")
+				_, version, err := s.One(ctx, "o1")
 				e.OK("get", err)
 				e.OK("complete", s.Delete(ctx, "o1", version))
 				err = s.Delete(ctx, "o1", version)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
-	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -352,7 +351,7 @@ var mutateScenarios = []Scenario{
 			big := strings.Repeat("x", 40000)
 			_, err = s.Patch(ctx, emp.ID, abstractions.Set(p(), abstractions.Field(func(x *employeeRow) *string { return &x.Name }), big))
 			e.Is("too large for a cell", err, abstractions.ErrOversizedCell)
-			compress := storeOf[employeeRow](e, &tables.Options{Oversized: codec.OversizedCompress})
+			compress := storeOf[employeeRow](e, &tables.Options{Oversized: tables.OversizedCompress})
 			_, err = compress.Patch(ctx, emp.ID, abstractions.Set(p(), abstractions.Field(func(x *employeeRow) *string { return &x.Name }), big))
 			e.Is("fits only compressed", err, abstractions.ErrNotSupported)
 			got, err := s.One(ctx, emp.ID)

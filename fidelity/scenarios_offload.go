@@ -451,15 +451,15 @@ func offloadScenarios() []Scenario {
 				foreign := tableBlobPrefix(e.Table) + "p/a/notes.txt"
 				_, err := e.Blobs.Upload(ctx, c, foreign, []byte("not ours"), service.UploadOptions{})
 				e.OK("a blob of another shape under the table's prefix", err)
-				n, err := s.SweepOrphanBlobs(ctx, "p", time.Hour)
+				n, err := s.SweepOrphanBlobs(ctx, time.Hour, "p")
 				e.OK("sweep with an hour's age", err)
 				e.Equal("young orphans stay", n, 0)
 				e.nextSecond(ctx)
-				n, err = s.SweepOrphanBlobs(ctx, "p", 0)
+				n, err = s.SweepOrphanBlobs(ctx, 0, "p")
 				e.OK("sweep the partition", err)
 				e.Equal("deleted in p", n, 1)
 				e.observeBlobs(ctx, c, "after the partition sweep")
-				n, err = s.SweepAllOrphanBlobs(ctx, 0)
+				n, err = s.SweepOrphanBlobs(ctx, 0)
 				e.OK("sweep the table", err)
 				e.Equal("deleted in the table", n, 1)
 				e.observeBlobs(ctx, c, "after the table sweep")
@@ -486,11 +486,11 @@ func offloadScenarios() []Scenario {
 				}
 				e.nextSecond(ctx)
 				for _, p := range []string{"", " ", "\u00a0\u3000", "acme|a", "acme\xff"} {
-					_, err := s.SweepOrphanBlobs(ctx, p, 0)
+					_, err := s.SweepOrphanBlobs(ctx, 0, p)
 					e.Is(fmt.Sprintf("sweep %q", p), err, abstractions.ErrInvalidKey)
 				}
 				e.observeBlobs(ctx, c, "the refused sweeps deleted nothing")
-				n, err := s.SweepOrphanBlobs(ctx, "Acme ", 0)
+				n, err := s.SweepOrphanBlobs(ctx, 0, "Acme ")
 				e.OK("sweep \"Acme \"", err)
 				e.Equal("it swept partition acme- alone", n, 1)
 				perPartition := map[string]int{}

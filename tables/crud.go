@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/wire"
+
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -158,7 +160,7 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 	default:
 		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk, Message: fmt.Sprintf("unknown concurrency mode %v", mode)}
 	}
-	if etag != "" && !service.IsEntityTag(etag) {
+	if etag != "" && !wire.IsEntityTag(etag) {
 		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, PartitionKey: pk, RowKey: rk,
 			Message: badETag(etag)}
 	}
@@ -194,7 +196,7 @@ func (s *Store[T]) Delete(ctx context.Context, id, ifMatch string) (_ bool, err 
 	if err != nil {
 		return false, err
 	}
-	if ifMatch != "" && !service.IsEntityTag(ifMatch) {
+	if ifMatch != "" && !wire.IsEntityTag(ifMatch) {
 		return false, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "delete", Table: s.table, PartitionKey: pk, RowKey: rk,
 			Message: badETag(ifMatch)}
 	}

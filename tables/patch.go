@@ -8,9 +8,11 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/unified-data/gotables/tables/internal/wire"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/abstractions/driver"
-	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -50,7 +52,7 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 		}
 		return "", refuse(kind, err, "the patch cannot be resolved")
 	}
-	if etag := dp.ETag; etag != "" && !service.IsEntityTag(etag) {
+	if etag := dp.ETag; etag != "" && !wire.IsEntityTag(etag) {
 		return "", refuse(abstractions.ErrInvalidArgument, nil, "%s", strings.TrimSuffix(badETag(etag), "; nothing was sent"))
 	}
 	row, warm, err := s.patchRow(dp, pk, rk, refuse)

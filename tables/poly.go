@@ -8,8 +8,10 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/unified-data/gotables/tables/internal/wire"
+
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -232,7 +234,7 @@ func (s *PolyStore[B]) action(op string, kind service.Op, w *abstractions.PolyWr
 	}
 	a := service.Action{Op: kind, Row: service.Row{PartitionKey: pk, RowKey: rk}}
 	if w.IfMatch != "" {
-		if !service.IsEntityTag(w.IfMatch) {
+		if !wire.IsEntityTag(w.IfMatch) {
 			return service.Action{}, s.refuse(op, pk, rk, abstractions.ErrInvalidArgument, badETag(w.IfMatch))
 		}
 		a.Op, a.IfMatch = service.OpReplace, w.IfMatch
@@ -349,7 +351,7 @@ func (s *PolyStore[B]) Delete(ctx context.Context, key abstractions.TableKey, if
 	switch {
 	case ifMatch == "":
 		ifMatch = service.ETagAny
-	case !service.IsEntityTag(ifMatch):
+	case !wire.IsEntityTag(ifMatch):
 		return false, s.refuse("delete", pk, rk, abstractions.ErrInvalidArgument, badETag(ifMatch))
 	}
 	_, err := s.send(ctx, "delete", service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: ifMatch})
@@ -376,7 +378,7 @@ func (s *PolyStore[B]) MergeColumns(ctx context.Context, key abstractions.TableK
 	switch {
 	case ifMatch == "":
 		ifMatch = service.ETagAny
-	case !service.IsEntityTag(ifMatch):
+	case !wire.IsEntityTag(ifMatch):
 		return "", s.refuse(op, pk, rk, abstractions.ErrInvalidArgument, badETag(ifMatch))
 	}
 	return s.send(ctx, op, service.Action{Op: service.OpMerge, Row: service.Row{PartitionKey: pk, RowKey: rk, Properties: cols}, IfMatch: ifMatch})

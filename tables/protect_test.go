@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
 

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/attempt"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -115,7 +117,7 @@ func (r *retrying) do(ctx context.Context, fn func() error) error {
 		if try >= r.policy.MaxRetries {
 			return err
 		}
-		service.NoteRetry(ctx) // the resend's answer may be the echo of this try (echo.go)
+		attempt.NoteRetry(ctx) // the resend's answer may be the echo of this try (echo.go)
 		t := time.NewTimer(r.policy.delay(try + 1))
 		select {
 		case <-ctx.Done():

@@ -25,70 +25,59 @@ import (
 // stays). Only names of the exact offload shape ({table}/{pk}/{rk}/{column}/{64 lower-case
 // hexadecimal digits}) are ever deleted.
 
-// SweepError reports the blobs a sweep could not delete, or the partitions it could not
-// sweep. The sweep tried every orphan (and every partition) before returning it. It
-// unwraps to the failures, joined with errors.Join.
-type SweepError struct {
-	// Deleted is how many blobs the sweep deleted.
-	Deleted int
-	// Failed is how many blobs (for a partition sweep) or partitions (for a table-wide
-	// sweep) failed.
-	Failed int
-	// Err holds the failures.
-	Err error
-}
-
-// Error implements error.
-func (e *SweepError) Error() string {
-	return fmt.Sprintf("orphan blob sweep: %d deleted, %d failed: %v", e.Deleted, e.Failed, e.Err)
-}
-
-// Unwrap returns the joined failures.
-func (e *SweepError) Unwrap() error { return e.Err }
-
-// SweepOrphanBlobs deletes the blobs of one partition that no row of the partition
-// references and that were last written more than olderThan ago, on the blob service's
-// clock, and returns how many it deleted. olderThan must exceed the longest write (from a
-// blob's upload to its row's commit): a younger blob may belong to a write in flight. The
-// partition key is checked and normalised as List's is (see abstractions.NormalizePartition),
-// so it sweeps the partition the ids that start with it are stored in, and a partition that
-// is empty (once normalised too) or holds "|" is refused with ErrInvalidKey. A store without
-// blob offload, or of a type with no large value, fails with ErrNotSupported; a negative
-// olderThan with ErrInvalidArgument. Nothing is sent before these checks pass. Blobs that
-// could not be deleted do not stop the others: the error is then a *SweepError holding each
-// failure.
-func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, partitionKey string, olderThan time.Duration) (n int, err error) {
+// SweepOrphanBlobs deletes the orphan blobs of the given partitions, or of every partition
+// of the table that has blobs when none is given, and returns how many it deleted. A blob is
+// an orphan when no row of its partition references it and it was last written more than
+// olderThan ago, on the blob service's clock (one cutoff for the whole call). olderThan must
+// exceed the longest write (from a blob's upload to its row's commit): a younger blob may
+// belong to a write in flight.
+//
+// Each partition key is checked and normalised as List's is (see
+// abstractions.NormalizePartition), so it names the partition the ids that start with it are
+// stored in; one that is empty (once normalised too) or holds "|" is refused with
+// ErrInvalidKey. Without partitions, they are listed from the blob container. A store
+// without blob offload, or of a type with no large value, fails with ErrNotSupported; a
+// negative olderThan with ErrInvalidArgument. Nothing is sent before these checks pass.
+//
+// A blob that cannot be deleted, or a partition that cannot be swept, does not stop the
+// others: the error then joins every failure (errors.Join), and the count still says what
+// was deleted.
+func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, olderThan time.Duration, partitions ...string) (n int, err error) {
 	const op = "sweep orphan blobs"
 	ctx, c := s.begin(ctx, op)
 	defer c.finish(&err)
 	if err := s.checkSweep(op, olderThan); err != nil {
 		return 0, err
 	}
-	pk, err := s.checkPartition(op, partitionKey)
-	if err != nil {
-		return 0, err
+	pks := make([]string, len(partitions))
+	for i, p := range partitions {
+		if pks[i], err = s.checkPartition(op, p); err != nil {
+			return 0, err
+		}
 	}
-	at := s.acct.serviceNow(ctx)
-	n, err = s.sweepPartition(ctx, pk, cutoff(at, olderThan))
-	return n, err
-}
-
-// SweepAllOrphanBlobs is SweepOrphanBlobs for every partition of the table that has blobs:
-// it lists the partitions from the container, takes one cutoff from the blob service's
-// clock, and sweeps each in turn. A failing partition does not stop the others: the error
-// is then a *SweepError holding one failure per partition (a partition whose deletes failed
-// contributes its own *SweepError), and Deleted counts every partition's deletions.
-func (s *Store[T]) SweepAllOrphanBlobs(ctx context.Context, olderThan time.Duration) (n int, err error) {
-	const op = "sweep orphan blobs"
-	ctx, c := s.begin(ctx, op)
-	defer c.finish(&err)
-	if err := s.checkSweep(op, olderThan); err != nil {
-		return 0, err
-	}
-	at := s.acct.serviceNow(ctx)
-	cut := cutoff(at, olderThan)
-	prefix := largevalue.TableBlobPrefix(s.table)
+	cut := cutoff(s.acct.serviceNow(ctx), olderThan)
 	var fails []error
+	sweep := func(pk string) bool {
+		m, err := s.sweepPartition(ctx, pk, cut)
+		n += m
+		if err != nil {
+			fails = append(fails, err)
+		}
+		if ctx.Err() != nil {
+			fails = append(fails, s.translate(op, "", "", ctx.Err()))
+			return false
+		}
+		return true
+	}
+	if len(partitions) > 0 {
+		for _, pk := range pks {
+			if !sweep(pk) {
+				break
+			}
+		}
+		return n, errors.Join(fails...)
+	}
+	prefix := largevalue.TableBlobPrefix(s.table)
 	marker := ""
 	for {
 		page, err := s.acct.blobs.List(ctx, s.acct.off.container, service.ListOptions{Prefix: prefix, Delimiter: "/", Marker: marker})
@@ -105,13 +94,8 @@ func (s *Store[T]) SweepAllOrphanBlobs(ctx context.Context, olderThan time.Durat
 			if !ok {
 				continue // not a partition of the offload shape
 			}
-			m, err := s.sweepPartition(ctx, pk, cut)
-			n += m
-			if err != nil {
-				fails = append(fails, err)
-			}
-			if ctx.Err() != nil {
-				return n, &SweepError{Deleted: n, Failed: len(fails) + 1, Err: errors.Join(append(fails, s.translate(op, "", "", ctx.Err()))...)}
+			if !sweep(pk) {
+				return n, errors.Join(fails...)
 			}
 		}
 		if page.NextMarker == "" {
@@ -119,10 +103,7 @@ func (s *Store[T]) SweepAllOrphanBlobs(ctx context.Context, olderThan time.Durat
 		}
 		marker = page.NextMarker
 	}
-	if len(fails) > 0 {
-		return n, &SweepError{Deleted: n, Failed: len(fails), Err: errors.Join(fails...)}
-	}
-	return n, nil
+	return n, errors.Join(fails...)
 }
 
 func (s *Store[T]) checkSweep(op string, olderThan time.Duration) error {
@@ -202,16 +183,13 @@ func (s *Store[T]) sweepPartition(ctx context.Context, pk string, cut time.Time)
 			break
 		}
 	}
-	if len(fails) > 0 {
-		return deleted, &SweepError{Deleted: deleted, Failed: len(fails), Err: errors.Join(fails...)}
-	}
-	return deleted, nil
+	return deleted, errors.Join(fails...)
 }
 
 // An OrphanSweeper sweeps the orphan blobs of one store's table: *Store of a type with large
 // values, on an account with blob offload, is one.
 type OrphanSweeper interface {
-	SweepAllOrphanBlobs(ctx context.Context, olderThan time.Duration) (int, error)
+	SweepOrphanBlobs(ctx context.Context, olderThan time.Duration, partitions ...string) (int, error)
 	Table() string
 }
 
@@ -281,7 +259,7 @@ func RunOrphanSweep(ctx context.Context, opts *SweepOptions, stores ...OrphanSwe
 			if skipped[i] {
 				continue
 			}
-			n, err := st.SweepAllOrphanBlobs(ctx, o.OlderThan)
+			n, err := st.SweepOrphanBlobs(ctx, o.OlderThan)
 			switch {
 			case ctx.Err() != nil:
 				return ctx.Err()

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/unified-data/gotables/tables/internal/attempt"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -76,7 +78,7 @@ func (t *storeTables) Write(ctx context.Context, table string, a service.Action)
 }
 
 func (t *storeTables) write(ctx context.Context, table string, a *service.Action) (service.Written, error) {
-	tctx, tries := service.WithAttempts(ctx)
+	tctx, tries := attempt.WithAttempts(ctx)
 	w, err := t.Tables.Write(tctx, table, *a)
 	if refusesETag(err, a) {
 		return w, &refusedETag{etag: a.IfMatch, err: err}
@@ -117,7 +119,7 @@ func (t *storeTables) Transact(ctx context.Context, table string, actions []serv
 }
 
 func (t *storeTables) transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
-	tctx, tries := service.WithAttempts(ctx)
+	tctx, tries := attempt.WithAttempts(ctx)
 	ws, err := t.Tables.Transact(tctx, table, actions)
 	if err == nil || !txMayBeEcho(err, actions, tries.Retried()) {
 		return ws, err

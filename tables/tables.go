@@ -72,13 +72,15 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/attempt"
+
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/azservice"
-	"github.com/unified-data/gotables/tables/codec"
 	"github.com/unified-data/gotables/tables/internal/azconn"
+	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -302,15 +304,16 @@ func (o *Options) batchParallelism() int {
 // the blob service), and of ClientOptions only Retry and TracingProvider apply. Retry is
 // applied by the account itself, as the Azure SDK's pipeline applies it: a request the
 // service answers with a transient status (408, 429, 500, 502, 503, 504) is retried with the
-// same defaults and delays, unless tables retries like the SDK itself ([service.SDKRetrier],
-// such as faults.Tables), so that each call makes the SDK's number of tries, not its square.
+// same defaults and delays, unless tables is one of the library's services that retry as
+// the SDK does (the Azure adapter, faults.Tables), so that each call makes the SDK's number
+// of tries, not its square.
 //
 // name identifies the account in messages and is what [Account.Name] returns. Options out
 // of range make the stores of types with large values fail ([For]) with
 // [abstractions.ErrInvalidArgument].
 func NewAccountOver(name string, tables service.Tables, blobs service.Blobs, opts *Options) *Account {
 	var retry *retryPolicy
-	if r, ok := tables.(service.SDKRetrier); !ok || !r.RetriesLikeSDK() {
+	if r, ok := tables.(attempt.SDKRetrier); !ok || !r.RetriesLikeSDK() {
 		var ro policy.RetryOptions
 		if opts != nil {
 			ro = opts.ClientOptions.Retry

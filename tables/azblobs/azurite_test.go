@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/attempt"
+
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"go.uber.org/goleak"
 
@@ -181,7 +183,7 @@ func TestAzuriteUploadHonoursContext(t *testing.T) {
 	}
 }
 
-// Every try the SDK sends is counted in the call's service.Attempts: a create-only upload
+// Every try the SDK sends is counted in the call's attempt.Attempts: a create-only upload
 // whose response is lost is resent, and the resend meets the blob its first try stored.
 func TestAzuriteCountsTries(t *testing.T) {
 	opts := azuritetest.ClientOptions(t)
@@ -199,12 +201,12 @@ func TestAzuriteCountsTries(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = s.DeleteContainer(context.Background(), c) })
 
-	tctx, tries := service.WithAttempts(ctx)
+	tctx, tries := attempt.WithAttempts(ctx)
 	if _, err := s.Upload(tctx, c, "b", []byte("x"), service.UploadOptions{}); err != nil || tries.Count() != 1 || tries.Retried() {
 		t.Fatalf("a plain upload: %v, %d tries", err, tries.Count())
 	}
 	tr.Inject(faults.LoseResponse, faults.Writes, 1)
-	tctx, tries = service.WithAttempts(ctx)
+	tctx, tries = attempt.WithAttempts(ctx)
 	_, err = s.Upload(tctx, c, "new", []byte("x"), service.UploadOptions{Mode: service.UploadCreate, Metadata: map[string]string{"Token": "t1"}})
 	wantStatus(t, err, http.StatusConflict, "BlobAlreadyExists")
 	if tries.Count() != 2 || !tries.Retried() {

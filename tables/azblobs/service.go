@@ -43,7 +43,7 @@ type Options struct {
 }
 
 // clientOptions returns the blob client's options: the caller's, with a per-retry policy
-// that counts each try (see service.Attempts), so that blob documents can tell a refusal
+// that counts each try (see attempt.Attempts), so that blob documents can tell a refusal
 // their own earlier, applied try caused, and one after it that takes the query (a SAS) off
 // the URL of a transport failure before the SDK's retry policy logs it (azconn.Redacting).
 func (o *Options) clientOptions() *azblob.ClientOptions {

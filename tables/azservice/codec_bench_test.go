@@ -17,7 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
 

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/unified-data/gotables/tables/internal/wire"
+
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -87,10 +89,10 @@ func appendProperty(dst []byte, name string, v service.Value) ([]byte, error) {
 		dst = strconv.AppendInt(dst, v.Int64(), 10)
 		dst = append(dst, '"')
 	case service.KindDouble:
-		dst = service.AppendJSONDouble(dst, v.Float())
+		dst = wire.AppendJSONDouble(dst, v.Float())
 	case service.KindDateTime:
 		dst = append(dst, '"')
-		dst = service.AppendDateTime(dst, v.Time())
+		dst = wire.AppendDateTime(dst, v.Time())
 		dst = append(dst, '"')
 	case service.KindGuid:
 		dst = append(dst, '"')

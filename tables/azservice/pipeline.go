@@ -78,7 +78,7 @@ func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator
 	case cred.token != nil:
 		plOpts.PerRetry = []policy.Policy{runtime.NewBearerTokenPolicy(cred.token, []string{storageAudience}, nil)}
 	}
-	// Each try is counted (see service.Attempts), so that the engine can tell a refusal its
+	// Each try is counted (see attempt.Attempts), so that the engine can tell a refusal its
 	// own earlier, applied try caused.
 	plOpts.PerRetry = append(plOpts.PerRetry, azconn.CountTries{})
 	client, err := azcore.NewClient(aztablesModule, aztablesVersion, plOpts, &co)

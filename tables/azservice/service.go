@@ -39,7 +39,7 @@ type Options struct {
 
 // clientOptions returns the table client's options: the caller's, with the transaction
 // bodies (see Transact) before them, so that they see the body that is sent, and the read
-// tap after them, per-retry policies that count each try (see service.Attempts) and take
+// tap after them, per-retry policies that count each try (see attempt.Attempts) and take
 // a SAS off the URL of a transport failure (azconn.Redacting), and for the emulator (see
 // asciiBodies) the ASCII rewrite of request bodies.
 func (o *Options) clientOptions(emulator bool) *aztables.ClientOptions {
@@ -142,5 +142,5 @@ func CheckEndpoint(which, u string) error {
 func (s *Service) Endpoint() string { return s.endpoint }
 
 // RetriesLikeSDK reports true: the Azure SDK's pipeline retries every request
-// (service.SDKRetrier), so an account built over the service adds no retries of its own.
+// (attempt.SDKRetrier), so an account built over the service adds no retries of its own.
 func (s *Service) RetriesLikeSDK() bool { return true }

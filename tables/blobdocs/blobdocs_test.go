@@ -319,7 +319,7 @@ func TestRoundTripAndContentEncoding(t *testing.T) {
 				tc.comp != NoCompression && bytes.Equal(raw.data, plain) {
 				t.Errorf("stored bytes %x are not %q encoded as %q (%v)", raw.data, plain, tc.comp, err)
 			}
-			got, err := docs.Get(ctx, "a1")
+			got, err := docs.One(ctx, "a1")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -366,7 +366,7 @@ func TestReadHonoursContentEncoding(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.put("docs", "/b2.json", tc.data, tc.enc)
-		got, err := docs.Get(ctx, "b2")
+		got, err := docs.One(ctx, "b2")
 		switch {
 		case tc.want == nil && (err != nil || got.Number != "B-2"):
 			t.Errorf("%s: got %+v, %v", tc.name, got, err)
@@ -403,15 +403,15 @@ func TestMaxSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := roomy.Get(ctx, "bomb"); len(bomb) > 4096 || !errors.Is(err, abstractions.ErrOversizedValue) ||
+	if _, err := roomy.One(ctx, "bomb"); len(bomb) > 4096 || !errors.Is(err, abstractions.ErrOversizedValue) ||
 		!strings.Contains(err.Error(), "the document is more than 4096 bytes once inflated, the registry's limit (Options.MaxSize)") {
 		t.Fatalf("reading a gzip bomb of %d bytes: %v", len(bomb), err)
 	}
-	if _, err := docs.Get(ctx, "bomb"); !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "the stored blob is 1") {
+	if _, err := docs.One(ctx, "bomb"); !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "the stored blob is 1") {
 		t.Fatalf("reading a compressed blob above the limit: %v", err)
 	}
 	s.put("docs", "/large.json", bytes.Repeat([]byte(" "), 65), "")
-	if _, err := docs.Get(ctx, "large"); !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "the stored blob is 65 bytes, more than 64, the registry's limit") {
+	if _, err := docs.One(ctx, "large"); !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "the stored blob is 65 bytes, more than 64, the registry's limit") {
 		t.Fatalf("reading a blob above the limit: %v", err)
 	}
 	// A blob whose length the service did not report is cut off at the limit.
@@ -419,7 +419,7 @@ func TestMaxSize(t *testing.T) {
 	unsized := s.blobs["docs//unsized.json"]
 	unsized.props.ContentLength = 0
 	s.blobs["docs//unsized.json"] = unsized
-	if _, err := docs.Get(ctx, "unsized"); !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "the stored blob is more than 64 bytes, the registry's limit") {
+	if _, err := docs.One(ctx, "unsized"); !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "the stored blob is more than 64 bytes, the registry's limit") {
 		t.Fatalf("reading an unsized blob above the limit: %v", err)
 	}
 }
@@ -479,7 +479,7 @@ func TestDocumentsCalls(t *testing.T) {
 	if err := docs.Put(ctx, "a", &invoice{Number: "1"}); err != nil || s.last.Mode != service.UploadOverwrite {
 		t.Errorf("put: %v, mode %v; want an unconditional upload", err, s.last.Mode)
 	}
-	if _, err := docs.Get(ctx, "missing"); !errors.Is(err, abstractions.ErrNotFound) {
+	if _, err := docs.One(ctx, "missing"); !errors.Is(err, abstractions.ErrNotFound) {
 		t.Errorf("get missing: %v", err)
 	}
 	for range 2 {
@@ -493,7 +493,7 @@ func TestDocumentsCalls(t *testing.T) {
 	s.del = func(service.Conditions) error {
 		return &abstractions.StatusError{StatusCode: 404, ErrorCode: "ContainerNotFound", Message: ""}
 	}
-	if _, err := docs.Get(ctx, "a"); !errors.Is(err, ErrContainerNotFound) || errors.Is(err, abstractions.ErrNotFound) {
+	if _, err := docs.One(ctx, "a"); !errors.Is(err, ErrContainerNotFound) || errors.Is(err, abstractions.ErrNotFound) {
 		t.Errorf("get in a missing container: %v", err)
 	}
 	if err := docs.Delete(ctx, "a"); !errors.Is(err, ErrContainerNotFound) {
@@ -530,7 +530,7 @@ func TestStateCalls(t *testing.T) {
 	if err != nil || s.last.Mode != service.UploadCreate {
 		t.Fatalf("create: %v, mode %v", err, s.last.Mode)
 	}
-	got, version, err := states.Get(ctx, "a")
+	got, version, err := states.One(ctx, "a")
 	if err != nil || version != v1 || got.Number != "1" {
 		t.Fatalf("get: %+v %q %v, want version %q", got, version, err, v1)
 	}
@@ -677,11 +677,11 @@ func TestCustomSerializer(t *testing.T) {
 	if err := docs.Put(ctx, "a", &invoice{Number: "abc"}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := docs.Get(ctx, "a"); err != nil || got.Number != "ABC" || s.raw("docs", "/a.json").props.ContentType != "text/plain" {
+	if got, err := docs.One(ctx, "a"); err != nil || got.Number != "ABC" || s.raw("docs", "/a.json").props.ContentType != "text/plain" {
 		t.Fatalf("round trip through the registry's serializer: %+v %v", got, err)
 	}
 	s.put("docs", "/t.json", []byte("TOMBSTONE"), "")
-	if _, err := docs.Get(ctx, "t"); !errors.Is(err, abstractions.ErrNotFound) {
+	if _, err := docs.One(ctx, "t"); !errors.Is(err, abstractions.ErrNotFound) {
 		t.Fatalf("a serializer's not-found: %v", err)
 	}
 	type other struct{ N chan int }

@@ -61,12 +61,12 @@
 // A document (Register) is last-writer-wins: Put is one unconditional upload that creates
 // the blob or overwrites whatever is there. Blob Storage has no insert-versus-update to
 // honour, so Put is the only write. Delete is unconditional, and deleting a missing document
-// succeeds. Get reports a missing blob as a missing document (abstractions.ErrNotFound).
+// succeeds. One reports a missing blob as a missing document (abstractions.ErrNotFound).
 //
 // # State documents
 //
 // A state document (RegisterState) is a read-modify-write, like a saga's state: two
-// messages for one saga arriving together must not silently lose one change. Get returns
+// messages for one saga arriving together must not silently lose one change. One returns
 // the document and its version (the blob's ETag); Create writes with If-None-Match: *;
 // Update and Delete write with If-Match: the version read. Every refusal — a create that
 // finds the document (409 BlobAlreadyExists), an update or delete of a changed document

@@ -43,13 +43,13 @@ func (d *Documents[T]) BlobName(id string) (string, error) {
 	return d.b.blobName("name", id, d.tenant)
 }
 
-// Get returns the document id. A missing blob is a missing document: the error matches
+// One returns the document id. A missing blob is a missing document: the error matches
 // abstractions.ErrNotFound. A missing container is not: it fails with an error matching
 // ErrContainerNotFound that names it. A blob that does not decode fails with
 // abstractions.ErrIntegrity, one stored with a Content-Encoding other than gzip, br or none
 // with abstractions.ErrNotSupported, one larger than Options.MaxSize with
 // abstractions.ErrOversizedValue.
-func (d *Documents[T]) Get(ctx context.Context, id string) (*T, error) {
+func (d *Documents[T]) One(ctx context.Context, id string) (*T, error) {
 	name, err := d.b.blobName("get", id, d.tenant)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/unified-data/gotables/tables/internal/attempt"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/service"
@@ -36,7 +38,7 @@ const tokenKey = "blobdocs_write"
 func (b *binding) upload(ctx context.Context, op, name string, data []byte, opts service.UploadOptions) (string, error) {
 	token := rand.Text()
 	opts.Metadata = map[string]string{tokenKey: token}
-	tctx, tries := service.WithAttempts(ctx)
+	tctx, tries := attempt.WithAttempts(ctx)
 	props, err := b.blobs.Upload(tctx, b.container, name, data, opts)
 	if err == nil {
 		return props.ETag, nil

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/unified-data/gotables/tables/internal/wire"
+
+	"github.com/unified-data/gotables/tables/internal/attempt"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/service"
@@ -17,7 +21,7 @@ import (
 // update: the loser fails with abstractions.ErrConcurrencyConflict and reads again (Mutate
 // does that loop). It is safe for concurrent use.
 //
-// A version is the blob's ETag, as Get, Create and Update return it.
+// A version is the blob's ETag, as One, Create and Update return it.
 type StateDocuments[T any] struct {
 	b      *binding
 	tenant string
@@ -49,9 +53,9 @@ func (s *StateDocuments[T]) BlobName(id string) (string, error) {
 	return s.b.blobName("name", id, s.tenant)
 }
 
-// Get returns the document id and its version, with the errors of Documents.Get (a missing
+// One returns the document id and its version, with the errors of Documents.One (a missing
 // document matches abstractions.ErrNotFound, a missing container ErrContainerNotFound).
-func (s *StateDocuments[T]) Get(ctx context.Context, id string) (*T, string, error) {
+func (s *StateDocuments[T]) One(ctx context.Context, id string) (*T, string, error) {
 	name, err := s.b.blobName("get", id, s.tenant)
 	if err != nil {
 		return nil, "", err
@@ -90,7 +94,7 @@ func (s *StateDocuments[T]) Create(ctx context.Context, id string, v *T) (string
 // stored document does not explain fails with abstractions.ErrUnavailable (see Lost
 // responses in the package doc).
 //
-// version must be an entity tag that Get, Create or Update returned. An empty version or
+// version must be an entity tag that One, Create or Update returned. An empty version or
 // "*" is refused with abstractions.ErrInvalidArgument before anything is sent: an update
 // must name the version it was based on (and Azurite would create a missing blob on "*").
 func (s *StateDocuments[T]) Update(ctx context.Context, id string, v *T, version string) (string, error) {
@@ -122,7 +126,7 @@ func (s *StateDocuments[T]) Delete(ctx context.Context, id, version string) erro
 	if err := checkVersion("delete", s.b.container, name, version); err != nil {
 		return err
 	}
-	tctx, tries := service.WithAttempts(ctx)
+	tctx, tries := attempt.WithAttempts(ctx)
 	err = s.b.deleteBlob(tctx, name, service.Conditions{IfMatch: version})
 	refused := abstractions.HasStatus(err, http.StatusNotFound, "BlobNotFound") || abstractions.HasStatus(err, http.StatusPreconditionFailed, "")
 	if refused && tries.Retried() {
@@ -141,9 +145,9 @@ func (s *StateDocuments[T]) Delete(ctx context.Context, id, version string) erro
 }
 
 func checkVersion(op, container, name, version string) error {
-	if !service.IsEntityTag(version) {
+	if !wire.IsEntityTag(version) {
 		return refuse(abstractions.ErrInvalidArgument, op, container, name,
-			"the version %q is not one Get, Create or Update returned (a quoted entity tag); an empty version or * is not allowed", version)
+			"the version %q is not a version One, Create or Update returned (a quoted entity tag); an empty version or * is not allowed", version)
 	}
 	return nil
 }
@@ -195,7 +199,7 @@ func (s *StateDocuments[T]) transition(ctx context.Context, op, id string, creat
 		if err := o.Wait(ctx, attempt); err != nil {
 			return nil, "", err
 		}
-		v, version, err := s.Get(ctx, id)
+		v, version, err := s.One(ctx, id)
 		switch {
 		case err == nil:
 			if err := mutate(v); err != nil {

@@ -15,10 +15,10 @@
 //     (inmemory.NewAccountOver(faults.NewTables(memservice.New()), …)), and retries as the
 //     SDK does with its default of three retries, without waiting between tries, so a test
 //     of the in-memory backend meets the same outcomes. The in-memory account recognises
-//     it (service.SDKRetrier) and adds no retries of its own (tables.Options.Retry): a
-//     call makes at most four tries, as through the SDK.
+//     it and adds no retries of its own (tables.Options.Retry): a call makes at most four
+//     tries, as through the SDK.
 //
-// Both count each try in the call's service.Attempts, which is how the engine learns that a
+// Both count each try in the call's attempt counter, which is how the engine learns that a
 // refusal may answer a resend of a write it had already applied.
 //
 // A fault is consumed by the first call it matches; calls with no fault pending go through

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/attempt"
+
 	"go.uber.org/goleak"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -199,7 +201,7 @@ func TestTablesRetriesLikeTheSDK(t *testing.T) {
 			svc := &written{}
 			ft := NewTables(svc)
 			ft.Inject(tc.fault, Writes, tc.times)
-			ctx, tries := service.WithAttempts(context.Background())
+			ctx, tries := attempt.WithAttempts(context.Background())
 			_, err := ft.Write(ctx, "Items", tc.action)
 			if !tc.check(err) || tries.Count() != tc.tries || svc.applied.Load() != tc.applied {
 				t.Fatalf("err %v, %d tries, applied %d times", err, tries.Count(), svc.applied.Load())
@@ -234,7 +236,7 @@ func TestBlobsRetryLikeTheSDK(t *testing.T) {
 	fb := NewBlobs(svc)
 	fb.Inject(LoseResponse, Writes, 1)
 	fb.Inject(ServerBusy, Writes, 1)
-	ctx, tries := service.WithAttempts(context.Background())
+	ctx, tries := attempt.WithAttempts(context.Background())
 	if _, err := fb.Upload(ctx, "c", "b", nil, service.UploadOptions{}); err != nil || tries.Count() != 3 || svc.n.Load() != 2 {
 		t.Fatalf("err %v, %d tries, %d uploads", err, tries.Count(), svc.n.Load())
 	}

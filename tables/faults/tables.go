@@ -3,6 +3,8 @@ package faults
 import (
 	"context"
 
+	"github.com/unified-data/gotables/tables/internal/attempt"
+
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -14,7 +16,7 @@ const DefaultRetries = 3
 // it wraps, and retries like the Azure SDK: after a lost response, a reset mid-request, a
 // 500 or a 503, and after a reset mid-body of an idempotent request (reads, replaces,
 // upserts that replace, deletes: the SDK's GET, PUT and DELETE), at most Retries times,
-// without waiting. Each try is counted in the call's service.Attempts. A lost response or a
+// without waiting. Each try is counted in the call's attempt.Attempts. A lost response or a
 // reset mid-body is injected after the wrapped service applied the call, a reset
 // mid-request instead of calling it. An in-memory account over a Tables
 // (inmemory.NewAccountOver) adds no retries of its own (see RetriesLikeSDK), so the
@@ -32,10 +34,10 @@ func NewTables(inner service.Tables) *Tables { return &Tables{Tables: inner} }
 
 var (
 	_ service.Tables     = (*Tables)(nil)
-	_ service.SDKRetrier = (*Tables)(nil)
+	_ attempt.SDKRetrier = (*Tables)(nil)
 )
 
-// RetriesLikeSDK reports true: Tables is the SDK's layer of retries (service.SDKRetrier),
+// RetriesLikeSDK reports true: Tables is the SDK's layer of retries (attempt.SDKRetrier),
 // so an in-memory account over it adds no retries of its own, and a call meets the same
 // number of tries as through the SDK. It reports true even when Retries is negative: the
 // account then retries nothing either.
@@ -58,14 +60,14 @@ func (t *Tables) run(ctx context.Context, kind Calls, idempotent bool, call func
 }
 
 // runWith runs call under plan's faults, resending a failed try at most retries times as
-// the SDK does. Each try is counted in the context's service.Attempts.
+// the SDK does. Each try is counted in the context's attempt.Attempts.
 func runWith(ctx context.Context, plan *Plan, retries int, kind Calls, idempotent bool, call func() error) error {
 	var err error
 	for try := 0; ; try++ {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
-		service.CountAttempt(ctx)
+		attempt.CountAttempt(ctx)
 		retry := true
 		switch f := plan.take(kind); f {
 		case 0:

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -54,7 +55,9 @@ func (t *Transport) Do(req *http.Request) (*http.Response, error) {
 		<-req.Context().Done()
 		return nil, req.Context().Err()
 	case StallAfterSend:
-		resp, err := t.next.Do(req)
+		// The service gets the whole request and applies it even when the call's deadline
+		// passes while it is out: the fault is a lost answer, not a cancelled request.
+		resp, err := t.next.Do(req.WithContext(context.WithoutCancel(req.Context())))
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()

@@ -1,11 +1,11 @@
 package service
 
 import (
-	"bytes"
 	"encoding/base64"
-	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/unified-data/gotables/tables/internal/wire"
 )
 
 // Request-size limits of the table service.
@@ -157,7 +157,7 @@ func (t *jsonEscapes) valueLen(v Value) int {
 		return 2 + len(strconv.FormatInt(v.Int64(), 10))
 	case KindDouble:
 		var buf [32]byte
-		return len(AppendJSONDouble(buf[:0], v.Float()))
+		return len(wire.AppendJSONDouble(buf[:0], v.Float()))
 	case KindDateTime:
 		return 2 + len(FormatDateTime(v.Time()))
 	case KindGuid:
@@ -192,38 +192,4 @@ func (t *jsonEscapes) stringLen(s string) int {
 		i += size
 	}
 	return n
-}
-
-// AppendJSONDouble appends the JSON of an Edm.Double as the Azure adapter sends it: the
-// number as encoding/json writes it (plain digits for ordinary magnitudes, an exponent
-// without a leading zero, such as 1e-7, for very small or large ones) with ".0" after a
-// whole number, so that the token itself says "double"; and the strings "NaN", "Infinity"
-// and "-Infinity", which the service accepts for the values JSON has no number for.
-func AppendJSONDouble(dst []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(dst, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(dst, `"Infinity"`...)
-	case math.IsInf(f, -1):
-		return append(dst, `"-Infinity"`...)
-	}
-	format := byte('f')
-	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
-		format = 'e'
-	}
-	start := len(dst)
-	dst = strconv.AppendFloat(dst, f, format, -1, 64)
-	if format == 'e' {
-		// Shorten e-09 to e-9, as encoding/json does.
-		if n := len(dst); n-start >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
-			dst[n-2] = dst[n-1]
-			dst = dst[:n-1]
-		}
-		return dst
-	}
-	if !bytes.ContainsRune(dst[start:], '.') {
-		dst = append(dst, ".0"...)
-	}
-	return dst
 }

@@ -3,22 +3,17 @@ package service
 import (
 	"errors"
 	"time"
+
+	"github.com/unified-data/gotables/tables/internal/wire"
 )
 
 // The text of an Edm.DateTime, as the service writes it in responses and ETags and reads it
 // in request bodies and filter literals. Every layer formats and parses it here.
 
-// dateTimeLayout is the service's own spelling: UTC, seven fractional digits (its 100 ns
-// ticks), a trailing Z.
-const dateTimeLayout = "2006-01-02T15:04:05.0000000Z"
-
 // FormatDateTime formats t the way the service writes Edm.DateTime values: UTC, seven
 // fractional digits, a trailing Z, such as "2026-11-29T18:30:11.1234567Z". ParseDateTime
 // reads it back.
-func FormatDateTime(t time.Time) string { return t.UTC().Format(dateTimeLayout) }
-
-// AppendDateTime appends the text FormatDateTime returns to dst.
-func AppendDateTime(dst []byte, t time.Time) []byte { return t.UTC().AppendFormat(dst, dateTimeLayout) }
+func FormatDateTime(t time.Time) string { return string(wire.AppendDateTime(nil, t)) }
 
 var errDateTime = errors.New("service: an Edm.DateTime is yyyy-mm-ddThh:mm:ss, an optional fraction of at most 7 digits, " +
 	"and Z or an offset ±hh:mm, within the years 1 to 9999")

@@ -42,23 +42,6 @@ func (o Op) String() string {
 // ETagAny is the If-Match value that matches any existing row (or blob).
 const ETagAny = "*"
 
-// IsEntityTag reports whether s is an HTTP entity tag (RFC 9110, section 8.8.3): a quoted
-// string, optionally prefixed by W/ for a weak tag, whose characters are visible ASCII other
-// than the quote, or bytes of 0x80 and above. ETagAny is not an entity tag. The engine
-// refuses a condition that is not one before sending it: the service would answer 400.
-func IsEntityTag(s string) bool {
-	s, _ = strings.CutPrefix(s, "W/")
-	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
-		return false
-	}
-	for i := 1; i < len(s)-1; i++ {
-		if c := s[i]; c < 0x21 || c == '"' || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
 // An Action is one row write, alone or inside a transaction.
 type Action struct {
 	Op Op

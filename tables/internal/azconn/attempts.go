@@ -3,19 +3,19 @@ package azconn
 import (
 	"net/http"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/unified-data/gotables/tables/internal/attempt"
 
-	"github.com/unified-data/gotables/tables/service"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 )
 
 // CountTries is a per-retry policy: it records each try the SDK's retry policy sends in the
-// call's service.Attempts, so that a caller can tell a refusal its own earlier try may have
+// call's attempt.Attempts, so that a caller can tell a refusal its own earlier try may have
 // caused (a lost response resent) from a genuine one. Both adapters, table and blob, add it
 // to every client they build.
 type CountTries struct{}
 
 // Do implements policy.Policy.
 func (CountTries) Do(req *policy.Request) (*http.Response, error) {
-	service.CountAttempt(req.Raw().Context())
+	attempt.CountAttempt(req.Raw().Context())
 	return req.Next()
 }

@@ -8,8 +8,8 @@
 //	go run ./tools/cmd/surface -v       # also lists every counted name
 //
 // The groups are the packages an application imports (abstractions and tables, with a
-// budget), the packages drivers and tools import (tables/service and tables/codec) and
-// the backup package (tables/backup), which are counted and printed.
+// budget) and the packages drivers and tools import (tables/service),
+// which are counted and printed.
 package main
 
 import (
@@ -34,10 +34,10 @@ type group struct {
 
 var groups = []group{
 	// The application surface may only shrink: budget is its size now, target the size the
-	// project aims at (260: see the architecture notes), and lowering budget as names go keeps
+	// project aims at (260: see ARCHITECTURE.md, "Exported surface", for why it is not reached), and lowering budget as names go keeps
 	// them gone.
-	{name: "application surface (abstractions + tables)", dirs: []string{"abstractions", "tables"}, budget: 317, target: 260},
-	{name: "driver surface (tables/service, tables/codec)", dirs: []string{"tables/service", "tables/codec"}},
+	{name: "application surface (abstractions + tables)", dirs: []string{"abstractions", "tables"}, budget: 310, target: 260},
+	{name: "driver surface (tables/service)", dirs: []string{"tables/service"}},
 	// Backup, restore and copy: a package of its own, imported only by programs that move
 	// tables, kept small (printed, not checked, as the driver surface).
 	{name: "backup surface (tables/backup)", dirs: []string{"tables/backup"}},

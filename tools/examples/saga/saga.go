@@ -141,10 +141,10 @@ func (o *Orders) Ship(ctx context.Context, orderID, msgID, tracking string) erro
 		// Shipped before, but the saga may not have completed (a crash between the steps
 		// below, or another delivery of this message still at them): finish it from the
 		// stored state.
-		s, version, err = o.states.Get(ctx, orderID)
+		s, version, err = o.states.One(ctx, orderID)
 	}
 	if errors.Is(err, abstractions.ErrNotFound) {
-		if _, rerr := o.receipts.Get(ctx, orderID); rerr == nil {
+		if _, rerr := o.receipts.One(ctx, orderID); rerr == nil {
 			return nil // completed before: this message was delivered again
 		}
 	}
@@ -157,7 +157,7 @@ func (o *Orders) Ship(ctx context.Context, orderID, msgID, tracking string) erro
 	}
 	err = o.states.Delete(ctx, orderID, version)
 	if errors.Is(err, abstractions.ErrConcurrencyConflict) {
-		if _, _, gerr := o.states.Get(ctx, orderID); errors.Is(gerr, abstractions.ErrNotFound) {
+		if _, _, gerr := o.states.One(ctx, orderID); errors.Is(gerr, abstractions.ErrNotFound) {
 			return nil // another delivery of this message completed the saga first
 		}
 	}
@@ -168,14 +168,14 @@ func (o *Orders) Ship(ctx context.Context, orderID, msgID, tracking string) erro
 // state is gone and the receipt stored. An unknown order fails with an error matching
 // abstractions.ErrNotFound.
 func (o *Orders) Status(ctx context.Context, orderID string) (Status, error) {
-	s, _, err := o.states.Get(ctx, orderID)
+	s, _, err := o.states.One(ctx, orderID)
 	if err == nil {
 		return s.Status, nil
 	}
 	if !errors.Is(err, abstractions.ErrNotFound) {
 		return "", err
 	}
-	if _, err := o.receipts.Get(ctx, orderID); err != nil {
+	if _, err := o.receipts.One(ctx, orderID); err != nil {
 		return "", err
 	}
 	return Completed, nil
@@ -183,5 +183,5 @@ func (o *Orders) Status(ctx context.Context, orderID string) (Status, error) {
 
 // Receipt returns the receipt of a completed order.
 func (o *Orders) Receipt(ctx context.Context, orderID string) (*Receipt, error) {
-	return o.receipts.Get(ctx, orderID)
+	return o.receipts.One(ctx, orderID)
 }

@@ -57,7 +57,7 @@ func TestDomainImportsOnlyAbstractions(t *testing.T) {
 // TestInMemoryTestBuildLinksNoBlobSDK checks the third way: the domain's tests, which wire
 // the in-memory backend, build without the Azure blob SDK. They do link the table SDK: the
 // in-memory account is the Azure backend's account type (tables.Account), which is the
-// price of one account and one store type for both backends (see the architecture notes).
+// price of one account and one store type for both backends (see ARCHITECTURE.md).
 func TestInMemoryTestBuildLinksNoBlobSDK(t *testing.T) {
 	deps := goList(t, "-deps", "-test", "./domain")
 	var sawInMemory bool

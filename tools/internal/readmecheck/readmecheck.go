@@ -66,7 +66,7 @@ var KnownImports = map[string]string{
 	"tables":         "github.com/unified-data/gotables/tables",
 	"azblobs":        "github.com/unified-data/gotables/tables/azblobs",
 	"blobdocs":       "github.com/unified-data/gotables/tables/blobdocs",
-	"codec":          "github.com/unified-data/gotables/tables/codec",
+	"codec":          "github.com/unified-data/gotables/tables/internal/codec",
 	"inmemory":       "github.com/unified-data/gotables/inmemory",
 	"identity":       "github.com/unified-data/gotables/identity",
 	"identitytables": "github.com/unified-data/gotables/identity/identitytables",

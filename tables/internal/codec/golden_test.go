@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/internal/codec"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/internal/codec"
 )
 
 // The benchmarks convert the reference entity (20 fields, one nested struct, one slice)

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/internal/codec"
 )
 
 type jsonText struct {

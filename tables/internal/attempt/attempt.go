@@ -1,4 +1,6 @@
-package service
+// Package attempt counts the tries of one service call, so the engine can tell a refusal its
+// own earlier try caused (a 409 for an insert that was applied) from a real one.
+package attempt
 
 import (
 	"context"

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -78,7 +78,7 @@ func TestDecodeAs(t *testing.T) {
 	}
 
 	// A type registered without a name is written under its package path and name.
-	if v, _ := row2.Get(codec.TypeNameColumn); v.Str() != "github.com/unified-data/gotables/tables/codec_test.OrderShipped" {
+	if v, _ := row2.Get(codec.TypeNameColumn); v.Str() != "github.com/unified-data/gotables/tables/internal/codec_test.OrderShipped" {
 		t.Fatalf("_TypeName of a type registered without a name: %v", v)
 	}
 
@@ -136,7 +136,7 @@ func TestDecodeAs(t *testing.T) {
 	// Without a registry the type's package path and name are written, and an unnamed
 	// type's Go spelling.
 	row3, _ := codec.EncodeRow(&Unrelated{}, "p", "r", &codec.Options{WriteTypeName: true})
-	if v, _ := row3.Get(codec.TypeNameColumn); v.Str() != "github.com/unified-data/gotables/tables/codec_test.Unrelated" {
+	if v, _ := row3.Get(codec.TypeNameColumn); v.Str() != "github.com/unified-data/gotables/tables/internal/codec_test.Unrelated" {
 		t.Fatalf("_TypeName %v", v)
 	}
 	row4, _ := codec.EncodeRow(&struct{ A int }{}, "p", "r", &codec.Options{WriteTypeName: true})

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unified-data/gotables/tables/codec"
+	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
 
