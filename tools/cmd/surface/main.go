@@ -8,8 +8,8 @@
 //	go run ./tools/cmd/surface -v       # also lists every counted name
 //
 // The groups are the packages an application imports (abstractions and tables, with a
-// budget) and the packages drivers and tools import (tables/service),
-// which are counted and printed.
+// budget), the packages drivers and tools import (tables/service) and the backup package
+// (tables/backup), which are counted and printed.
 package main
 
 import (
