@@ -22,7 +22,7 @@ PUSH ?= 0
 
 export FUZZTIME
 
-.PHONY: help test demo bench files-bench lint tidy fuzz soak size consumer-check release azurite-start azurite-stop
+.PHONY: help test demo bench files-bench backup-bench backup-long lint tidy fuzz soak size consumer-check release azurite-start azurite-stop
 
 help: ## List the targets.
 	@echo "Targets:"
@@ -66,6 +66,14 @@ files-bench: ## Write and read back a 200 MB file through Azurite: heap bound te
 		go test -count=1 -v -run "^TestFileHeapBound$$" ./tables/azblobs/ | grep -E "files_test|^(---|ok|FAIL)"
 		go test -run "^$$" -bench "^BenchmarkFileRoundTrip$$" -benchtime=2x -count=3 ./tables/azblobs/
 	'
+
+backup-bench: ## Back up and restore 100,000 rows on Azurite with tables/backup and with hand-written aztables code; the ratio and heap growth (BACKUP_ROWS sets the rows).
+	@UNIFIED_TABLES_BACKUP_BENCH_ROWS=$${BACKUP_ROWS:-100000} bash scripts/with-azurite.sh \
+		go test -count=1 -timeout 60m -v -run '^TestBackupBenchmark$$' ./tools/bench/ | grep -vE '^=== RUN'
+
+backup-long: ## Interrupt and resume a backup of 20,000 rows on Azurite at random points; the archives must be identical (BACKUP_ROWS sets the rows).
+	@UNIFIED_TABLES_BACKUP_ROWS=$${BACKUP_ROWS:-20000} bash scripts/with-azurite.sh \
+		go test -count=1 -timeout 60m -v -run '^TestInterruptAndResume$$' ./tables/backup/ | grep -E '^(---|ok|FAIL)|backup_test'
 
 size: ## Build the shop server and its raw-aztables twin stripped; check their size ratio.
 	@go test -count=1 -v -run '^TestServerSizeWithinRawBudget$$' ./tools/examples/shop/ | grep -E 'stripped:|^(---|ok|FAIL)'

@@ -8,8 +8,8 @@
 //	go run ./tools/cmd/surface -v       # also lists every counted name
 //
 // The groups are the packages an application imports (abstractions and tables, with a
-// budget) and the packages drivers and tools import (tables/service),
-// which are counted and printed.
+// budget), the packages drivers and tools import (tables/service) and the backup package
+// (tables/backup), which are counted and printed.
 package main
 
 import (
@@ -38,6 +38,9 @@ var groups = []group{
 	// and lowering budget as names go keeps them gone.
 	{name: "application surface (abstractions + tables)", dirs: []string{"abstractions", "tables"}, budget: 324, target: 260},
 	{name: "driver surface (tables/service)", dirs: []string{"tables/service"}},
+	// Backup, restore and copy: a package of its own, imported only by programs that move
+	// tables, kept small (printed, not checked, as the driver surface).
+	{name: "backup surface (tables/backup)", dirs: []string{"tables/backup"}},
 }
 
 func main() {

@@ -5,6 +5,9 @@
 //	udtables demo [--connection-string S]   walk through a store: CRUD, ETags, batches, deletes
 //	udtables bench [--azurite] [--ops N]     the library against raw Azure SDK code, and in memory
 //	udtables inspect --table T [--azurite]  a table's raw rows: columns, EDM types, sizes
+//	udtables backup --table T --archive F   back a table up into an archive file, resumably
+//	udtables restore --table T --archive F  restore an archive into a table (--verify: check it)
+//	udtables copy --table T --to-table U    copy a table to another table or account
 //	udtables help [command]                 show what a command does
 //
 // Every command accepts --help. A failure prints one line, "udtables: …", on standard error
@@ -41,7 +44,7 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func commands() []*command {
-	return []*command{demoCommand(), benchCommand(), inspectCommand(), helpCommand()}
+	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), helpCommand()}
 }
 
 func lookup(name string) *command {

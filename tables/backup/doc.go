@@ -1,0 +1,75 @@
+// Package backup backs up, restores and copies tables, entity by entity, with progress.
+//
+// An entity is a main row with its continuation rows ({RowKey}~0001 …) and the blobs its
+// {Column}__blob cells reference in the offload container: a backup holds them together, a
+// restore writes them together (the blobs first, then every row of the entity in one
+// entity-group transaction), so no entity is ever restored in part. Rows without the
+// library's layout (a table another program wrote, the identity tables, polymorphic rows and
+// markers) are entities of one row, copied cell by cell as they are.
+//
+//	st, err := backup.WriteFile(ctx, acct, "Orders", "orders.udtb", nil)  // resumable
+//	st, err = backup.Verify(ctx, f, nil)                                  // reads, checks, writes nothing
+//	st, err = backup.Restore(ctx, other, "Orders", f, &backup.Options{Existing: backup.Skip})
+//	st, err = backup.Copy(ctx, acct, "Orders", other, "Orders", nil)
+//
+// # Format
+//
+// An archive (version 1) is JSON Lines, one record a line, compressed as a sequence of gzip
+// members, which gzip, zcat and every gzip library read as one stream (zcat orders.udtb |
+// jq). Each record has a "type":
+//
+//   - header, first: {"type":"header","format":"udtables-backup","version":1,"table":…,
+//     "partitions":[…]}, partitions only when the backup was limited to some.
+//   - blob: {"type":"blob","pk":…,"rk":…,"column":…,"sha256":…,"length":…,"contentType":…,
+//     "encoding":…,"chunks":N} announces a blob of the next entity; N chunk records follow,
+//     {"type":"chunk","data":"<base64>"}, each of at most 1 MiB of the blob's stored bytes.
+//   - entity: {"type":"entity","pk":…,"rows":[{"rk":…,"timestamp":…,"cells":[[name, EDM type,
+//     value], …]}, …],"values":[{"column":…,"form":"split"|"blob","sha256":…,"length":…}]}:
+//     the main row, then its continuation rows in order, cells sorted by name. Values are
+//     JSON strings (Edm.String, Edm.Binary in base64, Edm.Int64 in decimal, Edm.DateTime
+//     with seven fractional digits, Edm.Guid), numbers (Edm.Int32, Edm.Double; "NaN",
+//     "Infinity" and "-Infinity" as strings) and booleans. The timestamp is the source's and
+//     is not restored (the service sets its own). values lists each split value and each
+//     blob of the entity with the SHA-256 and length of its stored bytes.
+//   - end, last: {"type":"end","entities":…,"rows":…,"blobs":…,"blobBytes":…}. An archive
+//     without it is incomplete.
+//
+// Restore and Verify check everything they read: the header's format and version, each
+// blob's bytes against its hash and length, each split value's chunks against its manifest
+// and the archive's record of it, each blob reference against the blob records before it,
+// and the trailer's counts. A failure matches abstractions.ErrIntegrity. Restore also reads
+// uncompressed JSON Lines.
+//
+// # Consistency
+//
+// A backup reads the table in key order while it may change. Each entity in the archive is
+// whole: its continuation rows and blobs are read after its main row and checked against it
+// (the split values' hashes, the blobs' hashes), and an entity that changed meanwhile is
+// read again. The table is not a snapshot: an entity written after the scan passed its key
+// is not in the archive, one written before it is, and one deleted meanwhile is left out.
+//
+// # Blobs
+//
+// A restore or copy stores each blob under the destination table's name
+// ({table}/{pk}/{rk}/{column}/{sha256} in the destination account's offload container) and
+// rewrites the reference cells to name it, so the copy shares no blob with the source: the
+// source's deletes, replaces and orphan sweeps never touch the copy's blobs. Blobs are
+// uploaded create-only (one that exists has the same name, so the same bytes, and is
+// touched). A blob uploaded for an entity that is then skipped, or whose transaction fails,
+// is an orphan the destination's sweep removes.
+//
+// # Resuming, parallelism, throttling
+//
+// WriteFile keeps a checkpoint file at each gzip member boundary (the archive's offset and
+// the last entity's key); a run that finds it cuts the archive there and goes on, and the
+// archive it completes is byte for byte the one an uninterrupted run writes. With
+// Options.Parallel above one, partitions are read concurrently and written in key order.
+// A throttled or busy answer (429, 503, a timeout) is sent again after a doubling pause,
+// logged; other failures end the call.
+//
+// # Memory
+//
+// Heap use is bounded by the entities in flight, not the table: a page of rows per
+// partition being read and a record being written. Blobs larger than 1 MiB pass through a
+// temporary file, so a file of any size costs 1 MiB of heap.
+package backup
