@@ -74,6 +74,7 @@ var KnownImports = map[string]string{
 	"policy":         "github.com/Azure/azure-sdk-for-go/sdk/azcore/policy",
 	"azotel":         "github.com/Azure/azure-sdk-for-go/sdk/tracing/azotel",
 	"sdktrace":       "go.opentelemetry.io/otel/sdk/trace",
+	"sdkmetric":      "go.opentelemetry.io/otel/sdk/metric",
 	"context":        "context",
 	"errors":         "errors",
 	"fmt":            "fmt",
