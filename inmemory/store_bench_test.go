@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/unified-data/gotables/inmemory/internal/cpumeter"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/tables"
@@ -71,35 +73,35 @@ func BenchmarkStore(b *testing.B) {
 	b.Run("point-read", func(b *testing.B) {
 		s := orderStore(b)
 		b.ReportAllocs()
-		cpu := startCPU()
+		cpu := cpumeter.Start()
 		for i := 0; b.Loop(); i++ {
 			if _, err := s.One(ctx, "read|"+orderKey(i%100)); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cpu.report(b)
+		cpu.Report(b)
 	})
 	b.Run("insert", func(b *testing.B) {
 		s := orderStore(b)
 		b.ReportAllocs()
-		cpu := startCPU()
+		cpu := cpumeter.Start()
 		for i := 0; b.Loop(); i++ {
 			if err := s.Create(ctx, newOrder("ins", "k"+strconv.Itoa(i), i)); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cpu.report(b)
+		cpu.Report(b)
 	})
 	b.Run("upsert", func(b *testing.B) {
 		s := orderStore(b)
 		b.ReportAllocs()
-		cpu := startCPU()
+		cpu := cpumeter.Start()
 		for i := 0; b.Loop(); i++ {
 			if err := s.Upsert(ctx, newOrder("read", orderKey(i%100), i)); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cpu.report(b)
+		cpu.Report(b)
 	})
 	b.Run("update-strict", func(b *testing.B) {
 		s := orderStore(b)
@@ -108,20 +110,20 @@ func BenchmarkStore(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
-		cpu := startCPU()
+		cpu := cpumeter.Start()
 		for b.Loop() {
 			o.Quantity++
 			if err := s.Update(ctx, o, abstractions.Strict); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cpu.report(b)
+		cpu.Report(b)
 	})
 	b.Run("page-of-100", func(b *testing.B) {
 		s := orderStore(b)
 		var cursor string
 		b.ReportAllocs()
-		cpu := startCPU()
+		cpu := cpumeter.Start()
 		for b.Loop() {
 			p, err := s.Page(ctx, abstractions.Query[Order]{Partition: "list", Take: 100, Cursor: cursor})
 			if err != nil || len(p.Items) != 100 {
@@ -129,7 +131,7 @@ func BenchmarkStore(b *testing.B) {
 			}
 			cursor = p.Cursor
 		}
-		cpu.report(b)
+		cpu.Report(b)
 	})
 }
 
@@ -157,7 +159,7 @@ func BenchmarkMixedParallel(b *testing.B) {
 	b.SetParallelism(64)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := startCPU()
+	cpu := cpumeter.Start()
 	b.RunParallel(func(pb *testing.PB) {
 		r := rand.New(rand.NewPCG(rand.Uint64(), 0))
 		for i := 0; pb.Next(); i++ {
@@ -183,5 +185,5 @@ func BenchmarkMixedParallel(b *testing.B) {
 			}
 		}
 	})
-	cpu.report(b)
+	cpu.Report(b)
 }

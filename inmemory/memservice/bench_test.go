@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/unified-data/gotables/inmemory/internal/cpumeter"
+
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -83,7 +85,7 @@ func BenchmarkInsertInto(b *testing.B) {
 			const flush = 1000
 			added := make([]service.Row, 0, flush)
 			b.ReportAllocs()
-			cpu := startCPU()
+			cpu := cpumeter.Start()
 			for i := 0; b.Loop(); i++ {
 				r := row(fmt.Sprintf("p%04d", rand.IntN(tc.partitions)), fmt.Sprintf("r%06dx%d", rand.IntN(tc.rows), i), props...)
 				if _, err := s.Write(ctx, "Bench", insert(r)); err != nil {
@@ -91,18 +93,18 @@ func BenchmarkInsertInto(b *testing.B) {
 				}
 				if added = append(added, r); len(added) == flush {
 					b.StopTimer()
-					cpu.stop()
+					cpu.Stop()
 					for _, r := range added {
 						if _, err := s.Write(ctx, "Bench", service.Action{Op: service.OpDelete, Row: r}); err != nil {
 							b.Fatal(err)
 						}
 					}
 					added = added[:0]
-					cpu.resume()
+					cpu.Resume()
 					b.StartTimer()
 				}
 			}
-			cpu.report(b)
+			cpu.Report(b)
 		})
 	}
 }
@@ -119,7 +121,7 @@ func BenchmarkParallelMixed(b *testing.B) {
 	b.SetParallelism(64)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := startCPU()
+	cpu := cpumeter.Start()
 	b.RunParallel(func(pb *testing.PB) {
 		r := rand.New(rand.NewPCG(rand.Uint64(), 0))
 		props := []service.Property{prop("name", service.String("some text")), prop("n", service.Int64(1)), prop("ok", service.Bool(true))}
@@ -146,7 +148,7 @@ func BenchmarkParallelMixed(b *testing.B) {
 			}
 		}
 	})
-	cpu.report(b)
+	cpu.Report(b)
 }
 
 func BenchmarkQueryPartition1000(b *testing.B) {
