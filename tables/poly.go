@@ -498,10 +498,16 @@ func (s *PolyStore[B]) translate(op, pk, rk string, err error) error {
 // retell rewrites the advice of a concurrency conflict (the host's names Mutate, which does
 // not apply here).
 func (s *PolyStore[B]) retell(err error) error {
+	return withConflictAdvice(err, "the row is no longer at the version the write's ETag names (another writer changed it); read it again and decide whether to retry")
+}
+
+// withConflictAdvice returns err with msg as its message when it is a concurrency conflict,
+// and err itself otherwise.
+func withConflictAdvice(err error, msg string) error {
 	var se *abstractions.StoreError
 	if errors.As(err, &se) && se.Kind == abstractions.ErrConcurrencyConflict {
 		c := *se
-		c.Message = "the row is no longer at the version the write's ETag names (another writer changed it); read it again and decide whether to retry"
+		c.Message = msg
 		return &c
 	}
 	return err

@@ -64,7 +64,9 @@ func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, olderThan time.Duration
 			fails = append(fails, err)
 		}
 		if ctx.Err() != nil {
-			fails = append(fails, s.translate(op, "", "", ctx.Err()))
+			if err == nil { // a partition cut short says so itself
+				fails = append(fails, s.translate(op, "", "", ctx.Err()))
+			}
 			return false
 		}
 		return true

@@ -2,7 +2,6 @@ package tables
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 
@@ -190,7 +189,8 @@ func (tx *Transaction) Commit(ctx context.Context) error {
 	}
 	tx.host.acct.cache.endWrite(keys, put)
 	if err != nil {
-		return retellTx(tx.host.translateTx("transaction", tx.acts, err))
+		return withConflictAdvice(tx.host.translateTx("transaction", tx.acts, err),
+			"the row is no longer at the version the write's condition names (another writer changed it), so the transaction wrote nothing; read again and decide whether to retry")
 	}
 	for i, t := range tx.typed {
 		if t != nil {
@@ -350,16 +350,4 @@ func (s *PolyStore[B]) txWrite(tx *Transaction, op string, kind service.Op, w *a
 		return err
 	}
 	return tx.accept(s.host.acct, s.host.table, a, nil)
-}
-
-// retellTx rewrites the advice of a concurrency conflict for a transaction (the host's
-// names Mutate, which does not apply here).
-func retellTx(err error) error {
-	var se *abstractions.StoreError
-	if errors.As(err, &se) && se.Kind == abstractions.ErrConcurrencyConflict {
-		c := *se
-		c.Message = "the row is no longer at the version the write's condition names (another writer changed it), so the transaction wrote nothing; read again and decide whether to retry"
-		return &c
-	}
-	return err
 }

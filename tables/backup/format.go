@@ -336,7 +336,7 @@ func splitValues(rows []service.Row) ([]valueRec, error) {
 		if !ok || !largevalue.HasManifest(main) {
 			continue
 		}
-		n, ok := intValue(p.Value)
+		n, ok := largevalue.Count(p.Value)
 		if !ok {
 			continue // not a manifest: a plain cell that happens to have the name
 		}
@@ -345,7 +345,7 @@ func splitValues(rows []service.Row) ([]valueRec, error) {
 		if !ok1 || !ok2 || shaV.Kind() != service.KindString {
 			continue
 		}
-		length, ok := intValue(lenV)
+		length, ok := largevalue.Count(lenV)
 		if !ok || n < 0 || n > 10000 {
 			continue
 		}
@@ -386,16 +386,6 @@ func findCell(rows []service.Row, name string) (service.Value, bool) {
 		}
 	}
 	return service.Value{}, false
-}
-
-func intValue(v service.Value) (int64, bool) {
-	switch v.Kind() {
-	case service.KindInt32:
-		return int64(v.Int32()), true
-	case service.KindInt64:
-		return v.Int64(), true
-	}
-	return 0, false
 }
 
 // blobRefsOf returns the blob references of a main row, by column, sorted by column.

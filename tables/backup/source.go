@@ -107,11 +107,7 @@ func (s *source) segments(ctx context.Context, parts []string, parallel int, fro
 // firstKey returns the partition key of the first row q finds.
 func (s *source) firstKey(ctx context.Context, q service.Query) (string, bool, error) {
 	for {
-		var page service.Page
-		err := s.r.do(ctx, "query", func() (err error) {
-			page, err = s.tbl.Query(ctx, s.table, q)
-			return err
-		})
+		page, err := s.query(ctx, q)
 		if err != nil {
 			return "", false, s.wrap(err)
 		}
@@ -123,6 +119,15 @@ func (s *source) firstKey(ctx context.Context, q service.Query) (string, bool, e
 		}
 		q.Continuation = page.Next
 	}
+}
+
+// query reads one page of q, backing off and trying again while the service is busy.
+func (s *source) query(ctx context.Context, q service.Query) (page service.Page, err error) {
+	err = s.r.do(ctx, "query", func() (err error) {
+		page, err = s.tbl.Query(ctx, s.table, q)
+		return err
+	})
+	return page, err
 }
 
 func (s *source) wrap(err error) error {
@@ -138,11 +143,7 @@ func (s *source) wrap(err error) error {
 func (s *source) scan(ctx context.Context, seg segment, emit func(entity) bool) error {
 	q := service.Query{Filter: seg.filter, Top: pageSize}
 	for {
-		var page service.Page
-		err := s.r.do(ctx, "query", func() (err error) {
-			page, err = s.tbl.Query(ctx, s.table, q)
-			return err
-		})
+		page, err := s.query(ctx, q)
 		if err != nil {
 			return s.wrap(err)
 		}
@@ -253,11 +254,7 @@ func (s *source) continuations(ctx context.Context, pk, rk string, n int) ([]ser
 	var out []service.Row
 	idx := map[string]int{}
 	for {
-		var page service.Page
-		err := s.r.do(ctx, "query", func() (err error) {
-			page, err = s.tbl.Query(ctx, s.table, q)
-			return err
-		})
+		page, err := s.query(ctx, q)
 		if err != nil {
 			return nil, s.wrap(err)
 		}

@@ -64,7 +64,7 @@ func Parts(main *service.Row) (int, error) {
 	if !ok {
 		return 1, nil
 	}
-	n, ok := count(v)
+	n, ok := Count(v)
 	if !ok || n < 1 || n > MaxContinuationRows+1 {
 		return 0, &IntegrityError{Reason: fmt.Sprintf("the part count %s is %v, not a number of rows from 1 to %d",
 			PartsColumn, v, MaxContinuationRows+1)}
@@ -89,8 +89,9 @@ func BelongsTo(r *service.Row, rk string) (int, bool) {
 	return i, ok && of.Kind() == service.KindString && of.Str() == rk
 }
 
-// count reads an Edm.Int32 or Edm.Int64 count.
-func count(v service.Value) (int64, bool) {
+// Count reads an Edm.Int32 or Edm.Int64 count (a chunk count, a length): the cell's value,
+// and false for a cell of another type.
+func Count(v service.Value) (int64, bool) {
 	switch v.Kind() {
 	case service.KindInt32:
 		return int64(v.Int32()), true
@@ -213,7 +214,7 @@ func AssembleMain(main service.Row, cols []Column) (service.Row, error) {
 	var add []service.Property
 	for _, c := range groups {
 		n, _ := main.Get(c.Name + ChunksSuffix)
-		chunks, _ := count(n)
+		chunks, _ := Count(n)
 		for i := 0; i < int(chunks); i++ {
 			if _, ok := cells[ChunkName(c.Name, i)]; !ok && parts != 1 {
 				return service.Row{}, &IntegrityError{Column: c.Name,
@@ -270,7 +271,7 @@ func HasManifest(r *service.Row) bool {
 // name: the test a reader that does not know the column as a large value applies.
 func wellFormed(main *service.Row, name string) bool {
 	n, ok := main.Get(name + ChunksSuffix)
-	if c, isCount := count(n); !ok || !isCount || c < 1 {
+	if c, isCount := Count(n); !ok || !isCount || c < 1 {
 		return false
 	}
 	sha, ok := main.Get(name + SHA256Suffix)
@@ -290,7 +291,7 @@ func wellFormed(main *service.Row, name string) bool {
 		return false
 	}
 	l, ok := main.Get(name + LenSuffix)
-	length, isCount := count(l)
+	length, isCount := Count(l)
 	return ok && isCount && length >= 0
 }
 
@@ -316,7 +317,7 @@ func assembleOne(main *service.Row, c Column, n service.Value, cells map[string]
 	bad := func(format string, args ...any) (service.Property, error) {
 		return service.Property{}, &IntegrityError{Column: c.Name, Reason: fmt.Sprintf(format, args...)}
 	}
-	chunks, ok := count(n)
+	chunks, ok := Count(n)
 	if !ok || chunks < 1 {
 		return bad("%s%s is %v, not a positive count", c.Name, ChunksSuffix, n)
 	}
@@ -331,7 +332,7 @@ func assembleOne(main *service.Row, c Column, n service.Value, cells map[string]
 	if encV.Kind() != service.KindString || (enc != EncText && enc != EncGzip && enc != EncBinary && enc != EncUTF16LE) {
 		return bad("%s%s is %v, not one of text, gzip, binary or utf16le", c.Name, EncSuffix, encV)
 	}
-	length, ok := count(lenV)
+	length, ok := Count(lenV)
 	if !ok || length < 0 {
 		return bad("%s%s is %v, not a length", c.Name, LenSuffix, lenV)
 	}
