@@ -1,7 +1,9 @@
 package fidelity
 
 import (
+	"fmt"
 	"net/http"
+	"os"
 	"sync"
 	"testing"
 
@@ -30,6 +32,16 @@ type closingIdle struct{ m *testing.M }
 func (c closingIdle) Run() int {
 	code := c.m.Run()
 	transport.CloseIdleConnections()
+	if mem != nil {
+		n, err := mem.tables.(*readOnlyCheck).verify()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			return 1
+		}
+		if testing.Verbose() {
+			fmt.Printf("memory service: %d rows read, none changed afterwards\n", n)
+		}
+	}
 	return code
 }
 
@@ -56,8 +68,10 @@ var (
 // emulator serves the Azurite half.
 func newMemoryHarness(testing.TB) Harness {
 	memOnce.Do(func() {
-		svc := memservice.New()
-		mem = &harness{name: Memory, tables: svc, blobs: svc}
+		// The suite's memory service shares its stored rows with readers, as
+		// inmemory.NewAccount's does; the check proves that no reader changes them.
+		svc := memservice.New(memservice.WithSharedReads())
+		mem = &harness{name: Memory, tables: &readOnlyCheck{Tables: svc}, blobs: svc}
 	})
 	return mem
 }

@@ -57,9 +57,10 @@ var accounts atomic.Int64
 // NewAccount returns a new, empty in-memory account, with a memory table service and a memory
 // blob service of its own. A nil opts means the defaults; every option means what it means
 // on Azure, except that Blobs is not used (the account has its blob service) and of
-// ClientOptions only Retry and TracingProvider apply (see [tables.NewAccountOver]).
+// ClientOptions only Retry and TracingProvider apply (see [tables.NewAccountOver]). Its
+// service hands the engine the stored rows without copying them (memservice.WithSharedReads).
 func NewAccount(opts *tables.Options) *tables.Account {
-	svc := memservice.New()
+	svc := memservice.New(memservice.WithSharedReads())
 	return NewAccountOver(svc, svc, opts)
 }
 

@@ -107,17 +107,18 @@ func (s *Service) Query(ctx context.Context, table string, q service.Query) (ser
 	})
 	t.mu.RUnlock()
 	// A stored row's properties never change: they are copied outside the lock.
-	copyProperties(page.Rows, q.Select)
+	copyProperties(page.Rows, q.Select, s.shareReads)
 	s.throttle.charge(len(page.Rows) - 1)
 	return page, nil
 }
 
 // copyProperties gives each row a copy of its properties, only the selected ones when sel
-// is not nil, as project does; the copies of a page share one allocation.
-func copyProperties(rows []service.Row, sel []string) {
-	if sel != nil {
+// is not nil, as project does; the copies of a page share one allocation. With share
+// (WithSharedReads) a row keeps its stored properties, clipped.
+func copyProperties(rows []service.Row, sel []string, share bool) {
+	if sel != nil || share {
 		for i := range rows {
-			rows[i] = project(&rows[i], sel)
+			rows[i] = project(&rows[i], sel, share)
 		}
 		return
 	}

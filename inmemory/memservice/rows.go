@@ -135,10 +135,16 @@ func (t *table) commit(c change, ts time.Time) service.Written {
 	return service.Written{ETag: c.row.ETag, Timestamp: ts}
 }
 
-// project returns a copy of r with only the selected custom properties when sel is not nil.
-// Stored rows are never handed out, so callers cannot change them.
-func project(r *service.Row, sel []string) service.Row {
-	if sel == nil {
+// project returns r with only the selected custom properties when sel is not nil, and
+// otherwise r with a copy of its properties, or, when share is set (WithSharedReads), with
+// the stored ones, clipped so that an append copies them.
+func project(r *service.Row, sel []string, share bool) service.Row {
+	switch {
+	case sel == nil && share:
+		out := *r
+		out.Properties = r.Properties[:len(r.Properties):len(r.Properties)]
+		return out
+	case sel == nil:
 		return r.Clone()
 	}
 	out := *r
@@ -182,7 +188,7 @@ func (s *Service) GetRow(ctx context.Context, table, pk, rk string, sel []string
 		return service.Row{}, errResourceNotFound()
 	}
 	// A stored row's properties never change: they are copied outside the lock.
-	return project(&r, sel), nil
+	return project(&r, sel, s.shareReads), nil
 }
 
 // Write performs one row write and returns the row's new ETag and Timestamp (the zero

@@ -354,6 +354,42 @@ func TestNoAliasing(t *testing.T) {
 	}
 }
 
+// TestSharedReads checks WithSharedReads: reads hand out the stored property list itself
+// (no copy), clipped so that a reader's append copies it, and a later write replaces the
+// stored list rather than changing the one handed out.
+func TestSharedReads(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newTable(t, WithSharedReads())
+	mustWrite(t, s, insert(row("p", "r", prop("a", service.Int32(1)), prop("b", service.Int32(2)))))
+	first := mustGet(t, s, "p", "r")
+	second := mustGet(t, s, "p", "r")
+	page, err := s.Query(ctx, "Tab1", service.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &first.Properties[0] != &second.Properties[0] || &page.Rows[0].Properties[0] != &first.Properties[0] {
+		t.Fatal("reads copied the stored properties")
+	}
+	if cap(first.Properties) != len(first.Properties) {
+		t.Fatalf("a shared list has capacity %d for %d properties", cap(first.Properties), len(first.Properties))
+	}
+	grown := append(first.Properties, prop("c", service.Int32(3)))
+	if &grown[0] == &first.Properties[0] || len(mustGet(t, s, "p", "r").Properties) != 2 {
+		t.Fatal("an append to a shared list reached the stored row")
+	}
+	sel, err := s.GetRow(ctx, "Tab1", "p", "r", []string{"a"})
+	if err != nil || len(sel.Properties) != 1 || &sel.Properties[0] == &first.Properties[0] {
+		t.Fatalf("a selection must be a list of its own: %v, %v", sel.Properties, err)
+	}
+	mustWrite(t, s, service.Action{Op: service.OpMerge, Row: row("p", "r", prop("a", service.Int32(9)))})
+	if first.Properties[0].Value.Int32() != 1 {
+		t.Fatal("a write changed a list handed out before it")
+	}
+	if got := propMap(mustGet(t, s, "p", "r")); !equalProps(got, map[string]service.Value{"a": service.Int32(9), "b": service.Int32(2)}) {
+		t.Fatalf("after the merge: %v", got)
+	}
+}
+
 func TestNullsDropped(t *testing.T) {
 	s, _ := newTable(t)
 	mustWrite(t, s, insert(row("p", "r", prop("a", service.Int32(1)), prop("n", service.Value{}))))

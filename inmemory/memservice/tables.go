@@ -20,7 +20,7 @@ import (
 // Every table has a lock of its own; the service's lock guards only which tables exist.
 // Stored rows are never changed once their slot holds them (a write stores a new Row value,
 // with a new Properties slice), so a reader copies a row under the table's read lock and
-// clones its properties after releasing it.
+// clones its properties after releasing it (or, with WithSharedReads, hands them out).
 type table struct {
 	name string // as created
 

@@ -85,6 +85,11 @@ type Page struct {
 
 // Tables is a table service. Implementations are safe for concurrent use.
 //
+// The rows GetRow and Query return are read-only: an implementation may hand out property
+// lists it keeps (the memory service does, see memservice.WithSharedReads), so a caller
+// that wants to change a returned row's Properties in place changes a [Row.Clone] of it.
+// A row passed to Write or Transact stays the caller's: implementations copy what they keep.
+//
 // Table names follow the service's rules (3–63 letters and digits, starting with a letter,
 // compared without regard to case). Every method returns an *abstractions.StatusError for a
 // failure the service reports, and the context's error when ctx ends first.

@@ -1,13 +1,13 @@
 package service
 
 import (
-	"bytes"
 	"encoding/hex"
 	"math"
 	"strconv"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/unified-data/gotables/abstractions"
 )
@@ -51,12 +51,14 @@ func KindOf(edm string) (Kind, bool) {
 // A Value is one typed cell. The zero Value is invalid (Kind 0) and is never stored.
 // Values are immutable: Binary copies its input and Bytes returns the stored slice, which
 // callers must not modify.
+//
+// A Value is 32 bytes, so that a row's property list is small to copy and to keep: binary
+// content is held as an immutable string, and a date-time as its count of 100 ns ticks since
+// the Unix epoch (which covers the years 1 to 9999 the service stores, and far beyond).
 type Value struct {
 	kind Kind
-	s    string // String; Guid in canonical lower-case text form
-	b    []byte // Binary
-	n    uint64 // Bool (0/1), Int32, Int64 (two's complement), Double (IEEE bits)
-	t    time.Time
+	s    string // String; Guid in canonical lower-case text form; Binary content
+	n    uint64 // Bool (0/1), Int32, Int64 (two's complement), Double (IEEE bits), DateTime ticks
 }
 
 // String returns an Edm.String value.
@@ -64,18 +66,16 @@ func String(s string) Value { return Value{kind: KindString, s: s} }
 
 // Binary returns an Edm.Binary value holding a copy of b.
 func Binary(b []byte) Value {
-	return Value{kind: KindBinary, b: bytes.Clone(nonNil(b))}
+	return Value{kind: KindBinary, s: string(b)}
 }
 
 // BinaryNoCopy returns an Edm.Binary value that keeps b itself; the caller must not modify b
 // afterwards.
-func BinaryNoCopy(b []byte) Value { return Value{kind: KindBinary, b: nonNil(b)} }
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
+func BinaryNoCopy(b []byte) Value {
+	if len(b) == 0 {
+		return Value{kind: KindBinary}
 	}
-	return b
+	return Value{kind: KindBinary, s: unsafe.String(&b[0], len(b))}
 }
 
 // Bool returns an Edm.Boolean value.
@@ -99,8 +99,11 @@ func Double(v float64) Value { return Value{kind: KindDouble, n: math.Float64bit
 // DateTime returns an Edm.DateTime value: t in UTC, truncated to the service's 100 ns
 // precision, without a monotonic clock reading.
 func DateTime(t time.Time) Value {
-	return Value{kind: KindDateTime, t: t.UTC().Truncate(100 * time.Nanosecond).Round(0)}
+	return Value{kind: KindDateTime, n: uint64(t.Unix()*ticksPerSecond + int64(t.Nanosecond()/100))}
 }
+
+// ticksPerSecond is the number of the service's 100 ns ticks in a second.
+const ticksPerSecond = 10_000_000
 
 // Guid returns an Edm.Guid value for the 16 bytes of g in the order its text form is written
 // (RFC 4122 order, as "00112233-4455-6677-8899-aabbccddeeff"). The text is
@@ -126,8 +129,14 @@ func (v Value) IsValid() bool { return v.kind != 0 }
 // Str returns the string of an Edm.String value, or the text form of an Edm.Guid value.
 func (v Value) Str() string { return v.s }
 
-// Bytes returns the bytes of an Edm.Binary value. The slice must not be modified.
-func (v Value) Bytes() []byte { return v.b }
+// Bytes returns the bytes of an Edm.Binary value (an empty, non-nil slice for empty
+// content). The slice is the value's own storage and must not be modified.
+func (v Value) Bytes() []byte {
+	if len(v.s) == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(v.s), len(v.s))
+}
 
 // Bool returns the boolean of an Edm.Boolean value.
 func (v Value) Bool() bool { return v.n != 0 }
@@ -142,7 +151,15 @@ func (v Value) Int64() int64 { return int64(v.n) }
 func (v Value) Float() float64 { return math.Float64frombits(v.n) }
 
 // Time returns the UTC time of an Edm.DateTime value.
-func (v Value) Time() time.Time { return v.t }
+func (v Value) Time() time.Time {
+	ticks := int64(v.n)
+	sec := ticks / ticksPerSecond
+	rem := ticks % ticksPerSecond
+	if rem < 0 {
+		sec, rem = sec-1, rem+ticksPerSecond
+	}
+	return time.Unix(sec, rem*100).UTC()
+}
 
 // GuidBytes returns the 16 bytes of an Edm.Guid value in text order.
 func (v Value) GuidBytes() [16]byte {
@@ -156,14 +173,7 @@ func (v Value) Equal(w Value) bool {
 	if v.kind != w.kind {
 		return false
 	}
-	switch v.kind {
-	case KindBinary:
-		return bytes.Equal(v.b, w.b)
-	case KindDateTime:
-		return v.t.Equal(w.t)
-	default:
-		return v.s == w.s && v.n == w.n
-	}
+	return v.s == w.s && v.n == w.n
 }
 
 // Size returns the bytes the service counts for the value: strings as UTF-16 (two bytes a
@@ -173,7 +183,7 @@ func (v Value) Size() int {
 	case KindString:
 		return 2 * UTF16Len(v.s)
 	case KindBinary:
-		return len(v.b)
+		return len(v.s)
 	case KindBool:
 		return 1
 	case KindInt32:
@@ -192,7 +202,7 @@ func (v Value) String() string {
 	case KindString:
 		s = strconv.Quote(v.s)
 	case KindBinary:
-		s = hex.EncodeToString(v.b)
+		s = hex.EncodeToString(v.Bytes())
 	case KindBool:
 		s = strconv.FormatBool(v.Bool())
 	case KindInt32, KindInt64:
@@ -200,7 +210,7 @@ func (v Value) String() string {
 	case KindDouble:
 		s = strconv.FormatFloat(v.Float(), 'g', -1, 64)
 	case KindDateTime:
-		s = FormatDateTime(v.t)
+		s = FormatDateTime(v.Time())
 	case KindGuid:
 		s = v.s
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"go.uber.org/goleak"
 )
@@ -138,5 +139,38 @@ func TestValues(t *testing.T) {
 	}
 	if DateTime(when).Time().Location() != time.UTC {
 		t.Error("DateTime must be UTC")
+	}
+	if e := Binary(nil).Bytes(); e == nil || len(e) != 0 || !Binary(nil).Equal(BinaryNoCopy([]byte{})) {
+		t.Errorf("empty binary: %#v", e)
+	}
+	if !Binary([]byte{1, 2}).Equal(BinaryNoCopy([]byte{1, 2})) || Binary([]byte{1}).Equal(String("\x01")) {
+		t.Error("binary values compare by content and kind")
+	}
+	if unsafe.Sizeof(Value{}) != 32 {
+		t.Errorf("a Value is %d bytes, want 32 (a row's property list is copied and kept)", unsafe.Sizeof(Value{}))
+	}
+}
+
+// TestDateTimeTicks checks that a date-time, held as 100 ns ticks since the Unix epoch,
+// reads back as the instant it was made from, truncated to 100 ns, over the years the
+// service stores and on both sides of the epoch.
+func TestDateTimeTicks(t *testing.T) {
+	for _, in := range []time.Time{
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(1601, 1, 1, 0, 0, 0, 100, time.UTC),
+		time.Date(1969, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Unix(0, 0),
+		time.Unix(-1, 50),
+		time.Date(2026, 12, 2, 1, 2, 3, 456789012, time.FixedZone("x", -7*3600)),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+	} {
+		want := in.UTC().Truncate(100 * time.Nanosecond)
+		got := DateTime(in).Time()
+		if !got.Equal(want) || got != want.Round(0) {
+			t.Errorf("DateTime(%v).Time() = %v, want %v", in, got, want)
+		}
+		if !DateTime(in).Equal(DateTime(want)) || DateTime(in).Equal(DateTime(want.Add(100))) {
+			t.Errorf("DateTime(%v) compares wrongly", in)
+		}
 	}
 }
