@@ -113,6 +113,7 @@ type readCache struct {
 	mu     sync.Mutex
 	seq    uint64
 	states map[string]*keyState
+	free   []*keyState // released states, for reuse
 	clock  accountClock
 	size   int // the bound in rows (Options.CacheSize); negative: none
 	// items is built by the first store, so an account that never caches has none.
@@ -239,17 +240,30 @@ func (x entryExpiry) ExpireAfterRead(en otter.Entry[string, *entry]) time.Durati
 func (c *readCache) state(key string) *keyState {
 	st := c.states[key]
 	if st == nil {
-		st = &keyState{last: c.seq}
+		if n := len(c.free); n > 0 {
+			st, c.free = c.free[n-1], c.free[:n-1]
+			*st = keyState{last: c.seq}
+		} else {
+			st = &keyState{last: c.seq}
+		}
 		c.states[key] = st
 	}
 	return st
 }
 
+// release forgets the key's state when no call of it is in flight, and keeps the state for
+// the next key (at most maxFree of them), so that a call costs no allocation for it.
 func (c *readCache) release(key string, st *keyState) {
 	if st.writers == 0 && st.readers == 0 {
 		delete(c.states, key)
+		if len(c.free) < maxFree {
+			c.free = append(c.free, st)
+		}
 	}
 }
+
+// maxFree is the most released key states the cache keeps for reuse.
+const maxFree = 64
 
 // get returns the entry under key, moving a Sliding one's end. It takes no lock of its own.
 func (c *readCache) get(key string) (*entry, bool) {
@@ -376,21 +390,42 @@ func (c *readCache) store(key string, e *entry) {
 // rows, whatever the store's type, so every store of a table shares them and every write
 // through any of them keeps them coherent.
 func (s *Store[T]) entityKey(pk, rk string) string {
-	return s.cacheTable + "\x00e\x00" + pk + "\x00" + rk
+	return s.keys.entity + pk + "\x00" + rk
 }
 
-func (s *Store[T]) partitionKey(pk string) string { return s.cacheTable + "\x00p\x00" + pk }
+func (s *Store[T]) partitionKey(pk string) string { return s.keys.partition + pk }
 
-func (s *Store[T]) tableKey() string { return s.cacheTable + "\x00a" }
+func (s *Store[T]) tableKey() string { return s.keys.table }
+
+// cacheKeys are the fixed parts of a store's cache keys, made once per store.
+type cacheKeys struct{ entity, partition, table string }
+
+func newCacheKeys(cacheTable string) cacheKeys {
+	return cacheKeys{entity: cacheTable + "\x00e\x00", partition: cacheTable + "\x00p\x00", table: cacheTable + "\x00a"}
+}
 
 // writeKeys are the keys a write of rows touches: each row and the lists that hold it.
 func (s *Store[T]) writeKeys(rows ...[2]string) []string {
 	keys := make([]string, 0, 2*len(rows)+1)
-	parts := map[string]bool{}
-	for _, r := range rows {
+	var parts map[string]bool
+	if len(rows) > 8 {
+		parts = make(map[string]bool)
+	}
+	for i, r := range rows {
 		keys = append(keys, s.entityKey(r[0], r[1]))
-		if !parts[r[0]] {
+		seen := false
+		if parts != nil {
+			seen = parts[r[0]]
 			parts[r[0]] = true
+		} else {
+			for _, q := range rows[:i] {
+				if q[0] == r[0] {
+					seen = true
+					break
+				}
+			}
+		}
+		if !seen {
 			keys = append(keys, s.partitionKey(r[0]))
 		}
 	}

@@ -21,6 +21,7 @@ type Store[T any] struct {
 	acct       *Account
 	table      string
 	cacheTable string // the table's name as cache keys hold it
+	keys       cacheKeys
 	plan       *codec.Plan
 	policy     CachePolicy
 	// split reports a split-aware type (codec.Plan.LargeValues); large are its large-value
@@ -124,7 +125,7 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 				abstractions.ErrInvalidArgument, t)
 		}
 	}
-	s := &Store[T]{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), plan: plan, policy: policy,
+	s := &Store[T]{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), keys: newCacheKeys(strings.ToLower(cfg.Table)), plan: plan, policy: policy,
 		split: plan.LargeValues(), shared: cfg.SharedTable,
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
 	if s.split {

@@ -80,7 +80,7 @@ func checkProperties(props []service.Property) ([]service.Property, error) {
 	}
 	for i, p := range out {
 		switch {
-		case service.UTF16Len(p.Name) > maxNameLen:
+		case len(p.Name) > maxNameLen && service.UTF16Len(p.Name) > maxNameLen:
 			return nil, errNameTooLong()
 		case !validName(p.Name), p.Name == "PartitionKey", p.Name == "RowKey", p.Name == "Timestamp":
 			return nil, errNameInvalid(p.Name)
@@ -110,7 +110,7 @@ const manyProperties = 32
 func checkValue(name string, v service.Value) error {
 	switch v.Kind() {
 	case service.KindString:
-		if service.UTF16Len(v.Str()) > maxStringUnits {
+		if len(v.Str()) > maxStringUnits && service.UTF16Len(v.Str()) > maxStringUnits {
 			return errValueTooLarge()
 		}
 	case service.KindBinary:
@@ -130,8 +130,46 @@ func checkRow(pk, rk string, props []service.Property) error {
 	if len(props) > maxProperties {
 		return errTooManyProperties()
 	}
-	if service.EntitySize(pk, rk, props) > maxEntitySize {
+	if entityBound(pk, rk, props) > maxEntitySize && service.EntitySize(pk, rk, props) > maxEntitySize {
 		return errEntityTooLarge()
 	}
 	return nil
+}
+
+// entityBound is at least service.EntitySize and costs a length per string: a string has no
+// more UTF-16 code units than bytes. Rows far below the limit skip the exact count.
+func entityBound(pk, rk string, props []service.Property) int {
+	n := 4 + 2*len(pk) + 2*len(rk)
+	for i := range props {
+		p := &props[i]
+		n += 8 + 2*len(p.Name) + 16
+		switch p.Value.Kind() {
+		case service.KindString:
+			n += 2 * len(p.Value.Str())
+		case service.KindBinary:
+			n += len(p.Value.Bytes())
+		}
+	}
+	return n
+}
+
+// bodyBound is at least service.BodySize(a): encoding/json writes no string byte as more
+// than six (\u00XX), a binary is base64, and no other value takes 40 bytes. Bodies far below
+// the 4 MiB limit skip the exact estimate.
+func bodyBound(a *service.Action) int {
+	n := 64 + 6*len(a.Row.PartitionKey) + 6*len(a.Row.RowKey)
+	for i := range a.Row.Properties {
+		p := &a.Row.Properties[i]
+		// The name twice (the annotation repeats it), the punctuation and the annotation.
+		n += 2*(6*len(p.Name)+2) + 40
+		switch p.Value.Kind() {
+		case service.KindString:
+			n += 6*len(p.Value.Str()) + 2
+		case service.KindBinary:
+			n += 4*((len(p.Value.Bytes())+2)/3) + 2
+		default:
+			n += 40
+		}
+	}
+	return n
 }

@@ -204,7 +204,7 @@ func (s *Service) Write(ctx context.Context, table string, a service.Action) (se
 	if err := s.throttle.admit(table, a.Row.PartitionKey, 1); err != nil {
 		return service.Written{}, err
 	}
-	if service.BodySize(&a) > maxBodySize {
+	if bodyBound(&a) > maxBodySize && service.BodySize(&a) > maxBodySize {
 		return service.Written{}, errBodyTooLarge()
 	}
 	req, err := prepare(&a)

@@ -3,8 +3,11 @@ package memservice
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -442,5 +445,44 @@ func TestSelectOnGetRow(t *testing.T) {
 	got, err = s.GetRow(ctx, "Tab1", "p", "r", []string{})
 	if err != nil || len(got.Properties) != 0 {
 		t.Fatalf("empty select: %v, %v", got.Properties, err)
+	}
+}
+
+// TestSizeBounds checks that the quick bounds Write and checkRow look at first are never
+// below the exact sizes, for rows of every kind of value and strings that escape or are
+// counted in UTF-16 differently from UTF-8.
+func TestSizeBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"a", "é", "😀", "\u2028", "<", ">", "&", "\"", "\\", "\x00", "\x1f", "\x7f", "\xff", "\b", "\f", "\u00a0"}
+	text := func() string {
+		var b strings.Builder
+		for range r.IntN(40) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	values := []func() service.Value{
+		func() service.Value { return service.String(text()) },
+		func() service.Value { return service.Binary([]byte(text())) },
+		func() service.Value { return service.Bool(r.IntN(2) == 0) },
+		func() service.Value { return service.Int32(int32(r.Uint32())) },
+		func() service.Value { return service.Int64(int64(r.Uint64())) },
+		func() service.Value { return service.Double(math.Float64frombits(r.Uint64())) },
+		func() service.Value { return service.Double(-math.MaxFloat64) },
+		func() service.Value { return service.DateTime(time.Unix(r.Int64N(250_000_000_000), 0)) },
+		func() service.Value { return service.Guid([16]byte{1}) },
+		func() service.Value { return service.Value{} },
+	}
+	for i := range 5000 {
+		a := service.Action{Op: service.OpUpsertReplace, Row: service.Row{PartitionKey: text(), RowKey: text()}}
+		for j := range r.IntN(12) {
+			a.Row.Properties = append(a.Row.Properties, service.Property{Name: "P" + strconv.Itoa(j) + text(), Value: values[r.IntN(len(values))]()})
+		}
+		if b, e := bodyBound(&a), service.BodySize(&a); b < e {
+			t.Fatalf("row %d: body bound %d below the estimate %d: %+v", i, b, e, a.Row)
+		}
+		if b, e := entityBound(a.Row.PartitionKey, a.Row.RowKey, a.Row.Properties), service.EntitySize(a.Row.PartitionKey, a.Row.RowKey, a.Row.Properties); b < e {
+			t.Fatalf("row %d: entity bound %d below the size %d: %+v", i, b, e, a.Row)
+		}
 	}
 }
