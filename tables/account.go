@@ -115,7 +115,8 @@ func (a *Account) Name() string { return a.name }
 // on top ([NewAccountOver]); the Azure backend's retries (Options.ClientOptions.Retry) are in
 // its HTTP pipeline and apply here too. Writes
 // made through it bypass the stores and their read cache: a row a store cached stays cached
-// until it expires.
+// until it expires. The rows it returns are read-only, as [service.Tables] says: on an
+// in-memory account they share the stored rows' properties, so change a Row.Clone instead.
 func (a *Account) Tables() service.Tables { return a.given }
 
 // Blobs returns the account's blob service, or nil. Like Tables, it bypasses the stores.
