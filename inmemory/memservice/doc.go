@@ -89,10 +89,13 @@
 //
 // # Concurrency
 //
-// A Service is safe for concurrent use. Each table has a lock of its own, held only while a
-// call reads or changes its rows (the checks of a request, and the copies of what it
-// returns, run outside it), so calls on a table appear to happen one at a time, in an
-// order that respects real time: a query page is one moment's rows, a transaction's rows
-// change together, and row timestamps grow in the order of the writes. Each method returns
-// the context's error, without doing anything, when the context has ended before the call.
+// A Service is safe for concurrent use. Each partition of a table has a lock of its own,
+// held only while a call reads or changes its rows (the checks of a request, and the copies
+// of what it returns, run outside it), so calls on different partitions run side by side and
+// calls on one partition appear to happen one at a time, in an order that respects real
+// time: a transaction's rows change together, a query sees each partition as it was at one
+// moment, and a partition's row timestamps grow in the order of its writes. As on the real
+// service, a query over several partitions is not one snapshot of them all: a write to a
+// partition the page has not reached yet may show in it. Each method returns the context's
+// error, without doing anything, when the context has ended before the call.
 package memservice

@@ -86,11 +86,13 @@ func (s *Service) Query(ctx context.Context, table string, q service.Query) (ser
 	// Only the partition's rows can match a filter that names one PartitionKey, and the
 	// table keeps them together: the query costs what the partition holds, not the table.
 	pk, only := f.PartitionKey()
-	rows := t.rows
+	rows := int(t.rows.Load())
 	if only {
 		rows = 0
 		if p := t.partitions[pk]; p != nil {
+			p.mu.RLock()
 			rows = len(p.rows)
+			p.mu.RUnlock()
 		}
 	}
 	page := service.Page{Rows: make([]service.Row, 0, min(top, rows))}

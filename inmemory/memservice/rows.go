@@ -55,12 +55,12 @@ type change struct {
 	row service.Row
 }
 
-// apply works out the effect of req on t without changing t, so that a transaction can
-// drop every change when a later action fails. The row it returns has no ETag and Timestamp
-// yet: commit stamps it. The caller holds t.mu for writing.
-func (s *Service) apply(t *table, req request) (change, error) {
+// apply works out the effect of req on partition p (nil: one with no rows) without changing
+// it, so that a transaction can drop every change when a later action fails. The row it
+// returns has no ETag and Timestamp yet: commit stamps it. The caller holds p.mu for writing.
+func (s *Service) apply(p *partition, req request) (change, error) {
 	var old *service.Row
-	if sl := t.get(req.key); sl != nil {
+	if sl := p.get(req.key.rk); sl != nil {
 		old = &sl.row
 	}
 	props := req.props
@@ -122,17 +122,22 @@ func indexOf(props []service.Property, name string) int {
 	return -1
 }
 
-// commit stores a change computed by apply, written at ts, and returns what the service
-// reports for it. The caller holds t.mu for writing.
-func (t *table) commit(c change, ts time.Time) service.Written {
+// commit stores a change computed by apply in p, written at ts, and returns what the service
+// reports for it, and whether a delete left p empty. The caller holds p.mu for writing; p is
+// not nil unless the change is a delete.
+func (t *table) commit(p *partition, c change, ts time.Time) (service.Written, bool) {
 	if c.del {
-		t.remove(c.key)
-		return service.Written{}
+		return service.Written{}, t.remove(p, c.key.rk)
 	}
 	c.row.Timestamp = ts
 	c.row.ETag = formatETag(ts)
-	t.put(c.row)
-	return service.Written{ETag: c.row.ETag, Timestamp: ts}
+	t.put(p, c.row)
+	return service.Written{ETag: c.row.ETag, Timestamp: ts}, false
+}
+
+// mayInsert reports whether op can create a row, and so needs a partition to put it in.
+func mayInsert(op service.Op) bool {
+	return op == service.OpInsert || op == service.OpUpsertReplace || op == service.OpUpsertMerge
 }
 
 // project returns r with only the selected custom properties when sel is not nil, and
@@ -174,16 +179,20 @@ func (s *Service) GetRow(ctx context.Context, table, pk, rk string, sel []string
 	if err := checkKeys(pk, rk, false); err != nil {
 		return service.Row{}, err
 	}
-	t := s.readTable(table)
+	t := s.lookup(table)
 	if t == nil {
 		return service.Row{}, errTableNotFound()
 	}
+	p, ok := t.readPartition(pk)
+	if !ok {
+		return service.Row{}, errTableNotFound()
+	}
 	var r service.Row
-	sl := t.get(rowKey{pk, rk})
+	sl := p.get(rk)
 	if sl != nil {
 		r = sl.row
 	}
-	t.mu.RUnlock()
+	t.release(p, false)
 	if sl == nil {
 		return service.Row{}, errResourceNotFound()
 	}
@@ -211,14 +220,23 @@ func (s *Service) Write(ctx context.Context, table string, a service.Action) (se
 	if err != nil {
 		return service.Written{}, err
 	}
-	t := s.writeTable(table)
+	t := s.lookup(table)
 	if t == nil {
 		return service.Written{}, errTableNotFound()
 	}
-	defer t.mu.Unlock()
-	c, err := s.apply(t, req)
+	p, ok := t.writePartition(req.key.pk, mayInsert(req.op))
+	if !ok {
+		return service.Written{}, errTableNotFound()
+	}
+	c, err := s.apply(p, req)
 	if err != nil {
+		t.release(p, true)
 		return service.Written{}, err
 	}
-	return t.commit(c, s.stamp()), nil
+	w, emptied := t.commit(p, c, s.stamp())
+	t.release(p, true)
+	if emptied {
+		t.dropEmpty(req.key.pk)
+	}
+	return w, nil
 }

@@ -93,8 +93,8 @@ func New(opts ...Option) *Service {
 
 // stamp returns the timestamp of a new row write: the clock at the service's 100 ns
 // precision, moved past the previous stamp when the clock did not advance, so that ETags
-// always change, also between tables. The caller holds the lock of the row's table for
-// writing, so that a table's rows are stamped in the order they are written.
+// always change, also between tables. The caller holds the lock of the row's partition for
+// writing, so that a partition's rows are stamped in the order they are written.
 func (s *Service) stamp() time.Time {
 	s.stampMu.Lock()
 	defer s.stampMu.Unlock()

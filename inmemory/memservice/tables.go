@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/btree"
 
@@ -17,24 +18,32 @@ import (
 // existing row replaces it in its slot, which both indexes share. A query of one partition
 // reads that partition's tree only.
 //
-// Every table has a lock of its own; the service's lock guards only which tables exist.
-// Stored rows are never changed once their slot holds them (a write stores a new Row value,
-// with a new Properties slice), so a reader copies a row under the table's read lock and
-// clones its properties after releasing it (or, with WithSharedReads, hands them out).
+// Locks: the service's lock guards only which tables exist. A table's mu guards which
+// partitions it has (and whether it was dropped); every row operation holds it for reading,
+// so only creating or removing a partition, and dropping the table, wait for the calls in
+// flight. Each partition's mu guards its rows: writes to different partitions of a table
+// run side by side, as on the real service, and a transaction, which has one partition,
+// holds that partition's lock. The order is always table, then partition. Stored rows are
+// never changed once their slot holds them (a write stores a new Row value, with a new
+// Properties slice), so a reader copies a row under the partition's read lock and clones its
+// properties after releasing it (or, with WithSharedReads, hands them out).
 type table struct {
 	name string // as created
 
 	mu         sync.RWMutex
-	dropped    bool // DeleteTable removed the table: calls that found it before find none
-	rows       int  // rows in all partitions
+	dropped    bool         // DeleteTable removed the table: calls that found it before find none
+	rows       atomic.Int64 // rows in all partitions
 	partitions map[string]*partition
 	order      *btree.BTreeG[*partition] // the partitions by PartitionKey
-	free       *btree.FreeListG[*slot]   // nodes the partitions' trees reuse
+	free       *btree.FreeListG[*slot]   // nodes the partitions' trees reuse (it has a lock of its own)
 }
 
-// A partition holds the rows of one PartitionKey; it is removed with its last row.
+// A partition holds the rows of one PartitionKey. A partition left empty by a delete is
+// removed after the delete releases its locks (dropEmpty); until then, and while a write
+// that created it has yet to store its row, it is empty, and scans pass over it.
 type partition struct {
 	pk    string
+	mu    sync.RWMutex
 	rows  map[string]*slot
 	order *btree.BTreeG[*slot] // the rows by RowKey
 }
@@ -62,23 +71,18 @@ func rowLess(a, b *slot) bool { return service.CompareUTF16(a.row.RowKey, b.row.
 // rowKey identifies a row. Keys compare exactly: the service's keys are case-sensitive.
 type rowKey struct{ pk, rk string }
 
-// get returns the slot of the row with key k, or nil. The caller holds t.mu.
-func (t *table) get(k rowKey) *slot {
-	if p := t.partitions[k.pk]; p != nil {
-		return p.rows[k.rk]
+// get returns the slot of the row with RowKey rk, or nil; p may be nil (no partition). The
+// caller holds p.mu.
+func (p *partition) get(rk string) *slot {
+	if p == nil {
+		return nil
 	}
-	return nil
+	return p.rows[rk]
 }
 
-// put stores r, whose Properties the table owns from now on, in place of any row with its
-// keys. The caller holds t.mu for writing.
-func (t *table) put(r service.Row) {
-	p := t.partitions[r.PartitionKey]
-	if p == nil {
-		p = &partition{pk: r.PartitionKey, rows: make(map[string]*slot), order: btree.NewWithFreeListG(treeDegree, rowLess, t.free)}
-		t.partitions[p.pk] = p
-		t.order.ReplaceOrInsert(p)
-	}
+// put stores r in p, whose Properties the table owns from now on, in place of any row with
+// its keys. The caller holds p.mu for writing.
+func (t *table) put(p *partition, r service.Row) {
 	if s := p.rows[r.RowKey]; s != nil {
 		s.row = r
 		return
@@ -86,31 +90,96 @@ func (t *table) put(r service.Row) {
 	s := &slot{row: r}
 	p.rows[r.RowKey] = s
 	p.order.ReplaceOrInsert(s)
-	t.rows++
+	t.rows.Add(1)
 }
 
-// remove deletes the row with key k, if any, and its partition with its last row. The
-// caller holds t.mu for writing.
-func (t *table) remove(k rowKey) {
-	p := t.partitions[k.pk]
+// remove deletes the row with RowKey rk from p, if any, and reports whether p is empty now.
+// The caller holds p.mu for writing.
+func (t *table) remove(p *partition, rk string) (empty bool) {
 	if p == nil {
-		return
+		return false
 	}
-	s := p.rows[k.rk]
-	if s == nil {
-		return
+	if s := p.rows[rk]; s != nil {
+		delete(p.rows, rk)
+		p.order.Delete(s)
+		t.rows.Add(-1)
 	}
-	delete(p.rows, k.rk)
-	p.order.Delete(s)
-	t.rows--
-	if len(p.rows) == 0 {
-		delete(t.partitions, k.pk)
+	return len(p.rows) == 0
+}
+
+// readPartition returns the table's partition pk (nil when it has none) with p.mu held for
+// reading, and t.mu held for reading; false when the table was dropped (nothing is held).
+// The caller releases both with t.release(p, false).
+func (t *table) readPartition(pk string) (*partition, bool) {
+	t.mu.RLock()
+	if t.dropped {
+		t.mu.RUnlock()
+		return nil, false
+	}
+	p := t.partitions[pk]
+	if p != nil {
+		p.mu.RLock()
+	}
+	return p, true
+}
+
+// writePartition is readPartition with p.mu held for writing. With create, a missing
+// partition is made first (empty), so that the write has one to store its row in; without,
+// p is nil when the partition has no rows.
+func (t *table) writePartition(pk string, create bool) (*partition, bool) {
+	for {
+		t.mu.RLock()
+		if t.dropped {
+			t.mu.RUnlock()
+			return nil, false
+		}
+		p := t.partitions[pk]
+		if p != nil || !create {
+			if p != nil {
+				p.mu.Lock()
+			}
+			return p, true
+		}
+		t.mu.RUnlock()
+		t.mu.Lock()
+		if !t.dropped && t.partitions[pk] == nil {
+			p = &partition{pk: pk, rows: make(map[string]*slot), order: btree.NewWithFreeListG(treeDegree, rowLess, t.free)}
+			t.partitions[pk] = p
+			t.order.ReplaceOrInsert(p)
+		}
+		t.mu.Unlock()
+		// Again with the read lock: a delete may have removed the partition meanwhile.
+	}
+}
+
+// release gives back what readPartition or writePartition took.
+func (t *table) release(p *partition, write bool) {
+	if p != nil {
+		if write {
+			p.mu.Unlock()
+		} else {
+			p.mu.RUnlock()
+		}
+	}
+	t.mu.RUnlock()
+}
+
+// dropEmpty removes partition pk if it has no rows: a delete that emptied it calls it after
+// releasing its locks. An empty partition a write has just made may go too; that write then
+// makes it again.
+func (t *table) dropEmpty(pk string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	// No partition lock is needed: every holder of one also holds t.mu for reading.
+	if p := t.partitions[pk]; p != nil && len(p.rows) == 0 {
+		delete(t.partitions, pk)
 		t.order.Delete(p)
 	}
 }
 
 // scan calls visit with the rows from key start on, in key order, until visit returns false;
-// with only, the rows of partition pk only. The caller holds t.mu.
+// with only, the rows of partition pk only. The caller holds t.mu for reading; scan holds
+// each partition's lock for reading while it visits its rows.
 func (t *table) scan(start rowKey, only bool, pk string, visit func(*service.Row) bool) {
 	from := func(p *partition) bool {
 		more := true
@@ -118,6 +187,8 @@ func (t *table) scan(start rowKey, only bool, pk string, visit func(*service.Row
 			more = visit(&s.row)
 			return more
 		}
+		p.mu.RLock()
+		defer p.mu.RUnlock()
 		if p.pk == start.pk {
 			p.order.AscendGreaterOrEqual(&slot{row: service.Row{RowKey: start.rk}}, each)
 		} else {
@@ -183,20 +254,6 @@ func (s *Service) readTable(name string) *table {
 	t.mu.RLock()
 	if t.dropped {
 		t.mu.RUnlock()
-		return nil
-	}
-	return t
-}
-
-// writeTable is readTable with the lock held for writing.
-func (s *Service) writeTable(name string) *table {
-	t := s.lookup(name)
-	if t == nil {
-		return nil
-	}
-	t.mu.Lock()
-	if t.dropped {
-		t.mu.Unlock()
 		return nil
 	}
 	return t

@@ -68,20 +68,29 @@ func (s *Service) Transact(ctx context.Context, tableName string, actions []serv
 	if errs[0] != nil {
 		return nil, txError(0, errs[0])
 	}
-	t := s.writeTable(tableName)
+	t := s.lookup(tableName)
 	if t == nil {
 		return nil, txError(0, errTableNotFound())
 	}
-	defer t.mu.Unlock()
+	create := false
+	for i := range reqs {
+		create = create || errs[i] == nil && mayInsert(reqs[i].op)
+	}
+	p, ok := t.writePartition(pk, create)
+	if !ok {
+		return nil, txError(0, errTableNotFound())
+	}
 	// Every action addresses a different row, so each one sees the rows as they were before
 	// the transaction, and the changes can be committed after the last action succeeds.
 	changes := make([]change, 0, len(actions))
 	for i := range actions {
 		if errs[i] != nil {
+			t.release(p, true)
 			return nil, txError(i, errs[i])
 		}
-		c, err := s.apply(t, reqs[i])
+		c, err := s.apply(p, reqs[i])
 		if err != nil {
+			t.release(p, true)
 			return nil, txError(i, err)
 		}
 		changes = append(changes, c)
@@ -90,7 +99,12 @@ func (s *Service) Transact(ctx context.Context, tableName string, actions []serv
 	// rows of one transaction a common one is not documented.
 	out := make([]service.Written, len(changes))
 	for i, c := range changes {
-		out[i] = t.commit(c, s.stamp())
+		out[i], _ = t.commit(p, c, s.stamp())
+	}
+	emptied := len(p.rows) == 0
+	t.release(p, true)
+	if emptied {
+		t.dropEmpty(pk)
 	}
 	return out, nil
 }
