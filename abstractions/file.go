@@ -33,13 +33,14 @@ import (
 // write does with the reader depends on whether it can seek:
 //
 //   - An io.ReadSeeker is read from the position it stands at when the first write uses it,
-//     twice (once to hash, once to upload; see "What a write verifies"), and put back at that position whenever the
-//     library is done reading it: after hashing, after each upload, and after a write that
-//     failed, was cancelled or succeeded. It must not change until the write completes. So a
-//     failed write can be retried with the same File, and a retry that makes a new File over
-//     the same reader (a Mutate function that runs again) stores the same bytes. A reader
-//     that cannot be put back (Seek fails) makes every later write of the File, and of any
-//     new File over that reader, fail with ErrInvalidArgument before anything is uploaded.
+//     twice (once to hash, once to upload; see "What a write verifies"), and put back at
+//     that position whenever the library is done reading it: after hashing, after each
+//     upload, and after a write that failed, was cancelled or succeeded. It must not change
+//     until the write completes. So a failed write can be retried with the same File, and a
+//     retry that makes a new File over the same reader (a Mutate function that runs again)
+//     stores the same bytes. A reader that cannot be put back (Seek fails) makes every later
+//     write of the File, and of any new File over that reader, fail with ErrInvalidArgument
+//     before anything is uploaded.
 //   - Any other reader is read once, to its end, into a temporary file (os.CreateTemp in the
 //     default directory, removed when the File no longer needs it), hashing as it goes; the
 //     upload reads the temporary file. A write that cannot create the temporary file fails
