@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"reflect"
@@ -32,13 +33,14 @@ import (
 // write does with the reader depends on whether it can seek:
 //
 //   - An io.ReadSeeker is read from the position it stands at when the first write uses it,
-//     twice (once to hash, once to upload), and put back at that position whenever the
-//     library is done reading it: after hashing, after each upload, and after a write that
-//     failed, was cancelled or succeeded. It must not change until the write completes. So a
-//     failed write can be retried with the same File, and a retry that makes a new File over
-//     the same reader (a Mutate function that runs again) stores the same bytes. A reader
-//     that cannot be put back (Seek fails) makes every later write of the File, and of any
-//     new File over that reader, fail with ErrInvalidArgument before anything is uploaded.
+//     twice (once to hash, once to upload; see "What a write verifies"), and put back at
+//     that position whenever the library is done reading it: after hashing, after each
+//     upload, and after a write that failed, was cancelled or succeeded. It must not change
+//     until the write completes. So a failed write can be retried with the same File, and a
+//     retry that makes a new File over the same reader (a Mutate function that runs again)
+//     stores the same bytes. A reader that cannot be put back (Seek fails) makes every later
+//     write of the File, and of any new File over that reader, fail with ErrInvalidArgument
+//     before anything is uploaded.
 //   - Any other reader is read once, to its end, into a temporary file (os.CreateTemp in the
 //     default directory, removed when the File no longer needs it), hashing as it goes; the
 //     upload reads the temporary file. A write that cannot create the temporary file fails
@@ -81,6 +83,23 @@ import (
 // that is gone (the row was replaced or deleted, and cleanup or a sweep removed it) fails
 // with ErrIntegrity: read the entity again and open its current file.
 //
+// # What a write verifies
+//
+// A file's blob is named after its content's SHA-256, so a write reads a reader's content
+// once to learn it before uploading, and uploads from a second pass: over the seekable
+// reader again, or over the temporary copy of one that cannot seek. The first pass computes
+// the SHA-256 and, alongside it, a keyed 64-bit hash (hash/maphash, under a seed drawn at
+// random for each File); the second pass is checked against the length and that keyed hash,
+// which costs a small fraction of hashing the content with SHA-256 again. A source that
+// changed between the passes fails the write with ErrIntegrity ("the file's source changed
+// …") on the read that would deliver its last bytes, before the upload commits, so nothing
+// is stored, neither the row nor a blob under the name of other bytes. The keyed hash
+// catches a source changed by accident or by another writer; it is not a cryptographic
+// check, and nothing relies on it for more: every read of a stored blob (Open, and a write
+// that copies a File read from another row into a blob of its own) verifies the SHA-256
+// against the recorded one, so content that does not match its name never gets past a read.
+// The bytes of FileFromBytes are not checked again (they must not change).
+//
 // # Errors
 //
 // A reader that fails (a Read returns an error other than io.EOF) fails the write with an
@@ -114,6 +133,11 @@ type File struct {
 	hashed bool
 	sum    string
 	length int64
+	// seed and check are the keyed hash of the content a reader delivered on the pass that
+	// hashed it, which the upload's own pass of the reader (or of its temporary copy) must
+	// reproduce (see verifySource).
+	seed  maphash.Seed
+	check []byte
 
 	blob backend.FileBlob
 	// broken is why the File can no longer be written.
@@ -255,9 +279,10 @@ func (s *fileSource) Length() int64 { return s.length }
 func (s *fileSource) Blob() backend.FileBlob { return s.blob }
 
 // Open returns the content's bytes from the first one, for an upload: the File's bytes, its
-// temporary copy, its seekable reader (put back at the start when the returned reader is
-// closed), or its blob (verified, so an upload of changed bytes fails before it completes).
-// The bytes of a reader are verified the same way. The caller must close it before Release.
+// temporary copy or its seekable reader (put back at the start when the returned reader is
+// closed), checked against the pass that hashed them, or its blob, verified against its
+// SHA-256; either way an upload of changed bytes fails before it completes. The caller must
+// close it before Release.
 func (s *fileSource) Open(ctx context.Context) (io.ReadCloser, error) {
 	f := s.f
 	switch {
@@ -270,15 +295,24 @@ func (s *fileSource) Open(ctx context.Context) (io.ReadCloser, error) {
 		}
 		return newVerifyingReader(rc, f.sum, f.length), nil
 	case f.tmp != nil:
-		return newVerifyingReader(io.NopCloser(io.NewSectionReader(f.tmp, 0, f.length)), f.sum, f.length), nil
+		return f.verifySource(io.NopCloser(io.NewSectionReader(f.tmp, 0, f.length))), nil
 	case f.seeker != nil:
 		if _, err := f.seeker.Seek(f.start, io.SeekStart); err != nil {
 			return nil, f.lose(fmt.Errorf("%w: the file's reader cannot be put back at the start of its content (%v); make the File again over a reader that can seek",
 				ErrInvalidArgument, err))
 		}
-		return &seekBack{verifyingReader: newVerifyingReader(io.NopCloser(io.LimitReader(sourceReader{f.r}, f.length+1)), f.sum, f.length), f: f}, nil
+		return &seekBack{verifyingReader: f.verifySource(io.NopCloser(io.LimitReader(sourceReader{f.r}, f.length+1))), f: f}, nil
 	}
 	return nil, f.lose(fmt.Errorf("%w: the file's temporary copy was released by a failed write; make the File again from its source", ErrInvalidArgument))
+}
+
+// verifySource returns the upload's pass over a reader's content (the reader again, or its
+// temporary copy), checked against the length and keyed hash of the pass that hashed it, as
+// [File] describes under "What a write verifies".
+func (f *File) verifySource(rc io.ReadCloser) *verifyingReader {
+	var h maphash.Hash
+	h.SetSeed(f.seed)
+	return &verifyingReader{rc: rc, want: hex.EncodeToString(f.check), left: f.length, h: &h, source: true}
 }
 
 // seekBack puts a seekable reader back at the start of its content when closed.
@@ -381,8 +415,8 @@ func (f *File) hashSeekable(ctx context.Context) error {
 		}
 		f.start, f.started = pos, true
 	}
-	h := sha256.New()
-	n, err := copyContext(ctx, h, sourceReader{f.r})
+	h, check := sha256.New(), f.newCheck()
+	n, err := copyContext(ctx, io.MultiWriter(h, check), sourceReader{f.r})
 	if _, serr := f.seeker.Seek(f.start, io.SeekStart); serr != nil {
 		markReader(f.r, readerBroken)
 		return f.lose(fmt.Errorf("%w: the file's reader cannot be put back at the start of its content (%v); make the File again over a new reader",
@@ -391,8 +425,17 @@ func (f *File) hashSeekable(ctx context.Context) error {
 	if err != nil {
 		return err // the reader stands where it started: the File can be written again
 	}
-	f.sum, f.length, f.hashed = hex.EncodeToString(h.Sum(nil)), n, true
+	f.sum, f.length, f.hashed, f.check = hex.EncodeToString(h.Sum(nil)), n, true, check.Sum(nil)
 	return nil
+}
+
+// newCheck returns the keyed hash the first pass over a reader takes alongside its SHA-256,
+// under a new seed (see verifySource).
+func (f *File) newCheck() *maphash.Hash {
+	f.seed = maphash.MakeSeed()
+	var h maphash.Hash
+	h.SetSeed(f.seed)
+	return &h
 }
 
 func (f *File) hashStream(ctx context.Context) error {
@@ -426,12 +469,12 @@ func (f *File) hashStream(ctx context.Context) error {
 		}
 		src = io.MultiReader(bytes.NewReader(one[:n]), src)
 	}
-	h := sha256.New()
-	n, err := copyContext(ctx, io.MultiWriter(h, tmp), src)
+	h, check := sha256.New(), f.newCheck()
+	n, err := copyContext(ctx, io.MultiWriter(h, check, tmp), src)
 	if err == nil {
 		markReader(f.r, readerDone)
 		if _, err = tmp.Seek(0, io.SeekStart); err == nil {
-			f.sum, f.length, f.hashed = hex.EncodeToString(h.Sum(nil)), n, true
+			f.sum, f.length, f.hashed, f.check = hex.EncodeToString(h.Sum(nil)), n, true, check.Sum(nil)
 			return nil
 		}
 		return f.lose(fmt.Errorf("%w: the file's temporary copy failed (%v); its temporary copy was released by a failed write: make the File again from its source", ErrUnavailable, err))
@@ -584,17 +627,22 @@ func markReader(r io.Reader, state int) {
 	readers.m[k] = state
 }
 
-// verifyingReader hands out a stored content of known SHA-256 and length and verifies it
-// by the time it has delivered it: the read that would return the last byte compares the
-// SHA-256 first and fails with ErrIntegrity instead of returning that data when it does not
-// match. Bytes beyond the length are never handed out, content that ends early fails at its
-// end, and once a check has failed every later read fails the same way.
+// verifyingReader hands out a content of known length and digest and verifies it by the
+// time it has delivered it: the read that would return the last byte compares the digest
+// first and fails with ErrIntegrity instead of returning that data when it does not match.
+// Bytes beyond the length are never handed out, content that ends early fails at its end,
+// and once a check has failed every later read fails the same way. The digest is the
+// SHA-256 of a stored blob (newVerifyingReader), or the keyed hash of a reader's first pass
+// for the upload's pass over it (File.verifySource).
 type verifyingReader struct {
 	rc   io.ReadCloser
-	want string
+	want string // the digest, lower-case hexadecimal
 	left int64
 	h    hashWriter
-	err  error
+	// source is set when the content is a File's reader (or its temporary copy) read again
+	// for an upload, not a stored blob: a mismatch means the source changed.
+	source bool
+	err    error
 }
 
 type hashWriter interface {
@@ -632,7 +680,11 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	}
 	switch {
 	case err == io.EOF && v.left > 0:
-		v.err = &integrityError{reason: fmt.Sprintf("the stored content ended %d bytes before its recorded length", v.left)}
+		if v.source {
+			v.err = v.damaged(fmt.Sprintf("ended %d bytes short of the length hashed", v.left))
+		} else {
+			v.err = v.damaged(fmt.Sprintf("ended %d bytes before its recorded length", v.left))
+		}
 		if n > 0 {
 			return n, nil
 		}
@@ -648,17 +700,70 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// copyBufferSize is the size of the reads WriteTo makes: large enough that a stream from the
+// network is read in few system calls, whatever buffer the caller's io.Copy would use.
+const copyBufferSize = 256 << 10
+
+// WriteTo implements io.WriterTo, so that io.Copy reads the content in large pieces; it
+// verifies as Read does, and writes nothing a read would not have handed out.
+func (v *verifyingReader) WriteTo(w io.Writer) (int64, error) {
+	buf := make([]byte, min(copyBufferSize, max(v.left, 1)))
+	var n int64
+	for {
+		m, err := v.Read(buf)
+		if m > 0 {
+			k, werr := w.Write(buf[:m])
+			n += int64(k)
+			if werr == nil && k < m {
+				werr = io.ErrShortWrite
+			}
+			if werr != nil {
+				return n, werr
+			}
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
 func (v *verifyingReader) check() error {
 	if got := hex.EncodeToString(v.h.Sum(nil)); got != v.want {
-		v.err = &integrityError{reason: "the stored content does not match its recorded SHA-256 (it was changed outside the library); nothing more is handed out"}
+		if v.source {
+			v.err = v.damaged("delivered other bytes than on the pass that hashed it")
+		} else {
+			v.err = v.damaged("does not match its recorded SHA-256 (it was changed outside the library); nothing more is handed out")
+		}
 	}
 	return v.err
+}
+
+// damaged returns the failure of a content that is not what was recorded.
+func (v *verifyingReader) damaged(reason string) error {
+	if v.source {
+		return &integrityError{source: true, reason: reason + "; it must not change until the write completes. Nothing was stored: write the File again, or make it again, once its source holds the content to store"}
+	}
+	return &integrityError{reason: "the stored content " + reason}
 }
 
 // Close closes the content.
 func (v *verifyingReader) Close() error { return v.rc.Close() }
 
-type integrityError struct{ reason string }
+// integrityError is a content that is not what was recorded: a stored blob, or a File's
+// source read again for an upload (source).
+type integrityError struct {
+	source bool
+	reason string
+}
 
-func (e *integrityError) Error() string        { return "stored file damaged: " + e.reason }
+func (e *integrityError) Error() string {
+	if e.source {
+		return "the file's source changed between the pass that hashed it and the upload: it " + e.reason
+	}
+	return "stored file damaged: " + e.reason
+}
+
 func (e *integrityError) Is(target error) bool { return target == ErrIntegrity }

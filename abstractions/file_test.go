@@ -366,8 +366,98 @@ func TestVerifyingReader(t *testing.T) {
 					t.Errorf("a later read = %v, want the same failure", again)
 				}
 			}
+			// io.Copy takes the WriteTo path, which hands out the same.
+			var copied bytes.Buffer
+			_, err = io.Copy(&copied, newVerifyingReader(io.NopCloser(bytes.NewReader(tc.stored)), hexSum(data), tc.length))
+			if tc.wantErr != errors.Is(err, ErrIntegrity) || !tc.wantErr && err != nil {
+				t.Fatalf("io.Copy: err = %v, want integrity error %v", err, tc.wantErr)
+			}
+			if !strings.HasPrefix(tc.want, copied.String()) || !tc.wantErr && copied.String() != tc.want || tc.wantErr && copied.Len() >= len(data) {
+				t.Errorf("io.Copy wrote %q, want %q", copied.String(), tc.want)
+			}
 		})
 	}
+}
+
+// swapped is an io.ReadSeeker whose content a test replaces between the passes.
+type swapped struct{ r *bytes.Reader }
+
+func (s *swapped) Read(p []byte) (int, error)                { return s.r.Read(p) }
+func (s *swapped) Seek(off int64, whence int) (int64, error) { return s.r.Seek(off, whence) }
+
+// A source that changed between the pass that hashed it and the upload's pass fails the
+// upload with ErrIntegrity, saying so, before its last bytes are handed out (so before an
+// upload could commit them under the name of the content hashed): a seekable reader whose
+// bytes or length changed, and the temporary copy of a reader that cannot seek. Read and
+// io.Copy (WriteTo) behave alike.
+func TestFileSourceChangedBetweenPasses(t *testing.T) {
+	ctx := context.Background()
+	content := bytes.Repeat([]byte("the content "), 100_000)
+	changed := append([]byte{}, content...)
+	changed[len(changed)/2] ^= 1
+	tests := []struct {
+		name   string
+		file   func() *File
+		change func(*File)
+	}{
+		{"a seekable reader whose bytes changed", func() *File {
+			return FileFromReader(&swapped{bytes.NewReader(content)}, "")
+		}, func(f *File) { f.r.(*swapped).r = bytes.NewReader(changed) }},
+		{"a seekable reader that got shorter", func() *File {
+			return FileFromReader(&swapped{bytes.NewReader(content)}, "")
+		}, func(f *File) { f.r.(*swapped).r = bytes.NewReader(content[:len(content)-1]) }},
+		{"a temporary copy that changed", func() *File {
+			return FileFromReader(&stream{bytes.NewReader(content)}, "")
+		}, func(f *File) {
+			if _, err := f.tmp.WriteAt([]byte{changed[len(changed)/2]}, int64(len(changed)/2)); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		for _, how := range []string{"Read", "io.Copy"} {
+			t.Run(tc.name+", "+how, func(t *testing.T) {
+				f := tc.file()
+				src, err := f.take(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer src.Release()
+				tc.change(f)
+				rc, err := src.Open(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rc.Close()
+				var got bytes.Buffer
+				if how == "Read" {
+					_, err = got.ReadFrom(struct{ io.Reader }{rc})
+				} else {
+					_, err = io.Copy(&got, rc)
+				}
+				if !errors.Is(err, ErrIntegrity) || !strings.Contains(err.Error(), "source changed") {
+					t.Fatalf("err = %v, want ErrIntegrity saying the source changed", err)
+				}
+				if got.Len() >= len(content) {
+					t.Errorf("handed out %d bytes of a changed source of %d", got.Len(), len(content))
+				}
+			})
+		}
+	}
+	// The same File, its source as hashed again, uploads; a File copied from a blob is still
+	// verified against the SHA-256 of its name.
+	t.Run("unchanged", func(t *testing.T) {
+		f := FileFromReader(&swapped{bytes.NewReader(content)}, "")
+		if got, err := write(ctx, f); err != nil || !bytes.Equal(got, content) {
+			t.Fatalf("read %d bytes, %v", len(got), err)
+		}
+	})
+	t.Run("a stored blob", func(t *testing.T) {
+		f := newStoredFile(&memBlob{data: changed}, hexSum(content), int64(len(content)), "")
+		if _, err := write(ctx, f); !errors.Is(err, ErrIntegrity) || !strings.Contains(err.Error(), "SHA-256") {
+			t.Fatalf("err = %v, want ErrIntegrity naming the SHA-256", err)
+		}
+	})
 }
 
 func TestStoredFileGone(t *testing.T) {

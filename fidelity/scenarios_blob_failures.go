@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -70,6 +71,24 @@ func (f *failsOnUpload) Read(p []byte) (int, error) {
 		return 0, errBody
 	}
 	return f.Reader.Read(p)
+}
+
+// changesOnUpload is an io.ReadSeeker whose content is replaced by next once the upload
+// reads it again (at its second seek to the start): a source that changed between the pass
+// that hashed it and the upload.
+type changesOnUpload struct {
+	*bytes.Reader
+	next    []byte
+	rewinds int
+}
+
+func (c *changesOnUpload) Seek(off int64, whence int) (int64, error) {
+	if whence == io.SeekStart {
+		if c.rewinds++; c.rewinds == 2 {
+			c.Reader = bytes.NewReader(c.next)
+		}
+	}
+	return c.Reader.Seek(off, whence)
 }
 
 // stalledDeadline is how long a call against stalledBlobs waits for its answer.
@@ -188,5 +207,39 @@ func blobFailureScenarios() []Scenario {
 				e.clearTable(ctx)
 			},
 		},
+		{
+			// A file whose seekable source changes between the pass that hashed it (for its
+			// name) and the upload fails the write with ErrIntegrity and stores nothing: not
+			// the row, and no blob under the name of the content hashed, whether the upload
+			// is one request or staged blocks, and whether the bytes or the length changed.
+			Name: "blob-failures/a-file-whose-source-changes-between-the-passes",
+			Run: func(ctx context.Context, e *Env) {
+				s, c := offStore(e, noGrace)
+				for _, tc := range []struct {
+					name          string
+					content, next []byte
+				}{
+					{"small, one byte changed", pattern(300_000, 7), flipped(pattern(300_000, 7), 150_000)},
+					{"several blocks, one byte changed", pattern(9_000_000, 8), flipped(pattern(9_000_000, 8), 8_999_999)},
+					{"several blocks, shorter", pattern(9_000_000, 9), pattern(9_000_000, 9)[:5_000_000]},
+				} {
+					err := s.Create(ctx, &offDoc{Entity: abstractions.Entity{ID: "p|changed"},
+						Attachment: abstractions.FileFromReader(&changesOnUpload{Reader: bytes.NewReader(tc.content), next: tc.next}, "")})
+					e.Is(tc.name+": the write", err, abstractions.ErrIntegrity)
+					e.Equal(tc.name+": the error says the source changed", strings.Contains(fmt.Sprint(err), "source changed"), true)
+					_, err = s.One(ctx, "p|changed")
+					e.Is(tc.name+": no row", err, abstractions.ErrNotFound)
+					e.Equal(tc.name+": no blob", len(e.blobNames(ctx, c)), 0)
+				}
+				e.observeOffRows(ctx, "rows")
+				e.clearTable(ctx)
+			},
+		},
 	}
+}
+
+// flipped returns b with the byte at i changed.
+func flipped(b []byte, i int) []byte {
+	b[i] ^= 0xff
+	return b
 }

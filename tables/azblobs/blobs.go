@@ -149,6 +149,9 @@ func uploadConditions(opts service.UploadOptions) (*blob.AccessConditions, error
 
 // Block sizes of UploadStream: blocks of streamBlockSize bytes, at most streamConcurrency of
 // them in flight, so an upload holds at most their product in memory whatever its size.
+// Chosen by measurement on Azurite, against azblob's defaults (1 MiB, one at a time), 4 MiB
+// × 2, 4 MiB × 4, 2 MiB × 3 and 8 MiB × 2: 8 MiB × 2 was as fast and holds more memory,
+// the others were slower.
 const (
 	streamBlockSize   = 4 << 20
 	streamConcurrency = 3

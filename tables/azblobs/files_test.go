@@ -5,9 +5,9 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +16,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
@@ -255,70 +254,141 @@ func TestFileHeapBound(t *testing.T) {
 	_ = ctx
 }
 
-// BenchmarkFileRoundTrip writes and reads back one file of FILES_TEST_MB megabytes through
-// the library, and the same bytes with azblob directly (UploadStream, with the SDK's
-// defaults and with the library's block size and concurrency, then DownloadStream);
-// compare the ns/op.
+// BenchmarkFileRoundTrip writes and reads back files of FILES_TEST_MB megabytes, through the
+// library and with azblob directly (UploadStream at the SDK's defaults, then DownloadStream
+// and its retry reader), on the same emulator. Each iteration is one round trip of each,
+// every time with new content, the order alternating from one iteration to the next, so
+// that both see the same conditions however the emulator's speed drifts during the run
+// ("make files-bench" runs FILES_BENCH_ROUNDS of them, 7 by default). It reports the median
+// of each side's round trip, upload and download in seconds, and the ratio of the medians
+// (library/azblob); the log lists every round.
 func BenchmarkFileRoundTrip(b *testing.B) {
 	n := fileSize(b)
-	b.Run("library", func(b *testing.B) {
-		s := fileStore(b)
-		b.SetBytes(n)
-		seed := uint64(time.Now().UnixNano())
-		for b.Loop() {
-			// New content each time: identical content would reuse its blob.
-			seed++
-			roundTrip(b, s, "bench|lib", &generator{n: n, seed: seed}, n)
-		}
+	s := fileStore(b)
+	c, err := azblob.NewClientFromConnectionString(azuritetest.ConnectionString(b), &azblob.ClientOptions{ClientOptions: clientOptions(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	container := "files-raw-" + strings.ToLower(rand.Text()[:12])
+	if _, err := c.CreateContainer(ctx, container, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_, _ = c.DeleteContainer(context.Background(), container, nil)
 		_, _ = s.Delete(context.Background(), "bench|lib", "")
 	})
-	for _, raw := range []struct {
-		name string
-		opts blockblob.UploadStreamOptions
-	}{
-		{"azblob-defaults", blockblob.UploadStreamOptions{}},
-		{"azblob-same-blocks", blockblob.UploadStreamOptions{BlockSize: 4 << 20, Concurrency: 3}},
-	} {
-		benchRaw(b, raw.name, n, raw.opts)
+	var lib, raw []roundTimes
+	seed := uint64(time.Now().UnixNano())
+	library := func() {
+		// New content each time: identical content would reuse its blob.
+		seed++
+		lib = append(lib, timedRoundTrip(b, s, "bench|lib", &generator{n: n, seed: seed}, n))
+	}
+	direct := func() {
+		seed++
+		raw = append(raw, rawRoundTrip(b, c, container, &generator{n: n, seed: seed}, n))
+	}
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			library()
+			direct()
+		} else {
+			direct()
+			library()
+		}
+	}
+	b.StopTimer()
+	for i := range lib {
+		b.Logf("round %d: library %.2f s (up %.2f, down %.2f), azblob %.2f s (up %.2f, down %.2f)", i+1,
+			lib[i].total().Seconds(), lib[i].up.Seconds(), lib[i].down.Seconds(),
+			raw[i].total().Seconds(), raw[i].up.Seconds(), raw[i].down.Seconds())
+	}
+	l, r := medianTimes(lib), medianTimes(raw)
+	b.Logf("%d MB, median of %d rounds: library %.2f s (up %.2f, down %.2f), azblob defaults %.2f s (up %.2f, down %.2f); library/azblob %.2f (up %.2f, down %.2f)",
+		n/1_000_000, len(lib), l.total.Seconds(), l.up.Seconds(), l.down.Seconds(), r.total.Seconds(), r.up.Seconds(), r.down.Seconds(),
+		l.total.Seconds()/r.total.Seconds(), l.up.Seconds()/r.up.Seconds(), l.down.Seconds()/r.down.Seconds())
+	b.ReportMetric(l.total.Seconds(), "lib-s")
+	b.ReportMetric(r.total.Seconds(), "azblob-s")
+	b.ReportMetric(l.total.Seconds()/r.total.Seconds(), "lib/azblob")
+	b.ReportMetric(l.up.Seconds()/r.up.Seconds(), "up-lib/azblob")
+	b.ReportMetric(l.down.Seconds()/r.down.Seconds(), "down-lib/azblob")
+}
+
+// roundTimes are the two halves of one round trip.
+type roundTimes struct{ up, down time.Duration }
+
+func (t roundTimes) total() time.Duration { return t.up + t.down }
+
+// medians are the medians of each measure of a list of round trips, taken one by one.
+type medians struct{ total, up, down time.Duration }
+
+func medianTimes(ts []roundTimes) medians {
+	median := func(f func(roundTimes) time.Duration) time.Duration {
+		d := make([]time.Duration, len(ts))
+		for i, t := range ts {
+			d[i] = f(t)
+		}
+		slices.Sort(d)
+		if len(d)%2 == 1 {
+			return d[len(d)/2]
+		}
+		return (d[len(d)/2-1] + d[len(d)/2]) / 2
+	}
+	return medians{
+		total: median(roundTimes.total),
+		up:    median(func(t roundTimes) time.Duration { return t.up }),
+		down:  median(func(t roundTimes) time.Duration { return t.down }),
 	}
 }
 
-// benchRaw is the azblob half of BenchmarkFileRoundTrip.
-func benchRaw(b *testing.B, name string, n int64, opts blockblob.UploadStreamOptions) {
-	b.Run(name, func(b *testing.B) {
-		c, err := azblob.NewClientFromConnectionString(azuritetest.ConnectionString(b), &azblob.ClientOptions{ClientOptions: clientOptions(b)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		ctx := context.Background()
-		const container = "files-test-raw"
-		if _, err := c.CreateContainer(ctx, container, nil); err != nil && !isExists(err) {
-			b.Fatal(err)
-		}
-		b.SetBytes(n)
-		seed := uint64(time.Now().UnixNano())
-		for b.Loop() {
-			o := opts
-			seed++
-			if _, err := c.UploadStream(ctx, container, "raw", &generator{n: n, seed: seed}, &o); err != nil {
-				b.Fatal(err)
-			}
-			resp, err := c.DownloadStream(ctx, container, "raw", nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			body := resp.NewRetryReader(ctx, nil)
-			m, err := io.Copy(io.Discard, body)
-			body.Close()
-			if err != nil || m != n {
-				b.Fatalf("read back %d of %d bytes: %v", m, n, err)
-			}
-		}
-		_, _ = c.DeleteContainer(ctx, container, nil)
-	})
+// timedRoundTrip is roundTrip, timed: the upload is the Upsert (hashing, upload and row),
+// the download the read of the entity and of its whole file.
+func timedRoundTrip(t testing.TB, s *tables.Store[Attachment], id string, src io.Reader, n int64) roundTimes {
+	t.Helper()
+	ctx := context.Background()
+	start := time.Now()
+	if err := s.Upsert(ctx, &Attachment{Entity: abstractions.Entity{ID: id}, File: abstractions.FileFromReader(src, "application/octet-stream")}); err != nil {
+		t.Fatal(err)
+	}
+	up := time.Since(start)
+	start = time.Now()
+	got, err := s.One(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := got.File.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := io.Copy(io.Discard, rc)
+	rc.Close()
+	if err != nil || m != n {
+		t.Fatalf("read back %d of %d bytes: %v", m, n, err)
+	}
+	return roundTimes{up: up, down: time.Since(start)}
 }
 
-func isExists(err error) bool {
-	var re *azcore.ResponseError
-	return errors.As(err, &re) && re.StatusCode == http.StatusConflict
+// rawRoundTrip writes src with azblob's UploadStream at its defaults and reads it back with
+// DownloadStream and its retry reader.
+func rawRoundTrip(t testing.TB, c *azblob.Client, container string, src io.Reader, n int64) roundTimes {
+	t.Helper()
+	ctx := context.Background()
+	start := time.Now()
+	if _, err := c.UploadStream(ctx, container, "raw", src, nil); err != nil {
+		t.Fatal(err)
+	}
+	up := time.Since(start)
+	start = time.Now()
+	resp, err := c.DownloadStream(ctx, container, "raw", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := resp.NewRetryReader(ctx, nil)
+	m, err := io.Copy(io.Discard, body)
+	body.Close()
+	if err != nil || m != n {
+		t.Fatalf("read back %d of %d bytes: %v", m, n, err)
+	}
+	return roundTimes{up: up, down: time.Since(start)}
 }
