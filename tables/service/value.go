@@ -98,12 +98,25 @@ func Double(v float64) Value { return Value{kind: KindDouble, n: math.Float64bit
 
 // DateTime returns an Edm.DateTime value: t in UTC, truncated to the service's 100 ns
 // precision, without a monotonic clock reading.
+// A time more than about 29,000 years from 1970, beyond what the ticks can count, is held
+// as that limit, which is as far outside the service's years as the time itself.
 func DateTime(t time.Time) Value {
-	return Value{kind: KindDateTime, n: uint64(t.Unix()*ticksPerSecond + int64(t.Nanosecond()/100))}
+	sec, tick := t.Unix(), int64(t.Nanosecond()/100)
+	switch {
+	case sec > maxTickSeconds:
+		sec, tick = maxTickSeconds, 0
+	case sec < -maxTickSeconds:
+		sec, tick = -maxTickSeconds, 0
+	}
+	return Value{kind: KindDateTime, n: uint64(sec*ticksPerSecond + tick)}
 }
 
-// ticksPerSecond is the number of the service's 100 ns ticks in a second.
-const ticksPerSecond = 10_000_000
+const (
+	// ticksPerSecond is the number of the service's 100 ns ticks in a second.
+	ticksPerSecond = 10_000_000
+	// maxTickSeconds is the most seconds from the Unix epoch a DateTime holds.
+	maxTickSeconds = math.MaxInt64/ticksPerSecond - 1
+)
 
 // Guid returns an Edm.Guid value for the 16 bytes of g in the order its text form is written
 // (RFC 4122 order, as "00112233-4455-6677-8899-aabbccddeeff"). The text is
@@ -150,8 +163,11 @@ func (v Value) Int64() int64 { return int64(v.n) }
 // Float returns the number of an Edm.Double value.
 func (v Value) Float() float64 { return math.Float64frombits(v.n) }
 
-// Time returns the UTC time of an Edm.DateTime value.
+// Time returns the UTC time of an Edm.DateTime value (the zero time for other kinds).
 func (v Value) Time() time.Time {
+	if v.kind != KindDateTime {
+		return time.Time{}
+	}
 	ticks := int64(v.n)
 	sec := ticks / ticksPerSecond
 	rem := ticks % ticksPerSecond

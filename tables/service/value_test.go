@@ -173,4 +173,23 @@ func TestDateTimeTicks(t *testing.T) {
 			t.Errorf("DateTime(%v) compares wrongly", in)
 		}
 	}
+	// Times the ticks cannot count stay far outside the service's years, on their own side.
+	for _, in := range []time.Time{
+		time.Date(100_000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Unix(1<<62, 0),
+		time.Date(math.MaxInt32, 12, 31, 0, 0, 0, 0, time.UTC),
+	} {
+		if y := DateTime(in).Time().Year(); y < 29_000 {
+			t.Errorf("DateTime(%v) reads back in year %d", in, y)
+		}
+	}
+	for _, in := range []time.Time{
+		time.Date(-100_000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Unix(-(1 << 62), 0),
+		{},
+	} {
+		if y := DateTime(in).Time().Year(); y > -25_000 && !in.IsZero() || in.IsZero() && y != 1 {
+			t.Errorf("DateTime(%v) reads back in year %d", in, y)
+		}
+	}
 }

@@ -422,6 +422,9 @@ func TestEncodeRefusesTimes(t *testing.T) {
 		time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Date(1601, 1, 1, 0, 0, 0, 99, time.UTC), // truncates to the unset date
 		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(100_000, 1, 1, 0, 0, 0, 0, time.UTC), // beyond what a cell's ticks count
+		time.Date(-100_000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Unix(1<<62, 0),
 	} {
 		_, err := codec.Encode(&Scalars{T: tm}, nil)
 		var ve *codec.ValueError
