@@ -139,13 +139,23 @@ func (v Value) Kind() Kind { return v.kind }
 // IsValid reports whether v holds a value (the zero Value does not).
 func (v Value) IsValid() bool { return v.kind != 0 }
 
-// Str returns the string of an Edm.String value, or the text form of an Edm.Guid value.
-func (v Value) Str() string { return v.s }
+// Str returns the string of an Edm.String value, or the text form of an Edm.Guid value
+// ("" for other kinds).
+func (v Value) Str() string {
+	if v.kind == KindBinary {
+		return ""
+	}
+	return v.s
+}
 
 // Bytes returns the bytes of an Edm.Binary value (an empty, non-nil slice for empty
-// content). The slice is the value's own storage and must not be modified.
+// content; nil for other kinds). The slice is the value's own storage and must not be
+// modified.
 func (v Value) Bytes() []byte {
-	if len(v.s) == 0 {
+	switch {
+	case v.kind != KindBinary:
+		return nil
+	case len(v.s) == 0:
 		return []byte{}
 	}
 	return unsafe.Slice(unsafe.StringData(v.s), len(v.s))

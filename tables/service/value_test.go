@@ -146,6 +146,9 @@ func TestValues(t *testing.T) {
 	if !Binary([]byte{1, 2}).Equal(BinaryNoCopy([]byte{1, 2})) || Binary([]byte{1}).Equal(String("\x01")) {
 		t.Error("binary values compare by content and kind")
 	}
+	if Binary([]byte("x")).Str() != "" || String("x").Bytes() != nil || Int64(1).Time() != (time.Time{}) {
+		t.Error("a value's accessors of other kinds give their zero values")
+	}
 	if unsafe.Sizeof(Value{}) != 32 {
 		t.Errorf("a Value is %d bytes, want 32 (a row's property list is copied and kept)", unsafe.Sizeof(Value{}))
 	}

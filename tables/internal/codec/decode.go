@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/unified-data/gotables/tables/service"
@@ -150,6 +151,12 @@ func (c *column) read(p unsafe.Pointer, prop *service.Property, gzip bool) error
 		text, err := inflate(v.Bytes())
 		if err != nil {
 			return c.readError(prop, err)
+		}
+		if !utf8.ValidString(text) {
+			// Another client compressed bytes that are not UTF-8: read them as .NET's
+			// Encoding.UTF8 does, with U+FFFD for what is not text, so that the field holds
+			// text this library can write back.
+			text = strings.ToValidUTF8(text, "\uFFFD")
 		}
 		inflated := service.String(text)
 		v = &inflated
