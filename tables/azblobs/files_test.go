@@ -202,23 +202,7 @@ func fileStore(t testing.TB) *tables.Store[Attachment] {
 // roundTrip writes a file of n bytes from src and reads it back through the library.
 func roundTrip(t testing.TB, s *tables.Store[Attachment], id string, src io.Reader, n int64) {
 	t.Helper()
-	ctx := context.Background()
-	if err := s.Upsert(ctx, &Attachment{Entity: abstractions.Entity{ID: id}, File: abstractions.FileFromReader(src, "application/octet-stream")}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.One(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := got.File.Open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := io.Copy(io.Discard, rc)
-	rc.Close()
-	if err != nil || m != n {
-		t.Fatalf("read back %d of %d bytes: %v", m, n, err)
-	}
+	timedRoundTrip(t, s, id, src, n)
 }
 
 func TestFileHeapBound(t *testing.T) {
