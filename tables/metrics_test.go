@@ -441,19 +441,7 @@ func BenchmarkMetrics(b *testing.B) {
 				if c.name == "OneCached" {
 					s = cached
 				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; b.Loop(); i++ {
-					if i%4096 == 0 {
-						// The fake records every call; keep its log out of the figures.
-						b.StopTimer()
-						f.resetCalls()
-						b.StartTimer()
-					}
-					if err := c.run(s); err != nil {
-						b.Fatal(err)
-					}
-				}
+				benchStoreCalls(b, f, func() error { return c.run(s) })
 			})
 		}
 	}

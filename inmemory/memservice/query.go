@@ -118,9 +118,15 @@ func (s *Service) Query(ctx context.Context, table string, q service.Query) (ser
 // is not nil, as project does; the copies of a page share one allocation. With share
 // (WithSharedReads) a row keeps its stored properties, clipped.
 func copyProperties(rows []service.Row, sel []string, share bool) {
-	if sel != nil || share {
+	switch {
+	case sel != nil:
 		for i := range rows {
 			rows[i] = project(&rows[i], sel, share)
+		}
+		return
+	case share:
+		for i := range rows {
+			rows[i].Properties = clipped(rows[i].Properties)
 		}
 		return
 	}

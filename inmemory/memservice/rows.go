@@ -140,6 +140,10 @@ func mayInsert(op service.Op) bool {
 	return op == service.OpInsert || op == service.OpUpsertReplace || op == service.OpUpsertMerge
 }
 
+// clipped returns props with no capacity beyond its length, so that a reader's append
+// copies it instead of writing into the stored row's array.
+func clipped(props []service.Property) []service.Property { return props[:len(props):len(props)] }
+
 // project returns r with only the selected custom properties when sel is not nil, and
 // otherwise r with a copy of its properties, or, when share is set (WithSharedReads), with
 // the stored ones, clipped so that an append copies them.
@@ -147,7 +151,7 @@ func project(r *service.Row, sel []string, share bool) service.Row {
 	switch {
 	case sel == nil && share:
 		out := *r
-		out.Properties = r.Properties[:len(r.Properties):len(r.Properties)]
+		out.Properties = clipped(r.Properties)
 		return out
 	case sel == nil:
 		return r.Clone()

@@ -213,15 +213,7 @@ func seedBackupTable(ctx context.Context, c *aztables.Client, rows int) error {
 	}
 	per := (rows + benchPartitions - 1) / benchPartitions
 	for p := range benchPartitions {
-		var acts []aztables.TransactionAction
-		flush := func() error {
-			if len(acts) == 0 {
-				return nil
-			}
-			_, err := c.SubmitTransaction(ctx, acts, nil)
-			acts = acts[:0]
-			return err
-		}
+		tx := rawBatch{c: c}
 		for i := p * per; i < min(rows, (p+1)*per); i++ {
 			e := aztables.EDMEntity{
 				Entity: aztables.Entity{PartitionKey: fmt.Sprintf("p%02d", p), RowKey: rowKey(i)},
@@ -236,18 +228,39 @@ func seedBackupTable(ctx context.Context, c *aztables.Client, rows int) error {
 			if err != nil {
 				return err
 			}
-			acts = append(acts, aztables.TransactionAction{ActionType: aztables.TransactionTypeInsertReplace, Entity: b})
-			if len(acts) == 100 {
-				if err := flush(); err != nil {
+			tx.add(b)
+			if len(tx.acts) == 100 {
+				if err := tx.flush(ctx); err != nil {
 					return err
 				}
 			}
 		}
-		if err := flush(); err != nil {
+		if err := tx.flush(ctx); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// rawBatch collects upserts of one partition for one SubmitTransaction, as hand-written
+// aztables code does.
+type rawBatch struct {
+	c    *aztables.Client
+	acts []aztables.TransactionAction
+}
+
+func (r *rawBatch) add(entity []byte) {
+	r.acts = append(r.acts, aztables.TransactionAction{ActionType: aztables.TransactionTypeInsertReplace, Entity: entity})
+}
+
+// flush submits what was added, if anything, and starts a new transaction.
+func (r *rawBatch) flush(ctx context.Context) error {
+	if len(r.acts) == 0 {
+		return nil
+	}
+	_, err := r.c.SubmitTransaction(ctx, r.acts, nil)
+	r.acts = r.acts[:0]
+	return err
 }
 
 // benchPartitions is the number of partitions of the benchmark's table.
@@ -314,16 +327,8 @@ func rawRestore(ctx context.Context, svc *aztables.ServiceClient, table, path st
 	}
 	sc := bufio.NewScanner(gz)
 	sc.Buffer(make([]byte, 1<<20), 8<<20)
-	var acts []aztables.TransactionAction
+	tx := rawBatch{c: c}
 	pk := ""
-	flush := func() error {
-		if len(acts) == 0 {
-			return nil
-		}
-		_, err := c.SubmitTransaction(ctx, acts, nil)
-		acts = acts[:0]
-		return err
-	}
 	for sc.Scan() {
 		line := sc.Bytes()
 		var keys struct{ PartitionKey string }
@@ -344,18 +349,18 @@ func rawRestore(ctx context.Context, svc *aztables.ServiceClient, table, path st
 		if err != nil {
 			return err
 		}
-		if keys.PartitionKey != pk || len(acts) == 100 {
-			if err := flush(); err != nil {
+		if keys.PartitionKey != pk || len(tx.acts) == 100 {
+			if err := tx.flush(ctx); err != nil {
 				return err
 			}
 			pk = keys.PartitionKey
 		}
-		acts = append(acts, aztables.TransactionAction{ActionType: aztables.TransactionTypeInsertReplace, Entity: b})
+		tx.add(b)
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	if err := flush(); err != nil {
+	if err := tx.flush(ctx); err != nil {
 		return err
 	}
 	if pk == "" {
