@@ -11,6 +11,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/telemetry"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -32,10 +33,10 @@ type config struct {
 	Options
 	// Tracer receives a span per store call; nil traces nothing (the tracing provider of
 	// Options.ClientOptions traces nothing).
-	Tracer tracer
+	Tracer telemetry.Tracer
 	// meters record the account's metrics; nil records nothing (Options.MeterProvider is
 	// nil).
-	meters *meters
+	meters *telemetry.Meters
 	// Retry, when not nil, makes the account retry a request its table service answered
 	// with a transient failure, as the Azure SDK's retry policy does (retry.go). Accounts
 	// over the Azure SDK leave it nil: the SDK's pipeline retries.
@@ -58,9 +59,9 @@ type Account struct {
 	// stores when the options are out of range.
 	off      *offloadConfig
 	offErr   error
-	given    service.Tables // the table service as the account was given it
-	pressure *pressure      // how many batch transactions may be out at once
-	meters   *meters        // the account's metrics (metrics.go); nil records nothing
+	given    service.Tables      // the table service as the account was given it
+	pressure *pressure           // how many batch transactions may be out at once
+	tel      telemetry.Telemetry // the account's spans and metrics
 
 	mu      sync.Mutex
 	created map[string]uint64 // tables known to exist, by lower-case name: the tableGen that made them known
@@ -73,14 +74,14 @@ type Account struct {
 // messages (an endpoint URL, say). blobs may be nil when no blob feature is used. tables
 // must not be nil: stores of an account without one are refused.
 func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg config, p *pressure) *Account {
-	a := &Account{given: tables, blobs: blobs, name: name, created: map[string]uint64{}, opts: cfg, pressure: p, meters: cfg.meters}
+	a := &Account{given: tables, blobs: blobs, name: name, created: map[string]uint64{}, opts: cfg, pressure: p, tel: telemetry.Telemetry{Tracer: cfg.Tracer, Meters: cfg.meters, RecordKeys: cfg.RecordKeys, Logger: cfg.Logger}}
 	if tables != nil {
 		if a.opts.Retry != nil {
-			tables = &retrying{Tables: tables, policy: a.opts.Retry.withDefaults(), busy: a.pressure.busy, meters: a.meters}
+			tables = &retrying{Tables: tables, policy: a.opts.Retry.withDefaults(), busy: a.pressure.busy, meters: a.tel.Meters}
 		}
 		a.tables = &storeTables{Tables: tables, acct: a}
 	}
-	a.cache = newReadCache(a.clock, a.opts.CacheSize, a.meters)
+	a.cache = newReadCache(a.clock, a.opts.CacheSize, a.tel.Meters)
 	if o := a.opts.BlobOffload; o != nil {
 		a.offErr = o.check()
 		a.off = newOffload(o)
@@ -120,7 +121,23 @@ func (a *Account) Name() string { return a.name }
 func (a *Account) Tables() service.Tables { return a.given }
 
 // Blobs returns the account's blob service, or nil. Like Tables, it bypasses the stores.
-func (a *Account) Blobs() service.Blobs { return a.blobs }
+// Blob documents built over it (package tables/blobdocs) are traced and measured with the
+// account's options.
+func (a *Account) Blobs() service.Blobs {
+	if a.blobs == nil {
+		return nil
+	}
+	return accountBlobs{a.blobs, &a.tel}
+}
+
+// accountBlobs is the blob service as Blobs hands it out: the service, carrying the
+// account's telemetry (telemetry.Carrier).
+type accountBlobs struct {
+	service.Blobs
+	tel *telemetry.Telemetry
+}
+
+func (b accountBlobs) Telemetry() *telemetry.Telemetry { return b.tel }
 
 func (a *Account) logger() *slog.Logger {
 	if a.opts.Logger != nil {

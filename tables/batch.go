@@ -266,7 +266,7 @@ func (s *Store[T]) runParts(ctx context.Context, op string, runs []*partRun) {
 			r := queue[0]
 			queue = queue[1:]
 			out++
-			s.acct.meters.batchInFlight(ctx, s.table, 1)
+			s.acct.tel.Meters.BatchInFlight(ctx, s.table, 1)
 			if inline {
 				more, err := r.step(ctx)
 				done = append(done, result{r, more, err})
@@ -287,7 +287,7 @@ func (s *Store[T]) runParts(ctx context.Context, op string, runs []*partRun) {
 			res = <-results
 		}
 		out--
-		s.acct.meters.batchInFlight(ctx, s.table, -1)
+		s.acct.tel.Meters.BatchInFlight(ctx, s.table, -1)
 		switch {
 		case res.err != nil:
 			res.r.err = res.err
@@ -443,7 +443,7 @@ func (s *Store[T]) prepareAll(op string, vs []*T) ([]*prepared[T], error) {
 // [abstractions.Storage.CreateBatch].
 func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) (err error) {
 	ctx, c := s.begin(ctx, "create batch")
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	ps, err := s.prepareAll("create batch", vs)
 	if err != nil {
 		return err
@@ -469,7 +469,7 @@ func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) (err error) {
 // [abstractions.Storage.UpsertBatch].
 func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (_ int, err error) {
 	ctx, c := s.begin(ctx, "upsert batch")
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	ps, err := s.prepareAll("upsert batch", vs)
 	if err != nil {
 		return 0, err
@@ -520,7 +520,7 @@ func commitTo[T any](vs []*T, ps []*prepared[T]) func(indices []int) {
 // DeletePartition deletes every row of a partition; see [abstractions.Storage.DeletePartition].
 func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (_ int, err error) {
 	ctx, c := s.beginPartition(ctx, "delete partition", partition)
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	pk, err := s.checkPartition("delete partition", partition)
 	if err != nil {
 		return 0, err

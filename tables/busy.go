@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
+	"github.com/unified-data/gotables/tables/internal/telemetry"
 )
 
 // busySignal is a pipeline policy, run on every try the SDK's retry policy makes, that
@@ -15,7 +17,7 @@ import (
 // (the SDK's retries), which countTries lets it tell apart.
 type busySignal struct {
 	pressure *pressure
-	meters   *meters
+	meters   *telemetry.Meters
 }
 
 // Do implements policy.Policy.
@@ -24,14 +26,14 @@ func (b *busySignal) Do(req *policy.Request) (*http.Response, error) {
 		var tries *tryCount
 		if req.OperationValue(&tries) {
 			if tries.n++; tries.n > 1 {
-				b.meters.retried(req.Raw().Context())
+				b.meters.Retried(req.Raw().Context())
 			}
 		}
 	}
 	resp, err := req.Next()
 	if err == nil && busyResponse(resp) {
 		b.pressure.busy()
-		b.meters.busyAnswer(req.Raw().Context(), resp.StatusCode)
+		b.meters.BusyAnswer(req.Raw().Context(), resp.StatusCode)
 	}
 	return resp, err
 }

@@ -6,6 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/internal/telemetry"
+
 	"github.com/maypok86/otter/v2"
 
 	"github.com/unified-data/gotables/tables/service"
@@ -121,7 +124,7 @@ type readCache struct {
 	// evictions counts the entries the cache library evicted (see evicted), and meters
 	// reports them as the account's metric.
 	evictions atomic.Uint64
-	meters    *meters
+	meters    *telemetry.Meters
 }
 
 // keyState tracks the writes and reads of one key that are in flight. It exists only while
@@ -152,7 +155,7 @@ const defaultCacheSize = 10_000
 // newReadCache returns an empty cache bounded to size rows (0: defaultCacheSize, negative:
 // no bound) whose entries expire on now: a test's clock, not time.Now, decides when an entry
 // is gone.
-func newReadCache(now func() time.Time, size int, m *meters) *readCache {
+func newReadCache(now func() time.Time, size int, m *telemetry.Meters) *readCache {
 	if size == 0 {
 		size = defaultCacheSize
 	}
@@ -191,7 +194,7 @@ func (c *readCache) entries(build bool) *otter.Cache[string, *entry] {
 // the cache. Drops by writes are not evictions.
 func (c *readCache) evicted(_ string, _ otter.DeletionCause) {
 	c.evictions.Add(1)
-	c.meters.cacheEvicted()
+	c.meters.CacheEvicted()
 }
 
 // weight is how many rows the entry holds, for the bound: a list weighs its rows, at least 1.
@@ -492,7 +495,7 @@ func (s *Store[T]) endWrite(keys []string, err error, written *service.Row, w se
 func (s *Store[T]) endWriteWith(keys []string, err error, next func(current *entry) *entry) {
 	if err != nil && s.policy.enabled() {
 		s.acct.logger().Debug("unified tables: a write failed; the read cache dropped what it touched",
-			"table", s.table, "entries", len(keys), "error", errorKind(err))
+			"table", s.table, "entries", len(keys), "error", callerr.KindName(err))
 	}
 	var put func(string, *entry) *entry
 	if err == nil && next != nil && s.policy.enabled() {

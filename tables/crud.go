@@ -87,7 +87,7 @@ func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a servi
 // Create inserts a new row; see [abstractions.Storage.Create].
 func (s *Store[T]) Create(ctx context.Context, v *T) (err error) {
 	ctx, c := s.beginEntity(ctx, "create", v)
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	p, err := s.prepare("create", v, s.acct.now())
 	if err != nil {
 		return err
@@ -106,7 +106,7 @@ func (s *Store[T]) Create(ctx context.Context, v *T) (err error) {
 // Upsert inserts or replaces the row in one round trip; see [abstractions.Storage.Upsert].
 func (s *Store[T]) Upsert(ctx context.Context, v *T) (err error) {
 	ctx, c := s.beginEntity(ctx, "upsert", v)
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	p, err := s.prepare("upsert", v, s.acct.now())
 	if err != nil {
 		return err
@@ -126,7 +126,7 @@ func (s *Store[T]) Upsert(ctx context.Context, v *T) (err error) {
 // Update replaces a stored row under mode; see [abstractions.Storage.Update].
 func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) (err error) {
 	ctx, c := s.beginEntity(ctx, "update", v)
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	if v == nil {
 		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "update", Table: s.table, Message: "the entity is nil"}
 	}
@@ -201,7 +201,7 @@ func (s *Store[T]) updateCondition(v *T, mode abstractions.ConcurrencyMode) (abs
 // whether it did; see [abstractions.Storage.Delete].
 func (s *Store[T]) Delete(ctx context.Context, id, ifMatch string) (_ bool, err error) {
 	ctx, c := s.beginID(ctx, "delete", id)
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	_, pk, rk, err := s.resolveID("delete", id)
 	if err != nil {
 		return false, err
@@ -243,7 +243,7 @@ func (s *Store[T]) deleteConflict(pk, rk string, err error) error {
 // abstractions.ErrNotFound. See [abstractions.Storage.One].
 func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 	ctx, c := s.beginID(ctx, "read", id)
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	_, pk, rk, err := s.resolveReadID("read", id)
 	if err != nil {
 		return nil, err
@@ -336,7 +336,7 @@ var ofOnly = []string{largevalue.OfColumn}
 // Exists reports whether a row with the id exists; see [abstractions.Storage.Exists].
 func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
 	ctx, c := s.beginID(ctx, "exists", id)
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	_, pk, rk, err := s.resolveReadID("exists", id)
 	if err != nil {
 		return false, err

@@ -1,10 +1,11 @@
 package tables
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/unified-data/gotables/tables/internal/callerr"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
@@ -166,12 +167,6 @@ func (s *Store[T]) normalRowKeyPrefix(prefix string) string {
 // a *StoreError naming the operation, the table and the keys, as every other error about one
 // row is. Its Kind is the sentinel err matches, so errors.Is and errors.As see both.
 func rowError(op, table, pk, rk, message string, err error) error {
-	var kind error
-	for _, k := range errorKinds {
-		if errors.Is(err, k.err) {
-			kind = k.err
-			break
-		}
-	}
+	kind, _ := callerr.Kind(err)
 	return &abstractions.StoreError{Kind: kind, Op: op, Table: table, PartitionKey: pk, RowKey: rk, Message: message, Err: err}
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/callerr"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
@@ -258,6 +260,6 @@ func (s *Store[T]) cleanupPartition(ctx context.Context, pk string) {
 	cctx, cancel := overtime(ctx, cleanupOvertime)
 	defer cancel()
 	if _, err := s.sweepPartition(cctx, pk, cutoff(s.acct.serviceNow(cctx), off.grace)); err != nil {
-		s.acct.logger().Debug("unified tables: some blobs of a deleted partition were not deleted; the orphan sweep will", "table", s.table, "error", errorKind(err))
+		s.acct.logger().Debug("unified tables: some blobs of a deleted partition were not deleted; the orphan sweep will", "table", s.table, "error", callerr.KindName(err))
 	}
 }

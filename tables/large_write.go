@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/unified-data/gotables/tables/internal/callerr"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
@@ -102,7 +104,7 @@ func (s *Store[T]) lostAttempt(ctx context.Context, op, pk, rk string, attempt i
 	if s.acct.opts.RecordKeys {
 		args = append(args, "partition", pk, "row", rk)
 	}
-	args = append(args, "attempt", attempt, "attempts", splitAttempts, "reason", reason, "error", errorKind(err))
+	args = append(args, "attempt", attempt, "attempts", splitAttempts, "reason", reason, "error", callerr.KindName(err))
 	msg := "unified tables: a split-aware call lost its race; retrying"
 	if attempt >= splitAttempts {
 		msg = "unified tables: a split-aware call lost its race on its last attempt; giving up"

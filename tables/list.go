@@ -77,7 +77,7 @@ func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, 
 // List returns every row of one partition; see [abstractions.Storage.List].
 func (s *Store[T]) List(ctx context.Context, partition string) (_ []*T, err error) {
 	ctx, c := s.beginPartition(ctx, "list", partition)
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	pk, err := s.checkPartition("list", partition)
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func (s *Store[T]) List(ctx context.Context, partition string) (_ []*T, err erro
 // ListAll returns every row of the table; see [abstractions.Storage.ListAll].
 func (s *Store[T]) ListAll(ctx context.Context) (_ []*T, err error) {
 	ctx, c := s.begin(ctx, "list")
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	return s.list(ctx, "list", "", s.tableKey(), "")
 }
 
@@ -114,7 +114,7 @@ func (s *Store[T]) count(ctx context.Context, pk, filter string) (int, error) {
 // Count counts the rows of one partition, reading keys only; see [abstractions.Storage.Count].
 func (s *Store[T]) Count(ctx context.Context, partition string) (_ int, err error) {
 	ctx, c := s.beginPartition(ctx, "count", partition)
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	pk, err := s.checkPartition("count", partition)
 	if err != nil {
 		return 0, err
@@ -125,6 +125,6 @@ func (s *Store[T]) Count(ctx context.Context, partition string) (_ int, err erro
 // CountAll counts the rows of the table, reading keys only; see [abstractions.Storage.CountAll].
 func (s *Store[T]) CountAll(ctx context.Context) (_ int, err error) {
 	ctx, c := s.begin(ctx, "count")
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	return s.count(ctx, "", "")
 }

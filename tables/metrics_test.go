@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/telemetry"
+
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	otelattr "go.opentelemetry.io/otel/attribute"
@@ -33,7 +35,7 @@ type metered struct {
 
 func newMetered(t testing.TB) metered {
 	t.Helper()
-	if !metricsCompiled {
+	if !telemetry.MetricsCompiled {
 		t.Skip("built with the udtables_nometrics tag: no metrics")
 	}
 	r := sdkmetric.NewManualReader()
@@ -55,8 +57,8 @@ func (m metered) points(t testing.TB) map[string]float64 {
 		return name + "{" + set.Encoded(otelattr.DefaultEncoder()) + "}"
 	}
 	for _, sm := range rm.ScopeMetrics {
-		if sm.Scope.Name != tracerModule {
-			t.Errorf("instrumentation scope %q, want %q", sm.Scope.Name, tracerModule)
+		if sm.Scope.Name != telemetry.Module {
+			t.Errorf("instrumentation scope %q, want %q", sm.Scope.Name, telemetry.Module)
 		}
 		for _, mt := range sm.Metrics {
 			switch d := mt.Data.(type) {
@@ -135,14 +137,14 @@ func TestMetricsCountCallsByOutcome(t *testing.T) {
 		"udtables.calls{db.collection.name=Items,db.operation.name=update,udtables.outcome=ok}":            1, // by Mutate
 	}
 	got := m.points(t)
-	wantPoints(t, got, metricCalls, want)
+	wantPoints(t, got, telemetry.MetricCalls, want)
 	durations := map[string]float64{}
 	for k, v := range want {
-		durations[strings.Replace(k, metricCalls, metricCallDuration, 1)] = v
+		durations[strings.Replace(k, telemetry.MetricCalls, telemetry.MetricCallDuration, 1)] = v
 	}
-	wantPoints(t, got, metricCallDuration, durations)
+	wantPoints(t, got, telemetry.MetricCallDuration, durations)
 	for k := range got {
-		if !strings.HasPrefix(k, metricCalls+"{") && !strings.HasPrefix(k, metricCallDuration+"{") {
+		if !strings.HasPrefix(k, telemetry.MetricCalls+"{") && !strings.HasPrefix(k, telemetry.MetricCallDuration+"{") {
 			t.Errorf("unexpected point %s", k)
 		}
 	}
@@ -176,8 +178,8 @@ func TestMetricsCountCacheLookups(t *testing.T) {
 	_, _ = uncached.List(ctx, "p")
 
 	got := m.points(t)
-	wantPoints(t, got, metricCacheHits, map[string]float64{"udtables.cache.hits{db.collection.name=Items}": 3})
-	wantPoints(t, got, metricCacheMisses, map[string]float64{"udtables.cache.misses{db.collection.name=Items}": 3})
+	wantPoints(t, got, telemetry.MetricCacheHits, map[string]float64{"udtables.cache.hits{db.collection.name=Items}": 3})
+	wantPoints(t, got, telemetry.MetricCacheMisses, map[string]float64{"udtables.cache.misses{db.collection.name=Items}": 3})
 }
 
 // The account's own retries (over a service that does not retry) count each resend, and
@@ -206,8 +208,8 @@ func TestMetricsCountRetriesAndBusyAnswers(t *testing.T) {
 	wantKind(t, err, abstractions.ErrNotFound)
 
 	got := m.points(t)
-	wantPoints(t, got, metricRetries, map[string]float64{"udtables.retries{}": 3})
-	wantPoints(t, got, metricBusy, map[string]float64{
+	wantPoints(t, got, telemetry.MetricRetries, map[string]float64{"udtables.retries{}": 3})
+	wantPoints(t, got, telemetry.MetricBusy, map[string]float64{
 		"udtables.busy_answers{http.response.status_code=429}": 1,
 		"udtables.busy_answers{http.response.status_code=503}": 1,
 	})
@@ -253,12 +255,12 @@ func TestMetricsCountLostRaces(t *testing.T) {
 	}
 
 	got := m.points(t)
-	wantPoints(t, got, metricLostRaces, map[string]float64{
+	wantPoints(t, got, telemetry.MetricLostRaces, map[string]float64{
 		"udtables.verb.lost_races{db.collection.name=Items,db.operation.name=mutate}":        1,
 		"udtables.verb.lost_races{db.collection.name=Items,db.operation.name=try mutate}":    3,
 		"udtables.verb.lost_races{db.collection.name=Items,db.operation.name=get or create}": 1,
 	})
-	wantPoints(t, got, metricExhausted, map[string]float64{
+	wantPoints(t, got, telemetry.MetricExhausted, map[string]float64{
 		"udtables.verb.exhausted{db.collection.name=Items,db.operation.name=try mutate}": 1,
 	})
 }
@@ -286,7 +288,7 @@ func TestMetricsCountOwnEchoes(t *testing.T) {
 	if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|b"}}); err != nil { // no fault, no echo
 		t.Fatal(err)
 	}
-	wantPoints(t, m.points(t), metricOwnEchoes, map[string]float64{
+	wantPoints(t, m.points(t), telemetry.MetricOwnEchoes, map[string]float64{
 		"udtables.own_echoes{db.collection.name=Items,db.operation.name=insert}":      1,
 		"udtables.own_echoes{db.collection.name=Items,db.operation.name=transaction}": 1,
 	})
@@ -312,7 +314,7 @@ func TestMetricsCountBatchTransactionsInFlight(t *testing.T) {
 		mu.Lock()
 		arrived++
 		if arrived == parts {
-			seen = append(seen, only(m.points(t), metricBatchInFlight)["udtables.batch.transactions.active{db.collection.name=Items}"])
+			seen = append(seen, only(m.points(t), telemetry.MetricBatchInFlight)["udtables.batch.transactions.active{db.collection.name=Items}"])
 			close(all)
 		}
 		mu.Unlock()
@@ -333,7 +335,7 @@ func TestMetricsCountBatchTransactionsInFlight(t *testing.T) {
 	if !slices.Equal(seen, []float64{parts}) {
 		t.Errorf("transactions in flight while all were out: %v, want %d", seen, parts)
 	}
-	wantPoints(t, m.points(t), metricBatchInFlight, map[string]float64{"udtables.batch.transactions.active{db.collection.name=Items}": 0})
+	wantPoints(t, m.points(t), telemetry.MetricBatchInFlight, map[string]float64{"udtables.batch.transactions.active{db.collection.name=Items}": 0})
 }
 
 // An entry the bounded cache evicts on its own counts once; a write's drop does not.
@@ -354,7 +356,7 @@ func TestMetricsCountCacheEvictions(t *testing.T) {
 	if n < 3 {
 		t.Fatalf("%d evictions from a cache of 2 after 6 writes; want at least 3", n)
 	}
-	wantPoints(t, m.points(t), metricCacheEvicted, map[string]float64{"udtables.cache.evictions{}": float64(n)})
+	wantPoints(t, m.points(t), telemetry.MetricCacheEvicted, map[string]float64{"udtables.cache.evictions{}": float64(n)})
 }
 
 // Without a meter provider, or with the API's no-op one, an account has no meters.
@@ -376,19 +378,21 @@ func TestMetricsOffAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newStore[item](t, &Options{Cache: Absolute(time.Minute)})
 	var err error
-	vs := &verbSpan{acct: s.acct, op: "mutate", table: s.table}
+	_, vs := s.StartSpan(ctx, "mutate", "p|a")
+	attempt := []any{"attempt", 1} // the verb's own arguments, built by the verb
+
 	allocs := testing.AllocsPerRun(100, func() {
 		_, c := s.beginID(ctx, "read", "p|a")
 		s.countCache(ctx, true)
-		c.finish(&err)
-		vs.Event(driver.EventAttemptLost, "attempt", 1)
-		m := s.acct.meters
-		m.retried(ctx)
-		m.busyAnswer(ctx, http.StatusServiceUnavailable)
-		m.ownEcho(ctx, s.table, "insert")
-		m.cacheEvicted()
-		m.batchInFlight(ctx, s.table, 1)
-		m.offload(ctx, s.table, 1)
+		c.Finish(&err)
+		vs.Event(driver.EventAttemptLost, attempt...)
+		m := s.acct.tel.Meters
+		m.Retried(ctx)
+		m.BusyAnswer(ctx, http.StatusServiceUnavailable)
+		m.OwnEcho(ctx, s.table, "insert")
+		m.CacheEvicted()
+		m.BatchInFlight(ctx, s.table, 1)
+		m.Offload(ctx, s.table, 1)
 	})
 	if allocs != 0 {
 		t.Errorf("the metric hooks allocate %v times with metrics off, want 0", allocs)
@@ -447,7 +451,7 @@ func BenchmarkMetrics(b *testing.B) {
 	}
 }
 
-// With metrics on, a call's measurements reuse their attribute sets, so that the
+// With metrics on, a call's measurements reuse their telemetry.Attribute sets, so that the
 // OpenTelemetry SDK's aggregation adds no allocation to a store call either. (Allocation
 // counts only hold without the race detector.)
 func TestMetricsOnAddNoAllocations(t *testing.T) {

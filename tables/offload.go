@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/callerr"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/internal/codec"
@@ -474,7 +476,7 @@ func (s *Store[T]) putBlob(ctx context.Context, ref largevalue.BlobRef, upload f
 	for attempt := 0; ; attempt++ {
 		props, err := upload(ctx, opts)
 		if err == nil {
-			s.acct.meters.offload(ctx, s.table, ref.Length)
+			s.acct.tel.Meters.Offload(ctx, s.table, ref.Length)
 			return props, nil
 		}
 		if !abstractions.HasStatus(err, http.StatusConflict, "BlobAlreadyExists") {
@@ -559,7 +561,7 @@ func (s *Store[T]) cleanup(ctx context.Context, at time.Time, paths []string) {
 	for _, p := range paths {
 		err := s.acct.blobs.DeleteBlob(cctx, off.container, p, cond)
 		if err != nil && !abstractions.HasStatus(err, http.StatusNotFound, "") && !abstractions.HasStatus(err, http.StatusPreconditionFailed, "") {
-			s.acct.logger().Debug("unified tables: a released blob was not deleted; the orphan sweep will", "table", s.table, "error", errorKind(err))
+			s.acct.logger().Debug("unified tables: a released blob was not deleted; the orphan sweep will", "table", s.table, "error", callerr.KindName(err))
 		}
 		if cctx.Err() != nil {
 			return

@@ -31,7 +31,7 @@ import (
 // and the canonical column wins on every later read, so aliased rows converge.
 func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T]) (_ string, err error) {
 	ctx, c := s.beginID(ctx, "patch", id)
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	const op = "patch"
 	_, pk, rk, err := s.resolveID(op, id)
 	if err != nil {

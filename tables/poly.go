@@ -13,6 +13,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
+	"github.com/unified-data/gotables/tables/internal/telemetry"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -123,26 +124,44 @@ func (s *PolyStore[B]) EnsureCreated(ctx context.Context) error { return s.host.
 
 // Insert writes a new row, or with w.IfMatch replaces the row at that version; see
 // abstractions.PolyStorage.
-func (s *PolyStore[B]) Insert(ctx context.Context, w abstractions.PolyWrite[B]) (string, error) {
+func (s *PolyStore[B]) Insert(ctx context.Context, w abstractions.PolyWrite[B]) (_ string, err error) {
+	ctx, c := s.begin(ctx, "insert", w.Key)
+	defer c.Finish(&err)
 	return s.writeOne(ctx, "insert", service.OpInsert, &w)
 }
 
 // Upsert writes the row whether or not one exists, or with w.IfMatch replaces the row at
 // that version; see abstractions.PolyStorage.
-func (s *PolyStore[B]) Upsert(ctx context.Context, w abstractions.PolyWrite[B]) (string, error) {
+func (s *PolyStore[B]) Upsert(ctx context.Context, w abstractions.PolyWrite[B]) (_ string, err error) {
+	ctx, c := s.begin(ctx, "upsert", w.Key)
+	defer c.Finish(&err)
 	return s.writeOne(ctx, "upsert", service.OpUpsertReplace, &w)
 }
 
 // InsertBatch writes the rows as Insert does, in per-partition transactions; see
 // abstractions.PolyStorage.
-func (s *PolyStore[B]) InsertBatch(ctx context.Context, ws []abstractions.PolyWrite[B]) error {
+func (s *PolyStore[B]) InsertBatch(ctx context.Context, ws []abstractions.PolyWrite[B]) (err error) {
+	ctx, c := s.begin(ctx, "insert batch", abstractions.TableKey{})
+	defer c.Finish(&err)
 	return s.batch(ctx, "insert batch", service.OpInsert, ws)
 }
 
 // UpsertBatch writes the rows as Upsert does, in per-partition transactions; see
 // abstractions.PolyStorage.
-func (s *PolyStore[B]) UpsertBatch(ctx context.Context, ws []abstractions.PolyWrite[B]) error {
+func (s *PolyStore[B]) UpsertBatch(ctx context.Context, ws []abstractions.PolyWrite[B]) (err error) {
+	ctx, c := s.begin(ctx, "upsert batch", abstractions.TableKey{})
+	defer c.Finish(&err)
 	return s.batch(ctx, "upsert batch", service.OpUpsertReplace, ws)
+}
+
+// begin starts the telemetry of a call of the store about the row key names (a partition
+// alone, or nothing, for calls about more).
+func (s *PolyStore[B]) begin(ctx context.Context, op string, key abstractions.TableKey) (context.Context, telemetry.Call) {
+	ctx, c := s.host.acct.tel.Begin(ctx, s.host.table, op)
+	if c.Traced() && key.PartitionKey != "" {
+		c.Keys(key.PartitionKey, key.RowKey)
+	}
+	return ctx, c
 }
 
 // writeOne sends one write alone.
@@ -316,7 +335,9 @@ func polyItemRefusal(t reflect.Type) string {
 }
 
 // One reads one row; see abstractions.PolyStorage.
-func (s *PolyStore[B]) One(ctx context.Context, key abstractions.TableKey) (*abstractions.PolyEntry[B], error) {
+func (s *PolyStore[B]) One(ctx context.Context, key abstractions.TableKey) (_ *abstractions.PolyEntry[B], err error) {
+	ctx, c := s.begin(ctx, "read", key)
+	defer c.Finish(&err)
 	pk, rk := key.PartitionKey, key.RowKey
 	if err := s.checkKeys("read", pk, rk); err != nil {
 		return nil, err
@@ -336,7 +357,9 @@ func (s *PolyStore[B]) One(ctx context.Context, key abstractions.TableKey) (*abs
 }
 
 // List reads every row of one partition; see abstractions.PolyStorage.
-func (s *PolyStore[B]) List(ctx context.Context, partition string) ([]*abstractions.PolyEntry[B], error) {
+func (s *PolyStore[B]) List(ctx context.Context, partition string) (_ []*abstractions.PolyEntry[B], err error) {
+	ctx, c := s.begin(ctx, "list", abstractions.TableKey{PartitionKey: partition})
+	defer c.Finish(&err)
 	if reason := checkKey(partition); reason != "" {
 		return nil, keyError("list", s.host.table, partition, "", "partition key", reason)
 	}
@@ -344,7 +367,7 @@ func (s *PolyStore[B]) List(ctx context.Context, partition string) ([]*abstracti
 		return nil, s.translate("list", partition, "", err)
 	}
 	var out []*abstractions.PolyEntry[B]
-	err := s.host.scan(ctx, service.Query{Filter: partitionFilter(partition)}, func(r *service.Row) error {
+	err = s.host.scan(ctx, service.Query{Filter: partitionFilter(partition)}, func(r *service.Row) error {
 		if s.foreign(r) {
 			return nil
 		}
@@ -363,7 +386,9 @@ func (s *PolyStore[B]) List(ctx context.Context, partition string) ([]*abstracti
 
 // Delete deletes the row, unconditionally or at the version ifMatch names, and reports
 // whether it did; see abstractions.PolyStorage.
-func (s *PolyStore[B]) Delete(ctx context.Context, key abstractions.TableKey, ifMatch string) (bool, error) {
+func (s *PolyStore[B]) Delete(ctx context.Context, key abstractions.TableKey, ifMatch string) (_ bool, err error) {
+	ctx, c := s.begin(ctx, "delete", key)
+	defer c.Finish(&err)
 	pk, rk := key.PartitionKey, key.RowKey
 	if err := s.checkKeys("delete", pk, rk); err != nil {
 		return false, err
@@ -374,7 +399,7 @@ func (s *PolyStore[B]) Delete(ctx context.Context, key abstractions.TableKey, if
 	case !wire.IsEntityTag(ifMatch):
 		return false, s.refuse("delete", pk, rk, abstractions.ErrInvalidArgument, badETag(ifMatch))
 	}
-	_, err := s.send(ctx, "delete", service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: ifMatch})
+	_, err = s.send(ctx, "delete", service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: ifMatch})
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return false, nil
 	}
@@ -382,8 +407,10 @@ func (s *PolyStore[B]) Delete(ctx context.Context, key abstractions.TableKey, if
 }
 
 // MergeColumns writes system columns into an existing row; see abstractions.PolyStorage.
-func (s *PolyStore[B]) MergeColumns(ctx context.Context, key abstractions.TableKey, columns map[string]any, ifMatch string) (string, error) {
+func (s *PolyStore[B]) MergeColumns(ctx context.Context, key abstractions.TableKey, columns map[string]any, ifMatch string) (_ string, err error) {
 	const op = "merge columns"
+	ctx, c := s.begin(ctx, op, key)
+	defer c.Finish(&err)
 	pk, rk := key.PartitionKey, key.RowKey
 	if err := s.checkKeys(op, pk, rk); err != nil {
 		return "", err

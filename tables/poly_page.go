@@ -35,8 +35,10 @@ type polyQuery[B any] = abstractions.Query[abstractions.PolyEntry[B]]
 // The newest N rows of a log whose row keys are inverted times (abstractions.InvertedTicks)
 // are its first page with Take N. A row One would refuse fails the call; in a shared table
 // (StoreOptions.SharedTable) a typed row takes its place in the page and is not returned.
-func (s *PolyStore[B]) Page(ctx context.Context, q abstractions.Query[abstractions.PolyEntry[B]]) (abstractions.Page[abstractions.PolyEntry[B]], error) {
+func (s *PolyStore[B]) Page(ctx context.Context, q abstractions.Query[abstractions.PolyEntry[B]]) (_ abstractions.Page[abstractions.PolyEntry[B]], err error) {
 	const op = "page"
+	ctx, c := s.begin(ctx, op, abstractions.TableKey{PartitionKey: q.Partition})
+	defer c.Finish(&err)
 	var none abstractions.Page[abstractions.PolyEntry[B]]
 	size := q.Take
 	if size == 0 {
@@ -59,9 +61,8 @@ func (s *PolyStore[B]) Page(ctx context.Context, q abstractions.Query[abstractio
 		if !ok {
 			return none, s.queryRefusal(op, abstractions.ErrInvalidArgument, "the cursor is not one Page returned")
 		}
-		if c.Bounds != bounds {
-			return none, s.queryRefusal(op, abstractions.ErrInvalidArgument,
-				"the cursor belongs to another query (its partition, row-key prefix, page size or filter differ); start again without a cursor")
+		if why := cursorRefusal(c, s.host.table, bounds); why != "" {
+			return none, s.queryRefusal(op, abstractions.ErrInvalidArgument, why)
 		}
 		sq.Continuation = &service.Continuation{NextPartitionKey: c.PK, NextRowKey: c.RK}
 	}
@@ -91,7 +92,7 @@ func (s *PolyStore[B]) Page(ctx context.Context, q abstractions.Query[abstractio
 			out.Items = append(out.Items, e)
 		}
 		if page.Next != nil {
-			out.Cursor = encodeCursor(cursor{Bounds: bounds, PK: page.Next.NextPartitionKey, RK: page.Next.NextRowKey})
+			out.Cursor = encodeCursor(cursor{Bounds: bounds, Table: tableTag(s.host.table), PK: page.Next.NextPartitionKey, RK: page.Next.NextRowKey})
 		}
 		return out, nil
 	}

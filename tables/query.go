@@ -196,7 +196,7 @@ func (s *Store[T]) noCursor(op string, q *abstractions.Query[T]) error {
 // Query returns the rows q selects; see [abstractions.Storage.Query].
 func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, err error) {
 	ctx, c := s.beginPartition(ctx, "query", q.Partition)
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	if err := s.noCursor("query", &q); err != nil {
 		return nil, err
 	}
@@ -224,7 +224,7 @@ func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq
 	return func(yield func(*T, error) bool) {
 		ctx, c := s.beginPartition(ctx, "stream", q.Partition)
 		var err error
-		defer c.finish(&err)
+		defer c.Finish(&err)
 		if err = s.noCursor("query", &q); err != nil {
 			yield(nil, err)
 			return
@@ -251,7 +251,7 @@ func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq
 // Any reports whether q selects a row, reading keys only; see [abstractions.Storage.Any].
 func (s *Store[T]) Any(ctx context.Context, q abstractions.Query[T]) (_ bool, err error) {
 	ctx, c := s.beginPartition(ctx, "any", q.Partition)
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	if err := s.noCursor("any", &q); err != nil {
 		return false, err
 	}
@@ -275,8 +275,30 @@ func (s *Store[T]) Any(ctx context.Context, q abstractions.Query[T]) (_ bool, er
 // query's bounds, so that a cursor replayed with another query is recognised.
 type cursor struct {
 	Bounds string `json:"b"`
-	PK     string `json:"p"`
-	RK     string `json:"r"`
+	// Table is a short hash of the table's name (tableTag), so that a cursor used on
+	// another table is refused as that, not as another query of the same table.
+	Table string `json:"t,omitempty"`
+	PK    string `json:"p"`
+	RK    string `json:"r"`
+}
+
+// tableTag is what a cursor records of its table: a hash of the lower-case name, as the
+// service compares table names.
+func tableTag(table string) string {
+	h := sha256.Sum256([]byte(strings.ToLower(table)))
+	return base64.RawURLEncoding.EncodeToString(h[:6])
+}
+
+// cursorRefusal returns why a cursor c cannot continue a query of table whose bounds are
+// bounds ("" when it can).
+func cursorRefusal(c cursor, table, bounds string) string {
+	switch {
+	case c.Bounds == bounds:
+		return ""
+	case c.Table != "" && c.Table != tableTag(table):
+		return "the cursor belongs to a query of another table; start again without a cursor"
+	}
+	return "the cursor belongs to another query of this table (its partition, row-key prefix, page size or filter differ, or a store of another kind made it); start again without a cursor"
 }
 
 // bounds hashes what a cursor is bound to: the table, partition, prefix, page size and
@@ -299,7 +321,7 @@ func (s *Store[T]) bounds(p *preparedQuery, size int) string {
 // [abstractions.Storage.Page].
 func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstractions.Page[T], err error) {
 	ctx, c := s.beginPartition(ctx, "page", q.Partition)
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	size := q.Take
 	if size == 0 {
 		size = abstractions.DefaultPageSize
@@ -319,9 +341,8 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 		if !ok {
 			return abstractions.Page[T]{}, s.queryError("page", abstractions.ErrInvalidArgument, "the cursor is not one Page returned")
 		}
-		if c.Bounds != bounds {
-			return abstractions.Page[T]{}, s.queryError("page", abstractions.ErrInvalidArgument,
-				"the cursor belongs to another query (its partition, row-key prefix, page size or filter differ); start again without a cursor")
+		if why := cursorRefusal(c, s.table, bounds); why != "" {
+			return abstractions.Page[T]{}, s.queryError("page", abstractions.ErrInvalidArgument, why)
 		}
 		sq.Continuation = &service.Continuation{NextPartitionKey: c.PK, NextRowKey: c.RK}
 	}
@@ -349,7 +370,7 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 			}
 		}
 		if page.Next != nil {
-			out.Cursor = encodeCursor(cursor{Bounds: bounds, PK: page.Next.NextPartitionKey, RK: page.Next.NextRowKey})
+			out.Cursor = encodeCursor(cursor{Bounds: bounds, Table: tableTag(s.table), PK: page.Next.NextPartitionKey, RK: page.Next.NextRowKey})
 		}
 		return out, nil
 	}

@@ -335,6 +335,34 @@ func TestPageSkipsEmptyPagesAndBindsCursor(t *testing.T) {
 	}
 }
 
+// A cursor is refused by a store of another table with a message that says so, and by
+// another query of the same table with one that names what may differ.
+func TestPageCursorOfAnotherTable(t *testing.T) {
+	ctx := context.Background()
+	s, pt := newPaged(t, 120, false)
+	page, err := s.Page(ctx, abstractions.Query[qRow]{Partition: "p", Take: 50})
+	if err != nil || !page.HasMore() {
+		t.Fatalf("first page: %v", err)
+	}
+	other, err := For[qRow](s.acct, &StoreOptions{Table: "otherpaged"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(pt.queries)
+	_, err = other.Page(ctx, abstractions.Query[qRow]{Partition: "p", Take: 50, Cursor: page.Cursor})
+	wantKind(t, err, abstractions.ErrInvalidArgument)
+	if err == nil || !strings.Contains(err.Error(), "another table") || strings.Contains(err.Error(), "page size") {
+		t.Errorf("a cursor of another table: %v", err)
+	}
+	_, err = s.Page(ctx, abstractions.Query[qRow]{Partition: "p", Take: 40, Cursor: page.Cursor})
+	if err == nil || strings.Contains(err.Error(), "another table") || !strings.Contains(err.Error(), "page size") {
+		t.Errorf("a cursor of another query of the table: %v", err)
+	}
+	if len(pt.queries) != n {
+		t.Errorf("a refused cursor sent %d queries", len(pt.queries)-n)
+	}
+}
+
 func TestAnyReadsOneKey(t *testing.T) {
 	s, pt := newPaged(t, 10, false)
 	ok, err := s.Any(context.Background(), abstractions.Query[qRow]{Where: qN32.Eq(0)})

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/telemetry"
+
 	"github.com/unified-data/gotables/tables/internal/attempt"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -101,7 +103,7 @@ type retrying struct {
 	service.Tables
 	policy retryPolicy
 	busy   func()
-	meters *meters
+	meters *telemetry.Meters
 }
 
 // do runs fn, retrying it as the policy says. A wait ends early, with the context's error,
@@ -114,7 +116,7 @@ func (r *retrying) do(ctx context.Context, fn func() error) error {
 		}
 		if isBusy(err) {
 			r.busy()
-			r.meters.busyAnswer(ctx, busyStatus(err))
+			r.meters.BusyAnswer(ctx, telemetry.BusyStatus(err))
 		}
 		if try >= r.policy.MaxRetries {
 			return err
@@ -127,7 +129,7 @@ func (r *retrying) do(ctx context.Context, fn func() error) error {
 			return ctx.Err()
 		case <-t.C:
 		}
-		r.meters.retried(ctx)
+		r.meters.Retried(ctx)
 	}
 }
 

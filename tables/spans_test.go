@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/internal/telemetry"
+
 	"github.com/unified-data/gotables/abstractions"
 )
 
@@ -32,7 +35,7 @@ type recorded struct {
 
 type spanKey struct{}
 
-func (r *recorder) Start(ctx context.Context, name string, attrs []attribute) (context.Context, traceSpan) {
+func (r *recorder) Start(ctx context.Context, name string, attrs []telemetry.Attribute) (context.Context, telemetry.Span) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	parent, _ := ctx.Value(spanKey{}).(*recorded)
@@ -44,13 +47,13 @@ func (r *recorder) Start(ctx context.Context, name string, attrs []attribute) (c
 	return context.WithValue(ctx, spanKey{}, sp), sp
 }
 
-func (s *recorded) SetAttributes(attrs ...attribute) {
+func (s *recorded) SetAttributes(attrs ...telemetry.Attribute) {
 	for _, a := range attrs {
 		s.attrs[a.Key] = a.Value
 	}
 }
 
-func (s *recorded) AddEvent(name string, attrs ...attribute) {
+func (s *recorded) AddEvent(name string, attrs ...telemetry.Attribute) {
 	var parts []string
 	for _, a := range attrs {
 		parts = append(parts, fmt.Sprintf("%s=%v", a.Key, a.Value))
@@ -94,24 +97,24 @@ func TestTracing(t *testing.T) {
 			}
 			first, dup, list := tr.spans[0], tr.spans[1], tr.spans[2]
 			for _, sp := range tr.spans {
-				if !sp.ended || sp.attrs[attrSystem] != "azure.tables" || sp.attrs[attrTable] != "Items" {
+				if !sp.ended || sp.attrs[telemetry.AttrSystem] != "azure.tables" || sp.attrs[telemetry.AttrTable] != "Items" {
 					t.Errorf("span %s: %+v", sp.name, sp)
 				}
 			}
-			if first.attrs[attrOperation] != "create" || first.attrs[attrPartition] != "p" || first.kind != "" {
+			if first.attrs[telemetry.AttrOperation] != "create" || first.attrs[telemetry.AttrPartition] != "p" || first.kind != "" {
 				t.Errorf("create span %+v", first)
 			}
-			if _, ok := first.attrs[attrRowKey]; ok != record {
+			if _, ok := first.attrs[telemetry.AttrRowKey]; ok != record {
 				t.Errorf("row key recorded: %v, want %v", ok, record)
 			}
-			if dup.kind != "duplicate_key" || dup.attrs[attrStatusCode] != "EntityAlreadyExists" {
+			if dup.kind != "duplicate_key" || dup.attrs[telemetry.AttrStatusCode] != "EntityAlreadyExists" {
 				t.Errorf("failed span %+v", dup)
 			}
 			// The error's text names keys: it is the description only when keys may be recorded.
 			if record && !strings.Contains(dup.desc, `"a"`) || !record && dup.desc != "duplicate_key" {
 				t.Errorf("description %q", dup.desc)
 			}
-			if list.attrs[attrPartition] != "p" {
+			if list.attrs[telemetry.AttrPartition] != "p" {
 				t.Errorf("list span %+v", list)
 			}
 		})
@@ -150,7 +153,7 @@ func TestVerbSpans(t *testing.T) {
 	if verb == nil {
 		t.Fatalf("no verb span among %v", tr.names())
 	}
-	if !verb.ended || verb.kind != "" || verb.attrs[attrRowKey] != "n" {
+	if !verb.ended || verb.kind != "" || verb.attrs[telemetry.AttrRowKey] != "n" {
 		t.Errorf("verb span %+v", verb)
 	}
 	if len(verb.events) != 1 || !strings.Contains(verb.events[0], "attempt lost") || !strings.Contains(verb.events[0], "concurrency_conflict") {
@@ -204,14 +207,14 @@ func TestTracedKeysAreNormalised(t *testing.T) {
 		t.Fatalf("spans %v", tr.names())
 	}
 	read, count, ensure := tr.spans[0], tr.spans[1], tr.spans[2]
-	if read.attrs[attrPartition] != "p" || read.attrs[attrRowKey] != "a" || read.kind != "not_found" {
+	if read.attrs[telemetry.AttrPartition] != "p" || read.attrs[telemetry.AttrRowKey] != "a" || read.kind != "not_found" {
 		t.Errorf("read span %+v", read)
 	}
 	// The partition part of the id " P |x": its trailing space is kept, as "-".
-	if count.attrs[attrPartition] != "p-" {
+	if count.attrs[telemetry.AttrPartition] != "p-" {
 		t.Errorf("count span %+v", count)
 	}
-	if _, ok := ensure.attrs[attrPartition]; ok {
+	if _, ok := ensure.attrs[telemetry.AttrPartition]; ok {
 		t.Errorf("the table's span names a partition: %+v", ensure)
 	}
 }
@@ -229,8 +232,8 @@ func TestErrorKind(t *testing.T) {
 		{context.DeadlineExceeded, "deadline_exceeded"},
 		{abstractions.ErrBlobOffloadNotConfigured, "blob_offload_not_configured"},
 	} {
-		if got := errorKind(tc.err); got != tc.want {
-			t.Errorf("errorKind(%v) = %q, want %q", tc.err, got, tc.want)
+		if got := callerr.KindName(tc.err); got != tc.want {
+			t.Errorf("callerr.KindName(%v) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }
@@ -241,14 +244,14 @@ type noopTracer struct{}
 
 type noopSpan struct{}
 
-func (noopTracer) Start(ctx context.Context, _ string, _ []attribute) (context.Context, traceSpan) {
+func (noopTracer) Start(ctx context.Context, _ string, _ []telemetry.Attribute) (context.Context, telemetry.Span) {
 	return ctx, noopSpan{}
 }
 
-func (noopSpan) SetAttributes(...attribute)    {}
-func (noopSpan) AddEvent(string, ...attribute) {}
-func (noopSpan) SetError(string, string)       {}
-func (noopSpan) End()                          {}
+func (noopSpan) SetAttributes(...telemetry.Attribute)    {}
+func (noopSpan) AddEvent(string, ...telemetry.Attribute) {}
+func (noopSpan) SetError(string, string)                 {}
+func (noopSpan) End()                                    {}
 
 // BenchmarkTracing measures a store call without a Tracer (tracing=off) and with one whose
 // spans do nothing (tracing=on), over the in-package fake service, so that the difference is
@@ -268,7 +271,7 @@ func BenchmarkTracing(b *testing.B) {
 	for _, c := range calls {
 		for _, mode := range []struct {
 			name   string
-			tracer tracer
+			tracer telemetry.Tracer
 		}{{"off", nil}, {"on", noopTracer{}}} {
 			b.Run(c.name+"/tracing="+mode.name, func(b *testing.B) {
 				s, f := newStore[item](b, &Options{}, withTracer(mode.tracer))
@@ -299,4 +302,4 @@ func benchStoreCalls(b *testing.B, f *fakeTables, call func() error) {
 }
 
 // withTracer gives a test account a tracer.
-func withTracer(tr tracer) func(*config) { return func(c *config) { c.Tracer = tr } }
+func withTracer(tr telemetry.Tracer) func(*config) { return func(c *config) { c.Tracer = tr } }

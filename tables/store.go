@@ -155,7 +155,7 @@ func (s *Store[T]) CachesReads() bool { return s.policy.enabled() }
 // allows), and a missing table fails with an error matching abstractions.ErrNotFound.
 func (s *Store[T]) EnsureCreated(ctx context.Context) (err error) {
 	ctx, c := s.begin(ctx, "create table")
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	if err := ctx.Err(); err != nil {
 		return s.translate("create table", "", "", err)
 	}

@@ -45,7 +45,7 @@ import (
 func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, olderThan time.Duration, partitions ...string) (n int, err error) {
 	const op = "sweep orphan blobs"
 	ctx, c := s.begin(ctx, op)
-	defer c.finish(&err)
+	defer c.Finish(&err)
 	if err := s.checkSweep(op, olderThan); err != nil {
 		return 0, err
 	}

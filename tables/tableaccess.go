@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/unified-data/gotables/tables/internal/telemetry"
+
 	"github.com/unified-data/gotables/tables/internal/attempt"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -91,7 +93,7 @@ func (t *storeTables) write(ctx context.Context, table string, a *service.Action
 		return w, err
 	}
 	t.acct.logEcho(table, a.Op.String(), err)
-	t.acct.meters.ownEcho(ctx, table, actionName(a.Op))
+	t.acct.tel.Meters.OwnEcho(ctx, table, telemetry.ActionName(a.Op))
 	return service.Written{ETag: row.ETag, Timestamp: row.Timestamp}, nil
 }
 
@@ -134,7 +136,7 @@ func (t *storeTables) transact(ctx context.Context, table string, actions []serv
 		ws[i] = service.Written{ETag: row.ETag, Timestamp: row.Timestamp}
 	}
 	t.acct.logEcho(table, "transaction", err)
-	t.acct.meters.ownEcho(ctx, table, "transaction")
+	t.acct.tel.Meters.OwnEcho(ctx, table, "transaction")
 	return ws, nil
 }
 

@@ -72,6 +72,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/telemetry"
+
 	"github.com/unified-data/gotables/tables/internal/attempt"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -186,7 +188,7 @@ func (o *Options) config(retry *retryPolicy) config {
 	if o != nil {
 		c.Options = *o
 		c.Tracer = newTracer(o.ClientOptions.TracingProvider)
-		c.meters = newMeters(o.MeterProvider, o.Logger)
+		c.meters = telemetry.NewMeters(o.MeterProvider, o.Logger)
 	}
 	return c
 }

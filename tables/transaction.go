@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/telemetry"
 	"github.com/unified-data/gotables/tables/internal/wire"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -139,7 +140,15 @@ func (tx *Transaction) accept(acct *Account, table string, a service.Action, t *
 // service applied reports success, with the versions read, and one that cannot be told
 // applied fails with an error whose message says it may have been (abstractions.OutcomeUnknown
 // reports it).
-func (tx *Transaction) Commit(ctx context.Context) error {
+func (tx *Transaction) Commit(ctx context.Context) (err error) {
+	if tx.host != nil {
+		var c telemetry.Call
+		ctx, c = tx.host.acct.tel.Begin(ctx, tx.host.table, "transaction")
+		if c.Traced() {
+			c.Keys(tx.pk, "")
+		}
+		defer c.Finish(&err)
+	}
 	switch {
 	case tx.err != nil:
 		return tx.err

@@ -49,7 +49,9 @@ func (d *Documents[T]) BlobName(id string) (string, error) {
 // abstractions.ErrIntegrity, one stored with a Content-Encoding other than gzip, br or none
 // with abstractions.ErrNotSupported, one larger than Options.MaxSize with
 // abstractions.ErrOversizedValue.
-func (d *Documents[T]) One(ctx context.Context, id string) (*T, error) {
+func (d *Documents[T]) One(ctx context.Context, id string) (_ *T, err error) {
+	ctx, c := d.b.begin(ctx, "get")
+	defer c.Finish(&err)
 	name, err := d.b.blobName("get", id, d.tenant)
 	if err != nil {
 		return nil, err
@@ -68,7 +70,9 @@ func (d *Documents[T]) One(ctx context.Context, id string) (*T, error) {
 // above Options.MaxSize with abstractions.ErrOversizedValue, both before anything is sent.
 // A Put that gets no answer succeeds if the blob holds its write (see Lost responses in the
 // package doc), and fails with abstractions.ErrUnavailable otherwise.
-func (d *Documents[T]) Put(ctx context.Context, id string, v *T) error {
+func (d *Documents[T]) Put(ctx context.Context, id string, v *T) (err error) {
+	ctx, c := d.b.begin(ctx, "put")
+	defer c.Finish(&err)
 	name, err := d.b.blobName("put", id, d.tenant)
 	if err != nil {
 		return err
@@ -83,7 +87,9 @@ func (d *Documents[T]) Put(ctx context.Context, id string, v *T) error {
 // Delete deletes the document id, unconditionally. Deleting a missing document is not an
 // error; deleting in a missing container is (ErrContainerNotFound). A delete that gets no
 // answer reads the blob, and succeeds when it is gone, whoever removed it.
-func (d *Documents[T]) Delete(ctx context.Context, id string) error {
+func (d *Documents[T]) Delete(ctx context.Context, id string) (err error) {
+	ctx, c := d.b.begin(ctx, "delete")
+	defer c.Finish(&err)
 	name, err := d.b.blobName("delete", id, d.tenant)
 	if err != nil {
 		return err

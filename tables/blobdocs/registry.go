@@ -11,6 +11,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/internal/telemetry"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -36,6 +37,7 @@ type Options struct {
 // concurrent use; make one per blob service and keep it with the handles.
 type Registry struct {
 	blobs      service.Blobs
+	tel        *telemetry.Telemetry // the account's, when blobs is an account's (Account.Blobs)
 	serializer Serializer
 	maxSize    int64
 
@@ -52,7 +54,7 @@ func New(blobs service.Blobs, opts *Options) (*Registry, error) {
 		return nil, fmt.Errorf("%w: blobdocs: the blob service is nil; an Azure account has one only when built "+
 			"with tables.Options{Blobs: azblobs.Connect}", abstractions.ErrInvalidArgument)
 	}
-	r := &Registry{blobs: blobs, serializer: JSON{}, maxSize: DefaultMaxSize, types: map[reflect.Type]string{}}
+	r := &Registry{blobs: blobs, tel: telemetry.From(blobs), serializer: JSON{}, maxSize: DefaultMaxSize, types: map[reflect.Type]string{}}
 	if opts != nil {
 		if opts.Serializer != nil {
 			r.serializer = opts.Serializer
@@ -106,6 +108,7 @@ type Registration struct {
 // binding is one registration, as its handles use it.
 type binding struct {
 	blobs       service.Blobs
+	tel         *telemetry.Telemetry
 	typ         reflect.Type
 	container   string
 	name        func(NameContext) string
@@ -133,7 +136,7 @@ func register[T any](r *Registry, reg Registration, kind string) (*binding, erro
 		return nil, refuse("unknown Compression %q (use NoCompression, Gzip or Brotli)", string(reg.Compression))
 	}
 	b := &binding{
-		blobs: r.blobs, typ: typ, container: reg.Container, name: reg.BlobName,
+		blobs: r.blobs, tel: r.tel, typ: typ, container: reg.Container, name: reg.BlobName,
 		serializer: reg.Serializer, compression: reg.Compression, maxSize: r.maxSize,
 	}
 	if b.serializer == nil {
@@ -146,6 +149,13 @@ func register[T any](r *Registry, reg Registration, kind string) (*binding, erro
 	}
 	r.types[typ] = kind
 	return b, nil
+}
+
+// begin starts the telemetry of a call of a document handle: a span and a measurement
+// named by the operation and the container, when the registry's account traces or
+// measures.
+func (b *binding) begin(ctx context.Context, op string) (context.Context, telemetry.Call) {
+	return b.tel.Begin(ctx, b.container, op)
 }
 
 // checkContainerName applies the service's container-name rules, so that a malformed name

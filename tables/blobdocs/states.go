@@ -55,7 +55,9 @@ func (s *StateDocuments[T]) BlobName(id string) (string, error) {
 
 // One returns the document id and its version, with the errors of Documents.One (a missing
 // document matches abstractions.ErrNotFound, a missing container ErrContainerNotFound).
-func (s *StateDocuments[T]) One(ctx context.Context, id string) (*T, string, error) {
+func (s *StateDocuments[T]) One(ctx context.Context, id string) (_ *T, _ string, err error) {
+	ctx, c := s.b.begin(ctx, "get")
+	defer c.Finish(&err)
 	name, err := s.b.blobName("get", id, s.tenant)
 	if err != nil {
 		return nil, "", err
@@ -74,7 +76,9 @@ func (s *StateDocuments[T]) One(ctx context.Context, id string) (*T, string, err
 // and changes nothing; a 409 that answers a resend of this call's own create is a success
 // (see Lost responses in the package doc). A nil v is refused with
 // abstractions.ErrInvalidArgument before anything is sent.
-func (s *StateDocuments[T]) Create(ctx context.Context, id string, v *T) (string, error) {
+func (s *StateDocuments[T]) Create(ctx context.Context, id string, v *T) (_ string, err error) {
+	ctx, c := s.b.begin(ctx, "create")
+	defer c.Finish(&err)
 	name, err := s.b.blobName("create", id, s.tenant)
 	if err != nil {
 		return "", err
@@ -97,7 +101,9 @@ func (s *StateDocuments[T]) Create(ctx context.Context, id string, v *T) (string
 // version must be an entity tag that One, Create or Update returned. An empty version or
 // "*" is refused with abstractions.ErrInvalidArgument before anything is sent: an update
 // must name the version it was based on (and Azurite would create a missing blob on "*").
-func (s *StateDocuments[T]) Update(ctx context.Context, id string, v *T, version string) (string, error) {
+func (s *StateDocuments[T]) Update(ctx context.Context, id string, v *T, version string) (_ string, err error) {
+	ctx, c := s.b.begin(ctx, "update")
+	defer c.Finish(&err)
 	name, err := s.b.blobName("update", id, s.tenant)
 	if err != nil {
 		return "", err
@@ -118,7 +124,9 @@ func (s *StateDocuments[T]) Update(ctx context.Context, id string, v *T, version
 // from one: this call's first try may have deleted the document. It fails with
 // abstractions.ErrUnavailable instead, saying so (see Lost responses in the package doc).
 // version is checked as by Update.
-func (s *StateDocuments[T]) Delete(ctx context.Context, id, version string) error {
+func (s *StateDocuments[T]) Delete(ctx context.Context, id, version string) (err error) {
+	ctx, c := s.b.begin(ctx, "delete")
+	defer c.Finish(&err)
 	name, err := s.b.blobName("delete", id, s.tenant)
 	if err != nil {
 		return err
@@ -166,7 +174,9 @@ func checkVersion(op, container, name, version string) error {
 // be known, Mutate fails with abstractions.ErrUnavailable, and calling it again may apply
 // the change twice: make the change idempotent (record the message id in the document,
 // say) when that matters.
-func (s *StateDocuments[T]) Mutate(ctx context.Context, id string, mutate func(*T) error, opts *abstractions.RetryOptions) (*T, string, error) {
+func (s *StateDocuments[T]) Mutate(ctx context.Context, id string, mutate func(*T) error, opts *abstractions.RetryOptions) (_ *T, _ string, err error) {
+	ctx, c := s.b.begin(ctx, "mutate")
+	defer c.Finish(&err)
 	return s.transition(ctx, "mutate", id, nil, mutate, opts)
 }
 
@@ -176,7 +186,9 @@ func (s *StateDocuments[T]) Mutate(ctx context.Context, id string, mutate func(*
 // document). create must return a new value each time; a nil create, or a nil value from it,
 // is refused with abstractions.ErrInvalidArgument.
 func (s *StateDocuments[T]) MutateOrCreate(ctx context.Context, id string, create func() *T, mutate func(*T) error,
-	opts *abstractions.RetryOptions) (*T, string, error) {
+	opts *abstractions.RetryOptions) (_ *T, _ string, err error) {
+	ctx, c := s.b.begin(ctx, "mutate or create")
+	defer c.Finish(&err)
 	if create == nil {
 		return nil, "", fmt.Errorf("%w: blobdocs: MutateOrCreate needs a create function", abstractions.ErrInvalidArgument)
 	}

@@ -73,3 +73,46 @@ func Ended(err error, r Request) (f Failure, ok bool) {
 func Unreachable(r Request) Failure {
 	return Failure{abstractions.ErrUnavailable, "the service could not be reached" + r.unknown() + "; try again later"}
 }
+
+// kinds are the sentinels Kind knows, in the order it tries them, with their names.
+var kinds = []struct {
+	err  error
+	name string
+}{
+	{abstractions.ErrNotFound, "not_found"},
+	{abstractions.ErrDuplicateKey, "duplicate_key"},
+	{abstractions.ErrConcurrencyConflict, "concurrency_conflict"},
+	{abstractions.ErrInvalidKey, "invalid_key"},
+	{abstractions.ErrInvalidArgument, "invalid_argument"},
+	{abstractions.ErrNotSupported, "not_supported"},
+	{abstractions.ErrProtectedProperty, "protected_property"},
+	{abstractions.ErrOversizedCell, "oversized_cell"},
+	{abstractions.ErrOversizedValue, "oversized_value"},
+	{abstractions.ErrIntegrity, "integrity"},
+	{abstractions.ErrBlobOffloadNotConfigured, "blob_offload_not_configured"},
+	{abstractions.ErrUnavailable, "unavailable"},
+	{context.Canceled, "canceled"},
+	{context.DeadlineExceeded, "deadline_exceeded"},
+}
+
+// Kind returns the first of the library's sentinels (and the context's errors) that err
+// matches, and its name in snake_case as spans, metrics and logs show it ("not_found",
+// "concurrency_conflict", "unavailable", …): nil and "error" when err matches none, nil and
+// "" for a nil err.
+func Kind(err error) (sentinel error, name string) {
+	if err == nil {
+		return nil, ""
+	}
+	for _, k := range kinds {
+		if errors.Is(err, k.err) {
+			return k.err, k.name
+		}
+	}
+	return nil, "error"
+}
+
+// KindName is the name part of Kind.
+func KindName(err error) string {
+	_, name := Kind(err)
+	return name
+}

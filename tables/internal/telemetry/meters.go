@@ -1,4 +1,4 @@
-package tables
+package telemetry
 
 import (
 	"context"
@@ -14,53 +14,54 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/service"
 )
 
 // Metrics.
 //
-// An account whose Options name a MeterProvider records the instruments below through one
-// Meter of it (docs/production.md lists them for users). Without one, the account has no
-// *meters: every hook is a method of a nil *meters that returns at once, so a store call
-// neither reads the clock nor builds an attribute (BenchmarkMetrics measures both sides, and
+// Meters are an account's instruments, recorded through one Meter of the MeterProvider its
+// Options name. Without one the account has no *Meters: every hook is a method of a nil
+// *Meters that returns at once, so a call neither reads the clock nor builds an attribute
+// (the tables package's BenchmarkMetrics measures both sides, and
 // TestMetricsOffAllocatesNothing checks the hooks allocate nothing). Built with the
 // udtables_nometrics tag the hooks compile to nothing at all, which is what the benchmark
 // compares against.
 //
 // Attributes are few and bounded: the operation and the table (names the program chose),
-// the outcome (a sentinel's name, errorKind), the HTTP status of a busy answer. Each
+// the outcome (a sentinel's name, callerr.Kind), the HTTP status of a busy answer. Each
 // combination's attribute set is built once and kept (attrs), so that a measurement with
 // metrics on allocates nothing either beyond what the SDK does.
 
 // Instrument names and attribute keys.
 const (
-	metricCalls         = "udtables.calls"
-	metricCallDuration  = "udtables.call.duration"
-	metricRetries       = "udtables.retries"
-	metricBusy          = "udtables.busy_answers"
-	metricLostRaces     = "udtables.verb.lost_races"
-	metricExhausted     = "udtables.verb.exhausted"
-	metricOwnEchoes     = "udtables.own_echoes"
-	metricCacheHits     = "udtables.cache.hits"
-	metricCacheMisses   = "udtables.cache.misses"
-	metricCacheEvicted  = "udtables.cache.evictions"
-	metricBatchInFlight = "udtables.batch.transactions.active"
-	metricOffloaded     = "udtables.offload.bytes"
+	MetricCalls         = "udtables.calls"
+	MetricCallDuration  = "udtables.call.duration"
+	MetricRetries       = "udtables.retries"
+	MetricBusy          = "udtables.busy_answers"
+	MetricLostRaces     = "udtables.verb.lost_races"
+	MetricExhausted     = "udtables.verb.exhausted"
+	MetricOwnEchoes     = "udtables.own_echoes"
+	MetricCacheHits     = "udtables.cache.hits"
+	MetricCacheMisses   = "udtables.cache.misses"
+	MetricCacheEvicted  = "udtables.cache.evictions"
+	MetricBatchInFlight = "udtables.batch.transactions.active"
+	MetricOffloaded     = "udtables.offload.bytes"
 
-	attrOutcome = "udtables.outcome"          // "ok" or errorKind's name
-	attrStatus  = "http.response.status_code" // of a busy answer
+	AttrOutcome = "udtables.outcome"          // "ok" or callerr.Kind's name
+	AttrStatus  = "http.response.status_code" // of a busy answer
 )
 
 // durationBuckets are the call duration histogram's bucket bounds in seconds, from the
 // in-memory backend's microseconds to the retries of a throttled service.
 var durationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
-// maxAttrSets bounds the attribute sets a meters keeps; past it (a program with very many
+// maxAttrSets bounds the attribute sets a Meters keeps; past it (a program with very many
 // tables), a measurement builds its set each time.
 const maxAttrSets = 4096
 
-// meters are an account's instruments. A nil *meters records nothing.
-type meters struct {
+// Meters are an account's instruments. A nil *Meters records nothing.
+type Meters struct {
 	calls     metric.Int64Counter
 	duration  metric.Float64Histogram
 	retries   metric.Int64Counter
@@ -91,39 +92,39 @@ type opts struct {
 	rec []metric.RecordOption
 }
 
-// newMeters returns the instruments of p, nil when p is nil or the API's no-op provider.
+// NewMeters returns the instruments of p, nil when p is nil or the API's no-op provider.
 // An instrument the provider refuses is logged and records nothing.
-func newMeters(p metric.MeterProvider, log *slog.Logger) *meters {
-	if !metricsCompiled || p == nil {
+func NewMeters(p metric.MeterProvider, log *slog.Logger) *Meters {
+	if !MetricsCompiled || p == nil {
 		return nil
 	}
 	if _, ok := p.(noop.MeterProvider); ok {
 		return nil
 	}
-	mt := p.Meter(tracerModule, metric.WithInstrumentationVersion(tracerVersion))
-	m := &meters{}
+	mt := p.Meter(Module, metric.WithInstrumentationVersion(Version))
+	m := &Meters{}
 	var errs []error
 	counter := func(name, unit, desc string) metric.Int64Counter {
 		c, err := mt.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		errs = append(errs, err)
 		return c
 	}
-	m.calls = counter(metricCalls, "{call}", "Store and outcome verb calls, by operation, table and outcome.")
-	m.retries = counter(metricRetries, "{retry}", "Requests the account's retry policy sent again.")
-	m.busy = counter(metricBusy, "{answer}", "Busy answers of the table service (429, 503, 500 OperationTimedOut).")
-	m.lost = counter(metricLostRaces, "{attempt}", "Attempts of the outcome verbs that lost their race to another writer.")
-	m.exhausted = counter(metricExhausted, "{call}", "Outcome verb calls whose every attempt lost its race.")
-	m.echoes = counter(metricOwnEchoes, "{write}", "Failed writes found to be the echo of their own applied earlier try, reported as applied.")
-	m.hits = counter(metricCacheHits, "{lookup}", "Read cache lookups that found the row or list.")
-	m.misses = counter(metricCacheMisses, "{lookup}", "Read cache lookups that did not, and read the table.")
-	m.evictions = counter(metricCacheEvicted, "{entry}", "Read cache entries removed before a write replaced them.")
-	m.offloaded = counter(metricOffloaded, "By", "Bytes uploaded to blobs by blob offload (large values and files).")
+	m.calls = counter(MetricCalls, "{call}", "Store and outcome verb calls, by operation, table and outcome.")
+	m.retries = counter(MetricRetries, "{retry}", "Requests the account's retry policy sent again.")
+	m.busy = counter(MetricBusy, "{answer}", "Busy answers of the table service (429, 503, 500 OperationTimedOut).")
+	m.lost = counter(MetricLostRaces, "{attempt}", "Attempts of the outcome verbs that lost their race to another writer.")
+	m.exhausted = counter(MetricExhausted, "{call}", "Outcome verb calls whose every attempt lost its race.")
+	m.echoes = counter(MetricOwnEchoes, "{write}", "Failed writes found to be the echo of their own applied earlier try, reported as applied.")
+	m.hits = counter(MetricCacheHits, "{lookup}", "Read cache lookups that found the row or list.")
+	m.misses = counter(MetricCacheMisses, "{lookup}", "Read cache lookups that did not, and read the table.")
+	m.evictions = counter(MetricCacheEvicted, "{entry}", "Read cache entries removed before a write replaced them.")
+	m.offloaded = counter(MetricOffloaded, "By", "Bytes uploaded to blobs by blob offload (large values and files).")
 	var err error
-	m.duration, err = mt.Float64Histogram(metricCallDuration, metric.WithUnit("s"),
+	m.duration, err = mt.Float64Histogram(MetricCallDuration, metric.WithUnit("s"),
 		metric.WithDescription("Duration of store and outcome verb calls, by operation, table and outcome."),
 		metric.WithExplicitBucketBoundaries(durationBuckets...))
 	errs = append(errs, err)
-	m.inFlight, err = mt.Int64UpDownCounter(metricBatchInFlight, metric.WithUnit("{transaction}"),
+	m.inFlight, err = mt.Int64UpDownCounter(MetricBatchInFlight, metric.WithUnit("{transaction}"),
 		metric.WithDescription("Transactions of batch calls out at once (the parallelism in use)."))
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
@@ -138,7 +139,7 @@ func newMeters(p metric.MeterProvider, log *slog.Logger) *meters {
 }
 
 // attrs returns the options of an attribute set, built once per set.
-func (m *meters) attrs(k attrKey) *opts {
+func (m *Meters) attrs(k attrKey) *opts {
 	if o, ok := (*m.sets.Load())[k]; ok {
 		return o
 	}
@@ -163,58 +164,58 @@ func (m *meters) attrs(k attrKey) *opts {
 func newOpts(k attrKey) *opts {
 	kvs := make([]otelattr.KeyValue, 0, 4)
 	if k.op != "" {
-		kvs = append(kvs, otelattr.String(attrOperation, k.op))
+		kvs = append(kvs, otelattr.String(AttrOperation, k.op))
 	}
 	if k.table != "" {
-		kvs = append(kvs, otelattr.String(attrTable, k.table))
+		kvs = append(kvs, otelattr.String(AttrTable, k.table))
 	}
 	if k.outcome != "" {
-		kvs = append(kvs, otelattr.String(attrOutcome, k.outcome))
+		kvs = append(kvs, otelattr.String(AttrOutcome, k.outcome))
 	}
 	if k.status != 0 {
-		kvs = append(kvs, otelattr.Int(attrStatus, k.status))
+		kvs = append(kvs, otelattr.Int(AttrStatus, k.status))
 	}
 	set := metric.WithAttributeSet(otelattr.NewSet(kvs...))
 	return &opts{add: []metric.AddOption{set}, rec: []metric.RecordOption{set}}
 }
 
-// on reports whether m records: false for nil, and always false when built with the
+// On reports whether m records: false for nil, and always false when built with the
 // udtables_nometrics tag, so that the compiler drops every hook's body.
-func (m *meters) on() bool { return metricsCompiled && m != nil }
+func (m *Meters) On() bool { return MetricsCompiled && m != nil }
 
 // called records a store or verb call that started at start and returned err.
-func (m *meters) called(ctx context.Context, table, op string, start time.Time, err error) {
-	if !m.on() {
+func (m *Meters) called(ctx context.Context, table, op string, start time.Time, err error) {
+	if !m.On() {
 		return
 	}
 	outcome := "ok"
 	if err != nil {
-		outcome = errorKind(err)
+		outcome = callerr.KindName(err)
 	}
 	o := m.attrs(attrKey{table: table, op: op, outcome: outcome})
 	m.calls.Add(ctx, 1, o.add...)
 	m.duration.Record(ctx, time.Since(start).Seconds(), o.rec...)
 }
 
-// retried records a request sent again by the account's retry policy (the Azure SDK's, in
+// Retried records a request sent again by the account's retry policy (the Azure SDK's, in
 // its pipeline; the account's own, over another service).
-func (m *meters) retried(ctx context.Context) {
-	if !m.on() {
+func (m *Meters) Retried(ctx context.Context) {
+	if !m.On() {
 		return
 	}
 	m.retries.Add(ctx, 1, m.none.add...)
 }
 
-// busyAnswer records a busy answer of the table service with its HTTP status.
-func (m *meters) busyAnswer(ctx context.Context, status int) {
-	if !m.on() {
+// BusyAnswer records a busy answer of the table service with its HTTP status.
+func (m *Meters) BusyAnswer(ctx context.Context, status int) {
+	if !m.On() {
 		return
 	}
 	m.busy.Add(ctx, 1, m.attrs(attrKey{status: status}).add...)
 }
 
-// busyStatus is the HTTP status of a busy answer err holds (see isBusy).
-func busyStatus(err error) int {
+// BusyStatus is the HTTP status of a busy answer err holds (see the tables package's isBusy).
+func BusyStatus(err error) int {
 	var se *abstractions.StatusError
 	if errors.As(err, &se) {
 		return se.StatusCode
@@ -222,10 +223,10 @@ func busyStatus(err error) int {
 	return http.StatusServiceUnavailable
 }
 
-// lostRace records an attempt of an outcome verb that lost its race; last says it was the
+// LostRace records an attempt of an outcome verb that lost its race; last says it was the
 // call's last attempt, which makes the call exhausted too.
-func (m *meters) lostRace(ctx context.Context, table, op string, last bool) {
-	if !m.on() {
+func (m *Meters) LostRace(ctx context.Context, table, op string, last bool) {
+	if !m.On() {
 		return
 	}
 	o := m.attrs(attrKey{table: table, op: op})
@@ -235,11 +236,11 @@ func (m *meters) lostRace(ctx context.Context, table, op string, last bool) {
 	}
 }
 
-// ownEcho records a failed write (op "insert", "replace", …, "transaction": see
-// actionName) that turned out to be the answer to a resend of a try the service had
+// OwnEcho records a failed write (op "insert", "replace", …, "transaction": see
+// ActionName) that turned out to be the answer to a resend of a try the service had
 // applied.
-func (m *meters) ownEcho(ctx context.Context, table, op string) {
-	if !m.on() {
+func (m *Meters) OwnEcho(ctx context.Context, table, op string) {
+	if !m.On() {
 		return
 	}
 	m.echoes.Add(ctx, 1, m.attrs(attrKey{table: table, op: op}).add...)
@@ -248,17 +249,17 @@ func (m *meters) ownEcho(ctx context.Context, table, op string) {
 // actionNames are the names of the service's write operations on instruments, by Op.
 var actionNames = [...]string{"", "insert", "replace", "merge", "upsert_replace", "upsert_merge", "delete"}
 
-// actionName is the name of a write operation on instruments.
-func actionName(op service.Op) string {
+// ActionName is the name of a write operation on instruments.
+func ActionName(op service.Op) string {
 	if int(op) < len(actionNames) && op != 0 {
 		return actionNames[op]
 	}
 	return "write"
 }
 
-// cacheLookup records a read cache lookup of a store that caches.
-func (m *meters) cacheLookup(ctx context.Context, table string, hit bool) {
-	if !m.on() {
+// CacheLookup records a read cache lookup of a store that caches.
+func (m *Meters) CacheLookup(ctx context.Context, table string, hit bool) {
+	if !m.On() {
 		return
 	}
 	o := m.attrs(attrKey{table: table})
@@ -269,37 +270,29 @@ func (m *meters) cacheLookup(ctx context.Context, table string, hit bool) {
 	}
 }
 
-// cacheEvicted records one read cache entry removed for want of room or because it
+// CacheEvicted records one read cache entry removed for want of room or because it
 // expired: not a write's drop, which keeps the cache coherent rather than small. The cache
 // calls it; the entry's table is not known there, so it has no attribute.
-func (m *meters) cacheEvicted() {
-	if !m.on() {
+func (m *Meters) CacheEvicted() {
+	if !m.On() {
 		return
 	}
 	m.evictions.Add(context.Background(), 1, m.none.add...)
 }
 
-// batchInFlight counts a batch call's transaction out (n = 1) and back (n = -1), so that
+// BatchInFlight counts a batch call's transaction out (n = 1) and back (n = -1), so that
 // the up-down counter is the parallelism in use.
-func (m *meters) batchInFlight(ctx context.Context, table string, n int64) {
-	if !m.on() {
+func (m *Meters) BatchInFlight(ctx context.Context, table string, n int64) {
+	if !m.On() {
 		return
 	}
 	m.inFlight.Add(ctx, n, m.attrs(attrKey{table: table}).add...)
 }
 
-// offload records n bytes uploaded to a blob by a write of the table.
-func (m *meters) offload(ctx context.Context, table string, n int64) {
-	if !m.on() {
+// Offload records n bytes uploaded to a blob by a write of the table.
+func (m *Meters) Offload(ctx context.Context, table string, n int64) {
+	if !m.On() {
 		return
 	}
 	m.offloaded.Add(ctx, n, m.attrs(attrKey{table: table}).add...)
-}
-
-// countCache records a lookup of the read cache when the store caches (a store whose
-// policy is Disabled does not look).
-func (s *Store[T]) countCache(ctx context.Context, hit bool) {
-	if s.policy.enabled() {
-		s.acct.meters.cacheLookup(ctx, s.table, hit)
-	}
 }

@@ -1,8 +1,0 @@
-//go:build !udtables_nometrics
-
-package tables
-
-// metricsCompiled is false only when the library is built with the udtables_nometrics tag,
-// which compiles the metric hooks out (metrics.go): a build to compare the hooks' cost
-// against, not one for use.
-const metricsCompiled = true
