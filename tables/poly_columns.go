@@ -61,6 +61,10 @@ func (s *PolyStore[B]) columns(op, pk, rk string, cols map[string]any) ([]servic
 		if err != nil {
 			return nil, s.refuse(op, pk, rk, abstractions.ErrInvalidArgument, fmt.Sprintf("the column %q %v", n, err))
 		}
+		if size, over := service.CellTooLarge(v); over {
+			return nil, s.refuse(op, pk, rk, abstractions.ErrOversizedCell,
+				fmt.Sprintf("the column %q holds %d bytes, above the %d-byte limit of one cell", n, size, service.MaxBinaryBytes))
+		}
 		props = append(props, service.Property{Name: n, Value: v})
 	}
 	return props, nil

@@ -12,8 +12,6 @@ const (
 	maxKeyUnits    = 1024 // UTF-16 code units per PartitionKey or RowKey
 	maxProperties  = service.MaxEntityProperties
 	maxNameLen     = 255     // characters per property name
-	maxStringUnits = 32768   // UTF-16 code units per string value
-	maxBinaryLen   = 65536   // bytes per binary value
 	maxEntitySize  = 1 << 20 // bytes per row, by the documented formula
 	maxBodySize    = service.MaxBodySize
 	maxActions     = service.MaxTransactionActions
@@ -109,12 +107,8 @@ const manyProperties = 32
 // checkValue applies the per-value limits.
 func checkValue(name string, v service.Value) error {
 	switch v.Kind() {
-	case service.KindString:
-		if len(v.Str()) > maxStringUnits && service.UTF16Len(v.Str()) > maxStringUnits {
-			return errValueTooLarge()
-		}
-	case service.KindBinary:
-		if len(v.Bytes()) > maxBinaryLen {
+	case service.KindString, service.KindBinary:
+		if _, over := service.CellTooLarge(v); over {
 			return errValueTooLarge()
 		}
 	case service.KindDateTime:

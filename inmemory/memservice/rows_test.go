@@ -97,7 +97,7 @@ func manyProps(n int, v service.Value) []service.Property {
 func TestProperties(t *testing.T) {
 	// 15 strings of 32,768 units plus one of 32,606 units, all with 4-letter names, make a
 	// row of exactly 1 MiB with empty keys: 4 + 15·(8+8+4+65,536) + (8+8+4+65,212) = 1,048,576.
-	fullRow := manyProps(15, service.String(strings.Repeat("x", maxStringUnits)))
+	fullRow := manyProps(15, service.String(strings.Repeat("x", service.MaxStringUnits)))
 	fullRow = append(fullRow, prop("p015", service.String(strings.Repeat("x", 32606))))
 
 	tests := []struct {
@@ -418,7 +418,7 @@ func TestMergeLimitsApplyToTheResult(t *testing.T) {
 		t.Fatalf("a failed merge changed the row: %d properties", n)
 	}
 
-	big := service.String(strings.Repeat("x", maxStringUnits))
+	big := service.String(strings.Repeat("x", service.MaxStringUnits))
 	mustWrite(t, s, service.Action{Op: service.OpUpsertReplace, Row: row("p", "big", manyProps(10, big)...)})
 	extra := make([]service.Property, 10)
 	for i := range extra {

@@ -19,7 +19,31 @@ const (
 	// MaxTransactionWireBytes is the most request bytes (TransactionBodySize) the library
 	// sends in one transaction: the 4 MiB limit less 64 KiB for the framing.
 	MaxTransactionWireBytes = MaxBodySize - 64<<10
+	// MaxStringUnits is the most UTF-16 code units one Edm.String cell holds (64 KiB).
+	MaxStringUnits = 32768
+	// MaxBinaryBytes is the most bytes one Edm.Binary cell holds (64 KiB).
+	MaxBinaryBytes = 65536
 )
+
+// CellTooLarge reports whether v is a string or binary value larger than one cell holds
+// (MaxStringUnits, MaxBinaryBytes), which the service refuses with 400
+// PropertyValueTooLarge, and its size in bytes as the service counts it (a string two bytes
+// a UTF-16 code unit).
+func CellTooLarge(v Value) (size int, over bool) {
+	switch v.Kind() {
+	case KindString:
+		s := v.Str()
+		if len(s) <= MaxStringUnits {
+			return 2 * len(s), false // an upper bound: at most one unit a byte
+		}
+		n := UTF16Len(s)
+		return 2 * n, n > MaxStringUnits
+	case KindBinary:
+		n := len(v.Bytes())
+		return n, n > MaxBinaryBytes
+	}
+	return 0, false
+}
 
 // EntitySize returns the size the service counts for a row with these keys and properties:
 // 4 bytes, the keys as UTF-16, and for each property 8 bytes, its name as UTF-16 and its value

@@ -16,9 +16,9 @@ import (
 
 const (
 	// maxStringUnits is the most UTF-16 code units one Edm.String cell holds (64 KiB).
-	maxStringUnits = 32768
+	maxStringUnits = service.MaxStringUnits
 	// maxBinaryBytes is the most bytes one Edm.Binary cell holds.
-	maxBinaryBytes = 65536
+	maxBinaryBytes = service.MaxBinaryBytes
 )
 
 // Encode returns the cells of v, a struct or a pointer to one, in the order of its plan's
@@ -189,6 +189,11 @@ func (pl *Plan) encodeOnly(p unsafe.Pointer, only []string, o *Options, large *[
 			continue
 		}
 		if c.leaf.class == classScalar {
+			if size, over := service.CellTooLarge(v); over {
+				// Bytes are not compressed or trimmed by any policy: they are refused here,
+				// as the service would refuse them, before anything is sent.
+				return nil, &OversizedCellError{Column: c.name, Size: size, Limit: maxBinaryBytes, Binary: true}
+			}
 			props = append(props, service.Property{Name: c.name, Value: v})
 			continue
 		}

@@ -95,6 +95,8 @@ type OversizedCellError struct {
 	Compressed int
 	// Limit is the cell limit in bytes.
 	Limit int
+	// Binary says the value is bytes, which no Options.Oversized policy compresses or trims.
+	Binary bool
 }
 
 // Error implements error.
@@ -103,9 +105,11 @@ func (e *OversizedCellError) Error() string {
 	if e.Compressed > 0 {
 		msg += " (" + strconv.Itoa(e.Compressed) + " gzip-compressed)"
 	}
-	msg += ", above the " + strconv.Itoa(e.Limit) + "-byte limit of one cell; store less in it, " +
-		"or choose an Options.Oversized policy that compresses or trims it"
-	return msg
+	msg += ", above the " + strconv.Itoa(e.Limit) + "-byte limit of one cell; store less in it, "
+	if e.Binary {
+		return msg + "or store it as a large value (a split tag, such as table:\",split=binary\"), or as an *abstractions.File; nothing was sent"
+	}
+	return msg + "or choose an Options.Oversized policy that compresses or trims it"
 }
 
 // Is reports whether target is abstractions.ErrOversizedCell.

@@ -1,6 +1,7 @@
 package codec_test
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -111,12 +112,19 @@ func TestOversizedStrings(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	t.Run("bytes are left to the service", func(t *testing.T) {
-		row, err := codec.EncodeRow(&bigText{Bytes: make([]byte, 70000)}, "p", "r", nil)
+	t.Run("bytes above a cell are refused under every policy", func(t *testing.T) {
+		for _, pol := range []codec.OversizedPolicy{codec.OversizedRefuse, codec.OversizedCompress, codec.OversizedTrim, codec.OversizedTrimWithMarker} {
+			_, err := codec.EncodeRow(&bigText{Bytes: make([]byte, 65537)}, "p", "r", &codec.Options{Oversized: pol})
+			var oe *codec.OversizedCellError
+			if !errors.Is(err, abstractions.ErrOversizedCell) || !errors.As(err, &oe) || !oe.Binary || oe.Size != 65537 {
+				t.Fatalf("policy %d: %v", pol, err)
+			}
+		}
+		row, err := codec.EncodeRow(&bigText{Bytes: make([]byte, 65536)}, "p", "r", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v, _ := row.Get("Bytes"); v.Size() != 70000 {
+		if v, _ := row.Get("Bytes"); v.Size() != 65536 {
 			t.Fatalf("bytes cell %v", v.Size())
 		}
 	})
