@@ -3,13 +3,10 @@ package tables
 import (
 	"context"
 	"log/slog"
-	"net/http"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/access"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/telemetry"
 	"github.com/unified-data/gotables/tables/service"
@@ -46,7 +43,7 @@ type config struct {
 // Account is one storage account: its services and the options every store of it shares.
 // It is safe for concurrent use.
 type Account struct {
-	tables *storeTables // the service as the stores use it: given, with retries, with the stores' rules
+	tables *access.Tables // the service as the stores use it: given, with retries, with the stores' rules (package access)
 	blobs  service.Blobs
 	name   string
 	opts   config
@@ -62,24 +59,18 @@ type Account struct {
 	given    service.Tables      // the table service as the account was given it
 	pressure *pressure           // how many batch transactions may be out at once
 	tel      telemetry.Telemetry // the account's spans and metrics
-
-	mu      sync.Mutex
-	created map[string]uint64 // tables known to exist, by lower-case name: the tableGen that made them known
-	// tableGen counts what the account learnt of tables (a creation, a write that found one),
-	// so that a write can tell a table learnt of after it was sent (recreateTable).
-	tableGen atomic.Uint64
 }
 
 // newAccount returns an account over the given services. name identifies the account in
 // messages (an endpoint URL, say). blobs may be nil when no blob feature is used. tables
 // must not be nil: stores of an account without one are refused.
 func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg config, p *pressure) *Account {
-	a := &Account{given: tables, blobs: blobs, name: name, created: map[string]uint64{}, opts: cfg, pressure: p, tel: telemetry.Telemetry{Tracer: cfg.Tracer, Meters: cfg.meters, RecordKeys: cfg.RecordKeys, Logger: cfg.Logger}}
+	a := &Account{given: tables, blobs: blobs, name: name, opts: cfg, pressure: p, tel: telemetry.Telemetry{Tracer: cfg.Tracer, Meters: cfg.meters, RecordKeys: cfg.RecordKeys, Logger: cfg.Logger}}
 	if tables != nil {
 		if a.opts.Retry != nil {
 			tables = &retrying{Tables: tables, policy: a.opts.Retry.withDefaults(), busy: a.pressure.busy, meters: a.tel.Meters}
 		}
-		a.tables = &storeTables{Tables: tables, acct: a}
+		a.tables = access.New(tables, access.Config{NeverCreate: cfg.NeverCreateTables, Logger: cfg.Logger, Meters: cfg.meters})
 	}
 	a.cache = newReadCache(a.clock, a.opts.CacheSize, a.tel.Meters)
 	if o := a.opts.BlobOffload; o != nil {
@@ -99,9 +90,9 @@ func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg con
 // table instead (Store.Exists).
 func (a *Account) Ping(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
-		return translate("ping", "", "", "", err)
+		return callerr.Table("ping", "", "", "", err)
 	}
-	return translate("ping", "", "", "", a.tables.Ping(ctx))
+	return callerr.Table("ping", "", "", "", a.tables.Ping(ctx))
 }
 
 // Name returns what names the account in messages: its table service endpoint URL (such as
@@ -158,32 +149,4 @@ func (a *Account) clock() time.Time {
 		return a.opts.Now()
 	}
 	return time.Now()
-}
-
-// ensureTable creates the table unless this account already knows it exists. Concurrent
-// first uses of one table may both send the create; the loser's 409 TableAlreadyExists is
-// success. A failure is not remembered, so the next call tries again.
-func (a *Account) ensureTable(ctx context.Context, table string) error {
-	key := strings.ToLower(table)
-	a.mu.Lock()
-	known := a.created[key] != 0
-	a.mu.Unlock()
-	if known {
-		return nil
-	}
-	err := a.tables.CreateTable(ctx, table)
-	if err != nil && !abstractions.HasStatus(err, http.StatusConflict, "TableAlreadyExists") {
-		return err
-	}
-	a.mu.Lock()
-	if a.created[key] == 0 {
-		a.created[key] = a.tableGen.Add(1)
-	}
-	a.mu.Unlock()
-	return nil
-}
-
-// isTableNotFound reports a 404 TableNotFound.
-func isTableNotFound(err error) bool {
-	return abstractions.HasStatus(err, http.StatusNotFound, "TableNotFound")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/faults"
+	"github.com/unified-data/gotables/tables/internal/access"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -133,7 +134,7 @@ func (l *lateNotFound) Transact(ctx context.Context, table string, actions []ser
 	switch {
 	case err == nil && pk == l.first:
 		l.once.Do(func() { close(l.written) })
-	case isTableNotFound(err) && pk != l.first:
+	case access.IsTableNotFound(err) && pk != l.first:
 		<-l.written
 	}
 	return ws, err

@@ -311,7 +311,7 @@ func (b *storeBlob) OpenBlob(ctx context.Context) (io.ReadCloser, error) {
 			Message: fmt.Sprintf("the blob this file was uploaded to or read from (%q) is gone: the row may have changed (replaced or deleted) since the entity was read; read the entity again and open its current file", b.path)}
 	}
 	if err != nil {
-		return nil, translate("open file", "", "", "", err)
+		return nil, callerr.Table("open file", "", "", "", err)
 	}
 	return &goneBody{ReadCloser: blob.Body, b: b}, nil
 }
@@ -334,7 +334,7 @@ func (g *goneBody) Read(p []byte) (int, error) {
 		err = &abstractions.StoreError{Kind: abstractions.ErrIntegrity, Op: "read file", Err: err,
 			Message: "the file's blob changed or was deleted while it was read; read the entity again and open its current file"}
 	default:
-		err = translate("read file", "", "", "", err)
+		err = callerr.Table("read file", "", "", "", err)
 	}
 	return n, err
 }

@@ -2,9 +2,7 @@ package tables
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"reflect"
 	"strings"
 
@@ -162,16 +160,16 @@ func (s *Store[T]) EnsureCreated(ctx context.Context) (err error) {
 	if s.acct.opts.NeverCreateTables {
 		_, err := s.acct.tables.Tables.Query(ctx, s.table, service.Query{Select: keysOnly, Top: 1}) // without the stores' rules: a missing table must fail
 		if err == nil {
-			s.acct.knowTable(s.table)
+			s.acct.tables.Know(s.table)
 		}
 		return s.translate("create table", "", "", err)
 	}
-	return s.translate("create table", "", "", s.acct.ensureTable(ctx, s.table))
+	return s.translate("create table", "", "", s.acct.tables.Ensure(ctx, s.table))
 }
 
 // send sends the actions of one partition: one alone, several as one transaction. Table
-// creation and the check of a write's echo happen below it, in the account's storeTables
-// (tableaccess.go, echo.go), as for every call a store makes.
+// creation and the check of a write's echo happen below it, in the account's tables
+// (package access), as for every call a store makes.
 func (s *Store[T]) send(ctx context.Context, acts []service.Action) error {
 	if len(acts) == 1 {
 		_, err := s.acct.tables.Write(ctx, s.table, acts[0])
@@ -181,111 +179,9 @@ func (s *Store[T]) send(ctx context.Context, acts []service.Action) error {
 	return err
 }
 
-// translate turns a failure of a call about one row (or, with rk "", one partition, or with
-// both keys "", the table) into a *abstractions.StoreError that names it and matches the
-// sentinel of the condition:
-//
-//   - 409 EntityAlreadyExists: ErrDuplicateKey; 412: ErrConcurrencyConflict; 404
-//     ResourceNotFound or TableNotFound: ErrNotFound;
-//   - a 400 answer to a single-row write conditioned on an ETag that the service did not
-//     recognise (refusedETag): ErrInvalidArgument;
-//   - a 5xx answer (left after the SDK's retries), a transport failure (refused connection,
-//     DNS, reset, timeout) or the call's deadline passing: ErrUnavailable;
-//   - the call's context cancelled: context.Canceled;
-//   - any other answer of the service: no sentinel, the *StatusError in the chain says what.
-//
-// The rules are the same for the table and the blob service (blob offload and files go
-// through translate too). Only the message of a write without an answer says that it may
-// or may not have been applied (see requestOf). An error that already is a StoreError, or
-// that matches one of the library's own sentinels (an integrity or configuration error from
-// the service layer), keeps its kind.
+// translate turns a failure of a call about one row of the store's table (or, with rk "",
+// one partition, or with both keys "", the table) into a *abstractions.StoreError that
+// names it and matches the sentinel of the condition: see callerr.Table.
 func (s *Store[T]) translate(op, pk, rk string, err error) error {
-	return translate(op, s.table, pk, rk, err)
-}
-
-// translate is Store.translate for a call that may not be about a table (table is then "").
-func translate(op, table, pk, rk string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var already *abstractions.StoreError
-	if errors.As(err, &already) {
-		return err
-	}
-	e := &abstractions.StoreError{Op: op, Table: table, PartitionKey: pk, RowKey: rk, Err: err}
-	var se *abstractions.StatusError
-	req := requestOf(op)
-	ended, isEnded := callerr.Ended(err, req)
-	var tag *refusedETag
-	switch {
-	case errors.As(err, &tag):
-		e.Kind = abstractions.ErrInvalidArgument
-		e.Message = fmt.Sprintf("the service refused the ETag %q: it is not one the service issued; "+
-			"use the ETag a read or write of the row returned", tag.etag)
-	case errors.As(err, &se):
-		switch {
-		case se.StatusCode == http.StatusConflict && se.ErrorCode == "EntityAlreadyExists":
-			e.Kind = abstractions.ErrDuplicateKey
-			e.Message = "a row with this key already exists; use Upsert or Update to change it"
-		case se.StatusCode == http.StatusPreconditionFailed:
-			e.Kind = abstractions.ErrConcurrencyConflict
-			e.Message = "the row changed since the version this write was based on; read it again and retry (Mutate does that for you)"
-		case se.StatusCode == http.StatusNotFound && se.ErrorCode == "ResourceNotFound":
-			e.Kind = abstractions.ErrNotFound
-			e.Message = "no row has this key"
-		case se.StatusCode == http.StatusNotFound && se.ErrorCode == "TableNotFound":
-			e.Kind = abstractions.ErrNotFound
-			e.Message = "the table does not exist under this name; name a table in one case everywhere " +
-				"(the Azurite emulator finds a table only under the case it was created with)"
-			if errors.As(err, new(*notCreated)) {
-				e.Message = "the table does not exist, and an account with Options.NeverCreateTables does not create it: " +
-					"create it with an administrative credential"
-			}
-		default:
-			f := callerr.Answered(se, req, "the table service refused the request")
-			e.Kind, e.Message = f.Kind, f.Message
-		}
-	case isEnded:
-		e.Kind, e.Message = ended.Kind, ended.Message
-	case ownError(err):
-		return err
-	default:
-		f := callerr.Unreachable(req)
-		e.Kind, e.Message = f.Kind, f.Message
-	}
-	return e
-}
-
-// requestOf tells the store operations that only read (the verbs' own ops) from the ones
-// that may write. Any op not named here counts as a write, whose failure without an answer
-// may have been applied; that includes a read a write makes first, since the write as a
-// whole is what the caller asked for.
-func requestOf(op string) callerr.Request {
-	switch op {
-	case "read", "exists", "list", "count", "query", "stream", "any", "page", "ping", "open file", "read file":
-		return callerr.Read
-	}
-	return callerr.Write
-}
-
-// librarySentinels are the errors the service layer may wrap itself (a stored value that
-// fails to decode, a blob service that is not configured, a request the SDK cannot send).
-// The codec's errors keep their own types too (ownError).
-var librarySentinels = []error{
-	abstractions.ErrIntegrity, abstractions.ErrBlobOffloadNotConfigured, abstractions.ErrNotSupported,
-	abstractions.ErrInvalidArgument, abstractions.ErrInvalidKey, abstractions.ErrOversizedCell,
-	abstractions.ErrOversizedValue,
-}
-
-func ownError(err error) bool {
-	for _, s := range librarySentinels {
-		if errors.Is(err, s) {
-			return true
-		}
-	}
-	// A stored value that does not fit its field, met while a scan decodes what it reads,
-	// is not a failure to reach the service.
-	var ve *codec.ValueError
-	var pe *codec.PlanError
-	return errors.As(err, &ve) || errors.As(err, &pe)
+	return callerr.Table(op, s.table, pk, rk, err)
 }

@@ -306,7 +306,8 @@ func TestTranslate(t *testing.T) {
 			if tc.kind != nil && !errors.Is(got, tc.kind) {
 				t.Errorf("%v does not match %v", got, tc.kind)
 			}
-			for _, other := range append(librarySentinels, abstractions.ErrNotFound, abstractions.ErrDuplicateKey,
+			for _, other := range append([]error{abstractions.ErrIntegrity, abstractions.ErrBlobOffloadNotConfigured, abstractions.ErrNotSupported,
+				abstractions.ErrInvalidArgument, abstractions.ErrInvalidKey, abstractions.ErrOversizedCell, abstractions.ErrOversizedValue}, abstractions.ErrNotFound, abstractions.ErrDuplicateKey,
 				abstractions.ErrConcurrencyConflict, abstractions.ErrUnavailable, context.Canceled) {
 				if other != tc.kind && errors.Is(got, other) {
 					t.Errorf("%v also matches %v", got, other)
@@ -333,7 +334,7 @@ func TestTranslateSaysMaybeAppliedOnlyForWrites(t *testing.T) {
 	} {
 		for _, op := range []string{"read", "exists", "list", "count", "query", "stream", "any", "page", "ping", "open file", "read file",
 			"create", "upsert", "update", "patch", "delete", "create batch", "upsert batch", "delete partition", "create table", "sweep orphan blobs"} {
-			write := requestOf(op) == callerr.Write
+			write := callerr.RequestOf(op) == callerr.Write
 			err := s.translate(op, "p", "r", cause)
 			if got := strings.Contains(err.Error(), "may or may not have been applied"); got != write {
 				t.Errorf("%s after %v: %q says the request may have been applied: %v, want %v", op, cause, err, got, write)
@@ -341,12 +342,12 @@ func TestTranslateSaysMaybeAppliedOnlyForWrites(t *testing.T) {
 		}
 	}
 	for _, op := range []string{"create", "update", "delete partition", "create table"} {
-		if requestOf(op) != callerr.Write {
+		if callerr.RequestOf(op) != callerr.Write {
 			t.Errorf("%s counts as a read", op)
 		}
 	}
 	for _, op := range []string{"read", "query", "count", "open file"} {
-		if requestOf(op) != callerr.Read {
+		if callerr.RequestOf(op) != callerr.Read {
 			t.Errorf("%s counts as a write", op)
 		}
 	}

@@ -1,16 +1,7 @@
-package tables
-
-import (
-	"context"
-	"errors"
-	"net/http"
-	"time"
-
-	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/service"
-)
-
-// Writes that tell their own echo.
+// Package echo owns how a write tells its own echo: whether a failed write may have been
+// applied by an earlier try of the same call ([MayBe], [TxMayBe], [Unanswered]), and whether
+// the stored row proves it was ([Applied]). It sends nothing but that verifying read, and it
+// refuses nothing: a write it cannot prove applied keeps its error.
 //
 // A client that resends a request inside one call (the Azure SDK does when a response is
 // lost, or after a 500 or 503) takes the service's answer to the last try as the call's
@@ -29,17 +20,29 @@ import (
 // read, and a merge could not prove it wrote the other cells; the comparison costs a read
 // only on the rare failure path and stores nothing.
 //
-// What stays ambiguous is documented with the README's reliability section: another
+// What stays ambiguous is documented in docs/production.md ("Reliability"): another
 // writer storing the very same cells (including the same UpdatedAt) between two tries; a
 // delete whose row another writer removed between the tries, or that was missing already
 // when a try went unanswered (either reports deleted=true); a write the service applies
 // after the call gave up (a request stalled past the deadline); and a write whose
 // verifying read fails too, which keeps its original error.
+package echo
 
-// mayBeEcho reports whether a failed write may have been applied: the client retried and
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// MayBe reports whether a failed write may have been applied: the client retried and
 // the refusal is one an applied earlier try causes, or no answer came back at all.
-func mayBeEcho(err error, a *service.Action, retried bool) bool {
-	if unanswered(err) {
+func MayBe(err error, a *service.Action, retried bool) bool {
+	if Unanswered(err) {
 		return true
 	}
 	if !retried {
@@ -61,11 +64,11 @@ func mayBeEcho(err error, a *service.Action, retried bool) bool {
 	return false
 }
 
-// unanswered reports an error that leaves the outcome unknown: a transport failure, a 5xx
+// Unanswered reports an error that leaves the outcome unknown: a transport failure, a 5xx
 // answer, or a deadline (a try's own TryTimeout, say), but not an error of the library's own
 // (it sent nothing). When the call's own context has ended, applied does not read.
-func unanswered(err error) bool {
-	if err == nil || ownError(err) {
+func Unanswered(err error) bool {
+	if err == nil || callerr.Own(err) {
 		return false
 	}
 	var te *service.TransactionError
@@ -79,30 +82,31 @@ func unanswered(err error) bool {
 	return true
 }
 
-// txMayBeEcho is mayBeEcho for a transaction: the blamed action's refusal is one an applied
+// TxMayBe is MayBe for a transaction: the blamed action's refusal is one an applied
 // earlier try causes, or no answer came back.
-func txMayBeEcho(err error, actions []service.Action, retried bool) bool {
-	if unanswered(err) {
+func TxMayBe(err error, actions []service.Action, retried bool) bool {
+	if Unanswered(err) {
 		return true
 	}
 	var te *service.TransactionError
 	if !retried || !errors.As(err, &te) || te.Index < 0 || te.Index >= len(actions) {
 		return false
 	}
-	return mayBeEcho(te.Err, &actions[te.Index], true)
+	return MayBe(te.Err, &actions[te.Index], true)
 }
 
-// applied reads the row a and reports whether the table holds what a wrote, with the stored
-// row (the zero Row for a delete).
-func (t *storeTables) applied(ctx context.Context, table string, a *service.Action) (service.Row, bool) {
+// Applied reads the row a wrote, from svc (which must not check echoes itself), and reports
+// whether the table holds what a wrote, with the stored row (the zero Row for a delete).
+// It reads nothing when ctx has ended.
+func Applied(ctx context.Context, svc service.Tables, table string, a *service.Action) (service.Row, bool) {
 	if ctx.Err() != nil {
 		return service.Row{}, false
 	}
 	if a.Op == service.OpDelete {
-		_, err := t.Tables.GetRow(ctx, table, a.Row.PartitionKey, a.Row.RowKey, keysOnly)
+		_, err := svc.GetRow(ctx, table, a.Row.PartitionKey, a.Row.RowKey, []string{})
 		return service.Row{}, abstractions.HasStatus(err, http.StatusNotFound, "")
 	}
-	stored, err := t.Tables.GetRow(ctx, table, a.Row.PartitionKey, a.Row.RowKey, nil)
+	stored, err := svc.GetRow(ctx, table, a.Row.PartitionKey, a.Row.RowKey, nil)
 	if err != nil {
 		return service.Row{}, false
 	}
