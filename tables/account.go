@@ -8,6 +8,7 @@ import (
 	"github.com/unified-data/gotables/tables/internal/access"
 	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/retry"
 	"github.com/unified-data/gotables/tables/internal/telemetry"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -35,9 +36,9 @@ type config struct {
 	// nil).
 	meters *telemetry.Meters
 	// Retry, when not nil, makes the account retry a request its table service answered
-	// with a transient failure, as the Azure SDK's retry policy does (retry.go). Accounts
+	// with a transient failure, as the Azure SDK's retry policy does (package retry). Accounts
 	// over the Azure SDK leave it nil: the SDK's pipeline retries.
-	Retry *retryPolicy
+	Retry *retry.Policy
 }
 
 // Account is one storage account: its services and the options every store of it shares.
@@ -57,18 +58,18 @@ type Account struct {
 	off      *offloadConfig
 	offErr   error
 	given    service.Tables      // the table service as the account was given it
-	pressure *pressure           // how many batch transactions may be out at once
+	pressure *retry.Pressure     // how many batch transactions may be out at once
 	tel      telemetry.Telemetry // the account's spans and metrics
 }
 
 // newAccount returns an account over the given services. name identifies the account in
 // messages (an endpoint URL, say). blobs may be nil when no blob feature is used. tables
 // must not be nil: stores of an account without one are refused.
-func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg config, p *pressure) *Account {
+func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg config, p *retry.Pressure) *Account {
 	a := &Account{given: tables, blobs: blobs, name: name, opts: cfg, pressure: p, tel: telemetry.Telemetry{Tracer: cfg.Tracer, Meters: cfg.meters, RecordKeys: cfg.RecordKeys, Logger: cfg.Logger}}
 	if tables != nil {
 		if a.opts.Retry != nil {
-			tables = &retrying{Tables: tables, policy: a.opts.Retry.withDefaults(), busy: a.pressure.busy, meters: a.tel.Meters}
+			tables = &retry.Tables{Tables: tables, Policy: a.opts.Retry.WithDefaults(), Busy: a.pressure.Busy, Meters: a.tel.Meters}
 		}
 		a.tables = access.New(tables, access.Config{NeverCreate: cfg.NeverCreateTables, Logger: cfg.Logger, Meters: cfg.meters})
 	}

@@ -252,13 +252,13 @@ func (s *Store[T]) runParts(ctx context.Context, op string, runs []*partRun) {
 	queue := append([]*partRun(nil), runs...)
 	// With a degree of 1 the steps run on the caller's goroutine, exactly as before
 	// batches went parallel.
-	inline := s.acct.pressure.max == 1
+	inline := s.acct.pressure.Max() == 1
 	results := make(chan result)
 	var done []result // the inline results not yet handled
 	out := 0
 	var halt error // why no more steps start
 	for {
-		for halt == nil && len(queue) > 0 && out < s.acct.pressure.limit() {
+		for halt == nil && len(queue) > 0 && out < s.acct.pressure.Limit() {
 			if err := ctx.Err(); err != nil {
 				halt = err
 				break
@@ -295,10 +295,10 @@ func (s *Store[T]) runParts(ctx context.Context, op string, runs []*partRun) {
 				halt = res.err
 			}
 		case res.more:
-			s.acct.pressure.committed()
+			s.acct.pressure.Committed()
 			queue = append([]*partRun{res.r}, queue...)
 		default:
-			s.acct.pressure.committed()
+			s.acct.pressure.Committed()
 		}
 	}
 	for _, r := range queue {

@@ -287,35 +287,13 @@ func TestLargeBatchInParallel(t *testing.T) {
 	}
 }
 
-func TestPressure(t *testing.T) {
-	p := newPressure(8)
-	if p.limit() != 8 {
-		t.Fatalf("limit %d", p.limit())
+// Without Options.BatchParallelism, batch calls have DefaultBatchParallelism transactions
+// out at once. (The window itself is tested in package retry.)
+func TestDefaultBatchParallelism(t *testing.T) {
+	if n := (*Options)(nil).batchParallelism(); n != DefaultBatchParallelism {
+		t.Errorf("default %d", n)
 	}
-	p.busy()
-	p.busy() // within busySpacing of the first: one signal
-	if p.limit() != 4 {
-		t.Errorf("after a busy answer: %d, want 4", p.limit())
-	}
-	for range 3 {
-		p.lastCut = p.lastCut.Add(-busySpacing)
-		p.busy()
-	}
-	if p.limit() != 1 {
-		t.Errorf("after four busy answers: %d, want 1", p.limit())
-	}
-	commits := 0
-	for p.limit() < 8 {
-		p.committed()
-		commits++
-	}
-	if commits < 20 || commits > 40 {
-		t.Errorf("%d commits to grow from 1 to 8", commits)
-	}
-	for range 100 {
-		p.committed()
-	}
-	if p.limit() != 8 || newPressure(0).limit() != DefaultBatchParallelism {
-		t.Errorf("limit %d, default %d", p.limit(), newPressure(0).limit())
+	if n := (&Options{BatchParallelism: 3}).batchParallelism(); n != 3 {
+		t.Errorf("3 gives %d", n)
 	}
 }

@@ -8,29 +8,9 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/retry"
 	"github.com/unified-data/gotables/tables/service"
 )
-
-func TestRetryPolicyDefaultsAndDelays(t *testing.T) {
-	p := retryPolicy{}.withDefaults()
-	if p.MaxRetries != 3 || p.RetryDelay != 800*time.Millisecond || p.MaxRetryDelay != time.Minute {
-		t.Errorf("defaults %+v, want the Azure SDK's", p)
-	}
-	if q := (retryPolicy{MaxRetries: -1, RetryDelay: -1}).withDefaults(); q.MaxRetries != 0 || q.RetryDelay != 0 {
-		t.Errorf("negative values %+v, want none", q)
-	}
-	// The n-th retry waits (2^n − 1) × RetryDelay × [0.8, 1.3), capped.
-	for n, base := range map[int]time.Duration{1: 800 * time.Millisecond, 2: 2400 * time.Millisecond, 3: 5600 * time.Millisecond} {
-		for range 50 {
-			if d := p.delay(n); d < base*8/10 || d >= base*13/10 {
-				t.Fatalf("retry %d waits %v, want [%v, %v)", n, d, base*8/10, base*13/10)
-			}
-		}
-	}
-	if d := (retryPolicy{MaxRetryDelay: time.Second}).withDefaults().delay(10); d != time.Second {
-		t.Errorf("capped delay %v", d)
-	}
-}
 
 func TestRetryingTables(t *testing.T) {
 	busy := fakeStatus(http.StatusServiceUnavailable, "ServerBusy")
@@ -65,7 +45,7 @@ func TestRetryingTables(t *testing.T) {
 				}
 				return nil
 			}
-			acct := testAccount("test", f, nil, &Options{BatchParallelism: 8}, func(c *config) { c.Retry = &retryPolicy{MaxRetries: tc.retries, RetryDelay: time.Microsecond} })
+			acct := testAccount("test", f, nil, &Options{BatchParallelism: 8}, func(c *config) { c.Retry = &retry.Policy{MaxRetries: tc.retries, RetryDelay: time.Microsecond} })
 			if acct.Tables() != f {
 				t.Error("Tables does not return the service as given")
 			}
@@ -78,8 +58,8 @@ func TestRetryingTables(t *testing.T) {
 			if calls != tc.calls {
 				t.Errorf("%d tries, want %d", calls, tc.calls)
 			}
-			if want := max(1, 8>>tc.busy); tc.busy <= 1 && acct.pressure.limit() != want {
-				t.Errorf("window %d after %d busy answers, want %d", acct.pressure.limit(), tc.busy, want)
+			if want := max(1, 8>>tc.busy); tc.busy <= 1 && acct.pressure.Limit() != want {
+				t.Errorf("window %d after %d busy answers, want %d", acct.pressure.Limit(), tc.busy, want)
 			}
 		})
 	}
@@ -97,7 +77,7 @@ func TestRetryingTablesCancelledWhileWaiting(t *testing.T) {
 		}
 		return nil
 	}
-	acct := testAccount("test", f, nil, nil, func(c *config) { c.Retry = &retryPolicy{RetryDelay: time.Hour} })
+	acct := testAccount("test", f, nil, nil, func(c *config) { c.Retry = &retry.Policy{RetryDelay: time.Hour} })
 	s, err := For[item](acct, &StoreOptions{Table: "Items"})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/internal/retry"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -404,5 +405,5 @@ func testAccount(name string, tbl service.Tables, blobs service.Blobs, opts *Opt
 	for _, m := range mods {
 		m(&cfg)
 	}
-	return newAccount(name, tbl, blobs, cfg, newPressure(cfg.BatchParallelism))
+	return newAccount(name, tbl, blobs, cfg, retry.NewPressure(cfg.Options.batchParallelism()))
 }

@@ -72,6 +72,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/retry"
 	"github.com/unified-data/gotables/tables/internal/telemetry"
 
 	"github.com/unified-data/gotables/tables/internal/attempt"
@@ -181,10 +182,10 @@ type Options struct {
 	BlobOffload *BlobOffloadOptions
 }
 
-// config returns what the account's stores share. retry is the request retry the account
+// config returns what the account's stores share. rp is the request retry the account
 // adds itself (nil over the Azure SDK, whose pipeline retries).
-func (o *Options) config(retry *retryPolicy) config {
-	c := config{Retry: retry}
+func (o *Options) config(rp *retry.Policy) config {
+	c := config{Retry: rp}
 	if o != nil {
 		c.Options = *o
 		c.Tracer = newTracer(o.ClientOptions.TracingProvider)
@@ -208,19 +209,19 @@ func (o *Options) checkOffload() error {
 // clientOptions are the SDK client options of every client the account builds.
 func (o *Options) clientOptions() azcore.ClientOptions {
 	if o == nil {
-		return withDefaults(azcore.ClientOptions{})
+		return azconn.WithDefaultTransport(azcore.ClientOptions{})
 	}
-	return withDefaults(o.ClientOptions)
+	return azconn.WithDefaultTransport(o.ClientOptions)
 }
 
 // azure is the options of the table adapter, with busy's policy after the caller's per-try
 // ones (the caller's slice is not changed), and with metrics on a per-call policy that
 // lets busy tell a request's retries from its first try.
-func (o *Options) azure(busy *busySignal) *azservice.Options {
+func (o *Options) azure(busy *retry.Signal) *azservice.Options {
 	co := o.clientOptions()
 	co.PerRetryPolicies = append(co.PerRetryPolicies[:len(co.PerRetryPolicies):len(co.PerRetryPolicies)], busy)
-	if busy.meters != nil {
-		co.PerCallPolicies = append(co.PerCallPolicies[:len(co.PerCallPolicies):len(co.PerCallPolicies)], countTries{})
+	if busy.Meters != nil {
+		co.PerCallPolicies = append(co.PerCallPolicies[:len(co.PerCallPolicies):len(co.PerCallPolicies)], retry.CountTries{})
 	}
 	return &azservice.Options{ClientOptions: co}
 }
@@ -260,7 +261,7 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 		return nil, err
 	}
 	cfg := opts.config(nil)
-	busy := &busySignal{pressure: newPressure(opts.batchParallelism()), meters: cfg.meters}
+	busy := &retry.Signal{Pressure: retry.NewPressure(opts.batchParallelism()), Meters: cfg.meters}
 	svc, err := azservice.NewFromConnectionString(connectionString, opts.azure(busy))
 	if err != nil {
 		return nil, err
@@ -279,7 +280,7 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}
-	a := newAccount(svc.Endpoint(), svc, blobs, cfg, busy.pressure)
+	a := newAccount(svc.Endpoint(), svc, blobs, cfg, busy.Pressure)
 	warnKeyInClear(a, connectionString, blobs != nil)
 	return a, nil
 }
@@ -295,7 +296,7 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 		return nil, err
 	}
 	cfg := opts.config(nil)
-	busy := &busySignal{pressure: newPressure(opts.batchParallelism()), meters: cfg.meters}
+	busy := &retry.Signal{Pressure: retry.NewPressure(opts.batchParallelism()), Meters: cfg.meters}
 	svc, err := azservice.NewWithCredential(tableURL, cred, opts.azure(busy))
 	if err != nil {
 		return nil, err
@@ -309,13 +310,21 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}
-	return newAccount(svc.Endpoint(), svc, blobs, cfg, busy.pressure), nil
+	return newAccount(svc.Endpoint(), svc, blobs, cfg, busy.Pressure), nil
 }
+
+// DefaultBatchParallelism is the number of partitions' transactions a batch call has out at
+// once when Options.BatchParallelism is 0. Measured on Azurite (one emulator process on a
+// 2-core machine; 10,000 new rows over 10 partitions): 6.0 s one after another, 3.6 s at 2,
+// 3.4 s at 4, 2.8 s at 8 and 3.3 s at 16. The real service serves partitions on many
+// servers and has longer round trips, so each step gains more there; past 8 a batch
+// mostly adds load when the service throttles.
+const DefaultBatchParallelism = 8
 
 // batchParallelism is Options.BatchParallelism, 0 for nil options.
 func (o *Options) batchParallelism() int {
-	if o == nil {
-		return 0
+	if o == nil || o.BatchParallelism <= 0 {
+		return DefaultBatchParallelism
 	}
 	return o.BatchParallelism
 }
@@ -336,14 +345,13 @@ func (o *Options) batchParallelism() int {
 // of range make the stores of types with large values fail ([For]) with
 // [abstractions.ErrInvalidArgument].
 func NewAccountOver(name string, tables service.Tables, blobs service.Blobs, opts *Options) *Account {
-	var retry *retryPolicy
+	var rp *retry.Policy
 	if r, ok := tables.(attempt.SDKRetrier); !ok || !r.RetriesLikeSDK() {
 		var ro policy.RetryOptions
 		if opts != nil {
 			ro = opts.ClientOptions.Retry
 		}
-		p := retryPolicy{MaxRetries: int(ro.MaxRetries), RetryDelay: ro.RetryDelay, MaxRetryDelay: ro.MaxRetryDelay}
-		retry = &p
+		rp = &retry.Policy{MaxRetries: int(ro.MaxRetries), RetryDelay: ro.RetryDelay, MaxRetryDelay: ro.MaxRetryDelay}
 	}
-	return newAccount(name, tables, blobs, opts.config(retry), newPressure(opts.batchParallelism()))
+	return newAccount(name, tables, blobs, opts.config(rp), retry.NewPressure(opts.batchParallelism()))
 }

@@ -1,4 +1,4 @@
-package tables
+package azconn
 
 import (
 	"crypto/tls"
@@ -34,8 +34,9 @@ var defaultTransport = &http.Client{Transport: &http.Transport{
 	TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
 }}
 
-// withDefaults returns the client options with the library's transport when none is set.
-func withDefaults(co azcore.ClientOptions) azcore.ClientOptions {
+// WithDefaultTransport returns the client options with the library's transport when none
+// is set.
+func WithDefaultTransport(co azcore.ClientOptions) azcore.ClientOptions {
 	if co.Transport == nil {
 		co.Transport = defaultTransport
 	}

@@ -1,4 +1,4 @@
-package tables
+package retry
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package tables
+package retry
 
 import (
 	"net/http"
@@ -8,32 +8,32 @@ import (
 	"github.com/unified-data/gotables/tables/internal/telemetry"
 )
 
-// busySignal is a pipeline policy, run on every try the SDK's retry policy makes, that
+// Signal is a pipeline policy, run on every try the SDK's retry policy makes, that
 // tells the account about each busy answer (503, 500 OperationTimedOut, 429), so that its
 // batch calls send fewer transactions at once while the SDK backs off and retries. The
 // account is built over the same pressure.
 //
 // With metrics on it also counts the busy answers, and the tries after a request's first
-// (the SDK's retries), which countTries lets it tell apart.
-type busySignal struct {
-	pressure *pressure
-	meters   *telemetry.Meters
+// (the SDK's retries), which CountTries lets it tell apart.
+type Signal struct {
+	Pressure *Pressure
+	Meters   *telemetry.Meters
 }
 
 // Do implements policy.Policy.
-func (b *busySignal) Do(req *policy.Request) (*http.Response, error) {
-	if b.meters != nil {
+func (b *Signal) Do(req *policy.Request) (*http.Response, error) {
+	if b.Meters != nil {
 		var tries *tryCount
 		if req.OperationValue(&tries) {
 			if tries.n++; tries.n > 1 {
-				b.meters.Retried(req.Raw().Context())
+				b.Meters.Retried(req.Raw().Context())
 			}
 		}
 	}
 	resp, err := req.Next()
 	if err == nil && busyResponse(resp) {
-		b.pressure.busy()
-		b.meters.BusyAnswer(req.Raw().Context(), resp.StatusCode)
+		b.Pressure.Busy()
+		b.Meters.BusyAnswer(req.Raw().Context(), resp.StatusCode)
 	}
 	return resp, err
 }
@@ -41,13 +41,13 @@ func (b *busySignal) Do(req *policy.Request) (*http.Response, error) {
 // tryCount is the number of tries of one request the SDK's pipeline sent so far.
 type tryCount struct{ n int }
 
-// countTries is a per-call policy, before the SDK's retry policy, added only with metrics
-// on: it gives each request the tryCount busySignal increments on every try (the retry
+// CountTries is a per-call policy, before the SDK's retry policy, added only with metrics
+// on: it gives each request the tryCount Signal increments on every try (the retry
 // policy's copies of the request share it).
-type countTries struct{}
+type CountTries struct{}
 
 // Do implements policy.Policy.
-func (countTries) Do(req *policy.Request) (*http.Response, error) {
+func (CountTries) Do(req *policy.Request) (*http.Response, error) {
 	req.SetOperationValue(&tryCount{})
 	return req.Next()
 }
