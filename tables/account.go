@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/tables/internal/access"
+	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/retry"
@@ -50,8 +51,8 @@ type Account struct {
 	opts   config
 	codec  codec.Options
 
-	cache *readCache // one per account, shared by all its stores
-	turns turnstile  // the rows' queues of the outcome verbs (turnstile.go)
+	cache *cache.Cache // one per account, shared by all its stores
+	turns turnstile    // the rows' queues of the outcome verbs (turnstile.go)
 
 	// off is the blob offload configuration, nil when off; offErr refuses split-aware
 	// stores when the options are out of range.
@@ -73,7 +74,7 @@ func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg con
 		}
 		a.tables = access.New(tables, access.Config{NeverCreate: cfg.NeverCreateTables, Logger: cfg.Logger, Meters: cfg.meters})
 	}
-	a.cache = newReadCache(a.clock, a.opts.CacheSize, a.tel.Meters)
+	a.cache = cache.New(a.clock, a.opts.CacheSize, a.tel.Meters)
 	if o := a.opts.BlobOffload; o != nil {
 		a.offErr = o.check()
 		a.off = newOffload(o)

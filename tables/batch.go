@@ -552,7 +552,7 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (_ int
 		for i, a := range p.actions {
 			keys[i] = [2]string{a.Row.PartitionKey, a.Row.RowKey}
 		}
-		s.acct.cache.drop(s.writeKeys(keys...))
+		s.acct.cache.Drop(s.writeKeys(keys...))
 	}
 	return n, err
 }

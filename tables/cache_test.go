@@ -15,138 +15,9 @@ import (
 	"github.com/maypok86/otter/v2"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/service"
 )
-
-func rowEntry(v int32) *entry {
-	return &entry{row: service.Row{PartitionKey: "p", RowKey: "r", Properties: []service.Property{{Name: "V", Value: service.Int32(v)}}}, ttl: time.Minute}
-}
-
-// stopped is a clock that stands still: no entry expires because the machine was slow.
-func stopped() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
-
-// manualClock is a clock a test moves.
-type manualClock struct{ now time.Time }
-
-func (c *manualClock) Now() time.Time { return c.now }
-
-func cached(c *readCache, key string) (int32, bool) {
-	e, ok := c.get(key)
-	if !ok {
-		return 0, false
-	}
-	v, _ := e.row.Get("V")
-	return v.Int32(), true
-}
-
-func TestCacheWriteStoresItsVersion(t *testing.T) {
-	c := newReadCache(stopped, 0, nil)
-	keys := []string{"k"}
-	c.beginWrite(keys)
-	c.endWrite(keys, func(string, *entry) *entry { return rowEntry(1) })
-	if v, ok := cached(c, "k"); !ok || v != 1 {
-		t.Fatalf("after a write: %v %v", v, ok)
-	}
-	if len(c.states) != 0 {
-		t.Fatalf("states left behind: %v", c.states)
-	}
-}
-
-func TestCacheReadOverlappingAWriteLeavesNothing(t *testing.T) {
-	c := newReadCache(stopped, 0, nil)
-	since := c.beginRead("k") // the read fetches version 1 …
-	c.beginWrite([]string{"k"})
-	c.endWrite([]string{"k"}, func(string, *entry) *entry { return rowEntry(2) })
-	c.endRead("k", since, rowEntry(1)) // … and returns after the write of version 2
-	if v, ok := cached(c, "k"); !ok || v != 2 {
-		t.Fatalf("the read replaced the newer write: %v %v", v, ok)
-	}
-	// A read that started while a write was in flight stores nothing either.
-	c2 := newReadCache(stopped, 0, nil)
-	c2.beginWrite([]string{"k"})
-	since = c2.beginRead("k")
-	c2.endRead("k", since, rowEntry(1))
-	if _, ok := cached(c2, "k"); ok {
-		t.Fatal("a read during a write stored its version")
-	}
-	c2.endWrite([]string{"k"}, nil)
-}
-
-func TestCacheOverlappingWritesLeaveNothing(t *testing.T) {
-	c := newReadCache(stopped, 0, nil)
-	k := []string{"k"}
-	c.beginWrite(k)
-	c.beginWrite(k)
-	c.endWrite(k, func(string, *entry) *entry { return rowEntry(1) })
-	if _, ok := cached(c, "k"); ok {
-		t.Fatal("the first of two overlapping writes was cached")
-	}
-	c.endWrite(k, func(string, *entry) *entry { return rowEntry(2) })
-	if _, ok := cached(c, "k"); ok {
-		t.Fatal("the second of two overlapping writes was cached")
-	}
-	// Once both returned, writes cache again.
-	c.beginWrite(k)
-	c.endWrite(k, func(string, *entry) *entry { return rowEntry(3) })
-	if v, ok := cached(c, "k"); !ok || v != 3 {
-		t.Fatalf("a later write: %v %v", v, ok)
-	}
-}
-
-func TestCacheFailedWriteDrops(t *testing.T) {
-	c := newReadCache(stopped, 0, nil)
-	k := []string{"k", "list"}
-	c.beginWrite(k)
-	c.endWrite(k, func(string, *entry) *entry { return rowEntry(1) })
-	c.beginWrite(k)
-	c.endWrite(k, nil)
-	for _, key := range k {
-		if _, ok := cached(c, key); ok {
-			t.Fatalf("%s survived a failed write", key)
-		}
-	}
-}
-
-func TestCacheReadStoresWhenQuiet(t *testing.T) {
-	c := newReadCache(stopped, 0, nil)
-	since := c.beginRead("k")
-	c.endRead("k", since, rowEntry(7))
-	if v, ok := cached(c, "k"); !ok || v != 7 {
-		t.Fatalf("a quiet read: %v %v", v, ok)
-	}
-}
-
-func TestCacheExpiry(t *testing.T) {
-	clock := &manualClock{now: stopped()}
-	c := newReadCache(clock.Now, 0, nil)
-	e := rowEntry(1)
-	e.ttl = 20 * time.Millisecond
-	c.beginWrite([]string{"abs"})
-	c.endWrite([]string{"abs"}, func(string, *entry) *entry { return e })
-	s := rowEntry(2)
-	s.ttl, s.sliding = 40*time.Millisecond, true
-	c.beginWrite([]string{"sl"})
-	c.endWrite([]string{"sl"}, func(string, *entry) *entry { return s })
-	// Read every 15 ms, the sliding entry stays; the absolute one goes after 20 ms.
-	for i := 1; i <= 4; i++ {
-		clock.now = clock.now.Add(15 * time.Millisecond)
-		if _, ok := cached(c, "sl"); !ok {
-			t.Fatalf("a sliding entry read every 15 ms expired after %d reads", i)
-		}
-		if _, ok := cached(c, "abs"); ok != (i == 1) {
-			t.Fatalf("after %v the absolute entry of 20 ms is cached: %v", time.Duration(i)*15*time.Millisecond, ok)
-		}
-	}
-	// Left alone for its 40 ms, the sliding entry goes too, exactly then.
-	clock.now = clock.now.Add(40*time.Millisecond - time.Nanosecond)
-	if _, ok := cached(c, "sl"); !ok {
-		t.Fatal("the sliding entry expired before its time")
-	}
-	clock.now = clock.now.Add(40 * time.Millisecond)
-	if _, ok := cached(c, "sl"); ok {
-		t.Fatal("the sliding entry outlived 40 ms without a read")
-	}
-}
 
 func TestCachePolicyString(t *testing.T) {
 	for p, want := range map[CachePolicy]string{Disabled: "Disabled", Sliding(time.Second): "Sliding(1s)", Absolute(time.Minute): "Absolute(1m0s)",
@@ -327,7 +198,7 @@ func (c *movingClock) Now() time.Time          { return time.Unix(0, c.ns.Load()
 func (c *movingClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // entriesOf returns the account's cache entries (nil when nothing was ever stored).
-func entriesOf(s *Store[item]) *otter.Cache[string, *entry] { return s.acct.cache.entries(false) }
+func entriesOf(s *Store[item]) *otter.Cache[string, *cache.Entry] { return s.acct.cache.Items() }
 
 // The bound: a cache of CacheSize rows keeps at most that many, whatever is read; an evicted
 // row is a miss, and the read after it gets the table's version.
@@ -346,7 +217,7 @@ func TestCacheBound(t *testing.T) {
 			if n := items.EstimatedSize(); n > 3 {
 				t.Fatalf("%d entries in a cache of 3 rows", n)
 			}
-			if n := s.acct.cache.evictions.Load(); n < 7 {
+			if n := s.acct.cache.Evictions(); n < 7 {
 				t.Errorf("%d evictions after 10 writes into a cache of 3 rows", n)
 			}
 			f.resetCalls()
@@ -374,8 +245,8 @@ func TestCacheBound(t *testing.T) {
 		if err := s.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}}); err != nil {
 			t.Fatal(err)
 		}
-		if m := entriesOf(s).GetMaximum(); m != defaultCacheSize {
-			t.Errorf("default bound %d, want %d", m, defaultCacheSize)
+		if m := entriesOf(s).GetMaximum(); m != cache.DefaultSize {
+			t.Errorf("default bound %d, want %d", m, cache.DefaultSize)
 		}
 		u, _ := newStore[item](t, &Options{Cache: Sliding(time.Hour), CacheSize: -1})
 		for i := range 50 {
@@ -385,8 +256,8 @@ func TestCacheBound(t *testing.T) {
 		}
 		items := entriesOf(u)
 		items.CleanUp()
-		if items.IsWeighted() || items.EstimatedSize() != 50 || u.acct.cache.evictions.Load() != 0 {
-			t.Errorf("unbounded: weighted=%v, %d entries, %d evictions", items.IsWeighted(), items.EstimatedSize(), u.acct.cache.evictions.Load())
+		if items.IsWeighted() || items.EstimatedSize() != 50 || u.acct.cache.Evictions() != 0 {
+			t.Errorf("unbounded: weighted=%v, %d entries, %d evictions", items.IsWeighted(), items.EstimatedSize(), u.acct.cache.Evictions())
 		}
 	})
 	t.Run("an account that never caches builds no cache", func(t *testing.T) {
@@ -545,7 +416,7 @@ func TestCacheBoundUnderPressure(t *testing.T) {
 					case <-time.After(200 * time.Microsecond):
 					}
 					clock.Advance(time.Millisecond)
-					if items := s.acct.cache.entries(false); items != nil {
+					if items := s.acct.cache.Items(); items != nil {
 						if n := int64(items.EstimatedSize()); n > worst.Load() {
 							worst.Store(n)
 						}
@@ -569,13 +440,13 @@ func TestCacheBoundUnderPressure(t *testing.T) {
 			if n, w := items.EstimatedSize(), items.WeightedSize(); n > bound || w > bound {
 				t.Errorf("after the run: %d entries weighing %d rows in a cache of %d", n, w, bound)
 			}
-			if n := s.acct.cache.evictions.Load(); n == 0 {
+			if n := s.acct.cache.Evictions(); n == 0 {
 				t.Error("no eviction under pressure")
 			}
-			if len(s.acct.cache.states) != 0 {
-				t.Errorf("%d key states left behind", len(s.acct.cache.states))
+			if s.acct.cache.InFlight() != 0 {
+				t.Errorf("%d key states left behind", s.acct.cache.InFlight())
 			}
-			t.Logf("most entries at once %d, evictions %d", worst.Load(), s.acct.cache.evictions.Load())
+			t.Logf("most entries at once %d, evictions %d", worst.Load(), s.acct.cache.Evictions())
 			// Every row reads back as its last write, cached or not.
 			for r := range rows {
 				v, err := s.One(ctx, id(r))

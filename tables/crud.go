@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/wire"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -261,7 +262,7 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 		return s.decode(cached)
 	}
 	var row service.Row
-	s.readThrough(key, func() *entry {
+	s.readThrough(key, func() *cache.Entry {
 		if s.split {
 			row, err = s.readLarge(ctx, "read", pk, rk, nil)
 		} else {
@@ -283,7 +284,7 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 		if !s.policy.enabled() {
 			return nil // no cache keeps the row: it needs no copy of its own
 		}
-		return &entry{row: row.Clone()}
+		return &cache.Entry{Row: row.Clone()}
 	})
 	if err != nil {
 		return nil, s.translate("read", pk, rk, err)

@@ -3,6 +3,7 @@ package tables
 import (
 	"context"
 
+	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -37,14 +38,14 @@ func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, 
 	var rows []service.Row
 	cached := false
 	if s.policy.enabled() {
-		if e, ok := s.acct.cache.get(key); ok && e.isList {
-			rows, cached = e.rows, true
+		if e, ok := s.acct.cache.Get(key); ok && e.IsList {
+			rows, cached = e.Rows, true
 		}
 		s.countCache(ctx, cached)
 	}
 	if !cached {
 		var err error
-		s.readThrough(key, func() *entry {
+		s.readThrough(key, func() *cache.Entry {
 			err = s.scan(ctx, service.Query{Filter: filter}, func(r *service.Row) error {
 				// The cache keeps whole entities: continuation rows are left out and a
 				// split-aware entity is kept reassembled.
@@ -57,7 +58,7 @@ func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, 
 			if err != nil {
 				return nil
 			}
-			return &entry{rows: rows, isList: true}
+			return &cache.Entry{Rows: rows, IsList: true}
 		})
 		if err != nil {
 			return nil, s.translate(op, pk, "", err)

@@ -352,7 +352,7 @@ func TestMetricsCountCacheEvictions(t *testing.T) {
 		t.Fatal(err)
 	}
 	entriesOf(s).CleanUp()
-	n := s.acct.cache.evictions.Load()
+	n := s.acct.cache.Evictions()
 	if n < 3 {
 		t.Fatalf("%d evictions from a cache of 2 after 6 writes; want at least 3", n)
 	}

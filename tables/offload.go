@@ -353,7 +353,7 @@ func (s *Store[T]) blobOf(pk, rk, path string) *storeBlob {
 	} else {
 		b.blobs = nil
 	}
-	b.gone = func() { s.acct.cache.drop(s.writeKeys([2]string{pk, rk})) }
+	b.gone = func() { s.acct.cache.Drop(s.writeKeys([2]string{pk, rk})) }
 	return b
 }
 

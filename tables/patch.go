@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/wire"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -80,18 +81,18 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 // than overwriting a change it has not seen. In every other case the entity is dropped.
 func (s *Store[T]) merge(ctx context.Context, row service.Row, ifMatch string, warm bool) (service.Written, error) {
 	key := s.entityKey(row.PartitionKey, row.RowKey)
-	var before *entry
+	var before *cache.Entry
 	if warm && s.policy.enabled() {
-		before, _ = s.acct.cache.get(key)
+		before, _ = s.acct.cache.Get(key)
 	}
 	keys := s.writeKeys([2]string{row.PartitionKey, row.RowKey})
 	s.beginWrite(keys)
 	w, err := s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpMerge, Row: row, IfMatch: ifMatch})
-	s.endWriteWith(keys, err, func(current *entry) *entry {
+	s.endWriteWith(keys, err, func(current *cache.Entry) *cache.Entry {
 		if before == nil || current != before {
 			return nil
 		}
-		next := before.row.Clone()
+		next := before.Row.Clone()
 		for _, p := range row.Properties {
 			replaced := false
 			for i := range next.Properties {
@@ -103,10 +104,10 @@ func (s *Store[T]) merge(ctx context.Context, row service.Row, ifMatch string, w
 				next.Properties = append(next.Properties, p)
 			}
 		}
-		if ifMatch == before.row.ETag && w.ETag != "" {
+		if ifMatch == before.Row.ETag && w.ETag != "" {
 			next.ETag, next.Timestamp = w.ETag, w.Timestamp
 		}
-		return &entry{row: next, ttl: before.ttl, sliding: before.sliding, deadline: before.deadline}
+		return before.Derive(next)
 	})
 	return w, err
 }

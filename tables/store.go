@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
@@ -19,7 +20,7 @@ type Store[T any] struct {
 	acct       *Account
 	table      string
 	cacheTable string // the table's name as cache keys hold it
-	keys       cacheKeys
+	keys       cache.Keys
 	plan       *codec.Plan
 	policy     CachePolicy
 	// split reports a split-aware type (codec.Plan.LargeValues); large are its large-value
@@ -123,7 +124,7 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 				abstractions.ErrInvalidArgument, t)
 		}
 	}
-	s := &Store[T]{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), keys: newCacheKeys(strings.ToLower(cfg.Table)), plan: plan, policy: policy,
+	s := &Store[T]{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), keys: cache.NewKeys(cfg.Table), plan: plan, policy: policy,
 		split: plan.LargeValues(), shared: cfg.SharedTable,
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
 	if s.split {

@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/telemetry"
 	"github.com/unified-data/gotables/tables/internal/wire"
 	"github.com/unified-data/gotables/tables/service"
@@ -49,7 +50,7 @@ type Transaction struct {
 type txTyped struct {
 	commit func(service.Written)
 	// keep, when the store caches, returns the cache entry of the row's new version.
-	keep func(service.Written) *entry
+	keep func(service.Written) *cache.Entry
 }
 
 // NewTransaction returns an empty transaction of the partition of the account's table.
@@ -181,7 +182,7 @@ func (tx *Transaction) Commit(ctx context.Context) (err error) {
 	keys := tx.host.writeKeys(rows...)
 	tx.host.beginWrite(keys)
 	ws, err := tx.host.acct.tables.Transact(ctx, tx.host.table, tx.acts)
-	var put func(string, *entry) *entry
+	var put func(string, *cache.Entry) *cache.Entry
 	if err == nil && len(ws) == len(tx.acts) {
 		own := map[string]int{}
 		for i, t := range tx.typed {
@@ -189,14 +190,14 @@ func (tx *Transaction) Commit(ctx context.Context) (err error) {
 				own[tx.host.entityKey(rows[i][0], rows[i][1])] = i
 			}
 		}
-		put = func(k string, _ *entry) *entry {
+		put = func(k string, _ *cache.Entry) *cache.Entry {
 			if i, ok := own[k]; ok {
 				return tx.typed[i].keep(ws[i])
 			}
 			return nil
 		}
 	}
-	tx.host.acct.cache.endWrite(keys, put)
+	tx.host.acct.cache.EndWrite(keys, put)
 	if err != nil {
 		return withConflictAdvice(tx.host.translateTx("transaction", tx.acts, err),
 			"the row is no longer at the version the write's condition names (another writer changed it), so the transaction wrote nothing; read again and decide whether to retry")
@@ -235,8 +236,8 @@ func (s *Store[T]) typedWrite(tx *Transaction, op string, v *T, a service.Action
 	a.Row = p.row
 	t := &txTyped{commit: func(w service.Written) { p.commit(v, w) }}
 	if s.policy.enabled() {
-		t.keep = func(w service.Written) *entry {
-			return &entry{row: *cachedWrite(p.row, w), ttl: s.policy.ttl, sliding: s.policy.sliding}
+		t.keep = func(w service.Written) *cache.Entry {
+			return &cache.Entry{Row: *cache.Written(p.row, w), TTL: s.policy.ttl, Sliding: s.policy.sliding}
 		}
 	}
 	return tx.accept(s.acct, s.table, a, t)
