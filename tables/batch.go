@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -529,7 +530,7 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (_ int
 		return s.deletePartitionLarge(ctx, pk)
 	}
 	p := &plan{skipGone: true}
-	err = s.scan(ctx, service.Query{Filter: partitionFilter(pk), Select: s.sharedSel(keysOnly)}, func(r *service.Row) error {
+	err = s.scan(ctx, service.Query{Filter: odata.Partition(pk), Select: s.sharedSel(keysOnly)}, func(r *service.Row) error {
 		if s.foreign(r) {
 			return nil // a polymorphic row of a shared table is not this store's
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
+	"github.com/unified-data/gotables/tables/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -243,7 +244,7 @@ func (s *Store[T]) continuationRows(ctx context.Context, pk, rk string, last int
 	if last > 0 {
 		hi = largevalue.ContinuationKey(rk, last)
 	}
-	filter := partitionFilter(pk) + " and RowKey ge " + service.QuoteString(largevalue.ContinuationKey(rk, 1)) +
+	filter := odata.Partition(pk) + " and RowKey ge " + service.QuoteString(largevalue.ContinuationKey(rk, 1)) +
 		" and RowKey le " + service.QuoteString(hi)
 	var own, foreign []service.Row
 	err := s.scan(ctx, service.Query{Filter: filter, Select: sel}, func(r *service.Row) error {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/internal/odata"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
@@ -147,7 +148,7 @@ func (s *Store[T]) deletePartitionLarge(ctx context.Context, pk string) (int, er
 	var mains []service.Row
 	conts := map[string][]service.Row{}
 	var ofOrder []string
-	err := s.scan(ctx, service.Query{Filter: partitionFilter(pk), Select: ofOnly}, func(r *service.Row) error {
+	err := s.scan(ctx, service.Query{Filter: odata.Partition(pk), Select: ofOnly}, func(r *service.Row) error {
 		of, ok := r.Get(largevalue.OfColumn)
 		if !ok {
 			mains = append(mains, r.Clone())

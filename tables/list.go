@@ -5,10 +5,9 @@ import (
 
 	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
+	"github.com/unified-data/gotables/tables/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
 )
-
-func partitionFilter(pk string) string { return "PartitionKey eq " + service.QuoteString(pk) }
 
 // scan runs q to its end, page by page, handing each row to fn. Pages may be empty and
 // still continue (the real service does that), so only a missing continuation ends it.
@@ -83,7 +82,7 @@ func (s *Store[T]) List(ctx context.Context, partition string) (_ []*T, err erro
 	if err != nil {
 		return nil, err
 	}
-	return s.list(ctx, "list", pk, s.partitionKey(pk), partitionFilter(pk))
+	return s.list(ctx, "list", pk, s.partitionKey(pk), odata.Partition(pk))
 }
 
 // ListAll returns every row of the table; see [abstractions.Storage.ListAll].
@@ -120,7 +119,7 @@ func (s *Store[T]) Count(ctx context.Context, partition string) (_ int, err erro
 	if err != nil {
 		return 0, err
 	}
-	return s.count(ctx, pk, partitionFilter(pk))
+	return s.count(ctx, pk, odata.Partition(pk))
 }
 
 // CountAll counts the rows of the table, reading keys only; see [abstractions.Storage.CountAll].

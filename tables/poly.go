@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/unified-data/gotables/tables/internal/odata"
 	"github.com/unified-data/gotables/tables/internal/wire"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -367,7 +368,7 @@ func (s *PolyStore[B]) List(ctx context.Context, partition string) (_ []*abstrac
 		return nil, s.translate("list", partition, "", err)
 	}
 	var out []*abstractions.PolyEntry[B]
-	err = s.host.scan(ctx, service.Query{Filter: partitionFilter(partition)}, func(r *service.Row) error {
+	err = s.host.scan(ctx, service.Query{Filter: odata.Partition(partition)}, func(r *service.Row) error {
 		if s.foreign(r) {
 			return nil
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/abstractions/driver"
+	"github.com/unified-data/gotables/tables/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -123,7 +124,7 @@ func (s *PolyStore[B]) prepareQuery(op string, q *polyQuery[B]) (*preparedQuery,
 		}
 		p.prefix = q.RowKeyPrefix
 	}
-	filter, _ := queryFilter(nil, p.pk, p.prefix, nil)
+	filter, _ := odata.Filter(nil, p.pk, p.prefix, nil)
 	if root := driver.Root(q.Where); root != nil {
 		var parts []string
 		if filter != "" {
@@ -134,9 +135,9 @@ func (s *PolyStore[B]) prepareQuery(op string, q *polyQuery[B]) (*preparedQuery,
 			return nil, s.queryRefusal(op, abstractions.ErrNotSupported, "the filter "+reason)
 		}
 		// The partition and the prefix are three comparisons at most, all in parts[0].
-		if n := len(parts) + strings.Count(filter, " and "); n > maxFilterComparisons {
+		if n := len(parts) + strings.Count(filter, " and "); n > odata.MaxComparisons {
 			return nil, s.queryRefusal(op, abstractions.ErrNotSupported,
-				fmt.Sprintf("the query needs %d comparisons; the service allows at most %d in one filter", n, maxFilterComparisons))
+				fmt.Sprintf("the query needs %d comparisons; the service allows at most %d in one filter", n, odata.MaxComparisons))
 		}
 		filter = strings.Join(parts, " and ")
 	}

@@ -8,15 +8,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
-	"reflect"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/abstractions/driver"
-	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
+	"github.com/unified-data/gotables/tables/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -61,13 +60,20 @@ func (s *Store[T]) prepareQuery(op string, q *abstractions.Query[T]) (*preparedQ
 		}
 		p.prefix = prefix
 	}
-	filter, ferr := queryFilter(s.plan, p.pk, p.prefix, driver.Root(q.Where))
+	filter, ferr := odata.Filter(s.plan, p.pk, p.prefix, driver.Root(q.Where))
 	if ferr != nil {
 		return nil, s.filterError(op, ferr)
 	}
 	p.filter = filter
 	if q.Select != nil {
-		sel, ferr := s.projection(q.Select)
+		refs := make([]*driver.Field, len(q.Select))
+		for i, sel := range q.Select {
+			if sel != nil {
+				ref := driver.FieldOf(sel)
+				refs[i] = &ref
+			}
+		}
+		sel, ferr := odata.Projection(s.plan, refs)
 		if ferr != nil {
 			return nil, s.filterError(op, ferr)
 		}
@@ -83,68 +89,12 @@ func (s *Store[T]) queryError(op string, kind error, msg string) error {
 	return &abstractions.StoreError{Kind: kind, Op: op, Table: s.table, Message: msg + "; nothing was sent"}
 }
 
-func (s *Store[T]) filterError(op string, e *filterError) error {
-	msg := e.reason
-	if e.field != "" {
-		msg = "cannot filter on " + e.field + ": " + msg
+func (s *Store[T]) filterError(op string, e *odata.Error) error {
+	msg := e.Reason
+	if e.Field != "" {
+		msg = "cannot filter on " + e.Field + ": " + msg
 	}
-	return s.queryError(op, e.kind, msg)
-}
-
-// projection returns the cells a read of the selected fields takes their values from (the
-// codec's Field.Cells: JSON and compressed forms, aliases), with the Id column's, so that the
-// entity's ID reads as it does without a projection. ETag and Timestamp are always returned.
-func (s *Store[T]) projection(sels []abstractions.Selector[T]) ([]string, *filterError) {
-	var cols []string
-	seen := map[string]bool{}
-	add := func(f *codec.Field) {
-		for _, c := range f.Cells {
-			if !seen[c] {
-				seen[c] = true
-				cols = append(cols, c)
-			}
-		}
-	}
-	fields := s.plan.Fields()
-	for i := range fields {
-		if fields[i].Role == codec.RoleID {
-			add(&fields[i])
-		}
-	}
-	for _, sel := range sels {
-		if sel == nil {
-			return nil, refuse(abstractions.ErrInvalidArgument, "", "a nil selector in Select")
-		}
-		ref := driver.FieldOf(sel)
-		if ref.Err == nil && ref.Owner == s.plan.Type() && ref.Type.Kind() == reflect.Struct {
-			if _, ok := s.plan.FieldByOffset(ref.Offset, ref.Type); !ok {
-				// A nested struct held by value: select every column inside it.
-				n := 0
-				for i := range fields {
-					f := &fields[i]
-					if !f.Indirect && f.Offset >= ref.Offset && f.Offset+f.Type.Size() <= ref.Offset+ref.Type.Size() && f.Type.Size() > 0 {
-						add(f)
-						n++
-					}
-				}
-				if n > 0 {
-					continue
-				}
-			}
-		}
-		if ref.Err != nil {
-			return nil, refError(ref.Err)
-		}
-		if ref.Owner != s.plan.Type() {
-			return nil, refuse(abstractions.ErrInvalidArgument, "", "a field of %v selected in a query of %v", ref.Owner, s.plan.Type())
-		}
-		f, ok := s.plan.FieldByOffset(ref.Offset, ref.Type)
-		if !ok {
-			return nil, refuse(abstractions.ErrNotSupported, "", "the selected %v field has no stored column", ref.Type)
-		}
-		add(f)
-	}
-	return cols, nil
+	return s.queryError(op, e.Kind, msg)
 }
 
 // pages runs the prepared query from cont, page by page, handing each row to fn until fn

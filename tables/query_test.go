@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -99,16 +99,16 @@ func TestFilterTranslation(t *testing.T) {
 		{abstractions.Not(abstractions.Not(qName.Eq("a"))), "not (not (Name eq 'a'))"},
 	}
 	for _, c := range cases {
-		got, err := queryFilter(plan, "", "", driver.Root(c.f))
+		got, err := odata.Filter(plan, "", "", driver.Root(c.f))
 		if err != nil || got != c.want {
 			t.Errorf("got %q, %v; want %q", got, err, c.want)
 		}
 	}
-	got, err := queryFilter(plan, "p'", "ab", driver.Root(qN32.Eq(1)))
+	got, err := odata.Filter(plan, "p'", "ab", driver.Root(qN32.Eq(1)))
 	if want := "PartitionKey eq 'p''' and RowKey ge 'ab' and RowKey lt 'ac' and (N32 eq 1)"; err != nil || got != want {
 		t.Errorf("got %q, %v; want %q", got, err, want)
 	}
-	got, err = queryFilter(plan, "p", "\uffff", nil)
+	got, err = odata.Filter(plan, "p", "\uffff", nil)
 	if want := "PartitionKey eq 'p' and RowKey ge '\uffff'"; err != nil || got != want {
 		t.Errorf("got %q, %v; want %q", got, err, want)
 	}
@@ -156,10 +156,10 @@ func TestFilterRefusals(t *testing.T) {
 		{"bare non-bool", abstractions.Filter[qRow]{}, "", nil, ""},
 	}
 	for _, c := range cases {
-		_, ferr := queryFilter(plan, c.pk, "", driver.Root(c.f))
+		_, ferr := odata.Filter(plan, c.pk, "", driver.Root(c.f))
 		if c.kind == nil {
 			if ferr != nil {
-				t.Errorf("%s: refused: %s", c.name, ferr.reason)
+				t.Errorf("%s: refused: %s", c.name, ferr.Reason)
 			}
 			continue
 		}
@@ -167,52 +167,10 @@ func TestFilterRefusals(t *testing.T) {
 			t.Errorf("%s: not refused", c.name)
 			continue
 		}
-		if ferr.kind != c.kind || !strings.Contains(ferr.reason, c.says) {
-			t.Errorf("%s: refused with %v %q, want %v mentioning %q", c.name, ferr.kind, ferr.reason, c.kind, c.says)
+		if ferr.Kind != c.kind || !strings.Contains(ferr.Reason, c.says) {
+			t.Errorf("%s: refused with %v %q, want %v mentioning %q", c.name, ferr.Kind, ferr.Reason, c.kind, c.says)
 		}
 	}
-}
-
-func TestPrefixEnd(t *testing.T) {
-	cases := []struct {
-		prefix, want string
-		ok           bool
-	}{
-		{"a", "b", true},
-		{"msg_", "msg`", true},
-		{"e\"", "e#", true},
-		{"a\uffff", "b", true},
-		{"\uffff\uffff", "", false},
-		{"x\ud7ff", "x\U00010000", true},
-		{"x😀", "x😁", true},
-		{"x\U0001f3ff", "x\U0001f400", true}, // low surrogate 0xDFFF: the high one moves on
-		{"x\U0010ffff", "x\ue000", true},
-		{"x\ufffe", "x\uffff", true},
-	}
-	for _, c := range cases {
-		got, ok := prefixEnd(c.prefix)
-		if got != c.want || ok != c.ok {
-			t.Errorf("prefixEnd(%+q) = %+q, %v; want %+q, %v", c.prefix, got, ok, c.want, c.ok)
-		}
-	}
-}
-
-// FuzzPrefixEnd checks the range property: a string lies in [prefix, end) exactly when it
-// starts with prefix, in UTF-16 order.
-func FuzzPrefixEnd(f *testing.F) {
-	for _, s := range []string{"a", "a\uffff", "\ud7ff", "😀", "\U0010ffff", "\U0001f3ff"} {
-		f.Add(s, s+"x")
-	}
-	f.Fuzz(func(t *testing.T, prefix, s string) {
-		if prefix == "" || !utf8.ValidString(prefix) || !utf8.ValidString(s) {
-			return
-		}
-		end, ok := prefixEnd(prefix)
-		in := service.CompareUTF16(s, prefix) >= 0 && (!ok || service.CompareUTF16(s, end) < 0)
-		if in != strings.HasPrefix(s, prefix) {
-			t.Fatalf("prefix %+q end %+q (%v): %+q in range %v", prefix, end, ok, s, in)
-		}
-	})
 }
 
 // pageTables is a table service of one table, held in key order, that answers queries on

@@ -11,6 +11,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
+	"github.com/unified-data/gotables/tables/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -156,7 +157,7 @@ func (s *Store[T]) sweepPartition(ctx context.Context, pk string, cut time.Time)
 	}
 	// Which blobs do the partition's rows reference now?
 	referenced := map[string]bool{}
-	err := s.scan(ctx, service.Query{Filter: partitionFilter(pk)}, func(r *service.Row) error {
+	err := s.scan(ctx, service.Query{Filter: odata.Partition(pk)}, func(r *service.Row) error {
 		for _, ref := range blobRefs(r) {
 			referenced[ref.Path] = true
 		}

@@ -1,4 +1,11 @@
-package tables
+// Package odata owns what a query sends: the translation of a typed filter's tree into the
+// service's OData $filter text, in the stored form of each value (Filter), the filter of a
+// partition (Partition) and of a row-key prefix (PrefixEnd), and the cells a projection
+// reads (Projection). It refuses, with an *Error before anything is sent, every shape whose
+// answer on the service could differ from what the Go expression means, and filters the
+// service would refuse (more than MaxComparisons comparisons, a URL too long), so that the
+// memory service, which evaluates the same text, and Azure agree.
+package odata
 
 import (
 	"encoding"
@@ -18,25 +25,25 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// maxFilterComparisons is the most comparisons the service allows in one filter, counting
+// MaxComparisons is the most comparisons the service allows in one filter, counting
 // those the engine adds for the partition and the row-key prefix. A bare Boolean property
 // is not a comparison.
-const maxFilterComparisons = 15
+const MaxComparisons = 15
 
 var (
 	timeType          = reflect.TypeFor[time.Time]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
-// filterError is the refusal of a filter, before anything is sent.
-type filterError struct {
-	field  string // the field's Go path, "" when the refusal is about the shape
-	reason string
-	kind   error
+// Error is the refusal of a filter or a projection, before anything is sent.
+type Error struct {
+	Field  string // the field's Go path, "" when the refusal is about the shape
+	Reason string
+	Kind   error  // the sentinel it matches
 }
 
-func refuse(kind error, field, format string, args ...any) *filterError {
-	return &filterError{field: field, reason: fmt.Sprintf(format, args...), kind: kind}
+func refuse(kind error, field, format string, args ...any) *Error {
+	return &Error{Field: field, Reason: fmt.Sprintf(format, args...), Kind: kind}
 }
 
 // translator turns a filter tree into the service's OData $filter text, in the stored form of
@@ -49,7 +56,7 @@ type translator struct {
 }
 
 // column resolves a field reference to the plan's field.
-func (tr *translator) column(ref driver.Field) (*codec.Field, *filterError) {
+func (tr *translator) column(ref driver.Field) (*codec.Field, *Error) {
 	if ref.Err != nil {
 		return nil, refError(ref.Err)
 	}
@@ -82,12 +89,12 @@ func (tr *translator) column(ref driver.Field) (*codec.Field, *filterError) {
 }
 
 // refError is the refusal of a selector that could not be resolved.
-func refError(err error) *filterError {
+func refError(err error) *Error {
 	kind := abstractions.ErrNotSupported
 	if errors.Is(err, abstractions.ErrInvalidArgument) {
 		kind = abstractions.ErrInvalidArgument
 	}
-	return &filterError{reason: strings.TrimPrefix(err.Error(), kind.Error()+": "), kind: kind}
+	return &Error{Reason: strings.TrimPrefix(err.Error(), kind.Error()+": "), Kind: kind}
 }
 
 // isText reports whether the codec stores t as its text, the way enums are stored: it
@@ -115,7 +122,7 @@ func nullable(f *codec.Field) bool {
 }
 
 // node translates one node; neg says whether it sits below an odd number of Nots.
-func (tr *translator) node(b *strings.Builder, n *driver.Node, neg bool) *filterError {
+func (tr *translator) node(b *strings.Builder, n *driver.Node, neg bool) *Error {
 	if n == nil {
 		return refuse(abstractions.ErrInvalidArgument, "", "a zero Filter cannot be an operand of And, Or or Not; leave it out")
 	}
@@ -168,7 +175,7 @@ func (tr *translator) node(b *strings.Builder, n *driver.Node, neg bool) *filter
 	return refuse(abstractions.ErrInvalidArgument, "", "unknown filter operation %v", n.Op)
 }
 
-func (tr *translator) comparison(b *strings.Builder, n *driver.Node, neg bool) *filterError {
+func (tr *translator) comparison(b *strings.Builder, n *driver.Node, neg bool) *Error {
 	f, err := tr.column(n.Field)
 	if err != nil {
 		return err
@@ -198,7 +205,7 @@ func describeOp(op driver.Op, neg bool) string {
 }
 
 // literal returns the OData literal of v in the stored form of the field's column.
-func (tr *translator) literal(f *codec.Field, v any, ordering bool) (string, *filterError) {
+func (tr *translator) literal(f *codec.Field, v any, ordering bool) (string, *Error) {
 	t := f.Type
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() {
@@ -295,19 +302,19 @@ func formatDouble(x float64) string {
 	return s
 }
 
-// queryFilter is the service filter of a query: the partition, the row-key range of the
+// Filter is the service filter of a query: the partition, the row-key range of the
 // prefix and the caller's filter, and the number of comparisons it holds.
-func queryFilter(plan *codec.Plan, pk, prefix string, where *driver.Node) (string, *filterError) {
+func Filter(plan *codec.Plan, pk, prefix string, where *driver.Node) (string, *Error) {
 	var parts []string
 	n := 0
 	if pk != "" {
-		parts = append(parts, partitionFilter(pk))
+		parts = append(parts, Partition(pk))
 		n++
 	}
 	if prefix != "" {
 		parts = append(parts, "RowKey ge "+service.QuoteString(prefix))
 		n++
-		if upper, ok := prefixEnd(prefix); ok {
+		if upper, ok := PrefixEnd(prefix); ok {
 			parts = append(parts, "RowKey lt "+service.QuoteString(upper))
 			n++
 		}
@@ -325,9 +332,9 @@ func queryFilter(plan *codec.Plan, pk, prefix string, where *driver.Node) (strin
 			parts = append(parts, b.String())
 		}
 	}
-	if n > maxFilterComparisons {
+	if n > MaxComparisons {
 		return "", refuse(abstractions.ErrNotSupported, "", "the filter holds %d comparisons (with those of the partition and the row-key prefix); "+
-			"the service allows %d: split the query, or narrow it with the partition and a row-key prefix", n, maxFilterComparisons)
+			"the service allows %d: split the query, or narrow it with the partition and a row-key prefix", n, MaxComparisons)
 	}
 	f := strings.Join(parts, " and ")
 	if enc := len(url.QueryEscape(f)); enc > maxFilterLength {
@@ -342,13 +349,13 @@ func queryFilter(plan *codec.Plan, pk, prefix string, where *driver.Node) (strin
 // rest of the URL.
 const maxFilterLength = 8 << 10
 
-// prefixEnd returns the smallest string above every string that starts with prefix, in the
+// PrefixEnd returns the smallest string above every string that starts with prefix, in the
 // service's order of UTF-16 code units: the prefix with its last code unit incremented. A
 // last character at the top of its range is dropped and the one before it incremented
 // instead; ok is false when every character is at the top (no upper bound is needed).
 // Increments that would land on a lone surrogate move to the next valid character, which
 // bounds the same strings.
-func prefixEnd(prefix string) (string, bool) {
+func PrefixEnd(prefix string) (string, bool) {
 	rs := []rune(prefix)
 	for len(rs) > 0 {
 		last := rs[len(rs)-1]
@@ -372,3 +379,63 @@ func prefixEnd(prefix string) (string, bool) {
 	}
 	return "", false
 }
+
+// Projection returns the cells a read of the selected fields of plan's type takes their
+// values from (the codec's Field.Cells: JSON and compressed forms, aliases), with the Id
+// column's, so that the entity's ID reads as it does without a projection. ETag and
+// Timestamp are always returned. A nil selector is given as nil.
+func Projection(plan *codec.Plan, sels []*driver.Field) ([]string, *Error) {
+	var cols []string
+	seen := map[string]bool{}
+	add := func(f *codec.Field) {
+		for _, c := range f.Cells {
+			if !seen[c] {
+				seen[c] = true
+				cols = append(cols, c)
+			}
+		}
+	}
+	fields := plan.Fields()
+	for i := range fields {
+		if fields[i].Role == codec.RoleID {
+			add(&fields[i])
+		}
+	}
+	for _, sel := range sels {
+		if sel == nil {
+			return nil, refuse(abstractions.ErrInvalidArgument, "", "a nil selector in Select")
+		}
+		ref := *sel
+		if ref.Err == nil && ref.Owner == plan.Type() && ref.Type.Kind() == reflect.Struct {
+			if _, ok := plan.FieldByOffset(ref.Offset, ref.Type); !ok {
+				// A nested struct held by value: select every column inside it.
+				n := 0
+				for i := range fields {
+					f := &fields[i]
+					if !f.Indirect && f.Offset >= ref.Offset && f.Offset+f.Type.Size() <= ref.Offset+ref.Type.Size() && f.Type.Size() > 0 {
+						add(f)
+						n++
+					}
+				}
+				if n > 0 {
+					continue
+				}
+			}
+		}
+		if ref.Err != nil {
+			return nil, refError(ref.Err)
+		}
+		if ref.Owner != plan.Type() {
+			return nil, refuse(abstractions.ErrInvalidArgument, "", "a field of %v selected in a query of %v", ref.Owner, plan.Type())
+		}
+		f, ok := plan.FieldByOffset(ref.Offset, ref.Type)
+		if !ok {
+			return nil, refuse(abstractions.ErrNotSupported, "", "the selected %v field has no stored column", ref.Type)
+		}
+		add(f)
+	}
+	return cols, nil
+}
+
+// Partition is the filter of one partition.
+func Partition(pk string) string { return "PartitionKey eq " + service.QuoteString(pk) }
