@@ -55,7 +55,7 @@ func readings(ctx context.Context) *tables.Store[Reading] {
 // Typed filters are built from field selectors, so the compiler checks the fields they
 // name; the service evaluates them. A filter the service could not answer exactly as
 // written is refused before anything is sent.
-func ExampleFor_filter() {
+func Example_filter() {
 	ctx := context.Background()
 	store := readings(ctx)
 
@@ -93,7 +93,7 @@ func ExampleFor_filter() {
 
 // Page reads one page at a time; the cursor of a page resumes the query after it, in this
 // process or in another one (a cursor is text: hand it to a client).
-func ExampleFor_page() {
+func Example_page() {
 	ctx := context.Background()
 	store := readings(ctx)
 

@@ -27,7 +27,7 @@ type Customer struct {
 
 // The quick start: define an entity type, build an account and a store, use it. The same
 // code runs on Azure with tables.NewAccount and tables.For.
-func ExampleFor() {
+func Example() {
 	ctx := context.Background()
 	acct := inmemory.NewAccount(nil)
 	customers, err := tables.For[Customer](acct, nil) // the table is named "Customer"
@@ -77,7 +77,7 @@ func ExampleFor() {
 }
 
 // Batches write per partition, one transaction of up to 100 rows each; Count reads keys only.
-func ExampleFor_batch() {
+func Example_batch() {
 	ctx := context.Background()
 	customers, err := tables.For[Customer](inmemory.NewAccount(nil), nil)
 	if err != nil {

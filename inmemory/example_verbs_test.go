@@ -47,7 +47,7 @@ type Profile struct {
 // Mutate reads a row, applies a change, and writes it back on condition of the version it
 // read, reading again after a lost race; the change is computed from the row it is given, so
 // concurrent increments all count.
-func ExampleFor_mutate() {
+func Example_mutate() {
 	ctx := context.Background()
 	counters, err := tables.For[Counter](inmemory.NewAccount(nil), nil)
 	if err != nil {
@@ -85,7 +85,7 @@ func ExampleFor_mutate() {
 
 // TryTransition makes a change once: of the callers that race to resolve a ticket, one gets
 // OutcomeUpdated and the others OutcomePreconditionFailed, with the winner's row.
-func ExampleFor_tryTransition() {
+func Example_tryTransition() {
 	ctx := context.Background()
 	tickets, err := tables.For[SupportTicket](inmemory.NewAccount(nil), nil)
 	if err != nil {
@@ -122,7 +122,7 @@ func ExampleFor_tryTransition() {
 
 // GetOrCreate returns the row, creating it when there is none; a caller that loses the race
 // to create it gets the winner's row instead of ErrDuplicateKey.
-func ExampleFor_getOrCreate() {
+func Example_getOrCreate() {
 	ctx := context.Background()
 	members, err := tables.For[Member](inmemory.NewAccount(nil), nil)
 	if err != nil {
@@ -151,7 +151,7 @@ func ExampleFor_getOrCreate() {
 
 // Patch writes only the columns it sets, without reading the row: writers of different
 // fields do not overwrite each other. With WithETag it writes only over the version read.
-func ExampleFor_patch() {
+func Example_patch() {
 	ctx := context.Background()
 	profiles, err := tables.For[Profile](inmemory.NewAccount(nil), nil)
 	if err != nil {
@@ -199,7 +199,7 @@ func ExampleFor_patch() {
 
 // DeletePartition deletes every row of one partition, in transactions of up to 100 rows,
 // and returns how many it deleted; other partitions are untouched.
-func ExampleFor_deletePartition() {
+func Example_deletePartition() {
 	ctx := context.Background()
 	members, err := tables.For[Member](inmemory.NewAccount(nil), nil)
 	if err != nil {
@@ -234,7 +234,7 @@ func ExampleFor_deletePartition() {
 // Delete with an ETag deletes the row only at that version, in one request: what a handler
 // of an HTTP DELETE with If-Match needs, with no read first. deleted says whether this call
 // removed a row; a missing row is not an error.
-func ExampleFor_deleteIfMatch() {
+func Example_deleteIfMatch() {
 	ctx := context.Background()
 	members, err := tables.For[Member](inmemory.NewAccount(nil), nil)
 	if err != nil {

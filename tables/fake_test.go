@@ -1,3 +1,9 @@
+// This second fake table service stays beside inmemory/memservice because these tests
+// cannot import memservice: that would make module tables require module inmemory, which
+// requires tables, a cycle the release tool refuses (tools/internal/release, dependencyOrder:
+// each module is tidied and released after the modules it requires), though the packages
+// alone would not cycle (memservice imports tables/service, not tables).
+
 package tables
 
 import (

@@ -2,9 +2,7 @@ package azservice
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -16,8 +14,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
-	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/codec/codectest"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -32,94 +30,11 @@ import (
 // (telemetry, retry, the shared-key signature) to a transport that takes the request
 // without a network (wireTransport). A read is measured from the body the service sent.
 
-type benchTier int
-
-var benchTierNames = []string{"bronze", "silver", "gold"}
-
-func (t benchTier) MarshalText() ([]byte, error) {
-	if t < 0 || int(t) >= len(benchTierNames) {
-		return nil, fmt.Errorf("tier %d has no name", int(t))
-	}
-	return []byte(benchTierNames[t]), nil
-}
-
-func (t *benchTier) UnmarshalText(b []byte) error {
-	for i, n := range benchTierNames {
-		if n == string(b) {
-			*t = benchTier(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown tier %q", b)
-}
-
-type benchGeo struct{ Lat, Lon float64 }
-
-type benchAddress struct {
-	Street string
-	City   string
-	Geo    benchGeo
-}
-
-// benchCustomer has 20 fields: the three stored fields of the entity base and 17 of its
-// own, among them one nested struct (Home) and one slice (Tags).
-type benchCustomer struct {
-	abstractions.Entity
-	Name     string
-	Email    string
-	Age      int32
-	Visits   int64
-	Level    uint8
-	Flags    uint64
-	Score    float32
-	Balance  float64
-	Active   bool
-	Birthday time.Time
-	Timeout  time.Duration
-	Key      abstractions.GUID
-	Avatar   []byte
-	Tier     benchTier
-	Nick     *string
-	Home     benchAddress
-	Tags     []string
-}
-
+// The entity is the codec's reference entity (codectest.Customer), written under its own keys.
 const (
 	benchPK = "eu"
 	benchRK = "alice"
 )
-
-func newBenchCustomer(tb testing.TB) *benchCustomer {
-	key, err := abstractions.ParseGUID("00112233-4455-6677-8899-aabbccddeeff")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	nick := "ali"
-	return &benchCustomer{
-		Entity: abstractions.Entity{
-			ID:        benchPK + "|" + benchRK,
-			CreatedAt: time.Date(2020, 1, 2, 3, 4, 5, 600000000, time.UTC),
-			UpdatedAt: time.Date(2024, 2, 29, 13, 14, 15, 123456700, time.UTC),
-		},
-		Name:     "Alice Example",
-		Email:    "alice@example.com",
-		Age:      41,
-		Visits:   1 << 40,
-		Level:    7,
-		Flags:    1<<63 | 5,
-		Score:    2.5,
-		Balance:  1234.5,
-		Active:   true,
-		Birthday: time.Date(1983, 7, 14, 0, 0, 0, 0, time.UTC),
-		Timeout:  90 * time.Second,
-		Key:      key,
-		Avatar:   []byte("\x89PNG\r\n\x1a\n0123456789abcdef"),
-		Tier:     2,
-		Nick:     &nick,
-		Home:     benchAddress{Street: "1 Main St", City: "Dublin", Geo: benchGeo{Lat: 53.35, Lon: -6.26}},
-		Tags:     []string{"vip", "beta", "newsletter"},
-	}
-}
 
 // The response's metadata and the service-assigned values, as the service sends them.
 const (
@@ -181,7 +96,7 @@ func wireClients(tb testing.TB, t policy.Transporter) (*Service, *aztables.Clien
 }
 
 // codecWrite is a Create as the engine sends it: the row from the plan, then Write.
-func codecWrite(ctx context.Context, svc *Service, c *benchCustomer) error {
+func codecWrite(ctx context.Context, svc *Service, c *codectest.Customer) error {
 	row, err := codec.EncodeRow(c, benchPK, benchRK, nil)
 	if err != nil {
 		return err
@@ -191,7 +106,7 @@ func codecWrite(ctx context.Context, svc *Service, c *benchCustomer) error {
 }
 
 // handWrite is the insert aztables users write: the map, encoding/json, AddEntity.
-func handWrite(ctx context.Context, client *aztables.Client, c *benchCustomer) error {
+func handWrite(ctx context.Context, client *aztables.Client, c *codectest.Customer) error {
 	body, err := handToJSON(c)
 	if err != nil {
 		return err
@@ -201,7 +116,7 @@ func handWrite(ctx context.Context, client *aztables.Client, c *benchCustomer) e
 }
 
 // codecToJSON is the codec's write path: cells from the plan, then the body writer.
-func codecToJSON(c *benchCustomer, buf []byte) ([]byte, error) {
+func codecToJSON(c *codectest.Customer, buf []byte) ([]byte, error) {
 	props, err := codec.Encode(c, nil)
 	if err != nil {
 		return buf, err
@@ -210,161 +125,37 @@ func codecToJSON(c *benchCustomer, buf []byte) ([]byte, error) {
 }
 
 // codecFromJSON is the codec's read path: the response decoder, then the plan.
-func codecFromJSON(body []byte) (*benchCustomer, error) {
+func codecFromJSON(body []byte) (*codectest.Customer, error) {
 	row, err := decodeEntityBody(body)
 	if err != nil {
 		return nil, err
 	}
-	return codec.Decode[benchCustomer](&row, nil)
+	return codec.Decode[codectest.Customer](&row, nil)
 }
 
-// handToMap is the write conversion SDK users write: a map with an annotation for every
-// value whose type the service would not infer from the JSON token.
-func handToMap(c *benchCustomer) (map[string]any, error) {
-	tier, err := c.Tier.MarshalText()
-	if err != nil {
-		return nil, err
-	}
-	tags, err := json.Marshal(c.Tags)
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]any{
-		"PartitionKey":            benchPK,
-		"RowKey":                  benchRK,
-		"Id":                      c.ID,
-		"Name":                    c.Name,
-		"Email":                   c.Email,
-		"Age":                     c.Age,
-		"Visits":                  strconv.FormatInt(c.Visits, 10),
-		"Visits@odata.type":       "Edm.Int64",
-		"Level":                   int32(c.Level),
-		"Flags":                   strconv.FormatInt(int64(c.Flags), 10),
-		"Flags@odata.type":        "Edm.Int64",
-		"Score":                   float64(c.Score),
-		"Score@odata.type":        "Edm.Double",
-		"Balance":                 c.Balance,
-		"Balance@odata.type":      "Edm.Double",
-		"Active":                  c.Active,
-		"Timeout":                 strconv.FormatInt(int64(c.Timeout), 10),
-		"Timeout@odata.type":      "Edm.Int64",
-		"Key":                     c.Key.String(),
-		"Key@odata.type":          "Edm.Guid",
-		"Tier":                    string(tier),
-		"Home_Street":             c.Home.Street,
-		"Home_City":               c.Home.City,
-		"Home_Geo_Lat":            c.Home.Geo.Lat,
-		"Home_Geo_Lat@odata.type": "Edm.Double",
-		"Home_Geo_Lon":            c.Home.Geo.Lon,
-		"Home_Geo_Lon@odata.type": "Edm.Double",
-		"Tags__Json":              string(tags),
-	}
-	for _, t := range []struct {
-		name string
-		at   time.Time
-	}{{"CreatedAt", c.CreatedAt}, {"UpdatedAt", c.UpdatedAt}, {"Birthday", c.Birthday}} {
-		if !t.at.IsZero() {
-			m[t.name] = service.FormatDateTime(t.at)
-			m[t.name+odataType] = "Edm.DateTime"
-		}
-	}
-	if c.Avatar != nil {
-		m["Avatar"] = base64.StdEncoding.EncodeToString(c.Avatar)
-		m["Avatar"+odataType] = "Edm.Binary"
-	}
-	if c.Nick != nil {
-		m["Nick"] = *c.Nick
-	}
-	return m, nil
-}
-
-// handToJSON is the whole hand-written write path.
-func handToJSON(c *benchCustomer) ([]byte, error) {
-	m, err := handToMap(c)
+// handToJSON is the whole hand-written write path: the map, then encoding/json.
+func handToJSON(c *codectest.Customer) ([]byte, error) {
+	m, err := codectest.HandEncode(c, benchPK, benchRK)
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(m)
 }
 
-// handFromJSON is the read conversion SDK users write: json.Unmarshal into a map, then
-// each field converted from what encoding/json made of its token.
-func handFromJSON(body []byte) (*benchCustomer, error) {
+// handFromJSON is the whole hand-written read path: encoding/json into a map, then each
+// field converted.
+func handFromJSON(body []byte) (*codectest.Customer, error) {
 	var m map[string]any
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, err
 	}
-	str := func(k string) string { s, _ := m[k].(string); return s }
-	num := func(k string) float64 { f, _ := m[k].(float64); return f }
-	i64 := func(k string) (int64, error) { return strconv.ParseInt(str(k), 10, 64) }
-	tm := func(k string) (time.Time, error) {
-		if _, ok := m[k]; !ok {
-			return time.Time{}, nil
-		}
-		t, err := time.Parse(time.RFC3339Nano, str(k))
-		return t.UTC(), err
-	}
-	c := &benchCustomer{}
-	var err error
-	c.ID, c.ETag = str("Id"), str("odata.etag")
-	if c.Timestamp, err = tm("Timestamp"); err != nil {
-		return nil, err
-	}
-	if c.CreatedAt, err = tm("CreatedAt"); err != nil {
-		return nil, err
-	}
-	if c.UpdatedAt, err = tm("UpdatedAt"); err != nil {
-		return nil, err
-	}
-	if c.Birthday, err = tm("Birthday"); err != nil {
-		return nil, err
-	}
-	c.Name, c.Email = str("Name"), str("Email")
-	c.Age, c.Level = int32(num("Age")), uint8(num("Level"))
-	if c.Visits, err = i64("Visits"); err != nil {
-		return nil, err
-	}
-	flags, err := i64("Flags")
-	if err != nil {
-		return nil, err
-	}
-	c.Flags = uint64(flags)
-	c.Score, c.Balance = float32(num("Score")), num("Balance")
-	c.Active, _ = m["Active"].(bool)
-	timeout, err := i64("Timeout")
-	if err != nil {
-		return nil, err
-	}
-	c.Timeout = time.Duration(timeout)
-	if c.Key, err = abstractions.ParseGUID(str("Key")); err != nil {
-		return nil, err
-	}
-	if _, ok := m["Avatar"]; ok {
-		if c.Avatar, err = base64.StdEncoding.DecodeString(str("Avatar")); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.Tier.UnmarshalText([]byte(str("Tier"))); err != nil {
-		return nil, err
-	}
-	if _, ok := m["Nick"]; ok {
-		nick := str("Nick")
-		c.Nick = &nick
-	}
-	c.Home.Street, c.Home.City = str("Home_Street"), str("Home_City")
-	c.Home.Geo.Lat, c.Home.Geo.Lon = num("Home_Geo_Lat"), num("Home_Geo_Lon")
-	if s, ok := m["Tags__Json"].(string); ok {
-		if err := json.Unmarshal([]byte(s), &c.Tags); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
+	return codectest.HandDecode(m)
 }
 
 // TestCodecAndHandConversionsAgree checks that the benchmarks compare like with like: both
 // write paths send the same typed cells, and both read paths return the original value.
 func TestCodecAndHandConversionsAgree(t *testing.T) {
-	want := newBenchCustomer(t)
+	want := codectest.Reference()
 	codecBody, err := codecToJSON(want, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -450,7 +241,7 @@ func TestCodecAndHandConversionsAgree(t *testing.T) {
 // BenchmarkStructToJSON is a write up to the wire: the conversion, aztables' second pass
 // over the body and the SDK's pipeline, on each side.
 func BenchmarkStructToJSON(b *testing.B) {
-	c := newBenchCustomer(b)
+	c := codectest.Reference()
 	svc, client := wireClients(b, &wireTransport{})
 	ctx := context.Background()
 	b.Run("codec", func(b *testing.B) {
@@ -474,7 +265,7 @@ func BenchmarkStructToJSON(b *testing.B) {
 // BenchmarkStructToBody is the conversion alone: the request body the adapter and the
 // hand-written code build, before aztables sees it.
 func BenchmarkStructToBody(b *testing.B) {
-	c := newBenchCustomer(b)
+	c := codectest.Reference()
 	b.Run("codec", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -499,7 +290,7 @@ func BenchmarkStructToBody(b *testing.B) {
 }
 
 func BenchmarkJSONToStruct(b *testing.B) {
-	body, err := codecToJSON(newBenchCustomer(b), nil)
+	body, err := codecToJSON(codectest.Reference(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/codec/codectest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -25,7 +26,7 @@ func TestGolden(t *testing.T) {
 		name string
 		v    any
 	}{
-		{"customer", referenceCustomer()},
+		{"customer", codectest.Reference()},
 		{"scalars", &Scalars{
 			S: "text", B: true, I8: -8, I16: -16, I32: -32, I: -64, I64: -64, U8: 8, U16: 16, U32: 32,
 			U: 1<<64 - 1, U64: 1 << 63, F32: 0.5, F64: 10, T: time.Date(2001, 2, 3, 4, 5, 6, 700, time.UTC),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/codec/codectest"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -77,8 +78,8 @@ func TestRoundTrip(t *testing.T) {
 		}),
 		rt("pointers nil", &Pointers{}, map[string]service.Kind{}),
 		rt("nested", &Nested{
-			Home: Address{Street: "a", City: "b", Geo: Geo{1, 2}},
-			Work: &Address{Street: "c", City: "d", Geo: Geo{3, 4}},
+			Home: Address{Street: "a", City: "b", Geo: Geo{Lat: 1, Lon: 2}},
+			Work: &Address{Street: "c", City: "d", Geo: Geo{Lat: 3, Lon: 4}},
 		}, map[string]service.Kind{
 			"Home_Street": kS, "Home_City": kS, "Home_Geo_Lat": kD, "Home_Geo_Lon": kD,
 			"Work_Street": kS, "Work_City": kS, "Work_Geo_Lat": kD, "Work_Geo_Lon": kD,
@@ -95,7 +96,7 @@ func TestRoundTrip(t *testing.T) {
 		}),
 		rt("json", &JSONish{
 			Tags: []string{"x", "y"}, Scores: map[string]int{"a": 1}, Any: map[string]any{"k": []any{1.5, "s"}},
-			Matrix: [][]int{{1}, {}}, Pair: [2]string{"l", "r"}, Points: []Geo{{1, 2}}, Empty: []int{},
+			Matrix: [][]int{{1}, {}}, Pair: [2]string{"l", "r"}, Points: []Geo{{Lat: 1, Lon: 2}}, Empty: []int{},
 		}, map[string]service.Kind{
 			"Tags__Json": kS, "Scores__Json": kS, "Any__Json": kS, "Matrix__Json": kS, "Pair__Json": kS,
 			"Points__Json": kS, "Empty__Json": kS,
@@ -104,7 +105,7 @@ func TestRoundTrip(t *testing.T) {
 		rt("recursive", &Node{Value: 1, Next: &Node{Value: 2, Next: &Node{Value: 3}}}, map[string]service.Kind{
 			"Value": k64, "Next__Json": kS,
 		}),
-		rt("reference entity", referenceCustomer(), nil),
+		rt("reference entity", codectest.Reference(), nil),
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, tc.run)
@@ -213,7 +214,7 @@ func TestTimeIsStoredInUTC(t *testing.T) {
 }
 
 func TestEncodeAcceptsValueAndPointer(t *testing.T) {
-	c := referenceCustomer()
+	c := codectest.Reference()
 	a, err := codec.Encode(c, nil)
 	if err != nil {
 		t.Fatal(err)

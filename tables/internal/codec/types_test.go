@@ -4,53 +4,30 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
-	"fmt"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/codec/codectest"
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// Tier is an enum stored as its text.
-type Tier int
-
-const (
-	Bronze Tier = iota
-	Silver
-	Gold
+// The reference entity and the types it is built of are shared with the Azure adapter's
+// benchmarks (package codectest); the other shapes here use them too.
+type (
+	Tier     = codectest.Tier
+	Geo      = codectest.Geo
+	Address  = codectest.Address
+	Customer = codectest.Customer
 )
 
-var tierNames = []string{"bronze", "silver", "gold"}
-
-func (t Tier) MarshalText() ([]byte, error) {
-	if t < 0 || int(t) >= len(tierNames) {
-		return nil, fmt.Errorf("tier %d has no name", int(t))
-	}
-	return []byte(tierNames[t]), nil
-}
-
-func (t *Tier) UnmarshalText(b []byte) error {
-	for i, n := range tierNames {
-		if n == string(b) {
-			*t = Tier(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown tier %q", b)
-}
-
-type Geo struct {
-	Lat, Lon float64
-}
-
-type Address struct {
-	Street string
-	City   string
-	Geo    Geo
-}
+const (
+	Bronze = codectest.Bronze
+	Silver = codectest.Silver
+	Gold   = codectest.Gold
+)
 
 // Scalars holds one field of every scalar mapping.
 type Scalars struct {
@@ -128,29 +105,6 @@ type Node struct {
 	Next  *Node
 }
 
-// Customer is the reference entity of the golden file and the benchmarks: 20 fields with one
-// nested struct and one slice.
-type Customer struct {
-	abstractions.Entity
-	Name     string
-	Email    string
-	Age      int32
-	Visits   int64
-	Level    uint8
-	Flags    uint64
-	Score    float32
-	Balance  float64
-	Active   bool
-	Birthday time.Time
-	Timeout  time.Duration
-	Key      abstractions.GUID
-	Avatar   []byte
-	Tier     Tier
-	Nick     *string
-	Home     Address
-	Tags     []string
-}
-
 func ptr[T any](v T) *T { return &v }
 
 func mustGUID(s string) abstractions.GUID {
@@ -162,33 +116,6 @@ func mustGUID(s string) abstractions.GUID {
 }
 
 var refTime = time.Date(2024, 2, 29, 13, 14, 15, 123456700, time.UTC)
-
-func referenceCustomer() *Customer {
-	return &Customer{
-		Entity: abstractions.Entity{
-			ID:        "eu|alice",
-			CreatedAt: time.Date(2020, 1, 2, 3, 4, 5, 600000000, time.UTC),
-			UpdatedAt: refTime,
-		},
-		Name:     "Alice",
-		Email:    "alice@example.com",
-		Age:      41,
-		Visits:   1 << 40,
-		Level:    7,
-		Flags:    1<<63 | 5,
-		Score:    2.5,
-		Balance:  1234.5,
-		Active:   true,
-		Birthday: time.Date(1983, 7, 14, 0, 0, 0, 0, time.UTC),
-		Timeout:  90 * time.Second,
-		Key:      mustGUID("00112233-4455-6677-8899-aabbccddeeff"),
-		Avatar:   []byte{1, 2, 3},
-		Tier:     Gold,
-		Nick:     ptr("ali"),
-		Home:     Address{Street: "1 Main St", City: "Dublin", Geo: Geo{Lat: 53.35, Lon: -6.26}},
-		Tags:     []string{"vip", "beta"},
-	}
-}
 
 // roundTrip encodes in into a row with keys from its ID (or fixed keys) and decodes it back.
 func roundTrip[T any](t *testing.T, in *T, opts *codec.Options) (*T, service.Row) {

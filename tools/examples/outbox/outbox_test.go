@@ -6,12 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"reflect"
 	"sync"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"go.uber.org/goleak"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -21,20 +19,8 @@ import (
 	"github.com/unified-data/gotables/tools/examples/outbox"
 )
 
-// transport carries the Azurite requests; its idle connections are closed before goleak
-// looks for goroutines.
-var transport = http.DefaultTransport.(*http.Transport).Clone()
-
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(closingIdle{m})
-}
-
-type closingIdle struct{ m *testing.M }
-
-func (c closingIdle) Run() int {
-	code := c.m.Run()
-	transport.CloseIdleConnections()
-	return code
+	goleak.VerifyTestMain(m)
 }
 
 type backend struct {
@@ -59,7 +45,7 @@ func backends(t *testing.T) []backend {
 		t.Log(azuritetest.ConnEnv + " not set: the in-memory backend only")
 		return out
 	}
-	acct, err := tables.NewAccount(conn, &tables.Options{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}}})
+	acct, err := tables.NewAccount(conn, &tables.Options{ClientOptions: azuritetest.ClientOptions(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,10 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"go.uber.org/goleak"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -36,11 +34,9 @@ func backends(t *testing.T) map[string]service.Blobs {
 		t.Log(azuritetest.ConnEnv + " not set: the saga runs in memory only")
 		return out
 	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(transport.CloseIdleConnections)
 	acct, err := tables.NewAccount(conn, &tables.Options{
 		Blobs:         azblobs.Connect, // blob documents need the account's blob service
-		ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: transport}},
+		ClientOptions: azuritetest.ClientOptions(t),
 	})
 	if err != nil {
 		t.Fatal(err)
