@@ -167,6 +167,6 @@ func (s *Store[T]) normalRowKeyPrefix(prefix string) string {
 // a *StoreError naming the operation, the table and the keys, as every other error about one
 // row is. Its Kind is the sentinel err matches, so errors.Is and errors.As see both.
 func rowError(op, table, pk, rk, message string, err error) error {
-	kind, _ := callerr.Kind(err)
+	_, kind := callerr.Kind(err)
 	return &abstractions.StoreError{Kind: kind, Op: op, Table: table, PartitionKey: pk, RowKey: rk, Message: message, Err: err}
 }

@@ -95,24 +95,24 @@ var kinds = []struct {
 	{context.DeadlineExceeded, "deadline_exceeded"},
 }
 
-// Kind returns the first of the library's sentinels (and the context's errors) that err
-// matches, and its name in snake_case as spans, metrics and logs show it ("not_found",
-// "concurrency_conflict", "unavailable", …): nil and "error" when err matches none, nil and
-// "" for a nil err.
-func Kind(err error) (sentinel error, name string) {
+// Kind returns the name and the first of the library's sentinels (and the context's
+// errors) that err matches: the name in snake_case as spans, metrics and logs show it ("not_found",
+// "concurrency_conflict", "unavailable", …); "error" and nil when err matches none, "" and
+// nil for a nil err.
+func Kind(err error) (name string, sentinel error) {
 	if err == nil {
-		return nil, ""
+		return "", nil
 	}
 	for _, k := range kinds {
 		if errors.Is(err, k.err) {
-			return k.err, k.name
+			return k.name, k.err
 		}
 	}
-	return nil, "error"
+	return "error", nil
 }
 
 // KindName is the name part of Kind.
 func KindName(err error) string {
-	_, name := Kind(err)
+	name, _ := Kind(err)
 	return name
 }
