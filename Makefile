@@ -33,7 +33,11 @@ test: ## Run every module's tests with -race, Azurite started and stopped around
 	if [[ -z $$pkgs ]]; then echo "no packages to test"; exit 0; fi
 	mkdir -p .cache
 	go build -o .cache/testreport ./tools/cmd/testreport
-	bash scripts/with-azurite.sh bash -o pipefail -c 'go test -json -race -count=1 $(GOTESTFLAGS) "$$@" 2>&1 | .cache/testreport' test $$pkgs
+	# -timeout 30m: go test stops a package's test binary after 10 minutes by default, and on a
+	# 2-core machine shared with other jobs the fidelity package under -race has needed more
+	# than that without hanging. 30 minutes still stops a test that hangs; the report names the
+	# tests that were running. GOTESTFLAGS='-timeout 60m' overrides it (the last flag counts).
+	bash scripts/with-azurite.sh bash -o pipefail -c 'go test -json -race -count=1 -timeout 30m $(GOTESTFLAGS) "$$@" 2>&1 | .cache/testreport' test $$pkgs
 
 demo: ## Run the udtables demo (in memory, or on CONN=<connection string>).
 	@go run ./tools/cmd/udtables demo $(if $(CONN),--connection-string '$(CONN)')
