@@ -64,6 +64,7 @@ bench: ## Run the harness's tests at full size, the side-by-side harness and eve
 	# The chart of the docs, redrawn from this run's table.
 	go run ./tools/cmd/benchchart -in tools/bench-results/latest.txt -out docs/performance.svg
 	echo "chart drawn in docs/performance.svg"
+	echo "docs/performance.md's marked tables quote the previous run until updated: go test ./tools/cmd/benchchart/ -run TestDocsQuoteLatest says where"
 
 files-bench: ## Write and read back a 200 MB file through Azurite: heap bound test, then library and azblob interleaved, medians and ratio (FILES_TEST_MB sets the size, FILES_BENCH_ROUNDS the rounds).
 	@FILES_TEST_MB=$${FILES_TEST_MB:-200} bash scripts/with-azurite.sh bash -euo pipefail -c '
