@@ -222,6 +222,54 @@ func identityScenarios() []Scenario {
 			},
 		},
 		{
+			// Lockout is the application's: docs/identity.md's recipe counts each failure and
+			// starts the lockout at the limit in one Modify. Of 12 concurrent failures with a
+			// limit of 5, exactly 5 are counted, the fifth starts the lockout, and the other 7
+			// find the user locked out and write nothing.
+			Name: "identity/lockout-concurrent", NoTable: true,
+			Run: func(ctx context.Context, e *Env) {
+				r := identityStores(e)
+				r.alice(ctx, e)
+				const maxFailed, lockoutFor = 5, 5 * time.Minute
+				at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+				errLockedOut := errors.New("locked out")
+				var wg sync.WaitGroup
+				var counted, refused, failed atomic.Int32
+				for range 12 {
+					wg.Go(func() {
+						_, err := r.users.Modify(ctx, aliceID, func(u *identity.User) error {
+							if u.IsLockedOut(at) {
+								return errLockedOut
+							}
+							u.AccessFailedCount++
+							if u.LockoutEnabled && u.AccessFailedCount >= maxFailed {
+								u.LockoutEnd, u.AccessFailedCount = at.Add(lockoutFor), 0
+							}
+							return nil
+						})
+						switch {
+						case err == nil:
+							counted.Add(1)
+						case errors.Is(err, errLockedOut):
+							refused.Add(1)
+						default:
+							failed.Add(1)
+							e.Errorf("failed sign-in: %v", err)
+						}
+					})
+				}
+				wg.Wait()
+				e.Equal("counted, refused, failed", fmt.Sprint(counted.Load(), refused.Load(), failed.Load()), "5 7 0")
+				u, err := r.users.FindByID(ctx, aliceID)
+				e.OK("read", err)
+				e.Equal("locked out until", u.LockoutEnd, at.Add(lockoutFor))
+				e.Equal("count after the lockout", u.AccessFailedCount, int32(0))
+				e.Equal("locked out at the time", u.IsLockedOut(at), true)
+				e.Equal("not after its end", u.IsLockedOut(at.Add(lockoutFor)), false)
+				r.dump(ctx, e)
+			},
+		},
+		{
 			Name: "identity/logins", NoTable: true,
 			Run: func(ctx context.Context, e *Env) {
 				r := identityStores(e)

@@ -108,6 +108,12 @@
 // RedeemRecoveryCode rewrites the recovery-code token on condition of its ETag: one code
 // redeemed by many callers at once succeeds for exactly one.
 //
+// Locking a user out after failed sign-ins is the application's policy, as it is ASP.NET
+// Core's UserManager's: the stores keep AccessFailedCount, LockoutEnd and LockoutEnabled,
+// and never lock anyone out themselves. Count a failure and start the lockout at the limit
+// in one Modify, so that concurrent failures are all counted and one starts it (the
+// identity guide, docs/identity.md, has the recipe; Example_signInHandler uses it).
+//
 // Changes that span rows (a user and its index rows, a user and what belongs to it) are
 // ordered so that a failure part-way leaves nothing a lookup trusts: an index row or a
 // login row whose user does not exist, or does not hold the value, is ignored by lookups

@@ -18,11 +18,15 @@ import (
 )
 
 // maxFailed is how many failed sign-ins in a row lock a user out, and lockoutFor for how
-// long (ASP.NET Core Identity's defaults).
+// long (ASP.NET Core Identity's defaults). Lockout is the application's policy: the store
+// keeps the count and the lockout's end.
 const (
 	maxFailed  = 5
 	lockoutFor = 5 * time.Minute
 )
+
+// errLockedOut ends a failed sign-in's change of a user that is locked out already.
+var errLockedOut = errors.New("locked out")
 
 // signIn is a net/http handler that checks a user name and password posted as a form. It
 // answers 200 and records the success, 401 for a wrong name or password (counting the
@@ -47,17 +51,28 @@ func signIn(users *identity.UserStore, hasher *identity.PasswordHasher, now func
 		password := r.PostFormValue("password")
 		switch hasher.Verify(u.PasswordHash, password) {
 		case identity.VerificationFailed:
-			n, err := users.IncrementAccessFailedCount(ctx, u.UserId)
-			if err == nil && u.LockoutEnabled && n >= maxFailed {
-				if _, err = users.SetLockoutEnd(ctx, u.UserId, now().Add(lockoutFor)); err == nil {
-					_, err = users.ResetAccessFailedCount(ctx, u.UserId)
+			// Count the failure and, at the limit, start the lockout, in one conditional write
+			// that is made again on a fresh read after a lost race: concurrent failures are
+			// all counted and exactly one starts the lockout.
+			at := now()
+			_, err := users.Modify(ctx, u.UserId, func(u *identity.User) error {
+				if u.IsLockedOut(at) {
+					return errLockedOut // a concurrent failure locked the user out
 				}
-			}
-			if err != nil {
+				u.AccessFailedCount++
+				if u.LockoutEnabled && u.AccessFailedCount >= maxFailed {
+					u.LockoutEnd, u.AccessFailedCount = at.Add(lockoutFor), 0
+				}
+				return nil
+			})
+			switch {
+			case errors.Is(err, errLockedOut):
+				http.Error(w, "locked out; try again later", http.StatusLocked)
+			case err != nil:
 				http.Error(w, "try again later", http.StatusServiceUnavailable)
-				return
+			default:
+				http.Error(w, "wrong user name or password", http.StatusUnauthorized)
 			}
-			http.Error(w, "wrong user name or password", http.StatusUnauthorized)
 			return
 		case identity.VerificationSuccessRehashNeeded:
 			if hash, err := hasher.Hash(password); err == nil {

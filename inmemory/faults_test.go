@@ -13,8 +13,8 @@ import (
 	"github.com/unified-data/gotables/tables/faults"
 )
 
-// TestFaultsTablesOneRetryLayer checks the README's wiring of faults.Tables under an
-// in-memory account: the account adds no retries over it, so a read makes the SDK's four
+// TestFaultsTablesOneRetryLayer checks the wiring of faults.Tables under an in-memory
+// account that docs/production.md ("Reliability", testing your code under faults) shows: the account adds no retries over it, so a read makes the SDK's four
 // tries (one and three retries) and fails on the fourth fault, as through faults.Transport
 // on Azure, instead of being retried again by Options.Retry.
 func TestFaultsTablesOneRetryLayer(t *testing.T) {

@@ -1,36 +1,56 @@
-// The engine: the library's behaviour, written once: the store of one entity type over
-// the small service interfaces of package service. The Azure backend (package tables) and
-// the in-memory backend (module inmemory) differ only in the service they hand it, so they
-// plan the same rows, send the same requests and translate the same failures.
+// Package tables is Unified Data Tables' account and store types, for both backends: an
+// account on Azure (or Azurite) reached through the Azure SDK for Go, or in memory (package
+// inmemory returns the same [*Account]), and the stores of entity types in it.
 //
-// # Keys
+//	acct, err := tables.NewAccount(os.Getenv("STORAGE_CONNECTION_STRING"), nil)
+//	customers, err := tables.For[Customer](acct, nil)
+//	err = customers.Create(ctx, &Customer{Entity: abstractions.Entity{ID: "eu|alice"}})
 //
-// Ids are "PartitionKey|RowKey" (abstractions.SplitID), normalised unless the account keeps
-// ids as written. Keys are checked before anything is sent: not empty, at most 512 UTF-16
-// code units (the smallest limit among the service and its emulator), and none of the
-// characters the service forbids (/ \ # ? and control characters). A refused key fails with
-// an error matching abstractions.ErrInvalidKey.
+// # What you call
 //
-// # Writes
+//   - [NewAccount] (a connection string) or [NewAccountWithCredential] (an endpoint and a
+//     token credential) builds an [Account]: one per storage account and process, shared by
+//     its stores. One [*Options] configures it, nil meaning the defaults; the Azure SDK's
+//     client options (transport, retries, policies, tracing) are Options.ClientOptions.
+//   - [For] returns the [Store] of one entity type, a struct that embeds
+//     [abstractions.Entity], in a table named after the type unless its [StoreOptions] name
+//     one. A Store implements [abstractions.Storage], whose methods document every call, and
+//     the verbs of package abstractions ([abstractions.Mutate], [abstractions.TryTransition],
+//     …) take it as they take any Storage.
+//   - [PolyFor] returns a [PolyStore]: many item types in one table, registered in an
+//     [abstractions.TypeRegistry] and read back through a base interface; it implements
+//     [abstractions.PolyStorage].
+//   - [NewTransaction] collects writes of several stores to one partition (Store.CreateIn,
+//     PolyStore.InsertIn, …) and [Transaction.Commit] sends them as one entity-group
+//     transaction: every write or none.
+//   - [CachePolicy] ([Sliding], [Absolute]) turns on the account's read cache, off by default;
+//     Options.Blobs set to azblobs.Connect (package tables/azblobs) gives the account blobs,
+//     which large values, files and blob documents need.
 //
-// Every write is a plan: the row actions (and, as large values arrive, blob actions) that
-// carry it out. A single action is sent alone; several are sent as entity-group transactions
-// of one partition and at most 100 actions. The engine checks the transaction rules itself,
-// so it never sends a transaction the real service would refuse but the emulator accepts.
+// The in-memory backend builds the same Account, so the same Store type, the same code and
+// the same wiring serve production and tests: write the function that builds an
+// application's stores once, taking a *Account.
 //
-// Tables are created by writes, never by reads: a read of a missing table finds nothing, and
-// a write that meets one creates it (unless Options.NeverCreateTables) and is sent again.
+// # What it refuses, before sending anything
 //
-// A write whose failure an applied earlier try of its own may explain (the client resent it
-// after a lost answer, and met 409, 412 or 404), or that got no answer, reads the row back and
-// reports success when the table holds what it sent (echo.go); see the README's reliability
-// section for what stays ambiguous.
+// A key that is empty, longer than 512 UTF-16 code units or holds a character the service
+// forbids ([abstractions.ErrInvalidKey]); a type it cannot store ([abstractions.ErrNotSupported]:
+// For refuses the type, a polymorphic store the item); a table name the service would refuse, and a connection
+// string, endpoint or option the constructors cannot use ([abstractions.ErrInvalidArgument]);
+// a value too large for its cell ([abstractions.ErrOversizedCell]); and a transaction the
+// service would refuse: one of more than 100 writes, over 4 MiB, or naming a row twice. Reads never create
+// a table; the first write that finds one missing does, unless Options.NeverCreateTables
+// (for a credential that may not create tables).
 //
-// # Errors
+// # Errors and retries
 //
-// Service failures about a row come back as *abstractions.StoreError values that name the
-// table and the key and match the sentinel of the condition (ErrDuplicateKey for 409
-// EntityAlreadyExists, ErrConcurrencyConflict for 412, ErrNotFound for 404); the service's
-// *abstractions.StatusError stays in the chain.
-
+// Errors match the sentinels of package abstractions with errors.Is; a call about one row
+// returns an [*abstractions.StoreError] naming the table and the key, with the service's
+// [*abstractions.StatusError] behind it. No error repeats a key or a signature. A transient
+// failure (408, 429, 500, 502, 503, 504, no answer) is retried in one place per backend,
+// under Options.ClientOptions.Retry (4 tries, waiting from 800 ms and doubling): on Azure by
+// the SDK's pipeline, in memory by the account. A write whose resend meets its own earlier
+// try is reported as applied; what stays ambiguous is in the production guide's
+// "Reliability" (docs/production.md). The outcome verbs' repetition of a read-modify-write
+// that lost a race ([abstractions.RetryOptions]) is a new attempt, not a retry.
 package tables

@@ -165,8 +165,8 @@ func BenchmarkQueryPartition1000(b *testing.B) {
 }
 
 // BenchmarkQueryPartitionOf10 reads a 10-row partition from tables of 1,000 and 100,000
-// rows: a partition query costs what the partition holds, so the two stay close (the
-// README's reliability section has the figures).
+// rows: a partition query costs what the partition holds, so the two stay close
+// (docs/production.md, "Reliability", has the figures).
 func BenchmarkQueryPartitionOf10(b *testing.B) {
 	for _, partitions := range []int{100, 10_000} {
 		b.Run(fmt.Sprintf("table=%d", partitions*10), func(b *testing.B) {

@@ -27,8 +27,8 @@ import (
 // the same credential (the account key, signed as aztables signs it; the SAS in the URL; or
 // the token credential's bearer policy), with the request line, headers and span names
 // aztables uses, and maps the answers the same way (azcore.ResponseError, then mapError).
-// Tables, queries and transactions still go through aztables. See the README's
-// "Performance" section for the figures behind this.
+// Tables, queries and transactions still go through aztables. docs/performance.md
+// ("Against the floor: plain HTTP") has the figures behind this.
 
 // The module name and version the pipeline reports in its telemetry (User-Agent) and
 // tracing: aztables', whose requests these are, byte for byte.

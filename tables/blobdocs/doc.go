@@ -33,7 +33,9 @@
 // The name function receives the type, the document's identity, and the tenant. A handle
 // has no tenant (the empty string) until WithTenant scopes a copy of it to one.
 //
-// Containers are never created: create them when the application is deployed. A read or
+// Containers are never created: create them when the application is deployed, or at start-up
+// with the blob service's CreateContainer (tables.Account.Blobs), taking 409
+// ContainerAlreadyExists (abstractions.HasStatus) as done. A read or
 // write in a missing container fails with ErrContainerNotFound, naming the container, so a
 // mistyped container name never reads as a document that has not been written yet.
 //

@@ -51,7 +51,8 @@ func rawConnectionString(cs string) string {
 	return cs
 }
 
-// runAzure measures the side-by-side workloads on the account of cfg.ConnectionString.
+// runAzure measures the side-by-side workloads on the account of cfg.ConnectionString. On
+// an error it returns the rows measured before it too.
 func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 	// One transport for both sides, closed at the end so no connection outlives the run.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -127,7 +128,7 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 		cfg.progress("%s: %d operations on each side…", wl.name, wl.ops)
 		smp, err := measure(ctx, cfg, wl)
 		if err != nil {
-			return nil, err
+			return results, err
 		}
 		r := result(cfg, BackendAzure, wl, smp)
 		if r.Ratio != nil {
@@ -151,7 +152,7 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 	cfg.progress("%s…", cfg.Sizes.hotRowName())
 	r, err := s.hotRow(ctx)
 	if err != nil {
-		return nil, err
+		return results, err
 	}
 	cfg.progress("%s: %s", r.Workload, r.Note)
 	results = append(results, r)

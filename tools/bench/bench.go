@@ -13,6 +13,7 @@ import (
 	"io"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -183,30 +184,52 @@ type Result struct {
 // JSON. It refuses a connection string the library cannot parse, and fails when the first
 // request to the account does not succeed within cfg.ConnectTimeout. The tables it creates
 // have random names and are deleted before it returns, also when ctx is cancelled.
+//
+// When ctx is cancelled or its deadline passes (an interrupt, a command's timeout), or a
+// workload fails, Run still writes the rows of the workloads measured before, as the table
+// (with a last line saying the run stopped and why) or the JSON array it would have
+// written, then returns the error. A workload cut short has no row.
 func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	cfg = cfg.withDefaults()
 	if err := cfg.Sizes.check(); err != nil {
 		return err
 	}
 	var results []Result
+	var err error
 	if cfg.ConnectionString != "" {
-		rs, err := runAzure(ctx, cfg)
-		if err != nil {
-			return err
-		}
+		var rs []Result
+		rs, err = runAzure(ctx, cfg)
 		results = append(results, rs...)
 	}
-	if !cfg.SkipMemory {
-		rs, err := runMemory(ctx, cfg)
-		if err != nil {
-			return err
-		}
+	if err == nil && !cfg.SkipMemory {
+		var rs []Result
+		rs, err = runMemory(ctx, cfg)
 		results = append(results, rs...)
 	}
+	if err != nil && len(results) == 0 && ctx.Err() == nil {
+		return err // nothing measured, and the error says why
+	}
+	var werr error
 	if cfg.JSON {
-		return writeJSON(out, results)
+		werr = writeJSON(out, results)
+	} else {
+		werr = writeText(out, cfg, results, stopped(ctx, err))
 	}
-	return writeText(out, cfg, results)
+	return errors.Join(err, werr)
+}
+
+// stopped says why a run that failed with err stopped, for the last line of its table;
+// "" when err is nil.
+func stopped(ctx context.Context, err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "its deadline passed"
+	case ctx.Err() != nil:
+		return "it was interrupted"
+	}
+	return "a workload failed: " + strings.Join(strings.Fields(err.Error()), " ")
 }
 
 func (c Config) withDefaults() Config {

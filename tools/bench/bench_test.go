@@ -284,13 +284,107 @@ func TestRunAzuriteCancelledCleansUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	progress := &cancelAt{marker: "insert:", cancel: cancel}
-	err := Run(ctx, Config{ConnectionString: conn, Ops: 50, Sizes: testSizes(), SkipMemory: true, Progress: progress}, &bytes.Buffer{})
+	var out bytes.Buffer
+	err := Run(ctx, Config{ConnectionString: conn, Ops: 50, Sizes: testSizes(), SkipMemory: true, Progress: progress}, &out)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
 	}
+	// The rows measured before the interrupt are printed.
+	checkPartialTable(t, out.String(), BackendAzure, "it was interrupted", "point read", "point read (cache on)")
 	names := deletedTables(progress.buf.String())
 	if len(names) != 1 {
 		t.Fatalf("progress names %d deleted tables:\n%s", len(names), progress.buf.String())
 	}
 	checkGone(t, conn, names)
+}
+
+// checkPartialTable checks the text table of a run stopped after the workloads want: a row
+// of each on backend, no other row, and the line saying why it stopped.
+func checkPartialTable(t *testing.T, table, backend, why string, want ...string) {
+	t.Helper()
+	var got []string
+	lines := strings.Split(table, "\n")
+	for _, line := range lines[1:] { // after the header
+		if line == "" {
+			break // the legend follows
+		}
+		name, rest, ok := strings.Cut(line, "  "+backend+" ")
+		if !ok {
+			t.Errorf("a row not of the %s backend: %q", backend, line)
+			continue
+		}
+		if !strings.Contains(rest, "µs") && !strings.Contains(rest, "ms") && !strings.Contains(rest, "ns") {
+			t.Errorf("a row without a median: %q", line)
+		}
+		got = append(got, strings.TrimSpace(name))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q:\n%s", got, want, table)
+	}
+	last := fmt.Sprintf("incomplete: %s; the %d rows above were measured before, the workloads after them did not run.\n", why, len(want))
+	if !strings.HasPrefix(table, "workload ") || !strings.HasSuffix(table, last) {
+		t.Errorf("the table does not start with its header and end with %q:\n%s", last, table)
+	}
+}
+
+// An interrupted run (udtables bench on SIGINT or SIGTERM) prints the rows it measured
+// before the interrupt, and returns the cancellation.
+func TestRunMemoryInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	progress := &cancelAt{marker: "memory: insert:", cancel: cancel}
+	var out bytes.Buffer
+	err := Run(ctx, Config{Ops: 4, Sizes: testSizes(), Progress: progress}, &out)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+	checkPartialTable(t, out.String(), BackendMemory, "it was interrupted", "point read", "point read (cache on)")
+
+	// As JSON: the array of the rows measured.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	progress = &cancelAt{marker: "memory: upsert:", cancel: cancel}
+	out.Reset()
+	err = Run(ctx, Config{Ops: 4, Sizes: testSizes(), Progress: progress, JSON: true}, &out)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+	var names []string
+	for _, r := range decode(t, out.Bytes()) {
+		names = append(names, fmt.Sprint(r["workload"]))
+	}
+	if want := []string{"point read", "point read (cache on)", "insert"}; !slices.Equal(names, want) {
+		t.Errorf("JSON rows %q, want %q", names, want)
+	}
+}
+
+// A run cancelled before its first workload ends says so, with the table's header.
+func TestRunInterruptedBeforeAnyRow(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	err := Run(ctx, Config{Ops: 4, Sizes: testSizes()}, &out)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+	checkPartialTable(t, out.String(), BackendMemory, "it was interrupted")
+}
+
+func TestStoppedSaysWhy(t *testing.T) {
+	expired, cancel := context.WithDeadline(context.Background(), time.Now())
+	defer cancel()
+	<-expired.Done()
+	for _, c := range []struct {
+		ctx  context.Context
+		err  error
+		want string
+	}{
+		{context.Background(), nil, ""},
+		{expired, expired.Err(), "its deadline passed"},
+		{context.Background(), errors.New("insert (library):\n 503 busy"), "a workload failed: insert (library): 503 busy"},
+	} {
+		if got := stopped(c.ctx, c.err); got != c.want {
+			t.Errorf("stopped(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
 }

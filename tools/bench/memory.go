@@ -16,7 +16,8 @@ import (
 // memoryReadTarget is the point reads per second the memory backend must reach on one core.
 const memoryReadTarget = 200_000
 
-// runMemory measures the library's workloads on a fresh in-memory account.
+// runMemory measures the library's workloads on a fresh in-memory account. On an error it
+// returns the rows measured before it too.
 func runMemory(ctx context.Context, cfg Config) ([]Result, error) {
 	z := cfg.Sizes
 	acct := inmemory.NewAccount(nil)
@@ -118,7 +119,7 @@ func runMemory(ctx context.Context, cfg Config) ([]Result, error) {
 		cfg.progress("memory: %s: %d operations…", wl.name, wl.ops)
 		smp, err := measure(ctx, cfg, wl)
 		if err != nil {
-			return nil, fmt.Errorf("memory: %w", err)
+			return results, fmt.Errorf("memory: %w", err)
 		}
 		r := result(cfg, BackendMemory, wl, smp)
 		// Throughput here is what the loop achieved, timing overhead included.

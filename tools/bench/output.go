@@ -22,8 +22,9 @@ func writeJSON(out io.Writer, results []Result) error {
 }
 
 // writeText writes the results as an aligned table (names left, figures right) and a
-// legend.
-func writeText(out io.Writer, cfg Config, results []Result) error {
+// legend. stopped, when not empty, says why the run ended before its last workload; it
+// goes on the last line.
+func writeText(out io.Writer, cfg Config, results []Result, stopped string) error {
 	rows := [][]string{{"workload", "backend", "ops", "library median", "raw median", "ratio", "floor median", "lib/floor", "raw/floor",
 		"lib CPU/op", "raw CPU/op", "floor CPU/op", "lib/floor CPU", "library ops/s", "raw ops/s", "allocs/op", "target"}}
 	for _, r := range results {
@@ -80,6 +81,9 @@ func writeText(out io.Writer, cfg Config, results []Result) error {
 		if r.Status == StatusPending {
 			fmt.Fprintf(&b, "pending: %s (%s): %s\n", r.Workload, r.Backend, r.Note)
 		}
+	}
+	if stopped != "" {
+		fmt.Fprintf(&b, "incomplete: %s; the %d rows above were measured before, the workloads after them did not run.\n", stopped, len(results))
 	}
 	_, err := io.WriteString(out, b.String())
 	return err

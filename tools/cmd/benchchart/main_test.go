@@ -44,10 +44,10 @@ func TestParseSample(t *testing.T) {
 		t.Errorf("command %q", rep.command)
 	}
 	want := []row{
-		{"point read", "azure", f(0.93), f(1.04)},
-		{"point read (cache on)", "azure", f(0.007), nil},
-		{"hot row: 32x25 Mutate (floor: 800 read+update pairs)", "azure", nil, f(1.45)},
-		{"point read", "memory", nil, nil},
+		{"point read", "azure", f(0.93), f(1.04), nil},
+		{"point read (cache on)", "azure", f(0.007), nil, nil},
+		{"hot row: 32x25 Mutate (floor: 800 read+update pairs)", "azure", nil, f(1.45), nil},
+		{"point read", "memory", nil, nil, nil},
 	}
 	if len(rep.rows) != len(want) {
 		t.Fatalf("%d rows, want %d: %+v", len(rep.rows), len(want), rep.rows)

@@ -24,6 +24,9 @@ type row struct {
 	// ratio is the library's median over the raw SDK's, floor the library's over the
 	// plain-HTTP floor's; nil where the table has "-" (not measured).
 	ratio, floor *float64
+	// cells are the row's cells as printed, by the header's column names ("library
+	// median": "1.07ms").
+	cells map[string]string
 }
 
 // The columns the chart reads, named as tools/bench's writeText names them.
@@ -81,7 +84,10 @@ func parse(r io.Reader) (report, error) {
 		if len(cells) != width {
 			return report{}, fmt.Errorf("line %d: %d columns, the header has %d", n, len(cells), width)
 		}
-		rw := row{workload: cells[header[colWorkload]], backend: cells[header[colBackend]]}
+		rw := row{workload: cells[header[colWorkload]], backend: cells[header[colBackend]], cells: map[string]string{}}
+		for name, i := range header {
+			rw.cells[name] = cells[i]
+		}
 		var err error
 		if rw.ratio, err = figure(cells[header[colRatio]]); err != nil {
 			return report{}, fmt.Errorf("line %d: column %s: %w", n, colRatio, err)

@@ -62,7 +62,11 @@ another. Then it runs the library's workloads on the in-memory backend.
 
 The account is the flag's, or Azurite's with --azurite, or the one in $` + testConnectionEnv + `;
 without any, only the memory backend runs. The benchmark uses a table with a random name and
-deletes it at the end, also when interrupted. Progress goes to standard error.`,
+deletes it at the end, also when interrupted. Progress goes to standard error.
+
+Interrupted (SIGINT, SIGTERM), stopped by --timeout or by a failing workload, it prints the
+rows of the workloads measured so far, with a last line saying it stopped, and exits with
+status 1.`,
 		flags: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 			account := accountFlags(fs)
 			ops := fs.Int("ops", 200, "measured operations per single-row workload and side (1/20 of it for the workloads over many rows)")

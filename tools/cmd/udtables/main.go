@@ -57,10 +57,17 @@ func lookup(name string) *command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interrupts()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// interrupts returns a context cancelled by SIGINT or SIGTERM, which every command stops
+// on (bench printing the rows measured so far), and the function that restores the
+// signals' default behaviour.
+func interrupts() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
 // run executes the command line args and returns the process's exit status.

@@ -11,7 +11,7 @@ import (
 )
 
 // maxSizeRatio is the most the library's server may weigh against the same server written
-// with raw aztables, both stripped: the README's "Binary size" section.
+// with raw aztables, both stripped: "Binary size" in docs/performance.md.
 const maxSizeRatio = 1.26
 
 // TestServerSizeWithinRawBudget builds the shop's server (over the library) and rawserver

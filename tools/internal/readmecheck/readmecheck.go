@@ -66,7 +66,6 @@ var KnownImports = map[string]string{
 	"tables":         "github.com/unified-data/gotables/tables",
 	"azblobs":        "github.com/unified-data/gotables/tables/azblobs",
 	"blobdocs":       "github.com/unified-data/gotables/tables/blobdocs",
-	"codec":          "github.com/unified-data/gotables/tables/internal/codec",
 	"inmemory":       "github.com/unified-data/gotables/inmemory",
 	"identity":       "github.com/unified-data/gotables/identity",
 	"identitytables": "github.com/unified-data/gotables/identity/identitytables",
@@ -356,6 +355,10 @@ func compose(blocks []Block, order []int, mdName string) (Program, error) {
 					}
 					for _, is := range f.Imports {
 						path, _ := strconv.Unquote(is.Path.Value)
+						if isInternal(path) {
+							// The checker could load it; a reader's program could not.
+							return Program{}, fmt.Errorf("%s:%d: imports %s, an internal package no program outside its module can import", mdName, s.line, path)
+						}
 						imports[path] = ""
 						if is.Name != nil {
 							imports[path] = is.Name.Name
@@ -405,6 +408,11 @@ func compose(blocks []Block, order []int, mdName string) (Program, error) {
 	src.WriteString(stmts.String())
 	src.WriteString("\treturn nil\n}\n")
 	return Program{Block: blocks[order[len(order)-1]], Source: src.String(), Imports: paths}, nil
+}
+
+// isInternal reports an import path with an "internal" element.
+func isInternal(path string) bool {
+	return slices.Contains(strings.Split(path, "/"), "internal")
 }
 
 func importedAs(imports map[string]string, name string) bool {

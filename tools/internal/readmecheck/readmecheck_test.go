@@ -325,6 +325,19 @@ func TestProgramsRefuseBadNeeds(t *testing.T) {
 	}
 }
 
+// TestProgramsRefuseInternalImports: a guide's block that imports an internal package would
+// type-check here but not in a reader's program.
+func TestProgramsRefuseInternalImports(t *testing.T) {
+	blocks, err := Extract([]byte("```go\nimport \"github.com/unified-data/gotables/tables/internal/codec\"\n\nvar _ *codec.ValueError\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Programs(blocks, "docs/mapping.md")
+	if err == nil || !strings.Contains(err.Error(), "docs/mapping.md:2: imports github.com/unified-data/gotables/tables/internal/codec, an internal package") {
+		t.Errorf("Programs: %v, want the internal import refused at docs/mapping.md:2", err)
+	}
+}
+
 func TestSplit(t *testing.T) {
 	b := Block{Line: 10, Code: strings.Join([]string{
 		"type A struct{ X int }", // 10

@@ -72,8 +72,8 @@ type Service struct {
 	newID  func() string
 }
 
-// NewService returns the service over a store of orders, as tables.For or tables.For
-// return it.
+// NewService returns the service over a store of orders, as tables.For returns it over an
+// Azure account or an in-memory one (inmemory.NewAccount).
 func NewService(orders abstractions.Storage[Order]) *Service {
 	return &Service{orders: orders, newID: randomID}
 }

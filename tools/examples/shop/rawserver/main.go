@@ -1,8 +1,8 @@
 // Command rawserver is the example shop's server written with the Azure SDK's aztables
 // alone, without Unified Data Tables. It exists to be measured against the server
 // (tools/examples/shop/server): the same HTTP API, the same stored rows, the same answers,
-// so that the difference in binary size is what the library costs (see the README's
-// "Binary size" section and "make size").
+// so that the difference in binary size is what the library costs (see "Binary size" in
+// docs/performance.md, and "make size").
 //
 // It is kept minimal, but does what the server does through the library: it expands
 // "UseDevelopmentStorage=true", normalises and checks keys, stores each order as a row with
