@@ -255,8 +255,8 @@ func (noopSpan) End()                                    {}
 
 // BenchmarkTracing measures a store call without a Tracer (tracing=off) and with one whose
 // spans do nothing (tracing=on), over the in-package fake service, so that the difference is
-// the engine's own cost of tracing. docs/production.md ("Client options, tracing, logs and health") quotes it; compare the
-// two with benchstat -col /tracing.
+// the engine's own cost of tracing. docs/production.md ("Client options, tracing, logs and
+// health") quotes it; compare the two with benchstat -col /tracing.
 func BenchmarkTracing(b *testing.B) {
 	ctx := context.Background()
 	calls := []struct {

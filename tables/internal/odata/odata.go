@@ -39,7 +39,7 @@ var (
 type Error struct {
 	Field  string // the field's Go path, "" when the refusal is about the shape
 	Reason string
-	Kind   error  // the sentinel it matches
+	Kind   error // the sentinel it matches
 }
 
 func refuse(kind error, field, format string, args ...any) *Error {
