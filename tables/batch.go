@@ -77,7 +77,7 @@ func (p *plan) chunks() [][]int {
 // when not nil, receives the plan indices of each transaction that committed, one call at a
 // time. A skipGone plan goes on past a row the service will not delete and fails at the
 // end, naming it. The error of a failed call is a *abstractions.BatchError.
-func (s *Store[T]) runBatch(ctx context.Context, op string, p *plan, committed func(indices []int)) (int, error) {
+func (s *core) runBatch(ctx context.Context, op string, p *plan, committed func(indices []int)) (int, error) {
 	var mu sync.Mutex // serialises committed
 	var runs []*partRun
 	for _, pp := range p.parts() {
@@ -117,7 +117,7 @@ func (s *Store[T]) runBatch(ctx context.Context, op string, p *plan, committed f
 // sendChunk sends one transaction of a plan and reports its committed actions to ok. For a
 // skipGone plan it settles deletes the service answers 404 to (see settleDelete), records
 // the first row that stays in *stuck, and sends the rest again.
-func (s *Store[T]) sendChunk(ctx context.Context, op string, p *plan, r *partRun, idx []int, ok func(...int), stuck *error) error {
+func (s *core) sendChunk(ctx context.Context, op string, p *plan, r *partRun, idx []int, ok func(...int), stuck *error) error {
 	chunk := make([]service.Action, len(idx))
 	keys := make([][2]string, len(idx))
 	for i, j := range idx {
@@ -244,7 +244,7 @@ func countCommitted(runs []*partRun) int {
 // stops its partition; a failure that concerns the whole service, or the end of ctx, stops
 // every partition (steps already out finish). Every step has returned when it returns: no
 // goroutine is left behind.
-func (s *Store[T]) runParts(ctx context.Context, op string, runs []*partRun) {
+func (s *core) runParts(ctx context.Context, op string, runs []*partRun) {
 	type result struct {
 		r    *partRun
 		more bool
@@ -309,7 +309,7 @@ func (s *Store[T]) runParts(ctx context.Context, op string, runs []*partRun) {
 
 // notSent is the error of a partition whose next transaction was never sent because of
 // cause (the failure of another partition, or the end of the context).
-func (s *Store[T]) notSent(op, pk string, cause error) error {
+func (s *core) notSent(op, pk string, cause error) error {
 	e := &abstractions.StoreError{Op: op, Table: s.table, PartitionKey: pk, Err: cause,
 		Message: "this partition's remaining transactions were not sent, because the call stopped"}
 	switch {
@@ -340,7 +340,7 @@ func stopsBatch(err error) bool {
 }
 
 // batchError reports a batch call in which some partition failed; it is nil when none did.
-func (s *Store[T]) batchError(op string, runs []*partRun) error {
+func (s *core) batchError(op string, runs []*partRun) error {
 	failed := false
 	for _, r := range runs {
 		failed = failed || r.err != nil
@@ -381,7 +381,7 @@ const (
 // transaction means, and deletes the row alone when it is still there. For stillThere the
 // error says so, naming the row; the caller goes on with the other rows and reports it. Any
 // other error ends the call.
-func (s *Store[T]) settleDelete(ctx context.Context, op, pk, rk string) (settled, error) {
+func (s *core) settleDelete(ctx context.Context, op, pk, rk string) (settled, error) {
 	exists := func() (bool, error) {
 		_, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, keysOnly)
 		if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
@@ -412,7 +412,7 @@ func (s *Store[T]) settleDelete(ctx context.Context, op, pk, rk string) (settled
 }
 
 // translateTx names the row a failed transaction blamed.
-func (s *Store[T]) translateTx(op string, chunk []service.Action, err error) error {
+func (s *core) translateTx(op string, chunk []service.Action, err error) error {
 	var te *service.TransactionError
 	if errors.As(err, &te) && te.Index >= 0 && te.Index < len(chunk) {
 		r := chunk[te.Index].Row

@@ -89,7 +89,7 @@ func (p CachePolicy) String() string {
 }
 
 // cachedRow returns a fresh copy of the cached row under key, if the store caches.
-func (s *Store[T]) cachedRow(key string) (*service.Row, bool) {
+func (s *core) cachedRow(key string) (*service.Row, bool) {
 	if !s.policy.enabled() {
 		return nil, false
 	}
@@ -102,7 +102,7 @@ func (s *Store[T]) cachedRow(key string) (*service.Row, bool) {
 
 // readThrough runs fetch and, when the store caches and no write of key overlapped it,
 // stores what fetch returned. fetch returns nil for "nothing to store".
-func (s *Store[T]) readThrough(key string, fetch func() *cache.Entry) {
+func (s *core) readThrough(key string, fetch func() *cache.Entry) {
 	if !s.policy.enabled() {
 		fetch()
 		return
@@ -126,13 +126,13 @@ func (s *Store[T]) readThrough(key string, fetch func() *cache.Entry) {
 // other rows of a transaction) is dropped, and so is everything when the write failed.
 
 // beginWrite notes that a write of the keys is about to be sent.
-func (s *Store[T]) beginWrite(keys []string) { s.acct.cache.BeginWrite(keys) }
+func (s *core) beginWrite(keys []string) { s.acct.cache.BeginWrite(keys) }
 
 // endWrite notes that the write of the keys returned err. After a success, when the store
 // caches and written is not nil, the row's own key keeps written with w's ETag and
 // Timestamp as the row's new version (nil written drops it, as for a delete or a
 // transaction whose rows the cache does not keep).
-func (s *Store[T]) endWrite(keys []string, err error, written *service.Row, w service.Written) {
+func (s *core) endWrite(keys []string, err error, written *service.Row, w service.Written) {
 	var next func(*cache.Entry) *cache.Entry
 	if err == nil && written != nil && s.policy.enabled() {
 		next = func(*cache.Entry) *cache.Entry {
@@ -145,7 +145,7 @@ func (s *Store[T]) endWrite(keys []string, err error, written *service.Row, w se
 // endWriteWith is endWrite for a write whose cached version depends on what the cache holds
 // when the write returns (Patch): after a success, next receives the row's current entry
 // and returns the entry to store (nil drops the row).
-func (s *Store[T]) endWriteWith(keys []string, err error, next func(current *cache.Entry) *cache.Entry) {
+func (s *core) endWriteWith(keys []string, err error, next func(current *cache.Entry) *cache.Entry) {
 	if err != nil && s.policy.enabled() {
 		s.acct.logger().Debug("unified tables: a write failed; the read cache dropped what it touched",
 			"table", s.table, "entries", len(keys), "error", callerr.KindName(err))
@@ -165,7 +165,7 @@ func (s *Store[T]) endWriteWith(keys []string, err error, next func(current *cac
 
 // Cache keys of the store's table (package cache): a row's, a partition's list, the table's
 // list, and those a write of rows touches.
-func (s *Store[T]) entityKey(pk, rk string) string       { return s.keys.Entity(pk, rk) }
-func (s *Store[T]) partitionKey(pk string) string        { return s.keys.Partition(pk) }
-func (s *Store[T]) tableKey() string                     { return s.keys.Table() }
-func (s *Store[T]) writeKeys(rows ...[2]string) []string { return s.keys.Write(rows...) }
+func (s *core) entityKey(pk, rk string) string       { return s.keys.Entity(pk, rk) }
+func (s *core) partitionKey(pk string) string        { return s.keys.Partition(pk) }
+func (s *core) tableKey() string                     { return s.keys.Table() }
+func (s *core) writeKeys(rows ...[2]string) []string { return s.keys.Write(rows...) }

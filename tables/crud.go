@@ -18,7 +18,13 @@ import (
 // prepared is an entity ready to be written: a copy of it with the id and times the write
 // will store, and its row. The caller's entity is updated from the copy only on success.
 type prepared[T any] struct {
-	v      T
+	copy T
+	write
+}
+
+// write is a prepared entity as the code that writes rows sees it, whatever its type.
+type write struct {
+	v      any                  // the copy: a *T
 	base   *abstractions.Entity // the Entity inside v
 	pk, rk string
 	row    service.Row
@@ -41,8 +47,9 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 	if v == nil {
 		return nil, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.table, Message: "the entity is nil"}
 	}
-	p := &prepared[T]{v: *v}
-	b := s.entity(&p.v)
+	p := &prepared[T]{copy: *v}
+	p.v = &p.copy
+	b := s.entity(&p.copy)
 	p.base = b
 	id, pk, rk, err := s.resolveID(op, b.ID)
 	if err != nil {
@@ -55,12 +62,12 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 	}
 	b.UpdatedAt = now
 	if s.split {
-		if err := s.prepareLarge(op, p); err != nil {
+		if err := s.prepareLarge(op, &p.write); err != nil {
 			return nil, err
 		}
 		return p, nil
 	}
-	row, err := codec.EncodeRow(&p.v, pk, rk, &s.acct.codec)
+	row, err := codec.EncodeRow(p.v, pk, rk, &s.acct.codec)
 	if err != nil {
 		return nil, rowError(op, s.table, pk, rk, "the entity cannot be stored; nothing was sent", err)
 	}
@@ -71,7 +78,7 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 // commit copies the written entity back to the caller's, with the service's version.
 func (p *prepared[T]) commit(dst *T, w service.Written) {
 	p.base.ETag, p.base.Timestamp = w.ETag, w.Timestamp
-	*dst = p.v
+	*dst = p.copy
 }
 
 // write runs one action for a prepared entity. The read cache keeps the version it wrote
@@ -235,7 +242,7 @@ func (s *Store[T]) Delete(ctx context.Context, id, ifMatch string) (_ bool, err 
 }
 
 // deleteConflict is the error of a delete whose row is at another version than ifMatch.
-func (s *Store[T]) deleteConflict(pk, rk string, err error) error {
+func (s *core) deleteConflict(pk, rk string, err error) error {
 	return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: "delete", Table: s.table, PartitionKey: pk, RowKey: rk, Err: err,
 		Message: "the row changed since the version this delete was based on, and was not deleted; read it again to decide"}
 }
@@ -363,7 +370,7 @@ func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
 
 // foreign reports a row that a store sharing its table (StoreOptions.SharedTable) leaves
 // to the polymorphic stores: one that carries the discriminator column.
-func (s *Store[T]) foreign(r *service.Row) bool {
+func (s *core) foreign(r *service.Row) bool {
 	if !s.shared {
 		return false
 	}
@@ -373,7 +380,7 @@ func (s *Store[T]) foreign(r *service.Row) bool {
 
 // sharedSel is the projection sel, with the discriminator column when the store shares its
 // table, so that foreign can tell the rows it skips. A nil projection reads every column.
-func (s *Store[T]) sharedSel(sel []string) []string {
+func (s *core) sharedSel(sel []string) []string {
 	if !s.shared || sel == nil {
 		return sel
 	}

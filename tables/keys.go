@@ -64,7 +64,7 @@ func invalidUTF8(op, table, which string) error {
 // resolveID normalises id (unless the account keeps ids as written), splits it and checks
 // both keys. It returns the id as it will be stored. It is the check of every call that
 // writes (or takes its turn to write) the row, and refuses an empty key.
-func (s *Store[T]) resolveID(op, id string) (stored, pk, rk string, err error) {
+func (s *core) resolveID(op, id string) (stored, pk, rk string, err error) {
 	return s.resolveKeys(op, id, false)
 }
 
@@ -72,11 +72,11 @@ func (s *Store[T]) resolveID(op, id string) (stored, pk, rk string, err error) {
 // an empty partition or row key ("|x", "x|", "|"), which Azure stores and other programs
 // (a .NET service, the raw SDK) write: such rows can be read, and moved to keys of their
 // own. An id that is empty as a whole is refused still: it is a zero Entity, not a key.
-func (s *Store[T]) resolveReadID(op, id string) (stored, pk, rk string, err error) {
+func (s *core) resolveReadID(op, id string) (stored, pk, rk string, err error) {
 	return s.resolveKeys(op, id, true)
 }
 
-func (s *Store[T]) resolveKeys(op, id string, read bool) (stored, pk, rk string, err error) {
+func (s *core) resolveKeys(op, id string, read bool) (stored, pk, rk string, err error) {
 	if !utf8.ValidString(id) {
 		return "", "", "", invalidUTF8(op, s.table, "id")
 	}
@@ -113,7 +113,7 @@ func (s *Store[T]) resolveKeys(op, id string, read bool) (stored, pk, rk string,
 // address such a partition, and a value that holds one is, in a multi-tenant program, one
 // tenant's name reaching for another's rows) or breaks a key rule; so "" and a partition
 // that normalises to "" are refused too.
-func (s *Store[T]) checkPartition(op, partition string) (string, error) {
+func (s *core) checkPartition(op, partition string) (string, error) {
 	if !utf8.ValidString(partition) {
 		return "", invalidUTF8(op, s.table, "partition key")
 	}
@@ -134,7 +134,7 @@ func (s *Store[T]) checkPartition(op, partition string) (string, error) {
 
 // normalID returns an id as the store addresses it: normalised with abstractions.NormalizeID
 // unless the account keeps ids as written. It checks nothing: see resolveID.
-func (s *Store[T]) normalID(id string) string {
+func (s *core) normalID(id string) string {
 	if s.acct.opts.IDs == NormalizeIDs {
 		return abstractions.NormalizeID(id)
 	}
@@ -144,7 +144,7 @@ func (s *Store[T]) normalID(id string) string {
 // normalPartition returns a partition given on its own as the store addresses it: normalised
 // with abstractions.NormalizePartition (the partition part of every id that starts with
 // it) unless the account keeps ids as written. It checks nothing: see checkPartition.
-func (s *Store[T]) normalPartition(partition string) string {
+func (s *core) normalPartition(partition string) string {
 	if s.acct.opts.IDs == NormalizeIDs {
 		return abstractions.NormalizePartition(partition)
 	}
@@ -155,7 +155,7 @@ func (s *Store[T]) normalPartition(partition string) string {
 // row-key part of an id is (abstractions.NormalizeID: spaces as "-", lower case), except
 // that nothing is trimmed, since more of the row key may follow the prefix and the
 // partition precedes it. Unless the account keeps ids as written.
-func (s *Store[T]) normalRowKeyPrefix(prefix string) string {
+func (s *core) normalRowKeyPrefix(prefix string) string {
 	if s.acct.opts.IDs == NormalizeIDs {
 		return strings.ToLower(strings.ReplaceAll(prefix, " ", "-"))
 	}

@@ -138,7 +138,7 @@ func fileColumns(f *codec.Field) []string {
 }
 
 // prepareLarge checks the keys of a split-aware entity and plans its rows.
-func (s *Store[T]) prepareLarge(op string, p *prepared[T]) error {
+func (s *core) prepareLarge(op string, p *write) error {
 	if _, _, ok := largevalue.IsContinuationKey(p.rk); ok {
 		return keyError(op, s.table, p.pk, p.rk, "row key",
 			"ends with '~' and four digits, the shape of a continuation row's key, which a split-aware type reserves")
@@ -147,7 +147,7 @@ func (s *Store[T]) prepareLarge(op string, p *prepared[T]) error {
 		return keyError(op, s.table, p.pk, p.rk, "row key",
 			fmt.Sprintf("is %d UTF-16 code units long; a split-aware type allows %d, to leave room for continuation keys", n, largevalue.MaxSplitRowKeyLength))
 	}
-	fixed, large, err := codec.EncodeLarge(&p.v, &s.acct.codec)
+	fixed, large, err := codec.EncodeLarge(p.v, &s.acct.codec)
 	if err != nil {
 		return rowError(op, s.table, p.pk, p.rk, "the entity cannot be stored; nothing was sent", err)
 	}
@@ -172,7 +172,7 @@ func (s *Store[T]) prepareLarge(op string, p *prepared[T]) error {
 
 // offloadable reports whether a large field may go to a blob: its own offload= option wins
 // over the type-level one, and only offload=never forbids it.
-func (s *Store[T]) offloadable(f *codec.Field) bool {
+func (s *core) offloadable(f *codec.Field) bool {
 	if f.Offload != "" {
 		return f.Offload != codec.OffloadNever
 	}
@@ -200,7 +200,7 @@ type stored struct {
 }
 
 // storedState is what the stored main row r tells a write.
-func (s *Store[T]) storedState(r *service.Row) (stored, error) {
+func (s *core) storedState(r *service.Row) (stored, error) {
 	st := stored{found: true, etag: r.ETag, refs: blobRefs(r)}
 	if s.acct.off == nil {
 		for _, c := range s.large {
@@ -225,7 +225,7 @@ func (s *Store[T]) storedState(r *service.Row) (stored, error) {
 }
 
 // readState reads the main row's part count and version.
-func (s *Store[T]) readState(ctx context.Context, pk, rk string) (stored, error) {
+func (s *core) readState(ctx context.Context, pk, rk string) (stored, error) {
 	row, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, s.stateSel)
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return stored{}, nil
@@ -239,7 +239,7 @@ func (s *Store[T]) readState(ctx context.Context, pk, rk string) (stored, error)
 // continuationRows returns the rows at rk's continuation keys that are its continuation
 // rows (their _SplitOf names rk), with the given projection (nil: whole rows). last bounds
 // the indices looked at (0: every possible one).
-func (s *Store[T]) continuationRows(ctx context.Context, pk, rk string, last int, sel []string) ([]service.Row, []service.Row, error) {
+func (s *core) continuationRows(ctx context.Context, pk, rk string, last int, sel []string) ([]service.Row, []service.Row, error) {
 	hi := largevalue.ContinuationKey(rk, 9999)
 	if last > 0 {
 		hi = largevalue.ContinuationKey(rk, last)

@@ -40,7 +40,7 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, ps
 	fs := &fileSources{}
 	defer fs.release()
 	for _, i := range order {
-		if err := s.resolveFiles(ctx, op, ps[i], fs); err != nil {
+		if err := s.resolveFiles(ctx, op, &ps[i].write, fs); err != nil {
 			return 0, err
 		}
 	}
@@ -56,10 +56,10 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, ps
 			r.add(i, ps[i].rk, i)
 		}
 		// carried is the unit that did not fit the previous transaction, with its actions.
-		var carried *splitUnit[T]
+		var carried *splitUnit
 		var carriedActs []service.Action
 		r.step = func(ctx context.Context) (bool, error) {
-			var pack []*splitUnit[T]
+			var pack []*splitUnit
 			var packIdx []int
 			var budget largevalue.Budget
 			for len(idxs) > 0 {
@@ -67,7 +67,7 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, ps
 				u, ua := carried, carriedActs
 				carried, carriedActs = nil, nil
 				if u == nil {
-					u = &splitUnit[T]{p: ps[i], mode: mode, fs: fs}
+					u = &splitUnit{p: &ps[i].write, mode: mode, fs: fs}
 					if mode != modeCreate {
 						st, err := s.readState(ctx, u.p.pk, u.p.rk)
 						if err != nil && !errors.Is(err, abstractions.ErrIntegrity) {
@@ -143,7 +143,7 @@ func lastOccurrences[T any](ps []*prepared[T]) []int {
 // changed meanwhile deletes its entities one by one as they are then. Continuation rows
 // listed without their main row are deleted last, only when no main row exists for them and
 // each is still the version listed. It returns the number of entities deleted.
-func (s *Store[T]) deletePartitionLarge(ctx context.Context, pk string) (int, error) {
+func (s *core) deletePartitionLarge(ctx context.Context, pk string) (int, error) {
 	const op = "delete partition"
 	var mains []service.Row
 	conts := map[string][]service.Row{}
@@ -253,7 +253,7 @@ func (s *Store[T]) deletePartitionLarge(ctx context.Context, pk string) (int, er
 // older than the cleanup grace and that no row of the partition references now (a row
 // another writer created meanwhile keeps its blobs). Like the cleanup after a write, it runs
 // on for at most cleanupOvertime after ctx ends and reports nothing.
-func (s *Store[T]) cleanupPartition(ctx context.Context, pk string) {
+func (s *core) cleanupPartition(ctx context.Context, pk string) {
 	off := s.acct.off
 	if off == nil || !off.cleanup {
 		return

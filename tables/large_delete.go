@@ -16,7 +16,7 @@ import (
 
 // readFullState is readState for a type with protected fields: it reads the whole main row,
 // which the protected-field check compares.
-func (s *Store[T]) readFullState(ctx context.Context, pk, rk string) (service.Row, stored, error) {
+func (s *core) readFullState(ctx context.Context, pk, rk string) (service.Row, stored, error) {
 	row, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, nil)
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return service.Row{}, stored{}, nil
@@ -32,7 +32,7 @@ func (s *Store[T]) readFullState(ctx context.Context, pk, rk string) (service.Ro
 // version read, which must be ifMatch unless that is "". It reports whether it deleted the
 // main row. An id of a continuation row's shape deletes nothing; an id with no main row
 // removes the leftover continuation rows that name it.
-func (s *Store[T]) deleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, error) {
+func (s *core) deleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, error) {
 	const op = "delete"
 	if _, _, ok := largevalue.IsContinuationKey(rk); ok {
 		return false, nil

@@ -17,7 +17,7 @@ import (
 // readLarge reads a split-aware entity whole: the main row, its continuation rows, every
 // value verified. first, when not nil, is a main row already read (by a query). A missing
 // row (or a continuation row's key) is ErrNotFound.
-func (s *Store[T]) readLarge(ctx context.Context, op, pk, rk string, first *service.Row) (service.Row, error) {
+func (s *core) readLarge(ctx context.Context, op, pk, rk string, first *service.Row) (service.Row, error) {
 	var lastErr error
 	for attempt := 1; attempt <= splitAttempts; attempt++ {
 		if err := splitRetry.Wait(ctx, attempt); err != nil {
@@ -79,7 +79,7 @@ func (s *Store[T]) readLarge(ctx context.Context, op, pk, rk string, first *serv
 
 // materialize turns a row a query or list returned into the row to decode. skip reports a
 // row that is not an entity of its own (a continuation row) or that vanished meanwhile.
-func (s *Store[T]) materialize(ctx context.Context, op string, r *service.Row) (row service.Row, skip bool, err error) {
+func (s *core) materialize(ctx context.Context, op string, r *service.Row) (row service.Row, skip bool, err error) {
 	if largevalue.IsContinuation(r) || s.foreign(r) {
 		return service.Row{}, true, nil
 	}

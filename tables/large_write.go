@@ -35,7 +35,7 @@ type actionRef struct {
 }
 
 // unitActions returns the actions that write p's layout over the rows st describes.
-func (s *Store[T]) unitActions(p *prepared[T], mode writeMode, etag string, st *stored) []service.Action {
+func (s *core) unitActions(p *write, mode writeMode, etag string, st *stored) []service.Action {
 	rows := p.layout.Rows
 	acts := make([]service.Action, 0, len(rows)+max(st.parts-len(rows), 0)+len(st.leftovers))
 	main := service.Action{Op: service.OpInsert, Row: rows[0]}
@@ -77,8 +77,8 @@ func (s *Store[T]) unitActions(p *prepared[T], mode writeMode, etag string, st *
 }
 
 // A splitUnit is one entity of a split-aware write.
-type splitUnit[T any] struct {
-	p    *prepared[T]
+type splitUnit struct {
+	p    *write
 	mode writeMode
 	etag string // modeStrict's version
 	st   stored
@@ -87,7 +87,7 @@ type splitUnit[T any] struct {
 }
 
 // lostRace is the error of a write that kept losing its condition.
-func (s *Store[T]) lostRace(op, pk, rk string, last error) error {
+func (s *core) lostRace(op, pk, rk string, last error) error {
 	return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: op, Table: s.table, PartitionKey: pk, RowKey: rk, Err: last,
 		Message: fmt.Sprintf("other writers changed the row during each of %d attempts; retry, or serialize the writes of this row", splitAttempts)}
 }
@@ -95,7 +95,7 @@ func (s *Store[T]) lostRace(op, pk, rk string, last error) error {
 // lostAttempt logs, at Debug, an attempt of a split-aware write or read that another writer
 // made it repeat (the verbs' own lost attempts are logged by verbSpan.Event, in the same
 // style). The keys are logged only when the account records keys; err is logged as its kind.
-func (s *Store[T]) lostAttempt(ctx context.Context, op, pk, rk string, attempt int, reason string, err error) {
+func (s *core) lostAttempt(ctx context.Context, op, pk, rk string, attempt int, reason string, err error) {
 	l := s.acct.logger()
 	if !l.Enabled(ctx, slog.LevelDebug) {
 		return
@@ -116,11 +116,11 @@ func (s *Store[T]) lostAttempt(ctx context.Context, op, pk, rk string, attempt i
 func (s *Store[T]) writeLarge(ctx context.Context, op string, v *T, p *prepared[T], mode writeMode, etag string) error {
 	fs := &fileSources{}
 	defer fs.release()
-	if err := s.resolveFiles(ctx, op, p, fs); err != nil {
+	if err := s.resolveFiles(ctx, op, &p.write, fs); err != nil {
 		return err
 	}
-	u := &splitUnit[T]{p: p, mode: mode, etag: etag, fs: fs}
-	w, err := s.writeUnits(ctx, op, []*splitUnit[T]{u})
+	u := &splitUnit{p: &p.write, mode: mode, etag: etag, fs: fs}
+	w, err := s.writeUnits(ctx, op, []*splitUnit{u})
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (s *Store[T]) writeLarge(ctx context.Context, op string, v *T, p *prepared[
 // writeUnits writes entities of one partition in one transaction (or one action, when that
 // is all they need), reading and retrying as the modes require. It returns the version of
 // the first unit's main row, as the write's response reports it (zero when it does not).
-func (s *Store[T]) writeUnits(ctx context.Context, op string, units []*splitUnit[T]) (service.Written, error) {
+func (s *core) writeUnits(ctx context.Context, op string, units []*splitUnit) (service.Written, error) {
 	prot := s.protectedFields()
 	var lastErr error
 	for attempt := 1; attempt <= splitAttempts; attempt++ {
@@ -288,7 +288,7 @@ func (s *Store[T]) writeUnits(ctx context.Context, op string, units []*splitUnit
 // delete their blobs (the account has no offload container), so they are left to an orphan
 // sweep by an account that has. With offload configured, the cleanup after the commit and
 // the sweeps take care of them, and nothing is logged.
-func (s *Store[T]) releasedBlobs(op, pk, rk string, blobs []string) {
+func (s *core) releasedBlobs(op, pk, rk string, blobs []string) {
 	if len(blobs) == 0 || s.acct.off != nil {
 		return
 	}

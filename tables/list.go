@@ -11,7 +11,7 @@ import (
 
 // scan runs q to its end, page by page, handing each row to fn. Pages may be empty and
 // still continue (the real service does that), so only a missing continuation ends it.
-func (s *Store[T]) scan(ctx context.Context, q service.Query, fn func(*service.Row) error) error {
+func (s *core) scan(ctx context.Context, q service.Query, fn func(*service.Row) error) error {
 	for {
 		page, err := s.acct.tables.Query(ctx, s.table, q)
 		if err != nil {
@@ -92,7 +92,7 @@ func (s *Store[T]) ListAll(ctx context.Context) (_ []*T, err error) {
 	return s.list(ctx, "list", "", s.tableKey(), "")
 }
 
-func (s *Store[T]) count(ctx context.Context, pk, filter string) (int, error) {
+func (s *core) count(ctx context.Context, pk, filter string) (int, error) {
 	n := 0
 	sel := keysOnly
 	if s.split {

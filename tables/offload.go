@@ -177,7 +177,7 @@ func (a *Account) BlobOffload() *BlobOffloadOptions {
 }
 
 // plannerOffload is the planner's view of the store's offload, nil when not configured.
-func (s *Store[T]) plannerOffload() *largevalue.Offload {
+func (s *core) plannerOffload() *largevalue.Offload {
 	if s.acct.off == nil {
 		return nil
 	}
@@ -227,7 +227,7 @@ func (fs *fileSources) release() {
 
 // planLarge plans the rows of a prepared split-aware entity whose files (if any) are
 // resolved, and its logical row (the read cache's form).
-func (s *Store[T]) planLarge(op string, p *prepared[T]) error {
+func (s *core) planLarge(op string, p *write) error {
 	lay, err := largevalue.Plan(p.pk, p.rk, p.fixed, p.values, s.plannerOffload())
 	if err != nil {
 		if errors.Is(err, abstractions.ErrInvalidKey) {
@@ -256,7 +256,7 @@ func (s *Store[T]) planLarge(op string, p *prepared[T]) error {
 
 // resolveFiles hashes the files of a prepared entity (taking them for this write) and plans
 // its rows. An account without offload refuses a file before its reader is read.
-func (s *Store[T]) resolveFiles(ctx context.Context, op string, p *prepared[T], fs *fileSources) error {
+func (s *core) resolveFiles(ctx context.Context, op string, p *write, fs *fileSources) error {
 	if p.layout != nil {
 		return nil
 	}
@@ -275,7 +275,7 @@ func (s *Store[T]) resolveFiles(ctx context.Context, op string, p *prepared[T], 
 }
 
 // fileError names the file a write could not take.
-func (s *Store[T]) fileError(op string, p *prepared[T], fv fileValue, err error) error {
+func (s *core) fileError(op string, p *write, fv fileValue, err error) error {
 	kind := abstractions.ErrInvalidArgument
 	for _, k := range []error{context.Canceled, context.DeadlineExceeded, abstractions.ErrIntegrity, abstractions.ErrUnavailable, abstractions.ErrInvalidArgument} {
 		if errors.Is(err, k) {
@@ -340,13 +340,13 @@ func (g *goneBody) Read(p []byte) (int, error) {
 }
 
 // sameBlob reports whether a File's blob is the named blob of this store's account.
-func (s *Store[T]) sameBlob(fb driver.FileBlob, path string) bool {
+func (s *core) sameBlob(fb driver.FileBlob, path string) bool {
 	b, ok := fb.(*storeBlob)
 	return ok && b.blobs == s.acct.blobs && b.container == s.acct.off.container && b.path == path
 }
 
 // blobOf returns the offload blob path of row (pk, rk), as a File streams it.
-func (s *Store[T]) blobOf(pk, rk, path string) *storeBlob {
+func (s *core) blobOf(pk, rk, path string) *storeBlob {
 	b := &storeBlob{blobs: s.acct.blobs, path: path}
 	if s.acct.off != nil {
 		b.container = s.acct.off.container
@@ -358,7 +358,7 @@ func (s *Store[T]) blobOf(pk, rk, path string) *storeBlob {
 }
 
 // bindFile returns the File of a stored reference.
-func (s *Store[T]) bindFile(pk, rk string, ref largevalue.BlobRef) *abstractions.File {
+func (s *core) bindFile(pk, rk string, ref largevalue.BlobRef) *abstractions.File {
 	return driver.NewStoredFile(s.blobOf(pk, rk, ref.Path), ref.SHA256, ref.Length, ref.ContentType)
 }
 
@@ -391,7 +391,7 @@ func (s *Store[T]) bindFiles(v *T, row *service.Row) error {
 
 // uploadBlobs uploads the blobs of a unit's layout that this write has not uploaded yet:
 // create-only, an existing blob (the same name, so the same content) being touched instead.
-func (s *Store[T]) uploadBlobs(ctx context.Context, op string, p *prepared[T], fs *fileSources) error {
+func (s *core) uploadBlobs(ctx context.Context, op string, p *write, fs *fileSources) error {
 	lay := p.layout
 	if len(lay.Blobs) == 0 {
 		return nil
@@ -425,7 +425,7 @@ func (s *Store[T]) uploadBlobs(ctx context.Context, op string, p *prepared[T], f
 }
 
 // uploadFile uploads (or touches) the blob of one file of a unit.
-func (s *Store[T]) uploadFile(ctx context.Context, op string, p *prepared[T], b largevalue.Blob, fs *fileSources) error {
+func (s *core) uploadFile(ctx context.Context, op string, p *write, b largevalue.Blob, fs *fileSources) error {
 	var fv fileValue
 	for _, f := range p.files {
 		if f.field.Name == b.Column {
@@ -462,13 +462,13 @@ func (s *Store[T]) uploadFile(ctx context.Context, op string, p *prepared[T], b 
 		return nil
 	}
 	// A File that streams another blob keeps it; the written field gets the new one.
-	return codec.SetFile(&p.v, fv.field, s.bindFile(p.pk, p.rk, b.Ref))
+	return codec.SetFile(p.v, fv.field, s.bindFile(p.pk, p.rk, b.Ref))
 }
 
 // putBlob runs an upload create-only; a blob that exists already is touched instead (its
 // name holds its hash, so it holds the same bytes). A blob that vanishes between the two is
 // uploaded again, once.
-func (s *Store[T]) putBlob(ctx context.Context, ref largevalue.BlobRef, upload func(context.Context, service.UploadOptions) (service.BlobProperties, error)) (service.BlobProperties, error) {
+func (s *core) putBlob(ctx context.Context, ref largevalue.BlobRef, upload func(context.Context, service.UploadOptions) (service.BlobProperties, error)) (service.BlobProperties, error) {
 	opts := service.UploadOptions{Mode: service.UploadCreate, ContentType: ref.ContentType}
 	if ref.Encoding == largevalue.EncGzip {
 		opts.ContentEncoding = "gzip"
@@ -506,7 +506,7 @@ func blobRefs(row *service.Row) []largevalue.BlobRef {
 
 // released returns the blobs of old that a write of row (pk, rk) no longer references and
 // that are the row's own.
-func (s *Store[T]) released(pk, rk string, old []largevalue.BlobRef, keep []largevalue.Blob) []string {
+func (s *core) released(pk, rk string, old []largevalue.BlobRef, keep []largevalue.Blob) []string {
 	prefix := largevalue.RowBlobPrefix(s.table, pk, rk)
 	kept := map[string]bool{}
 	for _, b := range keep {
@@ -547,7 +547,7 @@ func cutoff(at time.Time, olderThan time.Duration) time.Time {
 // cleanup deletes released blobs of a committed write or delete, each on condition that it
 // is older than the grace at the commit's time at (zero: ask the service). It runs on after
 // ctx ends, for at most cleanupOvertime, and reports nothing: what it leaves is the sweep's.
-func (s *Store[T]) cleanup(ctx context.Context, at time.Time, paths []string) {
+func (s *core) cleanup(ctx context.Context, at time.Time, paths []string) {
 	off := s.acct.off
 	if len(paths) == 0 || off == nil || !off.cleanup {
 		return
@@ -598,7 +598,7 @@ func overtime(ctx context.Context, d time.Duration) (context.Context, context.Ca
 // account without offload it returns the row as it is: largevalue.Assemble has refused
 // every reference it could not read (an *largevalue.OffloadedError). A missing or changed
 // blob is an *largevalue.IntegrityError.
-func (s *Store[T]) fetchBlobs(ctx context.Context, op string, row service.Row) (service.Row, error) {
+func (s *core) fetchBlobs(ctx context.Context, op string, row service.Row) (service.Row, error) {
 	if s.acct.off == nil {
 		return row, nil
 	}
@@ -641,7 +641,7 @@ func (s *Store[T]) fetchBlobs(ctx context.Context, op string, row service.Row) (
 
 // download reads a referenced blob whole, at most its recorded length and one byte more. A
 // missing blob is an *largevalue.IntegrityError.
-func (s *Store[T]) download(ctx context.Context, ref largevalue.BlobRef) ([]byte, error) {
+func (s *core) download(ctx context.Context, ref largevalue.BlobRef) ([]byte, error) {
 	blob, err := s.acct.blobs.Download(ctx, s.acct.off.container, ref.Path, service.Conditions{})
 	if abstractions.HasStatus(err, http.StatusNotFound, "") {
 		return nil, &largevalue.IntegrityError{Reason: fmt.Sprintf("the blob %q is missing", ref.Path)}

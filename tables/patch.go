@@ -79,7 +79,7 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 // when the merge was conditional on exactly the cached version; otherwise it keeps the one
 // it had, which is older than the row's, so a Strict write of it meets a conflict rather
 // than overwriting a change it has not seen. In every other case the entity is dropped.
-func (s *Store[T]) merge(ctx context.Context, row service.Row, ifMatch string, warm bool) (service.Written, error) {
+func (s *core) merge(ctx context.Context, row service.Row, ifMatch string, warm bool) (service.Written, error) {
 	key := s.entityKey(row.PartitionKey, row.RowKey)
 	var before *cache.Entry
 	if warm && s.policy.enabled() {

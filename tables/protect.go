@@ -41,7 +41,7 @@ import (
 const guardAttempts = 5
 
 // protectedFields returns the plan's protected columns.
-func (s *Store[T]) protectedFields() []*codec.Field {
+func (s *core) protectedFields() []*codec.Field {
 	var out []*codec.Field
 	fields := s.plan.Fields()
 	for i := range fields {
@@ -84,7 +84,7 @@ func (s *Store[T]) writeGuarded(ctx context.Context, op string, p *prepared[T], 
 		case pinned && stored.ETag != a.IfMatch:
 			return s.write(ctx, op, p, a)
 		default:
-			if err := s.checkProtected(ctx, op, p, &stored, prot); err != nil {
+			if err := s.checkProtected(ctx, op, &p.write, &stored, prot); err != nil {
 				return service.Written{}, err
 			}
 			if !pinned {
@@ -112,9 +112,9 @@ var guardRetry = abstractions.RetryOptions{Backoff: 10 * time.Millisecond}
 
 // checkProtected compares the protected cells p would write with the stored row's and asks
 // the authorizer about each one that changes.
-func (s *Store[T]) checkProtected(ctx context.Context, op string, p *prepared[T], stored *service.Row, prot []*codec.Field) error {
-	old, err := codec.Decode[T](stored, &s.acct.codec)
-	if err != nil {
+func (s *core) checkProtected(ctx context.Context, op string, p *write, stored *service.Row, prot []*codec.Field) error {
+	old := reflect.New(s.plan.Type()).Interface()
+	if err := codec.DecodeInto(stored, old, &s.acct.codec); err != nil {
 		return fmt.Errorf("%s %s (%q, %q): reading the stored row to check protected fields: %w", op, s.table, p.pk, p.rk, err)
 	}
 	oldProps, err := codec.Encode(old, &s.acct.codec)
@@ -135,7 +135,7 @@ func (s *Store[T]) checkProtected(ctx context.Context, op string, p *prepared[T]
 		}
 		return &abstractions.StoreError{Kind: abstractions.ErrProtectedProperty, Op: op, Table: s.table, PartitionKey: p.pk, RowKey: p.rk,
 			Message: fmt.Sprintf("the protected field %s (roles %s) would change from %s to %s; %s; nothing was written",
-				f.Path, strings.Join(f.Protected, "|"), describeField(reflect.ValueOf(old).Elem(), f), describeField(reflect.ValueOf(&p.v).Elem(), f), why)}
+				f.Path, strings.Join(f.Protected, "|"), describeField(reflect.ValueOf(old).Elem(), f), describeField(reflect.ValueOf(p.v).Elem(), f), why)}
 	}
 	return nil
 }

@@ -85,11 +85,11 @@ func (s *Store[T]) prepareQuery(op string, q *abstractions.Query[T]) (*preparedQ
 	return p, nil
 }
 
-func (s *Store[T]) queryError(op string, kind error, msg string) error {
+func (s *core) queryError(op string, kind error, msg string) error {
 	return &abstractions.StoreError{Kind: kind, Op: op, Table: s.table, Message: msg + "; nothing was sent"}
 }
 
-func (s *Store[T]) filterError(op string, e *odata.Error) error {
+func (s *core) filterError(op string, e *odata.Error) error {
 	msg := e.Reason
 	if e.Field != "" {
 		msg = "cannot filter on " + e.Field + ": " + msg
@@ -100,7 +100,7 @@ func (s *Store[T]) filterError(op string, e *odata.Error) error {
 // pages runs the prepared query from cont, page by page, handing each row to fn until fn
 // says stop, take rows were handed (0: no limit) or the service has no more. Each page asks
 // for no more rows than are still wanted.
-func (s *Store[T]) pages(ctx context.Context, op string, p *preparedQuery, sel []string, take int, fn func(*service.Row) (bool, error)) error {
+func (s *core) pages(ctx context.Context, op string, p *preparedQuery, sel []string, take int, fn func(*service.Row) (bool, error)) error {
 	sq := service.Query{Filter: p.filter, Select: sel}
 	remaining := take
 	for {
@@ -253,7 +253,7 @@ func cursorRefusal(c cursor, table, bounds string) string {
 
 // bounds hashes what a cursor is bound to: the table, partition, prefix, page size and
 // filter (which carries the partition and prefix too).
-func (s *Store[T]) bounds(p *preparedQuery, size int) string {
+func (s *core) bounds(p *preparedQuery, size int) string {
 	h := sha256.New()
 	for _, part := range []string{strings.ToLower(s.table), p.pk, p.prefix, p.filter} {
 		var n [8]byte
@@ -341,7 +341,7 @@ func (s *Store[T]) decodeListed(ctx context.Context, op string, r *service.Row) 
 // splitProjection narrows a split-aware query's projection only when every column is an
 // ordinary one: a large value is always returned whole, so naming one fetches whole rows.
 // The projection also asks for _SplitOf, so that continuation rows are recognised.
-func (s *Store[T]) splitProjection(sel []string) []string {
+func (s *core) splitProjection(sel []string) []string {
 	fields := s.plan.Fields()
 	for i := range fields {
 		if !fields[i].Large {

@@ -13,7 +13,7 @@ import (
 // and the call defers its Finish.
 
 // begin starts the telemetry of a store call.
-func (s *Store[T]) begin(ctx context.Context, op string) (context.Context, telemetry.Call) {
+func (s *core) begin(ctx context.Context, op string) (context.Context, telemetry.Call) {
 	return s.acct.tel.Begin(ctx, s.table, op)
 }
 
@@ -30,7 +30,7 @@ func (s *Store[T]) StartSpan(ctx context.Context, op, id string) (context.Contex
 
 // beginID starts the telemetry of a call about the row with the id, with its keys as a
 // store resolves them.
-func (s *Store[T]) beginID(ctx context.Context, op, id string) (context.Context, telemetry.Call) {
+func (s *core) beginID(ctx context.Context, op, id string) (context.Context, telemetry.Call) {
 	ctx, c := s.begin(ctx, op)
 	if c.Traced() {
 		c.Keys(abstractions.SplitID(s.normalID(id)))
@@ -48,7 +48,7 @@ func (s *Store[T]) beginEntity(ctx context.Context, op string, v *T) (context.Co
 
 // beginPartition starts the telemetry of a call about one partition ("" for the whole
 // table).
-func (s *Store[T]) beginPartition(ctx context.Context, op, partition string) (context.Context, telemetry.Call) {
+func (s *core) beginPartition(ctx context.Context, op, partition string) (context.Context, telemetry.Call) {
 	ctx, c := s.begin(ctx, op)
 	if c.Traced() && partition != "" {
 		c.Keys(s.normalPartition(partition), "")
@@ -58,7 +58,7 @@ func (s *Store[T]) beginPartition(ctx context.Context, op, partition string) (co
 
 // countCache records a lookup of the read cache when the store caches (a store whose
 // policy is Disabled does not look).
-func (s *Store[T]) countCache(ctx context.Context, hit bool) {
+func (s *core) countCache(ctx context.Context, hit bool) {
 	if s.policy.enabled() {
 		s.acct.tel.Meters.CacheLookup(ctx, s.table, hit)
 	}

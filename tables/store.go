@@ -17,6 +17,15 @@ import (
 // Store is the repository of entity type T in one table of an account. It implements
 // abstractions.Storage[T] and is safe for concurrent use.
 type Store[T any] struct {
+	*core
+	// entity returns the Entity base of a *T: P(v).Base() for the P of New, so the
+	// compiler, not a run-time assertion, guarantees every T has one.
+	entity func(*T) *abstractions.Entity
+}
+
+// core is what a store of a table is whatever its entity type: the table, its cache keys,
+// the type's plan and large-value columns, and the methods that work on rows.
+type core struct {
 	acct       *Account
 	table      string
 	cacheTable string // the table's name as cache keys hold it
@@ -36,9 +45,6 @@ type Store[T any] struct {
 	// shared: the table is shared with polymorphic stores (StoreOptions.SharedTable), so
 	// reads skip the rows that carry a discriminator.
 	shared bool
-	// entity returns the Entity base of a *T: P(v).Base() for the P of New, so the
-	// compiler, not a run-time assertion, guarantees every T has one.
-	entity func(*T) *abstractions.Entity
 }
 
 var _ abstractions.Storage[struct{ abstractions.Entity }] = (*Store[struct{ abstractions.Entity }])(nil)
@@ -124,8 +130,8 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 				abstractions.ErrInvalidArgument, t)
 		}
 	}
-	s := &Store[T]{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), keys: cache.NewKeys(cfg.Table), plan: plan, policy: policy,
-		split: plan.LargeValues(), shared: cfg.SharedTable,
+	s := &Store[T]{core: &core{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), keys: cache.NewKeys(cfg.Table), plan: plan, policy: policy,
+		split: plan.LargeValues(), shared: cfg.SharedTable},
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
 	if s.split {
 		s.large = largeColumns(plan, a.off != nil)
@@ -171,7 +177,7 @@ func (s *Store[T]) EnsureCreated(ctx context.Context) (err error) {
 // send sends the actions of one partition: one alone, several as one transaction. Table
 // creation and the check of a write's echo happen below it, in the account's tables
 // (package access), as for every call a store makes.
-func (s *Store[T]) send(ctx context.Context, acts []service.Action) error {
+func (s *core) send(ctx context.Context, acts []service.Action) error {
 	if len(acts) == 1 {
 		_, err := s.acct.tables.Write(ctx, s.table, acts[0])
 		return err
@@ -183,6 +189,6 @@ func (s *Store[T]) send(ctx context.Context, acts []service.Action) error {
 // translate turns a failure of a call about one row of the store's table (or, with rk "",
 // one partition, or with both keys "", the table) into a *abstractions.StoreError that
 // names it and matches the sentinel of the condition: see callerr.Table.
-func (s *Store[T]) translate(op, pk, rk string, err error) error {
+func (s *core) translate(op, pk, rk string, err error) error {
 	return callerr.Table(op, s.table, pk, rk, err)
 }

@@ -109,7 +109,7 @@ func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, olderThan time.Duration
 	return n, errors.Join(fails...)
 }
 
-func (s *Store[T]) checkSweep(op string, olderThan time.Duration) error {
+func (s *core) checkSweep(op string, olderThan time.Duration) error {
 	switch {
 	case s.acct.off == nil:
 		return &abstractions.StoreError{Kind: abstractions.ErrNotSupported, Op: op, Table: s.table,
@@ -125,7 +125,7 @@ func (s *Store[T]) checkSweep(op string, olderThan time.Duration) error {
 }
 
 // sweepPartition deletes the orphans of one partition last modified at or before cut.
-func (s *Store[T]) sweepPartition(ctx context.Context, pk string, cut time.Time) (int, error) {
+func (s *core) sweepPartition(ctx context.Context, pk string, cut time.Time) (int, error) {
 	const op = "sweep orphan blobs"
 	prefix := largevalue.PartitionBlobPrefix(s.table, pk)
 	var old []service.BlobItem
