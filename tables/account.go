@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/access"
 	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/callerr"
@@ -45,41 +46,61 @@ type config struct {
 // Account is one storage account: its services and the options every store of it shares.
 // It is safe for concurrent use.
 type Account struct {
+	e     *acctCore // what the stores' engine needs of the account
+	name  string
+	given service.Tables // the table service as the account was given it
+	opts  config
+	turns turnstile // the rows' queues of the outcome verbs (turnstile.go)
+}
+
+// acctCore is what the engine needs of an account: its services as the stores use them, the
+// read cache, the batch window, telemetry, blob offload and the options the row code reads.
+type acctCore struct {
 	tables *access.Tables // the service as the stores use it: given, with retries, with the stores' rules (package access)
 	blobs  service.Blobs
-	name   string
-	opts   config
 	codec  codec.Options
-
-	cache *cache.Cache // one per account, shared by all its stores
-	turns turnstile    // the rows' queues of the outcome verbs (turnstile.go)
+	cache  *cache.Cache // one per account, shared by all its stores
 
 	// off is the blob offload configuration, nil when off; offErr refuses split-aware
 	// stores when the options are out of range.
 	off      *offloadConfig
 	offErr   error
-	given    service.Tables      // the table service as the account was given it
 	pressure *retry.Pressure     // how many batch transactions may be out at once
 	tel      telemetry.Telemetry // the account's spans and metrics
+	cfg      engineConfig
+}
+
+// engineConfig are the options the engine reads.
+type engineConfig struct {
+	normalizeIDs           bool // Options.IDs is NormalizeIDs
+	recordKeys             bool
+	neverCreateTables      bool
+	implicitLastWriterWins bool
+	authorizer             abstractions.Authorizer
+	logger                 *slog.Logger
+	nowFunc                func() time.Time
 }
 
 // newAccount returns an account over the given services. name identifies the account in
 // messages (an endpoint URL, say). blobs may be nil when no blob feature is used. tables
 // must not be nil: stores of an account without one are refused.
 func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg config, p *retry.Pressure) *Account {
-	a := &Account{given: tables, blobs: blobs, name: name, opts: cfg, pressure: p, tel: telemetry.Telemetry{Tracer: cfg.Tracer, Meters: cfg.meters, RecordKeys: cfg.RecordKeys, Logger: cfg.Logger}}
+	e := &acctCore{blobs: blobs, pressure: p, tel: telemetry.Telemetry{Tracer: cfg.Tracer, Meters: cfg.meters, RecordKeys: cfg.RecordKeys, Logger: cfg.Logger},
+		cfg: engineConfig{normalizeIDs: cfg.IDs == NormalizeIDs, recordKeys: cfg.RecordKeys, neverCreateTables: cfg.NeverCreateTables,
+			implicitLastWriterWins: cfg.ImplicitLastWriterWins, authorizer: cfg.Authorizer, logger: cfg.Logger, nowFunc: cfg.Now}}
+	a := &Account{e: e, given: tables, name: name, opts: cfg}
 	if tables != nil {
-		if a.opts.Retry != nil {
-			tables = &retry.Tables{Tables: tables, Policy: a.opts.Retry.WithDefaults(), Busy: a.pressure.Busy, Meters: a.tel.Meters}
+		if cfg.Retry != nil {
+			tables = &retry.Tables{Tables: tables, Policy: cfg.Retry.WithDefaults(), Busy: p.Busy, Meters: e.tel.Meters}
 		}
-		a.tables = access.New(tables, access.Config{NeverCreate: cfg.NeverCreateTables, Logger: cfg.Logger, Meters: cfg.meters})
+		e.tables = access.New(tables, access.Config{NeverCreate: cfg.NeverCreateTables, Logger: cfg.Logger, Meters: cfg.meters})
 	}
-	a.cache = cache.New(a.clock, a.opts.CacheSize, a.tel.Meters)
-	if o := a.opts.BlobOffload; o != nil {
-		a.offErr = o.check()
-		a.off = newOffload(o)
+	e.cache = cache.New(e.clock, cfg.CacheSize, e.tel.Meters)
+	if o := cfg.BlobOffload; o != nil {
+		e.offErr = o.check()
+		e.off = newOffload(o)
 	}
-	a.codec = codec.Options{Oversized: a.opts.Oversized}
+	e.codec = codec.Options{Oversized: cfg.Oversized}
 	return a
 }
 
@@ -94,7 +115,7 @@ func (a *Account) Ping(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return callerr.Table("ping", "", "", "", err)
 	}
-	return callerr.Table("ping", "", "", "", a.tables.Ping(ctx))
+	return callerr.Table("ping", "", "", "", a.e.tables.Ping(ctx))
 }
 
 // Name returns what names the account in messages: its table service endpoint URL (such as
@@ -117,10 +138,10 @@ func (a *Account) Tables() service.Tables { return a.given }
 // Blob documents built over it (package tables/blobdocs) are traced and measured with the
 // account's options.
 func (a *Account) Blobs() service.Blobs {
-	if a.blobs == nil {
+	if a.e.blobs == nil {
 		return nil
 	}
-	return accountBlobs{a.blobs, &a.tel}
+	return accountBlobs{a.e.blobs, &a.e.tel}
 }
 
 // accountBlobs is the blob service as Blobs hands it out: the service, carrying the
@@ -132,23 +153,23 @@ type accountBlobs struct {
 
 func (b accountBlobs) Telemetry() *telemetry.Telemetry { return b.tel }
 
-func (a *Account) logger() *slog.Logger {
-	if a.opts.Logger != nil {
-		return a.opts.Logger
+func (a *acctCore) logger() *slog.Logger {
+	if a.cfg.logger != nil {
+		return a.cfg.logger
 	}
 	return slog.Default()
 }
 
 // now is the time a write stamps, in UTC and at the service's 100 ns precision, so the entity
 // a write returns holds the same times a read of the row gives.
-func (a *Account) now() time.Time {
+func (a *acctCore) now() time.Time {
 	return a.clock().UTC().Round(0).Truncate(100 * time.Nanosecond)
 }
 
 // clock is the account's clock as given (see Options.Now).
-func (a *Account) clock() time.Time {
-	if a.opts.Now != nil {
-		return a.opts.Now()
+func (a *acctCore) clock() time.Time {
+	if a.cfg.nowFunc != nil {
+		return a.cfg.nowFunc()
 	}
 	return time.Now()
 }

@@ -176,10 +176,10 @@ func (s *Store[T]) updateCondition(v *T, mode abstractions.ConcurrencyMode) (abs
 		switch {
 		case etag != "":
 			mode = abstractions.Strict
-		case s.acct.opts.ImplicitLastWriterWins:
+		case s.acct.cfg.implicitLastWriterWins:
 			mode = abstractions.LastWriterWins
 			args := []any{"table", s.table}
-			if s.acct.opts.RecordKeys {
+			if s.acct.cfg.recordKeys {
 				args = append(args, "id", s.entity(v).ID)
 			}
 			s.acct.logger().Warn("unified tables: Update in Auto mode without an ETag overwrites the stored row (implicit last-writer-wins)", args...)

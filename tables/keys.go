@@ -135,7 +135,7 @@ func (s *core) checkPartition(op, partition string) (string, error) {
 // normalID returns an id as the store addresses it: normalised with abstractions.NormalizeID
 // unless the account keeps ids as written. It checks nothing: see resolveID.
 func (s *core) normalID(id string) string {
-	if s.acct.opts.IDs == NormalizeIDs {
+	if s.acct.cfg.normalizeIDs {
 		return abstractions.NormalizeID(id)
 	}
 	return id
@@ -145,7 +145,7 @@ func (s *core) normalID(id string) string {
 // with abstractions.NormalizePartition (the partition part of every id that starts with
 // it) unless the account keeps ids as written. It checks nothing: see checkPartition.
 func (s *core) normalPartition(partition string) string {
-	if s.acct.opts.IDs == NormalizeIDs {
+	if s.acct.cfg.normalizeIDs {
 		return abstractions.NormalizePartition(partition)
 	}
 	return partition
@@ -156,7 +156,7 @@ func (s *core) normalPartition(partition string) string {
 // that nothing is trimmed, since more of the row key may follow the prefix and the
 // partition precedes it. Unless the account keeps ids as written.
 func (s *core) normalRowKeyPrefix(prefix string) string {
-	if s.acct.opts.IDs == NormalizeIDs {
+	if s.acct.cfg.normalizeIDs {
 		return strings.ToLower(strings.ReplaceAll(prefix, " ", "-"))
 	}
 	return prefix

@@ -101,7 +101,7 @@ func (s *core) lostAttempt(ctx context.Context, op, pk, rk string, attempt int, 
 		return
 	}
 	args := []any{"op", op, "table", s.table}
-	if s.acct.opts.RecordKeys {
+	if s.acct.cfg.recordKeys {
 		args = append(args, "partition", pk, "row", rk)
 	}
 	args = append(args, "attempt", attempt, "attempts", splitAttempts, "reason", reason, "error", callerr.KindName(err))
@@ -293,7 +293,7 @@ func (s *core) releasedBlobs(op, pk, rk string, blobs []string) {
 		return
 	}
 	args := []any{"op", op, "table", s.table, "columns", blobs}
-	if s.acct.opts.RecordKeys {
+	if s.acct.cfg.recordKeys {
 		args = append(args, "partition", pk, "row", rk)
 	}
 	s.acct.logger().Warn("unified tables: the write replaced values held in blobs, which an account without blob offload does not delete; "+

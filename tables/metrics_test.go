@@ -156,7 +156,7 @@ func TestMetricsCountCacheLookups(t *testing.T) {
 	ctx := context.Background()
 	m := newMetered(t)
 	s, _ := newStore[item](t, &Options{MeterProvider: m, Cache: Absolute(time.Minute)})
-	uncached, err := For[item](s.acct, &StoreOptions{Table: "Items", Cache: Disabled})
+	uncached, err := For[item](s.account, &StoreOptions{Table: "Items", Cache: Disabled})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +432,7 @@ func BenchmarkMetrics(b *testing.B) {
 					o.MeterProvider = newMetered(b)
 				}
 				s, f := newStore[item](b, o)
-				cached, err := For[item](s.acct, &StoreOptions{Table: "Items", Cache: Absolute(time.Hour)})
+				cached, err := For[item](s.account, &StoreOptions{Table: "Items", Cache: Absolute(time.Hour)})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -145,7 +145,7 @@ func newOffload(o *BlobOffloadOptions) *offloadConfig {
 
 // ensureContainer creates the offload container unless the account already did. A 409
 // ContainerAlreadyExists is success; a failure is not remembered.
-func (a *Account) ensureContainer(ctx context.Context) error {
+func (a *acctCore) ensureContainer(ctx context.Context) error {
 	o := a.off
 	o.mu.Lock()
 	done := o.created
@@ -166,11 +166,12 @@ func (a *Account) ensureContainer(ctx context.Context) error {
 // BlobOffload returns the account's blob offload settings as in force (defaults filled in),
 // or nil when offload is not configured.
 func (a *Account) BlobOffload() *BlobOffloadOptions {
-	if a.off == nil {
+	off := a.e.off
+	if off == nil {
 		return nil
 	}
-	o := &BlobOffloadOptions{Container: a.off.container, ThresholdBytes: a.off.threshold, CleanupGrace: a.off.grace}
-	if !a.off.cleanup {
+	o := &BlobOffloadOptions{Container: off.container, ThresholdBytes: off.threshold, CleanupGrace: off.grace}
+	if !off.cleanup {
 		o.CleanupGrace = NoCleanup
 	}
 	return o
@@ -526,7 +527,7 @@ func (s *core) released(pk, rk string, old []largevalue.BlobRef, keep []largeval
 
 // serviceNow returns the blob service's time, or the client's moved back by
 // clientClockMargin when the service's cannot be read.
-func (a *Account) serviceNow(ctx context.Context) time.Time {
+func (a *acctCore) serviceNow(ctx context.Context) time.Time {
 	if t, err := a.blobs.Now(ctx); err == nil {
 		return t
 	}

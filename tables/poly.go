@@ -113,7 +113,7 @@ func PolyFor[B any](a *Account, types *abstractions.TypeRegistry, opts *StoreOpt
 func (s *PolyStore[B]) Table() string { return s.host.table }
 
 // Account returns the store's account.
-func (s *PolyStore[B]) Account() *Account { return s.host.acct }
+func (s *PolyStore[B]) Account() *Account { return s.host.account }
 
 // Types returns the store's type registry.
 func (s *PolyStore[B]) Types() *abstractions.TypeRegistry { return s.types }

@@ -125,7 +125,7 @@ func (s *core) checkProtected(ctx context.Context, op string, p *write, stored *
 		if sameCells(cellsOf(oldProps, f), cellsOf(p.row.Properties, f)) {
 			continue
 		}
-		auth := s.acct.opts.Authorizer
+		auth := s.acct.cfg.authorizer
 		if auth != nil && auth.IsAllowed(ctx, f.Protected) {
 			continue
 		}

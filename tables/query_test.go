@@ -302,7 +302,7 @@ func TestPageCursorOfAnotherTable(t *testing.T) {
 	if err != nil || !page.HasMore() {
 		t.Fatalf("first page: %v", err)
 	}
-	other, err := For[qRow](s.acct, &StoreOptions{Table: "otherpaged"})
+	other, err := For[qRow](s.account, &StoreOptions{Table: "otherpaged"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 // abstractions.Storage[T] and is safe for concurrent use.
 type Store[T any] struct {
 	*core
+	account *Account
 	// entity returns the Entity base of a *T: P(v).Base() for the P of New, so the
 	// compiler, not a run-time assertion, guarantees every T has one.
 	entity func(*T) *abstractions.Entity
@@ -26,7 +27,7 @@ type Store[T any] struct {
 // core is what a store of a table is whatever its entity type: the table, its cache keys,
 // the type's plan and large-value columns, and the methods that work on rows.
 type core struct {
-	acct       *Account
+	acct       *acctCore
 	table      string
 	cacheTable string // the table's name as cache keys hold it
 	keys       cache.Keys
@@ -92,7 +93,7 @@ type StoreOptions struct {
 // field the serializer cannot map fails with [abstractions.ErrNotSupported], naming the
 // field.
 func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
-	if a == nil || a.tables == nil {
+	if a == nil || a.e == nil || a.e.tables == nil {
 		return nil, fmt.Errorf("%w: the account is nil or zero; build it with NewAccount, NewAccountWithCredential or inmemory.NewAccount", abstractions.ErrInvalidArgument)
 	}
 	t := reflect.TypeFor[T]()
@@ -121,20 +122,20 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 		return nil, fmt.Errorf("%w: store of %v: a split-aware type (a split or offload option) cannot share its table with polymorphic stores; give it a table of its own",
 			abstractions.ErrNotSupported, t)
 	}
-	if plan.LargeValues() && a.off != nil {
-		if a.offErr != nil {
-			return nil, fmt.Errorf("store of %v: %w", t, a.offErr)
+	if plan.LargeValues() && a.e.off != nil {
+		if a.e.offErr != nil {
+			return nil, fmt.Errorf("store of %v: %w", t, a.e.offErr)
 		}
-		if a.blobs == nil {
+		if a.e.blobs == nil {
 			return nil, fmt.Errorf("%w: store of %v: the account configures blob offload and has no blob service; give it one (Options.Blobs = azblobs.Connect)",
 				abstractions.ErrInvalidArgument, t)
 		}
 	}
-	s := &Store[T]{core: &core{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), keys: cache.NewKeys(cfg.Table), plan: plan, policy: policy,
+	s := &Store[T]{account: a, core: &core{acct: a.e, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), keys: cache.NewKeys(cfg.Table), plan: plan, policy: policy,
 		split: plan.LargeValues(), shared: cfg.SharedTable},
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
 	if s.split {
-		s.large = largeColumns(plan, a.off != nil)
+		s.large = largeColumns(plan, a.e.off != nil)
 		s.files = fileFields(plan)
 		s.stateSel = stateProjection(s.large, s.files)
 	} else {
@@ -147,7 +148,7 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 func (s *Store[T]) Table() string { return s.table }
 
 // Account returns the store's account.
-func (s *Store[T]) Account() *Account { return s.acct }
+func (s *Store[T]) Account() *Account { return s.account }
 
 // CachesReads reports whether the store keeps what it reads in the account's read cache: its
 // own StoreOptions.Cache, or the account's Options.Cache when the store sets none, is Sliding
@@ -164,7 +165,7 @@ func (s *Store[T]) EnsureCreated(ctx context.Context) (err error) {
 	if err := ctx.Err(); err != nil {
 		return s.translate("create table", "", "", err)
 	}
-	if s.acct.opts.NeverCreateTables {
+	if s.acct.cfg.neverCreateTables {
 		_, err := s.acct.tables.Tables.Query(ctx, s.table, service.Query{Select: keysOnly, Top: 1}) // without the stores' rules: a missing table must fail
 		if err == nil {
 			s.acct.tables.Know(s.table)

@@ -90,7 +90,7 @@ func (tx *Transaction) table() string {
 
 // accept adds the action a of a store of acct and table to the transaction, after checking
 // that it may join it; t is what a typed write does after the commit (nil for the others).
-func (tx *Transaction) accept(acct *Account, table string, a service.Action, t *txTyped) error {
+func (tx *Transaction) accept(acct *acctCore, table string, a service.Action, t *txTyped) error {
 	pk, rk := a.Row.PartitionKey, a.Row.RowKey
 	switch {
 	case tx.err != nil:

@@ -93,7 +93,7 @@ func (s *Store[T]) Turn(ctx context.Context, id string) (release func(), err err
 	if err != nil {
 		return func() {}, nil
 	}
-	release, _, err = s.acct.turns.take(ctx, s.cacheTable+"\x00"+stored)
+	release, _, err = s.account.turns.take(ctx, s.cacheTable+"\x00"+stored)
 	return release, err
 }
 

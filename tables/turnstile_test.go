@@ -133,7 +133,7 @@ func TestTurnFirstComeFirstServed(t *testing.T) {
 			release()
 		})
 		// Let caller i queue before caller i+1 comes.
-		waitUsers(t, s.acct, key, i+2)
+		waitUsers(t, s.account, key, i+2)
 		waitBlocked(t, i+1)
 	}
 	first()
@@ -143,9 +143,9 @@ func TestTurnFirstComeFirstServed(t *testing.T) {
 			t.Fatalf("turns went in order %v, want 0..%d", order, n-1)
 		}
 	}
-	s.acct.turns.mu.Lock()
-	left := len(s.acct.turns.rows)
-	s.acct.turns.mu.Unlock()
+	s.account.turns.mu.Lock()
+	left := len(s.account.turns.rows)
+	s.account.turns.mu.Unlock()
 	if left != 0 {
 		t.Fatalf("%d rows still have a queue after every turn was given back", left)
 	}
@@ -164,7 +164,7 @@ func TestTurnHonoursContext(t *testing.T) {
 		_, err := s.Turn(cctx, "p|1")
 		done <- err
 	}()
-	waitUsers(t, s.acct, "rows\x00p|1", 2)
+	waitUsers(t, s.account, "rows\x00p|1", 2)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("a cancelled waiter got %v, want context.Canceled", err)
@@ -198,14 +198,14 @@ func TestTurnBoundAndRefusedIDs(t *testing.T) {
 			}
 		})
 	}
-	waitUsers(t, s.acct, key, maxRowWaiters)
+	waitUsers(t, s.account, key, maxRowWaiters)
 	// The queue is full: the next caller goes through at once, without a turn.
 	over, err := s.Turn(ctx, "p|1")
 	if err != nil {
 		t.Fatalf("a caller beyond the bound: %v", err)
 	}
 	over()
-	waitUsers(t, s.acct, key, maxRowWaiters)
+	waitUsers(t, s.account, key, maxRowWaiters)
 	cancel()
 	wg.Wait()
 	release()
