@@ -459,7 +459,8 @@ func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) (err error) {
 		seen[k] = true
 	}
 	if s.split {
-		_, err = s.batchLarge(ctx, "create batch", modeCreate, ps, lastOccurrences(ps), commitTo(vs, ps))
+		ws := writes(ps)
+		_, err = s.batchLarge(ctx, "create batch", modeCreate, ws, lastOccurrences(ws), commitTo(vs, ps))
 		return err
 	}
 	_, err = s.batch(ctx, "create batch", service.OpInsert, vs, ps)
@@ -485,8 +486,9 @@ func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (_ int, err error) 
 	}
 	if s.split {
 		// A repeated key is written once, as its last occurrence, and counts as passed.
-		order := lastOccurrences(ps)
-		n, err := s.batchLarge(ctx, "upsert batch", modeUpsert, ps, order, commitTo(vs, ps))
+		ws := writes(ps)
+		order := lastOccurrences(ws)
+		n, err := s.batchLarge(ctx, "upsert batch", modeUpsert, ws, order, commitTo(vs, ps))
 		if err != nil {
 			return n, err
 		}
@@ -506,6 +508,15 @@ func (s *Store[T]) batch(ctx context.Context, op string, kind service.Op, vs []*
 		p.actions[i] = service.Action{Op: kind, Row: pp.row}
 	}
 	return s.runBatch(ctx, op, p, commitTo(vs, ps))
+}
+
+// writes returns the row parts of prepared entities.
+func writes[T any](ps []*prepared[T]) []*write {
+	ws := make([]*write, len(ps))
+	for i, p := range ps {
+		ws[i] = &p.write
+	}
+	return ws
 }
 
 // commitTo copies committed entities back to the caller's. A batch reports no versions (see

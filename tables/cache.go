@@ -75,6 +75,19 @@ func Absolute(d time.Duration) CachePolicy {
 // enabled reports whether the policy keeps anything.
 func (p CachePolicy) enabled() bool { return p.ttl > 0 }
 
+// rule is the policy as the engine applies it.
+func (p CachePolicy) rule() cachePolicy { return cachePolicy{ttl: p.ttl, sliding: p.sliding} }
+
+// cachePolicy is a store's read-cache policy as the engine applies it: entries live for ttl
+// (0: nothing is kept), from their last read when sliding.
+type cachePolicy struct {
+	ttl     time.Duration
+	sliding bool
+}
+
+// enabled reports whether the policy keeps anything.
+func (p cachePolicy) enabled() bool { return p.ttl > 0 }
+
 // String describes the policy.
 func (p CachePolicy) String() string {
 	switch {

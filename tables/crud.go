@@ -81,6 +81,15 @@ func (p *prepared[T]) commit(dst *T, w service.Written) {
 	*dst = p.copy
 }
 
+// writeLargeOf writes a split-aware entity and, when it committed, copies it to v.
+func (s *Store[T]) writeLargeOf(ctx context.Context, op string, v *T, p *prepared[T], mode writeMode, etag string) error {
+	w, err := s.writeLarge(ctx, op, &p.write, mode, etag)
+	if err == nil {
+		p.commit(v, w)
+	}
+	return err
+}
+
 // write runs one action for a prepared entity. The read cache keeps the version it wrote
 // (see readCache for when it may).
 func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a service.Action) (service.Written, error) {
@@ -101,7 +110,7 @@ func (s *Store[T]) Create(ctx context.Context, v *T) (err error) {
 		return err
 	}
 	if s.split {
-		return s.writeLarge(ctx, "create", v, p, modeCreate, "")
+		return s.writeLargeOf(ctx, "create", v, p, modeCreate, "")
 	}
 	w, err := s.write(ctx, "create", p, service.Action{Op: service.OpInsert})
 	if err != nil {
@@ -120,7 +129,7 @@ func (s *Store[T]) Upsert(ctx context.Context, v *T) (err error) {
 		return err
 	}
 	if s.split {
-		return s.writeLarge(ctx, "upsert", v, p, modeUpsert, "")
+		return s.writeLargeOf(ctx, "upsert", v, p, modeUpsert, "")
 	}
 	// Protected fields are checked here (protect.go); batch writes are trusted paths.
 	w, err := s.writeGuarded(ctx, "upsert", p, service.Action{Op: service.OpUpsertReplace})
@@ -148,9 +157,9 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 	}
 	if s.split {
 		if mode == abstractions.Strict {
-			return s.writeLarge(ctx, "update", v, p, modeStrict, etag)
+			return s.writeLargeOf(ctx, "update", v, p, modeStrict, etag)
 		}
-		return s.writeLarge(ctx, "update", v, p, modeReplace, "")
+		return s.writeLargeOf(ctx, "update", v, p, modeReplace, "")
 	}
 	ifMatch := service.ETagAny
 	if mode == abstractions.Strict {

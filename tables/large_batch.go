@@ -25,7 +25,7 @@ import (
 // transaction committed. It returns how many of the units were committed, and a
 // *abstractions.BatchError when a partition failed. committed receives the entity indices
 // of each transaction that committed, one call at a time.
-func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, ps []*prepared[T], order []int, committed func(indices []int)) (int, error) {
+func (s *core) batchLarge(ctx context.Context, op string, mode writeMode, ps []*write, order []int, committed func(indices []int)) (int, error) {
 	var parts []string
 	byPK := map[string][]int{}
 	for _, i := range order {
@@ -40,7 +40,7 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, ps
 	fs := &fileSources{}
 	defer fs.release()
 	for _, i := range order {
-		if err := s.resolveFiles(ctx, op, &ps[i].write, fs); err != nil {
+		if err := s.resolveFiles(ctx, op, ps[i], fs); err != nil {
 			return 0, err
 		}
 	}
@@ -67,7 +67,7 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, ps
 				u, ua := carried, carriedActs
 				carried, carriedActs = nil, nil
 				if u == nil {
-					u = &splitUnit{p: &ps[i].write, mode: mode, fs: fs}
+					u = &splitUnit{p: ps[i], mode: mode, fs: fs}
 					if mode != modeCreate {
 						st, err := s.readState(ctx, u.p.pk, u.p.rk)
 						if err != nil && !errors.Is(err, abstractions.ErrIntegrity) {
@@ -123,7 +123,7 @@ func (s *Store[T]) batchLarge(ctx context.Context, op string, mode writeMode, ps
 
 // lastOccurrences returns the indices of ps in order, keeping only the last entity of each
 // key: an upsert batch writes the last occurrence of a repeated key.
-func lastOccurrences[T any](ps []*prepared[T]) []int {
+func lastOccurrences(ps []*write) []int {
 	last := map[[2]string]int{}
 	for i, p := range ps {
 		last[[2]string{p.pk, p.rk}] = i

@@ -1032,7 +1032,7 @@ func TestLargeBatches(t *testing.T) {
 }
 
 func TestLastOccurrences(t *testing.T) {
-	ps := []*prepared[doc]{{write: write{pk: "p", rk: "a"}}, {write: write{pk: "p", rk: "b"}}, {write: write{pk: "q", rk: "a"}}, {write: write{pk: "p", rk: "a"}}}
+	ps := []*write{{pk: "p", rk: "a"}, {pk: "p", rk: "b"}, {pk: "q", rk: "a"}, {pk: "p", rk: "a"}}
 	if got := lastOccurrences(ps); !slices.Equal(got, []int{1, 2, 3}) {
 		t.Errorf("got %v", got)
 	}

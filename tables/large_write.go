@@ -112,23 +112,23 @@ func (s *core) lostAttempt(ctx context.Context, op, pk, rk string, attempt int, 
 	l.Debug(msg, args...)
 }
 
-// writeLarge writes one split-aware entity; see writeUnits.
-func (s *Store[T]) writeLarge(ctx context.Context, op string, v *T, p *prepared[T], mode writeMode, etag string) error {
+// writeLarge writes one split-aware entity (see writeUnits) and returns the version written.
+// The blobs the write released are deleted once it committed.
+func (s *core) writeLarge(ctx context.Context, op string, p *write, mode writeMode, etag string) (service.Written, error) {
 	fs := &fileSources{}
 	defer fs.release()
-	if err := s.resolveFiles(ctx, op, &p.write, fs); err != nil {
-		return err
+	if err := s.resolveFiles(ctx, op, p, fs); err != nil {
+		return service.Written{}, err
 	}
-	u := &splitUnit{p: &p.write, mode: mode, etag: etag, fs: fs}
+	u := &splitUnit{p: p, mode: mode, etag: etag, fs: fs}
 	w, err := s.writeUnits(ctx, op, []*splitUnit{u})
 	if err != nil {
-		return err
+		return service.Written{}, err
 	}
-	p.commit(v, w)
 	if u.st.found {
 		s.cleanup(ctx, w.Timestamp, s.released(p.pk, p.rk, u.st.refs, p.layout.Blobs))
 	}
-	return nil
+	return w, nil
 }
 
 // writeUnits writes entities of one partition in one transaction (or one action, when that

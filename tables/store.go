@@ -32,7 +32,7 @@ type core struct {
 	cacheTable string // the table's name as cache keys hold it
 	keys       cache.Keys
 	plan       *codec.Plan
-	policy     CachePolicy
+	policy     cachePolicy
 	// split reports a split-aware type (codec.Plan.LargeValues); large are its large-value
 	// columns as reads reassemble them, aliases included (see large.go); files are its
 	// file fields; stateSel is the projection of the read before a split-aware write (nil:
@@ -131,7 +131,7 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 				abstractions.ErrInvalidArgument, t)
 		}
 	}
-	s := &Store[T]{account: a, core: &core{acct: a.e, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), keys: cache.NewKeys(cfg.Table), plan: plan, policy: policy,
+	s := &Store[T]{account: a, core: &core{acct: a.e, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), keys: cache.NewKeys(cfg.Table), plan: plan, policy: policy.rule(),
 		split: plan.LargeValues(), shared: cfg.SharedTable},
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
 	if s.split {
