@@ -20,7 +20,8 @@ import (
 // Write backs up a table of acct to w, entity by entity, and returns what it wrote. The
 // archive is complete when Write returns nil: its last record is the trailer. An error
 // leaves w holding a partial archive that Restore and Verify refuse; use WriteFile to
-// resume an interrupted backup instead of starting again.
+// resume an interrupted backup instead of starting again. A nil acct or w is refused with
+// abstractions.ErrInvalidArgument.
 //
 // Each entity is read whole (its main row, its continuation rows, its blobs, each verified
 // against the main row; an entity that changed meanwhile is read again). The table is not
@@ -28,6 +29,9 @@ import (
 // entity deleted meanwhile is left out.
 func Write(ctx context.Context, acct *tables.Account, table string, w io.Writer, opts *Options) (Stats, error) {
 	opts = opts.orDefault()
+	if w == nil {
+		return Stats{}, fmt.Errorf("%w: backup needs a writer for the archive, not nil", abstractions.ErrInvalidArgument)
+	}
 	b, err := newBackup(acct, table, opts)
 	if err != nil {
 		return Stats{}, err
