@@ -80,9 +80,16 @@
 // the last entity's key); a run that finds it cuts the archive there and goes on, and the
 // archive it completes is byte for byte the one an uninterrupted run writes. With
 // Options.Parallel above one, partitions are read concurrently and written in key order.
-// A throttled or busy answer (429, 503, a timeout) is sent again after a doubling pause,
-// logged; other failures end the call. Nil accounts, writers and readers are refused with
-// abstractions.ErrInvalidArgument.
+// A throttled or busy answer (429, 503, a timeout) or no answer at all is sent again after
+// a doubling pause, logged. A restore transaction whose answer is lost (a connection reset
+// while its response was on its way, a 5xx answer) is settled by reading its rows back, as
+// the stores do for their writes: applied, it counts as written; not applied, it is sent
+// again. Other failures end the call. A failure of a service is an
+// *abstractions.StoreError matching its sentinel (ErrUnavailable for a service that cannot
+// be reached or stays busy, ErrNotFound for a missing table, context.Canceled, …); only a
+// transaction whose rows cannot be read back either says it may or may not have been
+// applied. Copy returns the failing side's own error. Nil accounts, writers and readers
+// are refused with abstractions.ErrInvalidArgument.
 //
 // # Memory
 //

@@ -12,6 +12,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -36,7 +37,15 @@ import (
 // before the damage is written: the entities Verify counts before it, no fewer, and no row
 // of a member that fails its checksum or is cut. An archive of another format version fails with
 // abstractions.ErrNotSupported before anything is written. Run Verify first to check
-// without writing. A nil acct or r is refused with abstractions.ErrInvalidArgument.
+// without writing.
+//
+// A transaction whose answer is lost is settled by reading its rows back, as the stores do
+// for their writes: applied, it counts as written; not applied, it is sent again. A
+// failure of the destination is an *abstractions.StoreError matching its sentinel
+// (ErrUnavailable for a service that cannot be reached or stays busy, context.Canceled,
+// …); only when a transaction's rows cannot be read back either does the error say that
+// it may or may not have been applied. A nil acct or r is refused with
+// abstractions.ErrInvalidArgument.
 func Restore(ctx context.Context, acct *tables.Account, table string, r io.Reader, opts *Options) (Stats, error) {
 	opts = opts.orDefault()
 	if acct == nil || acct.Tables() == nil {
@@ -74,11 +83,23 @@ func Verify(ctx context.Context, r io.Reader, opts *Options) (Stats, error) {
 	return rs.run(ctx, r, opts)
 }
 
+// errCopyStopped ends the reading side of a copy whose writing side returned.
+var errCopyStopped = errors.New("backup: the copy's writing side stopped")
+
 // Copy copies a table of src to a table of dst, entity by entity, as a backup restored
 // at once would, without an archive: dst's rows get blobs of their own. opts.Partitions
 // and Parallel apply to the reading, Existing to the writing. The two tables must differ.
+// A failure is the failing side's own error: the source's (as Write reports it) or the
+// destination's (as Restore reports it). A nil account is refused with
+// abstractions.ErrInvalidArgument.
 func Copy(ctx context.Context, src *tables.Account, srcTable string, dst *tables.Account, dstTable string, opts *Options) (Stats, error) {
 	opts = opts.orDefault()
+	if dst == nil || dst.Tables() == nil {
+		return Stats{}, fmt.Errorf("%w: copy needs a destination account with a table service", abstractions.ErrInvalidArgument)
+	}
+	if err := service.CheckTableName(dstTable); err != nil {
+		return Stats{}, fmt.Errorf("copy: the destination table: %w", err)
+	}
 	if src == dst && strings.EqualFold(srcTable, dstTable) {
 		return Stats{}, fmt.Errorf("%w: copy of table %s onto itself", abstractions.ErrInvalidArgument, srcTable)
 	}
@@ -98,13 +119,13 @@ func Copy(ctx context.Context, src *tables.Account, srcTable string, dst *tables
 		done <- err
 	}()
 	st, err := Restore(ctx, dst, dstTable, pr, opts)
-	pr.CloseWithError(errors.New("backup: the copy's writer stopped"))
+	pr.CloseWithError(errCopyStopped)
 	cancel()
 	werr := <-done
 	st.Retries += wst.Retries
 	if err != nil {
-		if werr != nil && !errors.Is(werr, context.Canceled) && !errors.Is(werr, io.ErrClosedPipe) {
-			return st, werr // the reading side failed first
+		if werr != nil && errors.Is(err, werr) {
+			return st, werr // the reading side failed: Restore met its error in the pipe
 		}
 		return st, err
 	}
@@ -315,7 +336,7 @@ func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats,
 func (rs *restorer) prepareTable(ctx context.Context) error {
 	err := rs.r.do(ctx, "create table", func() error { return rs.tbl.CreateTable(ctx, rs.table) })
 	if err != nil && !abstractions.HasStatus(err, http.StatusConflict, "TableAlreadyExists") {
-		return fmt.Errorf("restore: creating table %s: %w", rs.table, err)
+		return serviceError("restore: creating", rs.table, "", callerr.Write, err)
 	}
 	if err == nil || rs.existing != Refuse {
 		return nil
@@ -328,7 +349,7 @@ func (rs *restorer) prepareTable(ctx context.Context) error {
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("restore: reading table %s: %w", rs.table, err)
+			return serviceError("restore: reading", rs.table, "", callerr.Read, err)
 		}
 		if len(page.Rows) > 0 {
 			return fmt.Errorf("%w: table %s holds rows; restore with Existing Skip or Replace (--existing skip|replace) to say what to do with them", ErrNotEmpty, rs.table)
@@ -391,7 +412,7 @@ func (rs *restorer) upload(ctx context.Context, ref largevalue.BlobRef, s *spool
 	if !rs.containerMade {
 		err := rs.r.do(ctx, "create container", func() error { return rs.blobs.CreateContainer(ctx, rs.container) })
 		if err != nil && !abstractions.HasStatus(err, http.StatusConflict, "ContainerAlreadyExists") {
-			return fmt.Errorf("restore: creating container %s: %w", rs.container, err)
+			return serviceError("restore: creating blob container "+rs.container+" for", rs.table, "", callerr.Write, err)
 		}
 		rs.containerMade = true
 	}
@@ -415,7 +436,7 @@ func (rs *restorer) upload(ctx context.Context, ref largevalue.BlobRef, s *spool
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("restore: uploading blob %s: %w", ref.Path, err)
+		return serviceError("restore: uploading blob "+ref.Path+" of", rs.table, "", callerr.Write, err)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -336,8 +337,12 @@ func (b *backupRun) fetchBlobs(ctx context.Context, main *service.Row, refs []na
 		if abstractions.HasStatus(err, http.StatusNotFound, "") {
 			return spools, fmt.Errorf("%w: blob %s of row (%q, %q) column %s is gone: %v", errBlobChanged, nr.Ref.Path, main.PartitionKey, main.RowKey, nr.Column, err)
 		}
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return spools, fmt.Errorf("backup: the temporary file of blob %s of row (%q, %q): %w", nr.Ref.Path, main.PartitionKey, main.RowKey, err)
+		}
 		if err != nil {
-			return spools, fmt.Errorf("backup: downloading blob %s of row (%q, %q): %w", nr.Ref.Path, main.PartitionKey, main.RowKey, err)
+			return spools, serviceError("backup: downloading blob "+nr.Ref.Path+" of", b.src.table, main.PartitionKey, callerr.Read, err)
 		}
 		if err := s.check(nr.Ref.SHA256, nr.Ref.Length); err != nil {
 			return spools, fmt.Errorf("%w: blob %s of row (%q, %q) column %s: %v", errBlobChanged, nr.Ref.Path, main.PartitionKey, main.RowKey, nr.Column, err)
