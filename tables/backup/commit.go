@@ -2,8 +2,14 @@ package backup
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"time"
 
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/attempt"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -127,12 +133,8 @@ func (rs *restorer) commit(ctx context.Context, pack []unit) error {
 		txs = append(txs, cur)
 	}
 	for _, acts := range txs {
-		err := rs.r.do(ctx, "transaction", func() error {
-			_, err := rs.tbl.Transact(ctx, rs.table, acts)
+		if err := rs.transact(ctx, acts); err != nil {
 			return err
-		})
-		if err != nil {
-			return fmt.Errorf("restore: writing entities of partition %q from row %q to table %s: %w", pack[0].pk, acts[0].Row.RowKey, rs.table, err)
 		}
 	}
 	rs.mu.Lock()
@@ -160,7 +162,7 @@ func (rs *restorer) existingRows(ctx context.Context, pack []unit) (map[string]s
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("restore: reading table %s: %w", rs.table, err)
+			return nil, serviceError("restore: reading", rs.table, pack[0].pk, callerr.Read, err)
 		}
 		for _, r := range page.Rows {
 			out[r.RowKey] = r
@@ -170,4 +172,167 @@ func (rs *restorer) existingRows(ctx context.Context, pack []unit) (map[string]s
 		}
 		q.Continuation = page.Next
 	}
+}
+
+// transact sends one transaction and settles a failure that leaves its outcome unknown.
+//
+// A transaction whose answer is lost (a connection reset while the response was on its
+// way, which the Azure SDK does not resend for a batch; a 5xx answer left after the SDK's
+// retries) may or may not have been applied, and a resend of one that was applied is
+// refused when it deletes a row (404: the first try deleted it). As the stores do for their
+// writes (tables/echo.go), the rows are then read back: a table that holds every row as
+// the transaction writes it (and none it deletes) has it applied, whichever try did it, and
+// the transaction succeeds; one that does not has nothing of it (a transaction is atomic),
+// so it is sent again after a pause. Only when the rows cannot be read either, until the
+// attempts run out or ctx ends, does the failure match ErrUnavailable and say that the
+// transaction may or may not have been applied.
+func (rs *restorer) transact(ctx context.Context, acts []service.Action) error {
+	pk := acts[0].Row.PartitionKey
+	fail := func(err error, msg string) error {
+		e := serviceError("restore: writing", rs.table, pk, callerr.Write, err)
+		var se *abstractions.StoreError
+		if msg != "" && errors.As(e, &se) && se.Kind != nil {
+			se.Message = msg
+		}
+		return e
+	}
+	unknown := false // whether a try may have been applied, unsettled
+	for try := 1; ; try++ {
+		tctx, tries := attempt.WithAttempts(ctx)
+		_, err := rs.tbl.Transact(tctx, rs.table, acts)
+		if err == nil {
+			return nil
+		}
+		lost := unreachable(err) || serverFailed(err)
+		echo := (try > 1 || tries.Retried()) && echoRefusal(err, acts)
+		if !lost && !echo && !transient(err) {
+			return fail(err, "")
+		}
+		last := try == maxAttempts || ctx.Err() != nil
+		unknown = unknown || lost
+		if (lost || echo || last) && ctx.Err() == nil {
+			held, rerr := rs.holds(ctx, acts)
+			switch {
+			case rerr == nil && held:
+				rs.r.log.Debug("backup: a restore transaction failed without a usable answer; its rows read back as written, so it was applied",
+					"table", rs.table, "partition", pk, "from", acts[0].Row.RowKey, "error", err)
+				return nil
+			case rerr == nil && echo && !lost:
+				return fail(err, "") // a real refusal: the rows do not hold what an applied try wrote
+			case rerr == nil:
+				unknown = false
+			}
+		}
+		if last {
+			if unknown {
+				return fail(err, "the service did not answer the transaction and its rows could not be read back: "+
+					"it may or may not have been applied; restore again with Existing Replace (--existing replace) once the service answers")
+			}
+			return fail(err, fmt.Sprintf("the service did not take the transaction in %d attempts, and it was not applied; try again later", try))
+		}
+		if werr := rs.r.wait(ctx, "transaction", try, err); werr != nil {
+			if unknown {
+				return fail(werr, "")
+			}
+			return fail(werr, "the restore ended while it waited to send a transaction again, which was not applied")
+		}
+	}
+}
+
+// serverFailed reports a 5xx answer other than 503 (which the service sends before it
+// does anything): the request may have been applied.
+func serverFailed(err error) bool {
+	var se *abstractions.StatusError
+	return errors.As(err, &se) && se.StatusCode >= 500 && se.StatusCode != http.StatusServiceUnavailable && !isTxError(err)
+}
+
+func isTxError(err error) bool {
+	var te *service.TransactionError
+	return errors.As(err, &te)
+}
+
+// echoRefusal reports the refusal a resend of an applied transaction meets: 404
+// ResourceNotFound for a delete the first try performed. (Every other action of a restore
+// is an upsert, which a resend repeats to the same effect.)
+func echoRefusal(err error, acts []service.Action) bool {
+	var te *service.TransactionError
+	if !errors.As(err, &te) || te.Index < 0 || te.Index >= len(acts) {
+		return false
+	}
+	return acts[te.Index].Op == service.OpDelete && abstractions.HasStatus(te.Err, http.StatusNotFound, "ResourceNotFound")
+}
+
+// holds reads back the rows of a transaction and reports whether the table holds each row
+// as an upsert wrote it (every cell, no other) and none of the rows it deletes.
+func (rs *restorer) holds(ctx context.Context, acts []service.Action) (bool, error) {
+	pk := acts[0].Row.PartitionKey
+	lo, hi := acts[0].Row.RowKey, acts[0].Row.RowKey
+	want := make(map[string]*service.Action, len(acts))
+	for i := range acts {
+		rk := acts[i].Row.RowKey
+		if service.CompareUTF16(rk, lo) < 0 {
+			lo = rk
+		}
+		if service.CompareUTF16(rk, hi) > 0 {
+			hi = rk
+		}
+		want[rk] = &acts[i]
+	}
+	q := service.Query{
+		Filter: partitionFilter(pk) + " and RowKey ge " + service.QuoteString(lo) + " and RowKey le " + service.QuoteString(hi),
+		Top:    pageSize,
+	}
+	found := 0
+	for {
+		// One try: the caller's loop is the one that waits and tries again.
+		page, err := rs.tbl.Query(ctx, rs.table, q)
+		if err != nil {
+			return false, err
+		}
+		for i := range page.Rows {
+			a, ok := want[page.Rows[i].RowKey]
+			if !ok {
+				continue
+			}
+			if a.Op == service.OpDelete || !sameCells(&page.Rows[i], a.Row.Properties) {
+				return false, nil
+			}
+			found++
+		}
+		if page.Next == nil {
+			break
+		}
+		q.Continuation = page.Next
+	}
+	upserts := 0
+	for i := range acts {
+		if acts[i].Op != service.OpDelete {
+			upserts++
+		}
+	}
+	return found == upserts, nil
+}
+
+// sameCells reports whether stored holds exactly the cells sent (times compared at the
+// service's 100 ns).
+func sameCells(stored *service.Row, sent []service.Property) bool {
+	n := 0
+	for _, p := range sent {
+		if !p.Value.IsValid() {
+			continue
+		}
+		n++
+		v, ok := stored.Get(p.Name)
+		if !ok {
+			return false
+		}
+		if p.Value.Kind() == service.KindDateTime && v.Kind() == service.KindDateTime {
+			if !v.Time().Truncate(100 * time.Nanosecond).Equal(p.Value.Time().Truncate(100 * time.Nanosecond)) {
+				return false
+			}
+		} else if !v.Equal(p.Value) {
+			return false
+		}
+	}
+	return n == len(stored.Properties)
 }

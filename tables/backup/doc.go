@@ -34,11 +34,27 @@
 //   - end, last: {"type":"end","entities":…,"rows":…,"blobs":…,"blobBytes":…}. An archive
 //     without it is incomplete.
 //
-// Restore and Verify check everything they read: the header's format and version, each
-// blob's bytes against its hash and length, each split value's chunks against its manifest
-// and the archive's record of it, each blob reference against the blob records before it,
-// and the trailer's counts. A failure matches abstractions.ErrIntegrity. Restore also reads
-// uncompressed JSON Lines.
+// Restore and Verify check everything they read: each gzip member's CRC-32 and length,
+// the header's format and version, each blob's bytes against its hash and length, each
+// split value's chunks against its manifest and the archive's record of it, each blob
+// reference against the blob records before it, and the trailer's counts. An archive that
+// is damaged, cut or incomplete fails with an error matching abstractions.ErrIntegrity; one
+// of another format version with abstractions.ErrNotSupported. Restore also reads
+// uncompressed JSON Lines, which carry no checksum: their records are checked only for
+// what the format itself holds (the hashes, the counts).
+//
+// # Damage
+//
+// Restore writes nothing from bytes it has not verified. Gzip checks a member only at its
+// end, so a compressed archive is read a member at a time (up to 1,000 entities or 4 MiB
+// of records, more when an entity holds large blobs): each is decompressed whole and
+// checked before any of its records is used. A restore that meets damage (a member that
+// fails its checksum or is cut short, a record that fails its check, a missing trailer)
+// first writes every entity it read whole before the damage, then fails: the destination
+// holds exactly the entities that Verify counts before the damage (Stats.Entities of
+// both), each as the archive holds it, and no row of a member that fails its checksum or
+// is cut. Blobs uploaded for an entity that was not written are orphans the destination's
+// sweep removes.
 //
 // # Consistency
 //
@@ -64,12 +80,22 @@
 // the last entity's key); a run that finds it cuts the archive there and goes on, and the
 // archive it completes is byte for byte the one an uninterrupted run writes. With
 // Options.Parallel above one, partitions are read concurrently and written in key order.
-// A throttled or busy answer (429, 503, a timeout) is sent again after a doubling pause,
-// logged; other failures end the call.
+// A throttled or busy answer (429, 503, a timeout) or no answer at all is sent again after
+// a doubling pause, logged. A restore transaction whose answer is lost (a connection reset
+// while its response was on its way, a 5xx answer) is settled by reading its rows back, as
+// the stores do for their writes: applied, it counts as written; not applied, it is sent
+// again. Other failures end the call. A failure of a service is an
+// *abstractions.StoreError matching its sentinel (ErrUnavailable for a service that cannot
+// be reached or stays busy, ErrNotFound for a missing table, context.Canceled, …); only a
+// transaction whose rows cannot be read back either says it may or may not have been
+// applied. Copy returns the failing side's own error. Nil accounts, writers and readers
+// are refused with abstractions.ErrInvalidArgument.
 //
 // # Memory
 //
 // Heap use is bounded by the entities in flight, not the table: a page of rows per
-// partition being read and a record being written. Blobs larger than 1 MiB pass through a
-// temporary file, so a file of any size costs 1 MiB of heap.
+// partition being read and a record being written; on restore, one gzip member (up to
+// 8 MiB of it in memory, the rest of a member holding large blobs in a temporary file).
+// Blobs larger than 1 MiB pass through a temporary file, so a file of any size costs 1 MiB
+// of heap.
 package backup

@@ -1,8 +1,6 @@
 package backup
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -22,20 +21,38 @@ import (
 // missing) and returns what it did. r may be compressed (as Write writes it) or plain JSON
 // Lines.
 //
-// Every record is checked before it is used: each blob's bytes against its SHA-256 and
-// length, each split value's chunks against its manifest and the archive's record of it.
-// Each entity is written with its continuation rows in one entity-group transaction, after
-// its blobs are uploaded; its blob references are rewritten to blobs of the destination
-// table ({table}/{pk}/{rk}/{column}/{sha256} in the account's offload container), so the
-// restored rows share no blob with the source. Several entities of a partition share a
-// transaction. A destination that holds rows is refused (ErrNotEmpty) unless
-// Options.Existing says Skip or Replace. An archive that ends before its trailer, or whose
-// counts do not match it, fails with an error matching abstractions.ErrIntegrity after
-// the entities before the damage are written; run Verify first to check without writing.
+// Nothing is written from bytes that are not verified. A compressed archive is read a gzip
+// member at a time, each checked whole (its CRC-32 and length) before any of its records is
+// used; every record is then checked before it is used: each blob's bytes against its
+// SHA-256 and length, each split value's chunks against its manifest and the archive's
+// record of it. Each entity is written with its continuation rows in one entity-group
+// transaction, after its blobs are uploaded; its blob references are rewritten to blobs of
+// the destination table ({table}/{pk}/{rk}/{column}/{sha256} in the account's offload
+// container), so the restored rows share no blob with the source. Several entities of a
+// partition share a transaction. A destination that holds rows is refused (ErrNotEmpty)
+// unless Options.Existing says Skip or Replace.
+//
+// An archive that is damaged, cut or ends before its trailer, or whose counts do not match
+// it, fails with an error matching abstractions.ErrIntegrity once every entity read whole
+// before the damage is written: the entities Verify counts before it, no fewer, and no row
+// of a member that fails its checksum or is cut. An archive of another format version fails with
+// abstractions.ErrNotSupported before anything is written. Run Verify first to check
+// without writing.
+//
+// A transaction whose answer is lost is settled by reading its rows back, as the stores do
+// for their writes: applied, it counts as written; not applied, it is sent again. A
+// failure of the destination is an *abstractions.StoreError matching its sentinel
+// (ErrUnavailable for a service that cannot be reached or stays busy, context.Canceled,
+// …); only when a transaction's rows cannot be read back either does the error say that
+// it may or may not have been applied. A nil acct or r is refused with
+// abstractions.ErrInvalidArgument.
 func Restore(ctx context.Context, acct *tables.Account, table string, r io.Reader, opts *Options) (Stats, error) {
 	opts = opts.orDefault()
 	if acct == nil || acct.Tables() == nil {
 		return Stats{}, fmt.Errorf("%w: restore needs an account with a table service", abstractions.ErrInvalidArgument)
+	}
+	if r == nil {
+		return Stats{}, fmt.Errorf("%w: restore needs a reader of the archive, not nil", abstractions.ErrInvalidArgument)
 	}
 	if err := service.CheckTableName(table); err != nil {
 		return Stats{}, err
@@ -52,19 +69,37 @@ func Restore(ctx context.Context, acct *tables.Account, table string, r io.Reade
 }
 
 // Verify reads the archive r and checks it without writing anything: its format and
-// version, every blob's bytes, every split value, the entity and row counts and the
-// trailer that says the archive is complete. It returns the archive's counts.
+// version, every gzip member's checksum, every blob's bytes, every split value, the entity
+// and row counts and the trailer that says the archive is complete. It returns the
+// archive's counts; on failure, Stats.Entities counts the entities read whole before the
+// damage, which are the ones a restore of the archive writes. A nil r is refused with
+// abstractions.ErrInvalidArgument.
 func Verify(ctx context.Context, r io.Reader, opts *Options) (Stats, error) {
 	opts = opts.orDefault()
+	if r == nil {
+		return Stats{}, fmt.Errorf("%w: verify needs a reader of the archive, not nil", abstractions.ErrInvalidArgument)
+	}
 	rs := &restorer{verifyOnly: true, r: newRetrier(opts.logger())}
 	return rs.run(ctx, r, opts)
 }
 
+// errCopyStopped ends the reading side of a copy whose writing side returned.
+var errCopyStopped = errors.New("backup: the copy's writing side stopped")
+
 // Copy copies a table of src to a table of dst, entity by entity, as a backup restored
 // at once would, without an archive: dst's rows get blobs of their own. opts.Partitions
 // and Parallel apply to the reading, Existing to the writing. The two tables must differ.
+// A failure is the failing side's own error: the source's (as Write reports it) or the
+// destination's (as Restore reports it). A nil account is refused with
+// abstractions.ErrInvalidArgument.
 func Copy(ctx context.Context, src *tables.Account, srcTable string, dst *tables.Account, dstTable string, opts *Options) (Stats, error) {
 	opts = opts.orDefault()
+	if dst == nil || dst.Tables() == nil {
+		return Stats{}, fmt.Errorf("%w: copy needs a destination account with a table service", abstractions.ErrInvalidArgument)
+	}
+	if err := service.CheckTableName(dstTable); err != nil {
+		return Stats{}, fmt.Errorf("copy: the destination table: %w", err)
+	}
 	if src == dst && strings.EqualFold(srcTable, dstTable) {
 		return Stats{}, fmt.Errorf("%w: copy of table %s onto itself", abstractions.ErrInvalidArgument, srcTable)
 	}
@@ -84,13 +119,13 @@ func Copy(ctx context.Context, src *tables.Account, srcTable string, dst *tables
 		done <- err
 	}()
 	st, err := Restore(ctx, dst, dstTable, pr, opts)
-	pr.CloseWithError(errors.New("backup: the copy's writer stopped"))
+	pr.CloseWithError(errCopyStopped)
 	cancel()
 	werr := <-done
 	st.Retries += wst.Retries
 	if err != nil {
-		if werr != nil && !errors.Is(werr, context.Canceled) && !errors.Is(werr, io.ErrClosedPipe) {
-			return st, werr // the reading side failed first
+		if werr != nil && errors.Is(err, werr) {
+			return st, werr // the reading side failed: Restore met its error in the pipe
 		}
 		return st, err
 	}
@@ -135,20 +170,15 @@ type unit struct {
 	rows   []service.Row
 }
 
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: backup archive: %s", abstractions.ErrIntegrity, fmt.Sprintf(format, args...))
+}
+
+// archiveFailure reports a failure of the archive (damaged, cut, of another version, or
+// its reader failing), as opposed to one of the destination or the context.
+func archiveFailure(err error) bool {
+	var se *sourceError
+	return errors.Is(err, abstractions.ErrIntegrity) || errors.Is(err, abstractions.ErrNotSupported) || errors.As(err, &se)
 }
 
 func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats, error) {
@@ -165,32 +195,53 @@ func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats,
 		rs.st.Entities, rs.st.Skipped, rs.st.Replaced = rs.written, rs.skipped, rs.replaced
 		rs.mu.Unlock()
 	}
+	finish := func() error { return nil }
+	started := false // whether the committer runs
 	fail := func(err error) (Stats, error) {
+		// The entities read whole before the archive failed are written before the failure
+		// is reported (the queued pack included): what Verify counts before the damage is
+		// what a restore leaves.
+		archive := archiveFailure(err)
+		var se *sourceError
+		if errors.As(err, &se) {
+			err = fmt.Errorf("backup: reading the archive after %d whole entities: %w", rs.read, se.err)
+		}
+		if started && archive && rs.commitErr() == nil && ctx.Err() == nil {
+			werr := rs.flush(ctx)
+			if werr == nil {
+				werr = finish()
+			}
+			if werr != nil {
+				err = fmt.Errorf("%w; writing the entities before it failed too: %w", err, werr)
+			}
+		}
 		sync()
 		prog.report(&rs.st, true)
 		return rs.st, err
 	}
-	finish := func() error { return nil }
-	br := bufio.NewReaderSize(cr, 64<<10)
-	var in io.Reader = br
-	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return fail(corrupt("%v", err))
-		}
-		defer gz.Close()
-		in = gz
-	}
+	in, closeIn := openArchive(cr)
+	defer closeIn()
 	dec := json.NewDecoder(in)
 	next := func() (*anyRec, error) {
 		var rec anyRec
-		if err := dec.Decode(&rec); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil, io.EOF
-			}
-			return nil, corrupt("unreadable record after %d entities: %v", rs.st.Entities, err)
+		err := dec.Decode(&rec)
+		if err == nil {
+			return &rec, nil
 		}
-		return &rec, nil
+		var d *damage
+		var se *sourceError
+		var te *spillError
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil, io.EOF
+		case errors.As(err, &d):
+			return nil, corrupt("%s, after %d whole entities", d.what, rs.read)
+		case errors.As(err, &se), errors.As(err, &te):
+			return nil, err
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, corrupt("incomplete: it ends inside a record, after %d whole entities", rs.read)
+		}
+		return nil, corrupt("unreadable record after %d whole entities: %v", rs.read, err)
 	}
 
 	rec, err := next()
@@ -204,13 +255,15 @@ func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats,
 		return fail(corrupt("it does not start with a %s header", formatName))
 	}
 	if rec.Version != Version {
-		return fail(fmt.Errorf("%w: backup archive of format version %d; this library reads version %d", abstractions.ErrNotSupported, rec.Version, Version))
+		return fail(fmt.Errorf("%w: backup archive of format version %d; this library reads version %d (a newer release of it may read this one)",
+			abstractions.ErrNotSupported, rec.Version, Version))
 	}
 	if !rs.verifyOnly {
 		if err := rs.prepareTable(ctx); err != nil {
 			return fail(err)
 		}
 		stop := rs.startCommitter(ctx)
+		started = true
 		stopped := false
 		defer func() {
 			if !stopped {
@@ -232,7 +285,7 @@ func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats,
 		}
 		rec, err := next()
 		if err == io.EOF {
-			return fail(corrupt("incomplete: it ends after %d entities without its trailer", rs.st.Entities))
+			return fail(corrupt("incomplete: it ends after %d whole entities without its trailer", rs.read))
 		}
 		if err != nil {
 			return fail(err)
@@ -261,14 +314,17 @@ func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats,
 				return fail(corrupt("the trailer counts %d entities, %d rows, %d blobs of %d bytes; the archive holds %d, %d, %d, %d",
 					rec.Entities, rec.RowCount, rec.Blobs, rec.BlobBytes, got, rs.st.Rows, rs.st.Blobs, rs.st.BlobBytes))
 			}
-			if _, err := next(); err != io.EOF {
+			switch _, err := next(); {
+			case err == nil:
 				return fail(corrupt("records follow the trailer"))
+			case err != io.EOF:
+				return fail(err)
 			}
 			sync()
 			prog.report(&rs.st, true)
 			return rs.st, nil
 		default:
-			return fail(corrupt("unexpected record type %q after %d entities", rec.Type, rs.st.Entities))
+			return fail(corrupt("unexpected record type %q after %d whole entities", rec.Type, rs.read))
 		}
 		sync()
 		prog.report(&rs.st, false)
@@ -280,7 +336,7 @@ func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats,
 func (rs *restorer) prepareTable(ctx context.Context) error {
 	err := rs.r.do(ctx, "create table", func() error { return rs.tbl.CreateTable(ctx, rs.table) })
 	if err != nil && !abstractions.HasStatus(err, http.StatusConflict, "TableAlreadyExists") {
-		return fmt.Errorf("restore: creating table %s: %w", rs.table, err)
+		return serviceError("restore: creating", rs.table, "", callerr.Write, err)
 	}
 	if err == nil || rs.existing != Refuse {
 		return nil
@@ -293,7 +349,7 @@ func (rs *restorer) prepareTable(ctx context.Context) error {
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("restore: reading table %s: %w", rs.table, err)
+			return serviceError("restore: reading", rs.table, "", callerr.Read, err)
 		}
 		if len(page.Rows) > 0 {
 			return fmt.Errorf("%w: table %s holds rows; restore with Existing Skip or Replace (--existing skip|replace) to say what to do with them", ErrNotEmpty, rs.table)
@@ -356,7 +412,7 @@ func (rs *restorer) upload(ctx context.Context, ref largevalue.BlobRef, s *spool
 	if !rs.containerMade {
 		err := rs.r.do(ctx, "create container", func() error { return rs.blobs.CreateContainer(ctx, rs.container) })
 		if err != nil && !abstractions.HasStatus(err, http.StatusConflict, "ContainerAlreadyExists") {
-			return fmt.Errorf("restore: creating container %s: %w", rs.container, err)
+			return serviceError("restore: creating blob container "+rs.container+" for", rs.table, "", callerr.Write, err)
 		}
 		rs.containerMade = true
 	}
@@ -380,7 +436,7 @@ func (rs *restorer) upload(ctx context.Context, ref largevalue.BlobRef, s *spool
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("restore: uploading blob %s: %w", ref.Path, err)
+		return serviceError("restore: uploading blob "+ref.Path+" of", rs.table, "", callerr.Write, err)
 	}
 	return nil
 }

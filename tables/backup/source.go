@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -130,11 +131,9 @@ func (s *source) query(ctx context.Context, q service.Query) (page service.Page,
 	return page, err
 }
 
+// wrap classifies a failure to read the table (see serviceError).
 func (s *source) wrap(err error) error {
-	if abstractions.HasStatus(err, http.StatusNotFound, "TableNotFound") {
-		return fmt.Errorf("backup: table %s does not exist: %w", s.table, err)
-	}
-	return fmt.Errorf("backup: reading table %s: %w", s.table, err)
+	return serviceError("backup: reading", s.table, "", callerr.Read, err)
 }
 
 // scan reads the entities of one segment in key order and passes each to emit. A

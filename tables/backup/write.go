@@ -13,6 +13,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -20,7 +21,8 @@ import (
 // Write backs up a table of acct to w, entity by entity, and returns what it wrote. The
 // archive is complete when Write returns nil: its last record is the trailer. An error
 // leaves w holding a partial archive that Restore and Verify refuse; use WriteFile to
-// resume an interrupted backup instead of starting again.
+// resume an interrupted backup instead of starting again. A nil acct or w is refused with
+// abstractions.ErrInvalidArgument.
 //
 // Each entity is read whole (its main row, its continuation rows, its blobs, each verified
 // against the main row; an entity that changed meanwhile is read again). The table is not
@@ -28,6 +30,9 @@ import (
 // entity deleted meanwhile is left out.
 func Write(ctx context.Context, acct *tables.Account, table string, w io.Writer, opts *Options) (Stats, error) {
 	opts = opts.orDefault()
+	if w == nil {
+		return Stats{}, fmt.Errorf("%w: backup needs a writer for the archive, not nil", abstractions.ErrInvalidArgument)
+	}
 	b, err := newBackup(acct, table, opts)
 	if err != nil {
 		return Stats{}, err
@@ -332,8 +337,12 @@ func (b *backupRun) fetchBlobs(ctx context.Context, main *service.Row, refs []na
 		if abstractions.HasStatus(err, http.StatusNotFound, "") {
 			return spools, fmt.Errorf("%w: blob %s of row (%q, %q) column %s is gone: %v", errBlobChanged, nr.Ref.Path, main.PartitionKey, main.RowKey, nr.Column, err)
 		}
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return spools, fmt.Errorf("backup: the temporary file of blob %s of row (%q, %q): %w", nr.Ref.Path, main.PartitionKey, main.RowKey, err)
+		}
 		if err != nil {
-			return spools, fmt.Errorf("backup: downloading blob %s of row (%q, %q): %w", nr.Ref.Path, main.PartitionKey, main.RowKey, err)
+			return spools, serviceError("backup: downloading blob "+nr.Ref.Path+" of", b.src.table, main.PartitionKey, callerr.Read, err)
 		}
 		if err := s.check(nr.Ref.SHA256, nr.Ref.Length); err != nil {
 			return spools, fmt.Errorf("%w: blob %s of row (%q, %q) column %s: %v", errBlobChanged, nr.Ref.Path, main.PartitionKey, main.RowKey, nr.Column, err)

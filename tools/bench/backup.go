@@ -35,14 +35,16 @@ type BackupConfig struct {
 	Dir string
 }
 
-// BackupResult is one side's figures: the time of the backup and of the restore, and the
-// most the heap grew above its level before each.
+// BackupResult is one side's figures: the time of the backup and of the restore, the most
+// the heap grew above its level before each, and the rows the restore left in its tables
+// (counted after each restore, outside the timings).
 type BackupResult struct {
 	Side                        string
 	Backup, Restore             time.Duration
 	BackupHeap, RestoreHeap     uint64
 	ArchiveBytes                int64
 	BackupRowsPS, RestoreRowsPS float64
+	RestoredRows                int64
 }
 
 // RunBackup backs up and restores a table of cfg.Rows rows twice, a partition at a time:
@@ -138,8 +140,14 @@ func RunBackup(ctx context.Context, cfg BackupConfig, out io.Writer) ([]BackupRe
 				add(st.r, backupStep, d, heap)
 			}
 			if !backupStep {
-				// Restored tables are dropped at once: the emulator holds the same data for both.
-				for _, n := range []string{fmt.Sprintf("BenchRaw%s%02d", sfx, p), fmt.Sprintf("BenchLib%s%02d", sfx, p)} {
+				// Each side's restored rows are counted, then the tables are dropped at once:
+				// the emulator holds the same data for both.
+				for r, n := range map[*BackupResult]string{&raw: fmt.Sprintf("BenchRaw%s%02d", sfx, p), &lib: fmt.Sprintf("BenchLib%s%02d", sfx, p)} {
+					rows, err := countTableRows(ctx, svc.NewClient(n))
+					if err != nil {
+						return nil, fmt.Errorf("%s, partition %s: counting the restored rows: %w", r.Side, pk, err)
+					}
+					r.RestoredRows += rows
 					_, _ = svc.DeleteTable(context.WithoutCancel(ctx), n, nil)
 				}
 				for _, side := range []string{"raw", "lib"} {
@@ -160,14 +168,28 @@ func RunBackup(ctx context.Context, cfg BackupConfig, out io.Writer) ([]BackupRe
 		r.RestoreRowsPS = float64(cfg.Rows) / r.Restore.Seconds()
 	}
 	fmt.Fprintf(out, "backup and restore of %s rows (10 partitions, ~200 bytes a row)\n", thousands(cfg.Rows))
-	fmt.Fprintf(out, "%-26s %12s %12s %14s %14s %12s\n", "side", "backup", "restore", "backup heap", "restore heap", "archive")
+	fmt.Fprintf(out, "%-26s %12s %12s %12s %14s %14s %12s %9s\n", "side", "backup", "restore", "restore rate", "backup heap", "restore heap", "archive", "restored")
 	for _, r := range []BackupResult{lib, raw} {
-		fmt.Fprintf(out, "%-26s %12v %12v %11.1f MiB %11.1f MiB %8.1f MiB\n", r.Side, r.Backup.Round(time.Millisecond), r.Restore.Round(time.Millisecond),
-			float64(r.BackupHeap)/(1<<20), float64(r.RestoreHeap)/(1<<20), float64(r.ArchiveBytes)/(1<<20))
+		fmt.Fprintf(out, "%-26s %12v %12v %8.0f r/s %11.1f MiB %11.1f MiB %8.1f MiB %9s\n", r.Side, r.Backup.Round(time.Millisecond), r.Restore.Round(time.Millisecond),
+			r.RestoreRowsPS, float64(r.BackupHeap)/(1<<20), float64(r.RestoreHeap)/(1<<20), float64(r.ArchiveBytes)/(1<<20), thousands(int(r.RestoredRows)))
 	}
 	fmt.Fprintf(out, "ratio library / hand-written: backup %.2f, restore %.2f (target at most 1.0)\n",
 		lib.Backup.Seconds()/raw.Backup.Seconds(), lib.Restore.Seconds()/raw.Restore.Seconds())
 	return []BackupResult{lib, raw}, nil
+}
+
+// countTableRows counts a table's rows with a keys-only scan.
+func countTableRows(ctx context.Context, c *aztables.Client) (int64, error) {
+	var n int64
+	p := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Select: ptr("RowKey")})
+	for p.More() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, err
+		}
+		n += int64(len(page.Entities))
+	}
+	return n, nil
 }
 
 // measureHeap runs f and returns its time and the most the heap in use grew above its level

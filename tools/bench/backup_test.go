@@ -27,6 +27,11 @@ func TestBackupBenchmark(t *testing.T) {
 	}
 	t.Log("\n" + out.String())
 	if len(res) != 2 || res[0].Backup <= 0 || res[1].Restore <= 0 {
-		t.Errorf("results %+v", res)
+		t.Fatalf("results %+v", res)
+	}
+	for _, r := range res {
+		if r.RestoredRows != int64(rows) {
+			t.Errorf("%s restored %d rows of %d", r.Side, r.RestoredRows, rows)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
 	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/azblobs"
@@ -45,12 +46,16 @@ func declareCommon(fs *flag.FlagSet, tableHelp string) *archiveFlags {
 	}
 }
 
+// transportOf returns the transport the accounts of backup, restore and copy send their
+// requests through; tests put a fault injector in front of it.
+var transportOf = func(tr *http.Transport) policy.Transporter { return &http.Client{Transport: tr} }
+
 // openAccount returns an account over a connection string with blobs and the offload
 // container, and the function that closes its connections.
 func openAccount(cs, container string) (*tables.Account, func(), error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	acct, err := tables.NewAccount(cs, &tables.Options{
-		ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}},
+		ClientOptions: azcore.ClientOptions{Transport: transportOf(tr)},
 		Blobs:         azblobs.Connect,
 		BlobOffload:   &tables.BlobOffloadOptions{Container: container},
 	})
@@ -190,10 +195,16 @@ no entity is ever restored in part, and the restored rows share no blob with the
 table that holds rows is refused unless --existing says what to do with the entities it
 already has: skip them or replace them.
 
-Every record is checked as it is read (blob bytes and split values against their SHA-256,
-the counts against the trailer). An archive that turns out damaged or cut stops the restore
-with the entities before the damage written; --verify checks the whole archive first, without
-any account and without writing.`,
+Nothing is written before it is checked: each gzip member of the archive is read whole and its
+checksum checked before its records are used, and each record is checked (blob bytes and split
+values against their SHA-256, the counts against the trailer). An archive that turns out
+damaged or cut stops the restore once the entities before the damage are written: as many as
+--verify counts before it, each as the archive holds it. --verify checks the whole archive
+first, without any account and without writing.
+
+Throttled or busy answers, and requests that get no answer, are retried after a pause. A
+transaction whose answer is lost is settled by reading its rows back: applied, it counts as
+written; not, it is sent again.`,
 		flags: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 			common := declareCommon(fs, "the table to restore into (required unless --verify)")
 			archive := fs.String("archive", "", "the archive file to read (required)")
