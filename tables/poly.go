@@ -50,7 +50,8 @@ type PolyStore[B any] struct {
 	// host carries the engine's per-table machinery (table creation, error translation,
 	// transaction chunking, cache coherence); it is a store of a row type with no columns
 	// of its own and caching disabled, and is never used to read or write entities.
-	host  *Store[polyHost]
+	host  *core
+	acct  *Account
 	types *abstractions.TypeRegistry
 	base  reflect.Type
 	codec codec.Options
@@ -105,7 +106,7 @@ func PolyFor[B any](a *Account, types *abstractions.TypeRegistry, opts *StoreOpt
 	if err != nil {
 		return nil, err
 	}
-	return &PolyStore[B]{host: host, types: types, base: base, shared: cfg.SharedTable,
+	return &PolyStore[B]{host: host.core, acct: a, types: types, base: base, shared: cfg.SharedTable,
 		codec: codec.Options{Oversized: a.opts.Oversized, WriteTypeName: true, Types: types}}, nil
 }
 
@@ -113,7 +114,7 @@ func PolyFor[B any](a *Account, types *abstractions.TypeRegistry, opts *StoreOpt
 func (s *PolyStore[B]) Table() string { return s.host.table }
 
 // Account returns the store's account.
-func (s *PolyStore[B]) Account() *Account { return s.host.account }
+func (s *PolyStore[B]) Account() *Account { return s.acct }
 
 // Types returns the store's type registry.
 func (s *PolyStore[B]) Types() *abstractions.TypeRegistry { return s.types }
@@ -121,7 +122,7 @@ func (s *PolyStore[B]) Types() *abstractions.TypeRegistry { return s.types }
 // EnsureCreated creates the table if it does not exist yet, as Store.EnsureCreated does:
 // call it at start-up to fail fast. With Options.NeverCreateTables it only checks that the
 // table exists, and a missing table fails with an error matching abstractions.ErrNotFound.
-func (s *PolyStore[B]) EnsureCreated(ctx context.Context) error { return s.host.EnsureCreated(ctx) }
+func (s *PolyStore[B]) EnsureCreated(ctx context.Context) error { return s.host.ensureCreated(ctx) }
 
 // Insert writes a new row, or with w.IfMatch replaces the row at that version; see
 // abstractions.PolyStorage.

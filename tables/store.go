@@ -159,7 +159,10 @@ func (s *Store[T]) CachesReads() bool { return s.policy.enabled() }
 // EnsureCreated creates the table if it does not exist yet. With Options.NeverCreateTables
 // it only checks that the table exists, reading at most one row (which a table SAS
 // allows), and a missing table fails with an error matching abstractions.ErrNotFound.
-func (s *Store[T]) EnsureCreated(ctx context.Context) (err error) {
+func (s *Store[T]) EnsureCreated(ctx context.Context) error { return s.ensureCreated(ctx) }
+
+// ensureCreated is EnsureCreated, for stores of every kind.
+func (s *core) ensureCreated(ctx context.Context) (err error) {
 	ctx, c := s.begin(ctx, "create table")
 	defer c.Finish(&err)
 	if err := ctx.Err(); err != nil {

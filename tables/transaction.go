@@ -34,7 +34,7 @@ import (
 type Transaction struct {
 	// host carries the engine's per-table machinery (error translation, cache keys), as a
 	// polymorphic store's host does; it never reads or writes rows itself.
-	host *Store[polyHost]
+	host *core
 	pk   string
 	acts []service.Action
 	// typed holds, for each action, what a typed write does once the transaction
@@ -67,7 +67,9 @@ func NewTransaction(a *Account, table, partition string) *Transaction {
 	case checkKey(partition) != "":
 		tx.err = keyError("transaction", table, partition, "", "partition key", checkKey(partition))
 	}
-	tx.host = host
+	if host != nil {
+		tx.host = host.core
+	}
 	return tx
 }
 
