@@ -2,10 +2,9 @@ package tables
 
 import (
 	"context"
-	"log/slog"
-	"time"
 
-	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/engine"
+
 	"github.com/unified-data/gotables/tables/internal/access"
 	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/callerr"
@@ -46,61 +45,33 @@ type config struct {
 // Account is one storage account: its services and the options every store of it shares.
 // It is safe for concurrent use.
 type Account struct {
-	e     *acctCore // what the stores' engine needs of the account
+	e     *engine.Account // what the stores' engine needs of the account
 	name  string
 	given service.Tables // the table service as the account was given it
 	opts  config
 	turns turnstile // the rows' queues of the outcome verbs (turnstile.go)
 }
 
-// acctCore is what the engine needs of an account: its services as the stores use them, the
-// read cache, the batch window, telemetry, blob offload and the options the row code reads.
-type acctCore struct {
-	tables *access.Tables // the service as the stores use it: given, with retries, with the stores' rules (package access)
-	blobs  service.Blobs
-	codec  codec.Options
-	cache  *cache.Cache // one per account, shared by all its stores
-
-	// off is the blob offload configuration, nil when off; offErr refuses split-aware
-	// stores when the options are out of range.
-	off      *offloadConfig
-	offErr   error
-	pressure *retry.Pressure     // how many batch transactions may be out at once
-	tel      telemetry.Telemetry // the account's spans and metrics
-	cfg      engineConfig
-}
-
-// engineConfig are the options the engine reads.
-type engineConfig struct {
-	normalizeIDs           bool // Options.IDs is NormalizeIDs
-	recordKeys             bool
-	neverCreateTables      bool
-	implicitLastWriterWins bool
-	authorizer             abstractions.Authorizer
-	logger                 *slog.Logger
-	nowFunc                func() time.Time
-}
-
 // newAccount returns an account over the given services. name identifies the account in
 // messages (an endpoint URL, say). blobs may be nil when no blob feature is used. tables
 // must not be nil: stores of an account without one are refused.
 func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg config, p *retry.Pressure) *Account {
-	e := &acctCore{blobs: blobs, pressure: p, tel: telemetry.Telemetry{Tracer: cfg.Tracer, Meters: cfg.meters, RecordKeys: cfg.RecordKeys, Logger: cfg.Logger},
-		cfg: engineConfig{normalizeIDs: cfg.IDs == NormalizeIDs, recordKeys: cfg.RecordKeys, neverCreateTables: cfg.NeverCreateTables,
-			implicitLastWriterWins: cfg.ImplicitLastWriterWins, authorizer: cfg.Authorizer, logger: cfg.Logger, nowFunc: cfg.Now}}
+	e := &engine.Account{Blobs: blobs, Pressure: p, Tel: telemetry.Telemetry{Tracer: cfg.Tracer, Meters: cfg.meters, RecordKeys: cfg.RecordKeys, Logger: cfg.Logger},
+		Cfg: engine.Config{NormalizeIDs: cfg.IDs == NormalizeIDs, RecordKeys: cfg.RecordKeys, NeverCreateTables: cfg.NeverCreateTables,
+			ImplicitLastWriterWins: cfg.ImplicitLastWriterWins, Authorizer: cfg.Authorizer, Logger: cfg.Logger, NowFunc: cfg.Now}}
 	a := &Account{e: e, given: tables, name: name, opts: cfg}
 	if tables != nil {
 		if cfg.Retry != nil {
-			tables = &retry.Tables{Tables: tables, Policy: cfg.Retry.WithDefaults(), Busy: p.Busy, Meters: e.tel.Meters}
+			tables = &retry.Tables{Tables: tables, Policy: cfg.Retry.WithDefaults(), Busy: p.Busy, Meters: e.Tel.Meters}
 		}
-		e.tables = access.New(tables, access.Config{NeverCreate: cfg.NeverCreateTables, Logger: cfg.Logger, Meters: cfg.meters})
+		e.Tables = access.New(tables, access.Config{NeverCreate: cfg.NeverCreateTables, Logger: cfg.Logger, Meters: cfg.meters})
 	}
-	e.cache = cache.New(e.clock, cfg.CacheSize, e.tel.Meters)
+	e.Cache = cache.New(e.Clock, cfg.CacheSize, e.Tel.Meters)
 	if o := cfg.BlobOffload; o != nil {
-		e.offErr = o.check()
-		e.off = newOffload(o)
+		e.OffErr = o.check()
+		e.Off = newOffload(o)
 	}
-	e.codec = codec.Options{Oversized: cfg.Oversized}
+	e.Codec = codec.Options{Oversized: cfg.Oversized}
 	return a
 }
 
@@ -115,7 +86,7 @@ func (a *Account) Ping(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return callerr.Table("ping", "", "", "", err)
 	}
-	return callerr.Table("ping", "", "", "", a.e.tables.Ping(ctx))
+	return callerr.Table("ping", "", "", "", a.e.Tables.Ping(ctx))
 }
 
 // Name returns what names the account in messages: its table service endpoint URL (such as
@@ -138,10 +109,10 @@ func (a *Account) Tables() service.Tables { return a.given }
 // Blob documents built over it (package tables/blobdocs) are traced and measured with the
 // account's options.
 func (a *Account) Blobs() service.Blobs {
-	if a.e.blobs == nil {
+	if a.e.Blobs == nil {
 		return nil
 	}
-	return accountBlobs{a.e.blobs, &a.e.tel}
+	return accountBlobs{a.e.Blobs, &a.e.Tel}
 }
 
 // accountBlobs is the blob service as Blobs hands it out: the service, carrying the
@@ -152,24 +123,3 @@ type accountBlobs struct {
 }
 
 func (b accountBlobs) Telemetry() *telemetry.Telemetry { return b.tel }
-
-func (a *acctCore) logger() *slog.Logger {
-	if a.cfg.logger != nil {
-		return a.cfg.logger
-	}
-	return slog.Default()
-}
-
-// now is the time a write stamps, in UTC and at the service's 100 ns precision, so the entity
-// a write returns holds the same times a read of the row gives.
-func (a *acctCore) now() time.Time {
-	return a.clock().UTC().Round(0).Truncate(100 * time.Nanosecond)
-}
-
-// clock is the account's clock as given (see Options.Now).
-func (a *acctCore) clock() time.Time {
-	if a.cfg.nowFunc != nil {
-		return a.cfg.nowFunc()
-	}
-	return time.Now()
-}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unified-data/gotables/tables/internal/engine"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -20,7 +22,7 @@ func TestBadInputIsRefusedBeforeSending(t *testing.T) {
 		t.Fatal(err)
 	}
 	forged := func(pk string) string {
-		return encodeCursor(cursor{Bounds: s.bounds(p, abstractions.DefaultPageSize), PK: pk, RK: "r"})
+		return engine.EncodeCursor(engine.Cursor{Bounds: s.core.Bounds(p, abstractions.DefaultPageSize), PK: pk, RK: "r"})
 	}
 	cases := []struct {
 		name string

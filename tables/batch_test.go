@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/unified-data/gotables/tables/internal/engine"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -40,8 +42,8 @@ func TestPlanChunks(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &plan{actions: tc.actions}
-			chunks := p.chunks()
+			p := &engine.Plan{Actions: tc.actions}
+			chunks := p.Chunks()
 			var lens, firsts []int
 			seen := map[int]bool{}
 			for _, c := range chunks {

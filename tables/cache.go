@@ -3,9 +3,7 @@ package tables
 import (
 	"time"
 
-	"github.com/unified-data/gotables/tables/internal/cache"
-	"github.com/unified-data/gotables/tables/internal/callerr"
-	"github.com/unified-data/gotables/tables/service"
+	"github.com/unified-data/gotables/tables/internal/engine"
 )
 
 // CachePolicy is a read-cache policy: [Disabled] (the default), [Sliding] or [Absolute].
@@ -76,17 +74,7 @@ func Absolute(d time.Duration) CachePolicy {
 func (p CachePolicy) enabled() bool { return p.ttl > 0 }
 
 // rule is the policy as the engine applies it.
-func (p CachePolicy) rule() cachePolicy { return cachePolicy{ttl: p.ttl, sliding: p.sliding} }
-
-// cachePolicy is a store's read-cache policy as the engine applies it: entries live for ttl
-// (0: nothing is kept), from their last read when sliding.
-type cachePolicy struct {
-	ttl     time.Duration
-	sliding bool
-}
-
-// enabled reports whether the policy keeps anything.
-func (p cachePolicy) enabled() bool { return p.ttl > 0 }
+func (p CachePolicy) rule() engine.Policy { return engine.Policy{TTL: p.ttl, Sliding: p.sliding} }
 
 // String describes the policy.
 func (p CachePolicy) String() string {
@@ -101,33 +89,6 @@ func (p CachePolicy) String() string {
 	return "Absolute(" + p.ttl.String() + ")"
 }
 
-// cachedRow returns a fresh copy of the cached row under key, if the store caches.
-func (s *core) cachedRow(key string) (*service.Row, bool) {
-	if !s.policy.enabled() {
-		return nil, false
-	}
-	e, ok := s.acct.cache.Get(key)
-	if !ok || e.IsList {
-		return nil, false
-	}
-	return &e.Row, true
-}
-
-// readThrough runs fetch and, when the store caches and no write of key overlapped it,
-// stores what fetch returned. fetch returns nil for "nothing to store".
-func (s *core) readThrough(key string, fetch func() *cache.Entry) {
-	if !s.policy.enabled() {
-		fetch()
-		return
-	}
-	since := s.acct.cache.BeginRead(key)
-	e := fetch()
-	if e != nil {
-		e.TTL, e.Sliding = s.policy.ttl, s.policy.sliding
-	}
-	s.acct.cache.EndRead(key, since, e)
-}
-
 // A write through a store tells the read cache about itself in three visible steps:
 //
 //	keys := s.writeKeys(...)
@@ -137,48 +98,3 @@ func (s *core) readThrough(key string, fetch func() *cache.Entry) {
 //
 // keys[0] is the row's own key; every other key the write touched (its partition's lists,
 // other rows of a transaction) is dropped, and so is everything when the write failed.
-
-// beginWrite notes that a write of the keys is about to be sent.
-func (s *core) beginWrite(keys []string) { s.acct.cache.BeginWrite(keys) }
-
-// endWrite notes that the write of the keys returned err. After a success, when the store
-// caches and written is not nil, the row's own key keeps written with w's ETag and
-// Timestamp as the row's new version (nil written drops it, as for a delete or a
-// transaction whose rows the cache does not keep).
-func (s *core) endWrite(keys []string, err error, written *service.Row, w service.Written) {
-	var next func(*cache.Entry) *cache.Entry
-	if err == nil && written != nil && s.policy.enabled() {
-		next = func(*cache.Entry) *cache.Entry {
-			return &cache.Entry{Row: *cache.Written(*written, w), TTL: s.policy.ttl, Sliding: s.policy.sliding}
-		}
-	}
-	s.endWriteWith(keys, err, next)
-}
-
-// endWriteWith is endWrite for a write whose cached version depends on what the cache holds
-// when the write returns (Patch): after a success, next receives the row's current entry
-// and returns the entry to store (nil drops the row).
-func (s *core) endWriteWith(keys []string, err error, next func(current *cache.Entry) *cache.Entry) {
-	if err != nil && s.policy.enabled() {
-		s.acct.logger().Debug("unified tables: a write failed; the read cache dropped what it touched",
-			"table", s.table, "entries", len(keys), "error", callerr.KindName(err))
-	}
-	var put func(string, *cache.Entry) *cache.Entry
-	if err == nil && next != nil && s.policy.enabled() {
-		own := keys[0]
-		put = func(k string, current *cache.Entry) *cache.Entry {
-			if k != own {
-				return nil
-			}
-			return next(current)
-		}
-	}
-	s.acct.cache.EndWrite(keys, put)
-}
-
-// Cache keys of the store's table (package cache): a row's, a partition's list, the table's
-// list, and those a write of rows touches.
-func (s *core) entityKey(pk, rk string) string       { return s.keys.Entity(pk, rk) }
-func (s *core) partitionKey(pk string) string        { return s.keys.Partition(pk) }
-func (s *core) tableKey() string                     { return s.keys.Table() }
-func (s *core) writeKeys(rows ...[2]string) []string { return s.keys.Write(rows...) }

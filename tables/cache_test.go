@@ -198,7 +198,7 @@ func (c *movingClock) Now() time.Time          { return time.Unix(0, c.ns.Load()
 func (c *movingClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // entriesOf returns the account's cache entries (nil when nothing was ever stored).
-func entriesOf(s *Store[item]) *otter.Cache[string, *cache.Entry] { return s.acct.cache.Items() }
+func entriesOf(s *Store[item]) *otter.Cache[string, *cache.Entry] { return s.core.Acct.Cache.Items() }
 
 // The bound: a cache of CacheSize rows keeps at most that many, whatever is read; an evicted
 // row is a miss, and the read after it gets the table's version.
@@ -217,7 +217,7 @@ func TestCacheBound(t *testing.T) {
 			if n := items.EstimatedSize(); n > 3 {
 				t.Fatalf("%d entries in a cache of 3 rows", n)
 			}
-			if n := s.acct.cache.Evictions(); n < 7 {
+			if n := s.core.Acct.Cache.Evictions(); n < 7 {
 				t.Errorf("%d evictions after 10 writes into a cache of 3 rows", n)
 			}
 			f.resetCalls()
@@ -256,8 +256,8 @@ func TestCacheBound(t *testing.T) {
 		}
 		items := entriesOf(u)
 		items.CleanUp()
-		if items.IsWeighted() || items.EstimatedSize() != 50 || u.acct.cache.Evictions() != 0 {
-			t.Errorf("unbounded: weighted=%v, %d entries, %d evictions", items.IsWeighted(), items.EstimatedSize(), u.acct.cache.Evictions())
+		if items.IsWeighted() || items.EstimatedSize() != 50 || u.core.Acct.Cache.Evictions() != 0 {
+			t.Errorf("unbounded: weighted=%v, %d entries, %d evictions", items.IsWeighted(), items.EstimatedSize(), u.core.Acct.Cache.Evictions())
 		}
 	})
 	t.Run("an account that never caches builds no cache", func(t *testing.T) {
@@ -416,7 +416,7 @@ func TestCacheBoundUnderPressure(t *testing.T) {
 					case <-time.After(200 * time.Microsecond):
 					}
 					clock.Advance(time.Millisecond)
-					if items := s.acct.cache.Items(); items != nil {
+					if items := s.core.Acct.Cache.Items(); items != nil {
 						if n := int64(items.EstimatedSize()); n > worst.Load() {
 							worst.Store(n)
 						}
@@ -440,13 +440,13 @@ func TestCacheBoundUnderPressure(t *testing.T) {
 			if n, w := items.EstimatedSize(), items.WeightedSize(); n > bound || w > bound {
 				t.Errorf("after the run: %d entries weighing %d rows in a cache of %d", n, w, bound)
 			}
-			if n := s.acct.cache.Evictions(); n == 0 {
+			if n := s.core.Acct.Cache.Evictions(); n == 0 {
 				t.Error("no eviction under pressure")
 			}
-			if s.acct.cache.InFlight() != 0 {
-				t.Errorf("%d key states left behind", s.acct.cache.InFlight())
+			if s.core.Acct.Cache.InFlight() != 0 {
+				t.Errorf("%d key states left behind", s.core.Acct.Cache.InFlight())
 			}
-			t.Logf("most entries at once %d, evictions %d", worst.Load(), s.acct.cache.Evictions())
+			t.Logf("most entries at once %d, evictions %d", worst.Load(), s.core.Acct.Cache.Evictions())
 			// Every row reads back as its last write, cached or not.
 			for r := range rows {
 				v, err := s.One(ctx, id(r))

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/unified-data/gotables/tables/internal/engine"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -23,8 +25,8 @@ func idStore(t *testing.T, asWritten bool) *Store[item] {
 }
 
 func TestResolveID(t *testing.T) {
-	long := strings.Repeat("a", maxKeyLength)
-	emoji := strings.Repeat("😀", maxKeyLength/2) // two UTF-16 code units each
+	long := strings.Repeat("a", engine.MaxKeyLength)
+	emoji := strings.Repeat("😀", engine.MaxKeyLength/2) // two UTF-16 code units each
 	cases := []struct {
 		name   string
 		id     string
@@ -60,7 +62,7 @@ func TestResolveID(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := idStore(t, tc.asIs)
-			stored, pk, rk, err := s.resolveID("read", tc.id)
+			stored, pk, rk, err := s.core.ResolveID("read", tc.id)
 			if tc.refuse == "" {
 				if err != nil || stored != tc.stored || pk != tc.pk || rk != tc.rk {
 					t.Fatalf("resolveID(%q) = %q, %q, %q, %v; want %q, %q, %q", tc.id, stored, pk, rk, err, tc.stored, tc.pk, tc.rk)
@@ -124,12 +126,12 @@ func TestCheckPartition(t *testing.T) {
 		{"empty", "", false, "", "is empty"},
 		{"invalid UTF-8", "p\xff", false, "", "not valid UTF-8"},
 		{"forbidden", "p#", false, "", `'#'`},
-		{"too long", strings.Repeat("x", maxKeyLength+1), false, "", "the limit is 512"},
+		{"too long", strings.Repeat("x", engine.MaxKeyLength+1), false, "", "the limit is 512"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := idStore(t, tc.asIs)
-			got, err := s.checkPartition("list", tc.partition)
+			got, err := s.core.CheckPartition("list", tc.partition)
 			if tc.refuse == "" {
 				if err != nil || got != tc.want {
 					t.Fatalf("checkPartition(%q) = %q, %v; want %q", tc.partition, got, err, tc.want)
@@ -215,13 +217,13 @@ func TestRowKeyPrefixIsNormalisedAsRowKeys(t *testing.T) {
 	for _, prefix := range prefixes {
 		for _, rest := range rests {
 			_, rk := abstractions.SplitID(abstractions.NormalizeID("p|" + prefix + rest))
-			if got := s.normalRowKeyPrefix(prefix); !strings.HasPrefix(rk, got) {
+			if got := s.core.NormalRowKeyPrefix(prefix); !strings.HasPrefix(rk, got) {
 				t.Errorf("the id %q is stored under row key %q, which does not start with the prefix %q normalised as %q",
 					"p|"+prefix+rest, rk, prefix, got)
 			}
 		}
 	}
-	if got := idStore(t, true).normalRowKeyPrefix("A b"); got != "A b" {
+	if got := idStore(t, true).core.NormalRowKeyPrefix("A b"); got != "A b" {
 		t.Errorf("as written, the prefix %q became %q", "A b", got)
 	}
 }
@@ -245,7 +247,7 @@ func TestResolveReadID(t *testing.T) {
 	}
 	for _, tc := range cases {
 		s := idStore(t, false)
-		stored, pk, rk, err := s.resolveReadID("read", tc.id)
+		stored, pk, rk, err := s.core.ResolveReadID("read", tc.id)
 		if tc.refuse == "" {
 			if err != nil || stored != tc.stored || pk != tc.pk || rk != tc.rk {
 				t.Errorf("resolveReadID(%q) = %q, %q, %q, %v; want %q, %q, %q", tc.id, stored, pk, rk, err, tc.stored, tc.pk, tc.rk)

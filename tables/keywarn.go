@@ -17,7 +17,7 @@ func warnKeyInClear(acct *Account, conn string, blobs bool) {
 			continue
 		}
 		if azconn.KeyInClear(cs, ep.url) {
-			acct.e.logger().Warn("unified tables: the account's shared key signs requests sent over plain HTTP to a host that is not loopback; "+
+			acct.e.Logger().Warn("unified tables: the account's shared key signs requests sent over plain HTTP to a host that is not loopback; "+
 				"anyone on the way can read them: use https (DefaultEndpointsProtocol=https)", "service", ep.which, "endpoint", ep.url)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/engine"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
@@ -248,8 +250,8 @@ func TestLargeWriteRaces(t *testing.T) {
 		}
 		err := s.Upsert(ctx, &doc{Entity: abstractions.Entity{ID: "p|d"}, Body: hugeText})
 		wantKind(t, err, abstractions.ErrConcurrencyConflict)
-		if n := f.count("Transact"); n != splitAttempts {
-			t.Errorf("%d transactions, want %d", n, splitAttempts)
+		if n := f.count("Transact"); n != engine.SplitAttempts {
+			t.Errorf("%d transactions, want %d", n, engine.SplitAttempts)
 		}
 		if !strings.Contains(err.Error(), "5 attempts") {
 			t.Errorf("the message does not say what happened: %v", err)
@@ -363,13 +365,13 @@ func TestLargeLostAttemptsAreLogged(t *testing.T) {
 						lines = append(lines, l)
 					}
 				}
-				if len(lines) != splitAttempts {
-					t.Fatalf("%d lost-attempt lines, want %d:\n%s", len(lines), splitAttempts, logs.String())
+				if len(lines) != engine.SplitAttempts {
+					t.Fatalf("%d lost-attempt lines, want %d:\n%s", len(lines), engine.SplitAttempts, logs.String())
 				}
 				for i, l := range lines {
 					want := []string{"level=DEBUG", "op=" + tc.op, "table=Items", fmt.Sprintf("attempt=%d", i+1),
-						fmt.Sprintf("attempts=%d", splitAttempts), fmt.Sprintf("reason=%q", tc.reason)}
-					if i < splitAttempts-1 {
+						fmt.Sprintf("attempts=%d", engine.SplitAttempts), fmt.Sprintf("reason=%q", tc.reason)}
+					if i < engine.SplitAttempts-1 {
 						want = append(want, "retrying")
 					} else {
 						want = append(want, "giving up")
@@ -586,8 +588,8 @@ func TestLargeDelete(t *testing.T) {
 		}
 		_, err := s.Delete(ctx, "p|d", "")
 		wantKind(t, err, abstractions.ErrConcurrencyConflict)
-		if n := f.count("Transact"); n != splitAttempts {
-			t.Errorf("%d transactions, want %d", n, splitAttempts)
+		if n := f.count("Transact"); n != engine.SplitAttempts {
+			t.Errorf("%d transactions, want %d", n, engine.SplitAttempts)
 		}
 	})
 }
@@ -760,7 +762,7 @@ func TestSplitProjection(t *testing.T) {
 		{[]string{"Title", "Body"}, nil},
 		{[]string{"Data"}, nil},
 	} {
-		if got := s.splitProjection(slices.Clone(tc.sel)); !slices.Equal(got, tc.want) {
+		if got := s.core.SplitProjection(slices.Clone(tc.sel)); !slices.Equal(got, tc.want) {
 			t.Errorf("projection of %v: %v, want %v", tc.sel, got, tc.want)
 		}
 	}
@@ -859,7 +861,7 @@ func TestStateProjection(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sel := stateProjection(tc.cols, tc.files)
+			sel := engine.StateProjection(tc.cols, tc.files)
 			if (sel == nil) != tc.whole {
 				t.Fatalf("projection of %d names, want whole row: %v", len(sel), tc.whole)
 			}
@@ -1032,8 +1034,8 @@ func TestLargeBatches(t *testing.T) {
 }
 
 func TestLastOccurrences(t *testing.T) {
-	ps := []*write{{pk: "p", rk: "a"}, {pk: "p", rk: "b"}, {pk: "q", rk: "a"}, {pk: "p", rk: "a"}}
-	if got := lastOccurrences(ps); !slices.Equal(got, []int{1, 2, 3}) {
+	ps := []*engine.Write{{PK: "p", RK: "a"}, {PK: "p", RK: "b"}, {PK: "q", RK: "a"}, {PK: "p", RK: "a"}}
+	if got := engine.LastOccurrences(ps); !slices.Equal(got, []int{1, 2, 3}) {
 		t.Errorf("got %v", got)
 	}
 }

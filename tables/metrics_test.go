@@ -352,7 +352,7 @@ func TestMetricsCountCacheEvictions(t *testing.T) {
 		t.Fatal(err)
 	}
 	entriesOf(s).CleanUp()
-	n := s.acct.cache.Evictions()
+	n := s.core.Acct.Cache.Evictions()
 	if n < 3 {
 		t.Fatalf("%d evictions from a cache of 2 after 6 writes; want at least 3", n)
 	}
@@ -382,17 +382,17 @@ func TestMetricsOffAllocatesNothing(t *testing.T) {
 	attempt := []any{"attempt", 1} // the verb's own arguments, built by the verb
 
 	allocs := testing.AllocsPerRun(100, func() {
-		_, c := s.beginID(ctx, "read", "p|a")
-		s.countCache(ctx, true)
+		_, c := s.core.BeginID(ctx, "read", "p|a")
+		s.core.CountCache(ctx, true)
 		c.Finish(&err)
 		vs.Event(driver.EventAttemptLost, attempt...)
-		m := s.acct.tel.Meters
+		m := s.core.Acct.Tel.Meters
 		m.Retried(ctx)
 		m.BusyAnswer(ctx, http.StatusServiceUnavailable)
-		m.OwnEcho(ctx, s.table, "insert")
+		m.OwnEcho(ctx, s.core.Name, "insert")
 		m.CacheEvicted()
-		m.BatchInFlight(ctx, s.table, 1)
-		m.Offload(ctx, s.table, 1)
+		m.BatchInFlight(ctx, s.core.Name, 1)
+		m.Offload(ctx, s.core.Name, 1)
 	})
 	if allocs != 0 {
 		t.Errorf("the metric hooks allocate %v times with metrics off, want 0", allocs)

@@ -83,7 +83,7 @@ func TestMissingTableTransactions(t *testing.T) {
 	f := newFake()
 	acct := testAccount("test", f, nil, nil)
 	row := func(rk string) service.Row { return service.Row{PartitionKey: "p", RowKey: rk} }
-	_, err := acct.e.tables.Transact(ctx, "Missing", []service.Action{
+	_, err := acct.e.Tables.Transact(ctx, "Missing", []service.Action{
 		{Op: service.OpInsert, Row: row("a")},
 		{Op: service.OpDelete, Row: row("b"), IfMatch: service.ETagAny},
 	})
@@ -94,7 +94,7 @@ func TestMissingTableTransactions(t *testing.T) {
 	if f.count("CreateTable") != 0 {
 		t.Fatal("a transaction holding a delete created the table")
 	}
-	if _, err := acct.e.tables.Transact(ctx, "Missing", []service.Action{{Op: service.OpUpsertMerge, Row: row("a")}}); err != nil {
+	if _, err := acct.e.Tables.Transact(ctx, "Missing", []service.Action{{Op: service.OpUpsertMerge, Row: row("a")}}); err != nil {
 		t.Fatal(err)
 	}
 	if f.count("CreateTable") != 1 {

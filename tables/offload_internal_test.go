@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/engine"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -27,7 +29,7 @@ func TestCutoff(t *testing.T) {
 		{"a minute", time.Minute, time.Date(2026, 3, 1, 11, 59, 9, 0, time.UTC)},
 	}
 	for _, tc := range tests {
-		if got := cutoff(at, tc.olderThan); !got.Equal(tc.want) {
+		if got := engine.Cutoff(at, tc.olderThan); !got.Equal(tc.want) {
 			t.Errorf("%s: cutoff = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -35,7 +37,7 @@ func TestCutoff(t *testing.T) {
 
 func TestOvertime(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	octx, stop := overtime(ctx, 20*time.Millisecond)
+	octx, stop := engine.Overtime(ctx, 20*time.Millisecond)
 	defer stop()
 	cancel()
 	if octx.Err() != nil {
@@ -46,7 +48,7 @@ func TestOvertime(t *testing.T) {
 		t.Errorf("overtime ended with %v", octx.Err())
 	}
 	// Stopping it before its parent ends leaves nothing running (goleak checks).
-	_, stop2 := overtime(context.Background(), time.Hour)
+	_, stop2 := engine.Overtime(context.Background(), time.Hour)
 	stop2()
 }
 
@@ -61,13 +63,13 @@ func TestBlobOffloadOptionsCheck(t *testing.T) {
 			t.Errorf("%+v: %v, want ErrInvalidArgument", o, err)
 		}
 	}
-	if c := newOffload(&BlobOffloadOptions{}); c.container != "unified-tables-values" || c.threshold != 3_145_728 || c.grace != DefaultCleanupGrace || !c.cleanup {
+	if c := newOffload(&BlobOffloadOptions{}); c.Container != "unified-tables-values" || c.Threshold != 3_145_728 || c.Grace != DefaultCleanupGrace || !c.Cleanup {
 		t.Errorf("defaults: %+v", c)
 	}
-	if c := newOffload(&BlobOffloadOptions{CleanupGrace: -1}); c.grace != 0 || !c.cleanup {
+	if c := newOffload(&BlobOffloadOptions{CleanupGrace: -1}); c.Grace != 0 || !c.Cleanup {
 		t.Errorf("negative grace: %+v", c)
 	}
-	if c := newOffload(&BlobOffloadOptions{CleanupGrace: NoCleanup}); c.cleanup {
+	if c := newOffload(&BlobOffloadOptions{CleanupGrace: NoCleanup}); c.Cleanup {
 		t.Errorf("NoCleanup: %+v", c)
 	}
 }
@@ -101,7 +103,7 @@ func TestFileStreamFailuresAreClassified(t *testing.T) {
 		{"deleted", &abstractions.StatusError{StatusCode: 404, ErrorCode: "BlobNotFound", Message: "gone"}, abstractions.ErrIntegrity},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &storeBlob{blobs: brokenStreamBlobs{err: tc.cause}, container: "c", path: "t/p/r/File/x"}
+			b := &engine.StoreBlob{Blobs: brokenStreamBlobs{err: tc.cause}, Container: "c", Path: "t/p/r/File/x"}
 			rc, err := b.OpenBlob(context.Background())
 			if err != nil {
 				t.Fatal(err)

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/unified-data/gotables/tables/internal/cache"
+	"github.com/unified-data/gotables/tables/internal/engine"
+
 	"github.com/unified-data/gotables/tables/internal/wire"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -31,15 +32,15 @@ import (
 // uncompressed cell the row may hold. Writes go to the canonical column, never to an alias,
 // and the canonical column wins on every later read, so aliased rows converge.
 func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T]) (_ string, err error) {
-	ctx, c := s.beginID(ctx, "patch", id)
+	ctx, c := s.core.BeginID(ctx, "patch", id)
 	defer c.Finish(&err)
 	const op = "patch"
-	_, pk, rk, err := s.resolveID(op, id)
+	_, pk, rk, err := s.core.ResolveID(op, id)
 	if err != nil {
 		return "", err
 	}
 	refuse := func(kind error, cause error, format string, args ...any) error {
-		return &abstractions.StoreError{Kind: kind, Op: op, Table: s.table, PartitionKey: pk, RowKey: rk,
+		return &abstractions.StoreError{Kind: kind, Op: op, Table: s.core.Name, PartitionKey: pk, RowKey: rk,
 			Message: fmt.Sprintf(format, args...) + "; nothing was sent", Err: cause}
 	}
 	dp := driver.PatchOf(p)
@@ -54,7 +55,7 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 		return "", refuse(kind, err, "the patch cannot be resolved")
 	}
 	if etag := dp.ETag; etag != "" && !wire.IsEntityTag(etag) {
-		return "", refuse(abstractions.ErrInvalidArgument, nil, "%s", strings.TrimSuffix(badETag(etag), "; nothing was sent"))
+		return "", refuse(abstractions.ErrInvalidArgument, nil, "%s", strings.TrimSuffix(engine.BadETag(etag), "; nothing was sent"))
 	}
 	row, warm, err := s.patchRow(dp, pk, rk, refuse)
 	if err != nil {
@@ -64,52 +65,11 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 	if dp.ETag != "" {
 		ifMatch = dp.ETag
 	}
-	w, err := s.merge(ctx, row, ifMatch, warm)
+	w, err := s.core.Merge(ctx, row, ifMatch, warm)
 	if err != nil {
-		return "", s.translate(op, pk, rk, err)
+		return "", s.core.Translate(op, pk, rk, err)
 	}
 	return w.ETag, nil
-}
-
-// merge sends a patch's merge. It is the one place a partial write of a row happens: the
-// row it sends holds only some columns, so the read cache cannot store it as the entity's
-// version. When warm is set (every cell is a plain column that reads back as the value
-// set), and the entity was cached when the merge was sent and still is, unchanged, when it
-// returns, the cached entity is kept with the cells applied. It takes the merge's ETag only
-// when the merge was conditional on exactly the cached version; otherwise it keeps the one
-// it had, which is older than the row's, so a Strict write of it meets a conflict rather
-// than overwriting a change it has not seen. In every other case the entity is dropped.
-func (s *core) merge(ctx context.Context, row service.Row, ifMatch string, warm bool) (service.Written, error) {
-	key := s.entityKey(row.PartitionKey, row.RowKey)
-	var before *cache.Entry
-	if warm && s.policy.enabled() {
-		before, _ = s.acct.cache.Get(key)
-	}
-	keys := s.writeKeys([2]string{row.PartitionKey, row.RowKey})
-	s.beginWrite(keys)
-	w, err := s.acct.tables.Write(ctx, s.table, service.Action{Op: service.OpMerge, Row: row, IfMatch: ifMatch})
-	s.endWriteWith(keys, err, func(current *cache.Entry) *cache.Entry {
-		if before == nil || current != before {
-			return nil
-		}
-		next := before.Row.Clone()
-		for _, p := range row.Properties {
-			replaced := false
-			for i := range next.Properties {
-				if next.Properties[i].Name == p.Name {
-					next.Properties[i].Value, replaced = p.Value, true
-				}
-			}
-			if !replaced {
-				next.Properties = append(next.Properties, p)
-			}
-		}
-		if ifMatch == before.Row.ETag && w.ETag != "" {
-			next.ETag, next.Timestamp = w.ETag, w.Timestamp
-		}
-		return before.Derive(next)
-	})
-	return w, err
 }
 
 // patchRow checks every field of p and builds the merge row: the cells of the patched
@@ -124,7 +84,7 @@ func (s *Store[T]) patchRow(p driver.Patch, pk, rk string,
 	var cols []*codec.Field
 	stampsUpdated := true
 	for _, pf := range p.Fields {
-		f, ok := s.plan.FieldByOffset(pf.Offset, pf.Type)
+		f, ok := s.core.Plan.FieldByOffset(pf.Offset, pf.Type)
 		if !ok {
 			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 				"%s has no column of its own (a nested struct as a whole, a field below a pointer, or an ignored field); "+
@@ -134,7 +94,7 @@ func (s *Store[T]) patchRow(p driver.Patch, pk, rk string,
 		case f.Role != codec.RoleColumn:
 			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 				"%s is the row's %s, which a patch cannot change", f.Path, f.Role)
-		case f.Split != "" || f.Offload != "" || f.File || (coveredByTypeLevel(s.plan, f)):
+		case f.Split != "" || f.Offload != "" || f.File || (engine.CoveredByTypeLevel(s.core.Plan, f)):
 			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 				"%s may hold a large value, which partial updates cannot write; replace the entity instead", f.Path)
 		case len(f.Protected) > 0 && !p.AllowProtected:
@@ -149,8 +109,8 @@ func (s *Store[T]) patchRow(p driver.Patch, pk, rk string,
 		cols = append(cols, f)
 	}
 	if stampsUpdated {
-		if f, ok := s.plan.Field("UpdatedAt"); ok && f.Role == codec.RoleColumn {
-			s.entity(probe).UpdatedAt = s.acct.now()
+		if f, ok := s.core.Plan.Field("UpdatedAt"); ok && f.Role == codec.RoleColumn {
+			s.entity(probe).UpdatedAt = s.core.Acct.Now()
 			cols = append(cols, f)
 		}
 	}
@@ -158,7 +118,7 @@ func (s *Store[T]) patchRow(p driver.Patch, pk, rk string,
 	for i, f := range cols {
 		names[i] = f.Name
 	}
-	props, err := codec.EncodeColumns(probe, names, &s.acct.codec)
+	props, err := codec.EncodeColumns(probe, names, &s.core.Acct.Codec)
 	if err != nil {
 		kind := abstractions.ErrInvalidArgument
 		if errors.Is(err, abstractions.ErrOversizedCell) {
@@ -200,7 +160,7 @@ func (s *Store[T]) patchRow(p driver.Patch, pk, rk string,
 // and the like make it false).
 func (s *Store[T]) readsBack(row *service.Row, probe *T, cols []*codec.Field) bool {
 	back := new(T)
-	if err := codec.DecodeInto(row, back, &s.acct.codec); err != nil {
+	if err := codec.DecodeInto(row, back, &s.core.Acct.Codec); err != nil {
 		return false
 	}
 	for _, f := range cols {
@@ -214,13 +174,4 @@ func (s *Store[T]) readsBack(row *service.Row, probe *T, cols []*codec.Field) bo
 		}
 	}
 	return true
-}
-
-// coveredByTypeLevel reports whether a type-level split or offload option may make f a
-// large value: it covers the fields whose cells can grow (strings, binary and JSON).
-func coveredByTypeLevel(pl *codec.Plan, f *codec.Field) bool {
-	if pl.Split() == "" && pl.Offload() == "" {
-		return false
-	}
-	return f.JSON || f.Kind == service.KindString || f.Kind == service.KindBinary
 }

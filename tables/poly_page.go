@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/unified-data/gotables/tables/internal/engine"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/internal/odata"
@@ -45,9 +47,9 @@ func (s *PolyStore[B]) Page(ctx context.Context, q abstractions.Query[abstractio
 	if size == 0 {
 		size = abstractions.DefaultPageSize
 	}
-	if size < 0 || size > maxPage {
+	if size < 0 || size > engine.MaxPage {
 		return none, s.queryRefusal(op, abstractions.ErrInvalidArgument,
-			fmt.Sprintf("a page holds 1 to %d rows, the service's page limit; Take is %d", maxPage, q.Take))
+			fmt.Sprintf("a page holds 1 to %d rows, the service's page limit; Take is %d", engine.MaxPage, q.Take))
 	}
 	p, err := s.prepareQuery(op, &q)
 	if err != nil {
@@ -55,25 +57,25 @@ func (s *PolyStore[B]) Page(ctx context.Context, q abstractions.Query[abstractio
 	}
 	// The cursor is bound to a polymorphic query: the prefix's share says so, so that a
 	// typed store's cursor of the same table and bounds is not taken.
-	bounds := s.host.bounds(&preparedQuery{pk: p.pk, prefix: "poly\x00" + p.prefix, filter: p.filter}, size)
-	sq := service.Query{Filter: p.filter, Top: size}
+	bounds := s.host.Bounds(&engine.PreparedQuery{PK: p.PK, Prefix: "poly\x00" + p.Prefix, Filter: p.Filter}, size)
+	sq := service.Query{Filter: p.Filter, Top: size}
 	if q.Cursor != "" {
-		c, ok := decodeCursor(q.Cursor)
+		c, ok := engine.DecodeCursor(q.Cursor)
 		if !ok {
 			return none, s.queryRefusal(op, abstractions.ErrInvalidArgument, "the cursor is not one Page returned")
 		}
-		if why := cursorRefusal(c, s.host.table, bounds); why != "" {
+		if why := engine.CursorRefusal(c, s.host.Name, bounds); why != "" {
 			return none, s.queryRefusal(op, abstractions.ErrInvalidArgument, why)
 		}
 		sq.Continuation = &service.Continuation{NextPartitionKey: c.PK, NextRowKey: c.RK}
 	}
 	if err := ctx.Err(); err != nil {
-		return none, s.translate(op, p.pk, "", err)
+		return none, s.translate(op, p.PK, "", err)
 	}
 	for {
-		page, err := s.host.acct.tables.Query(ctx, s.host.table, sq)
+		page, err := s.host.Acct.Tables.Query(ctx, s.host.Name, sq)
 		if err != nil {
-			return none, s.translate(op, p.pk, "", err)
+			return none, s.translate(op, p.PK, "", err)
 		}
 		if len(page.Rows) == 0 && page.Next != nil {
 			// The service may end a page early, even with no row; that is not the end.
@@ -93,38 +95,38 @@ func (s *PolyStore[B]) Page(ctx context.Context, q abstractions.Query[abstractio
 			out.Items = append(out.Items, e)
 		}
 		if page.Next != nil {
-			out.Cursor = encodeCursor(cursor{Bounds: bounds, Table: tableTag(s.host.table), PK: page.Next.NextPartitionKey, RK: page.Next.NextRowKey})
+			out.Cursor = engine.EncodeCursor(engine.Cursor{Bounds: bounds, Table: engine.TableTag(s.host.Name), PK: page.Next.NextPartitionKey, RK: page.Next.NextRowKey})
 		}
 		return out, nil
 	}
 }
 
 // prepareQuery checks a polymorphic query and builds its filter, keys as written.
-func (s *PolyStore[B]) prepareQuery(op string, q *polyQuery[B]) (*preparedQuery, error) {
-	p := &preparedQuery{}
+func (s *PolyStore[B]) prepareQuery(op string, q *polyQuery[B]) (*engine.PreparedQuery, error) {
+	p := &engine.PreparedQuery{}
 	if q.Select != nil {
 		return nil, s.queryRefusal(op, abstractions.ErrNotSupported, "a polymorphic page reads whole rows; leave Select nil")
 	}
 	if q.Partition != "" {
-		if reason := checkKey(q.Partition); reason != "" {
-			return nil, keyError(op, s.host.table, q.Partition, "", "partition key", reason)
+		if reason := engine.CheckKey(q.Partition); reason != "" {
+			return nil, engine.KeyError(op, s.host.Name, q.Partition, "", "partition key", reason)
 		}
-		p.pk = q.Partition
+		p.PK = q.Partition
 	}
 	if q.RowKeyPrefix != "" {
-		if p.pk == "" {
+		if p.PK == "" {
 			return nil, s.queryRefusal(op, abstractions.ErrNotSupported,
 				"a row-key prefix without a partition would scan every partition of the table; set Partition too")
 		}
 		if !utf8.ValidString(q.RowKeyPrefix) {
-			return nil, keyError(op, s.host.table, p.pk, q.RowKeyPrefix, "row-key prefix", "is not valid UTF-8")
+			return nil, engine.KeyError(op, s.host.Name, p.PK, q.RowKeyPrefix, "row-key prefix", "is not valid UTF-8")
 		}
-		if reason := checkKey(q.RowKeyPrefix); reason != "" {
-			return nil, keyError(op, s.host.table, p.pk, q.RowKeyPrefix, "row-key prefix", reason)
+		if reason := engine.CheckKey(q.RowKeyPrefix); reason != "" {
+			return nil, engine.KeyError(op, s.host.Name, p.PK, q.RowKeyPrefix, "row-key prefix", reason)
 		}
-		p.prefix = q.RowKeyPrefix
+		p.Prefix = q.RowKeyPrefix
 	}
-	filter, _ := odata.Filter(nil, p.pk, p.prefix, nil)
+	filter, _ := odata.Filter(nil, p.PK, p.Prefix, nil)
 	if root := driver.Root(q.Where); root != nil {
 		var parts []string
 		if filter != "" {
@@ -141,7 +143,7 @@ func (s *PolyStore[B]) prepareQuery(op string, q *polyQuery[B]) (*preparedQuery,
 		}
 		filter = strings.Join(parts, " and ")
 	}
-	p.filter = filter
+	p.Filter = filter
 	return p, nil
 }
 
@@ -189,5 +191,5 @@ var polyRowKeyOffset = reflect.TypeFor[abstractions.PolyEntry[any]]().Field(0).O
 
 // queryRefusal is the refusal of a query, before anything is sent.
 func (s *PolyStore[B]) queryRefusal(op string, kind error, msg string) error {
-	return &abstractions.StoreError{Kind: kind, Op: op, Table: s.host.table, Message: msg + "; nothing was sent"}
+	return &abstractions.StoreError{Kind: kind, Op: op, Table: s.host.Name, Message: msg + "; nothing was sent"}
 }

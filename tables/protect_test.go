@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/engine"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/service"
@@ -169,9 +171,9 @@ func TestUnprotectedTypeIsNotRead(t *testing.T) {
 // noGuardPause removes the pause between the attempts of the protected-field check for
 // one test.
 func noGuardPause(t *testing.T) {
-	old := guardRetry
-	guardRetry = abstractions.RetryOptions{Backoff: -1}
-	t.Cleanup(func() { guardRetry = old })
+	old := engine.GuardRetry
+	engine.GuardRetry = abstractions.RetryOptions{Backoff: -1}
+	t.Cleanup(func() { engine.GuardRetry = old })
 }
 
 // The check and the write cannot be separated by another write: a row that changes between
@@ -192,10 +194,10 @@ func TestProtectedCheckRaces(t *testing.T) {
 			r, _ := f.row("Items", "p", "a")
 			f.put("Items", r)
 		}, reads: 2},
-		{name: "changed every time", n: guardAttempts, meddle: func(f *fakeTables) {
+		{name: "changed every time", n: engine.GuardAttempts, meddle: func(f *fakeTables) {
 			r, _ := f.row("Items", "p", "a")
 			f.put("Items", r)
-		}, kind: abstractions.ErrConcurrencyConflict, reads: guardAttempts},
+		}, kind: abstractions.ErrConcurrencyConflict, reads: engine.GuardAttempts},
 		{name: "deleted before an update", n: 1, meddle: func(f *fakeTables) { f.remove("Items", "p", "a") },
 			kind: abstractions.ErrNotFound, reads: 2},
 		{name: "deleted before an upsert", upsert: true, n: 1, meddle: func(f *fakeTables) { f.remove("Items", "p", "a") }, reads: 2},
@@ -312,7 +314,7 @@ func TestProtectedCheckFailures(t *testing.T) {
 
 func TestProtectedCellsCompare(t *testing.T) {
 	s := patchStore(t, nil)
-	prot := s.protectedFields()
+	prot := s.core.ProtectedFields()
 	if len(prot) != 2 || prot[0].Name != "Pay" || prot[1].Name != "Secret" {
 		t.Fatalf("protected fields: %v", prot)
 	}
@@ -327,13 +329,13 @@ func TestProtectedCellsCompare(t *testing.T) {
 	b := enc(&patchee{Secret: append([]byte(nil), 1, 2)})
 	c := enc(&patchee{Secret: []byte{1, 3}})
 	secret := prot[1]
-	if !sameCells(cellsOf(a, secret), cellsOf(b, secret)) || sameCells(cellsOf(a, secret), cellsOf(c, secret)) {
+	if !engine.SameCells(engine.CellsOf(a, secret), engine.CellsOf(b, secret)) || engine.SameCells(engine.CellsOf(a, secret), engine.CellsOf(c, secret)) {
 		t.Fatal("bytes compare by content")
 	}
 	long := &patchee{Name: strings.Repeat("é", 100), Secret: make([]byte, 100)}
 	for _, f := range []string{"Name", "Secret"} {
-		fld, _ := s.plan.Field(f)
-		d := describeField(reflectValue(long), fld)
+		fld, _ := s.core.Plan.Field(f)
+		d := engine.DescribeField(reflectValue(long), fld)
 		if len(d) > 200 || !strings.Contains(d, "100") {
 			t.Errorf("%s described as %q", f, d)
 		}

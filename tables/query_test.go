@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/engine"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/internal/codec"
@@ -369,7 +371,7 @@ func TestQueryRefusals(t *testing.T) {
 			abstractions.Field(func(r *qRow) *int { return &r.Hidden })}}, kind: abstractions.ErrNotSupported},
 		{name: "page larger than the service's", q: abstractions.Query[qRow]{Take: 1001}, kind: abstractions.ErrInvalidArgument, page: true},
 		{name: "cursor not made by Page", q: abstractions.Query[qRow]{Cursor: "not a cursor"}, kind: abstractions.ErrInvalidArgument, page: true},
-		{name: "cursor of another query", q: abstractions.Query[qRow]{Cursor: encodeCursor(cursor{Bounds: "x", PK: "p", RK: "r"})},
+		{name: "cursor of another query", q: abstractions.Query[qRow]{Cursor: engine.EncodeCursor(engine.Cursor{Bounds: "x", PK: "p", RK: "r"})},
 			kind: abstractions.ErrInvalidArgument, page: true},
 	}
 	for _, tc := range cases {

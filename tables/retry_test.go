@@ -58,8 +58,8 @@ func TestRetryingTables(t *testing.T) {
 			if calls != tc.calls {
 				t.Errorf("%d tries, want %d", calls, tc.calls)
 			}
-			if want := max(1, 8>>tc.busy); tc.busy <= 1 && acct.e.pressure.Limit() != want {
-				t.Errorf("window %d after %d busy answers, want %d", acct.e.pressure.Limit(), tc.busy, want)
+			if want := max(1, 8>>tc.busy); tc.busy <= 1 && acct.e.Pressure.Limit() != want {
+				t.Errorf("window %d after %d busy answers, want %d", acct.e.Pressure.Limit(), tc.busy, want)
 			}
 		})
 	}

@@ -6,46 +6,22 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/unified-data/gotables/tables/internal/engine"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/cache"
-	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/codec"
-	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
 // Store is the repository of entity type T in one table of an account. It implements
 // abstractions.Storage[T] and is safe for concurrent use.
 type Store[T any] struct {
-	*core
+	core    *engine.Table
 	account *Account
 	// entity returns the Entity base of a *T: P(v).Base() for the P of New, so the
 	// compiler, not a run-time assertion, guarantees every T has one.
 	entity func(*T) *abstractions.Entity
-}
-
-// core is what a store of a table is whatever its entity type: the table, its cache keys,
-// the type's plan and large-value columns, and the methods that work on rows.
-type core struct {
-	acct       *acctCore
-	table      string
-	cacheTable string // the table's name as cache keys hold it
-	keys       cache.Keys
-	plan       *codec.Plan
-	policy     cachePolicy
-	// split reports a split-aware type (codec.Plan.LargeValues); large are its large-value
-	// columns as reads reassemble them, aliases included (see large.go); files are its
-	// file fields; stateSel is the projection of the read before a split-aware write (nil:
-	// the whole row). A type that is not split-aware reads split values on the main row of
-	// its columns plain (plainColumns).
-	split    bool
-	large    []largevalue.Column
-	files    []*codec.Field
-	stateSel []string
-	plain    []largevalue.Column
-	// shared: the table is shared with polymorphic stores (StoreOptions.SharedTable), so
-	// reads skip the rows that carry a discriminator.
-	shared bool
 }
 
 var _ abstractions.Storage[struct{ abstractions.Entity }] = (*Store[struct{ abstractions.Entity }])(nil)
@@ -93,7 +69,7 @@ type StoreOptions struct {
 // field the serializer cannot map fails with [abstractions.ErrNotSupported], naming the
 // field.
 func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*Store[T], error) {
-	if a == nil || a.e == nil || a.e.tables == nil {
+	if a == nil || a.e == nil || a.e.Tables == nil {
 		return nil, fmt.Errorf("%w: the account is nil or zero; build it with NewAccount, NewAccountWithCredential or inmemory.NewAccount", abstractions.ErrInvalidArgument)
 	}
 	t := reflect.TypeFor[T]()
@@ -122,30 +98,30 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 		return nil, fmt.Errorf("%w: store of %v: a split-aware type (a split or offload option) cannot share its table with polymorphic stores; give it a table of its own",
 			abstractions.ErrNotSupported, t)
 	}
-	if plan.LargeValues() && a.e.off != nil {
-		if a.e.offErr != nil {
-			return nil, fmt.Errorf("store of %v: %w", t, a.e.offErr)
+	if plan.LargeValues() && a.e.Off != nil {
+		if a.e.OffErr != nil {
+			return nil, fmt.Errorf("store of %v: %w", t, a.e.OffErr)
 		}
-		if a.e.blobs == nil {
+		if a.e.Blobs == nil {
 			return nil, fmt.Errorf("%w: store of %v: the account configures blob offload and has no blob service; give it one (Options.Blobs = azblobs.Connect)",
 				abstractions.ErrInvalidArgument, t)
 		}
 	}
-	s := &Store[T]{account: a, core: &core{acct: a.e, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), keys: cache.NewKeys(cfg.Table), plan: plan, policy: policy.rule(),
-		split: plan.LargeValues(), shared: cfg.SharedTable},
+	s := &Store[T]{account: a, core: &engine.Table{Acct: a.e, Name: cfg.Table, CacheTable: strings.ToLower(cfg.Table), Keys: cache.NewKeys(cfg.Table), Plan: plan, Policy: policy.rule(),
+		Split: plan.LargeValues(), Shared: cfg.SharedTable},
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
-	if s.split {
-		s.large = largeColumns(plan, a.e.off != nil)
-		s.files = fileFields(plan)
-		s.stateSel = stateProjection(s.large, s.files)
+	if s.core.Split {
+		s.core.Large = engine.LargeColumns(plan, a.e.Off != nil)
+		s.core.Files = engine.FileFields(plan)
+		s.core.StateSel = engine.StateProjection(s.core.Large, s.core.Files)
 	} else {
-		s.plain = plainColumns(plan)
+		s.core.Plain = engine.PlainColumns(plan)
 	}
 	return s, nil
 }
 
 // Table returns the name of the store's table.
-func (s *Store[T]) Table() string { return s.table }
+func (s *Store[T]) Table() string { return s.core.Name }
 
 // Account returns the store's account.
 func (s *Store[T]) Account() *Account { return s.account }
@@ -154,45 +130,9 @@ func (s *Store[T]) Account() *Account { return s.account }
 // own StoreOptions.Cache, or the account's Options.Cache when the store sets none, is Sliding
 // or Absolute. Code that must see every other process's writes at once (a user's security
 // stamp, say) checks it, through an interface of its own, to refuse a caching store.
-func (s *Store[T]) CachesReads() bool { return s.policy.enabled() }
+func (s *Store[T]) CachesReads() bool { return s.core.Policy.Enabled() }
 
 // EnsureCreated creates the table if it does not exist yet. With Options.NeverCreateTables
 // it only checks that the table exists, reading at most one row (which a table SAS
 // allows), and a missing table fails with an error matching abstractions.ErrNotFound.
-func (s *Store[T]) EnsureCreated(ctx context.Context) error { return s.ensureCreated(ctx) }
-
-// ensureCreated is EnsureCreated, for stores of every kind.
-func (s *core) ensureCreated(ctx context.Context) (err error) {
-	ctx, c := s.begin(ctx, "create table")
-	defer c.Finish(&err)
-	if err := ctx.Err(); err != nil {
-		return s.translate("create table", "", "", err)
-	}
-	if s.acct.cfg.neverCreateTables {
-		_, err := s.acct.tables.Tables.Query(ctx, s.table, service.Query{Select: keysOnly, Top: 1}) // without the stores' rules: a missing table must fail
-		if err == nil {
-			s.acct.tables.Know(s.table)
-		}
-		return s.translate("create table", "", "", err)
-	}
-	return s.translate("create table", "", "", s.acct.tables.Ensure(ctx, s.table))
-}
-
-// send sends the actions of one partition: one alone, several as one transaction. Table
-// creation and the check of a write's echo happen below it, in the account's tables
-// (package access), as for every call a store makes.
-func (s *core) send(ctx context.Context, acts []service.Action) error {
-	if len(acts) == 1 {
-		_, err := s.acct.tables.Write(ctx, s.table, acts[0])
-		return err
-	}
-	_, err := s.acct.tables.Transact(ctx, s.table, acts)
-	return err
-}
-
-// translate turns a failure of a call about one row of the store's table (or, with rk "",
-// one partition, or with both keys "", the table) into a *abstractions.StoreError that
-// names it and matches the sentinel of the condition: see callerr.Table.
-func (s *core) translate(op, pk, rk string, err error) error {
-	return callerr.Table(op, s.table, pk, rk, err)
-}
+func (s *Store[T]) EnsureCreated(ctx context.Context) error { return s.core.EnsureCreated(ctx) }

@@ -290,7 +290,7 @@ func TestTranslate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := s.translate("read", "p", "r", tc.err)
+			got := s.core.Translate("read", "p", "r", tc.err)
 			if tc.same {
 				if got != tc.err {
 					t.Fatalf("translate changed %v into %v", tc.err, got)
@@ -319,7 +319,7 @@ func TestTranslate(t *testing.T) {
 			}
 		})
 	}
-	if s.translate("read", "", "", nil) != nil {
+	if s.core.Translate("read", "", "", nil) != nil {
 		t.Error("translate(nil) is not nil")
 	}
 }
@@ -336,7 +336,7 @@ func TestTranslateSaysMaybeAppliedOnlyForWrites(t *testing.T) {
 		for _, op := range []string{"read", "exists", "list", "count", "query", "stream", "any", "page", "ping", "open file", "read file",
 			"create", "upsert", "update", "patch", "delete", "create batch", "upsert batch", "delete partition", "create table", "sweep orphan blobs"} {
 			write := callerr.RequestOf(op) == callerr.Write
-			err := s.translate(op, "p", "r", cause)
+			err := s.core.Translate(op, "p", "r", cause)
 			if got := strings.Contains(err.Error(), "may or may not have been applied"); got != write {
 				t.Errorf("%s after %v: %q says the request may have been applied: %v, want %v", op, cause, err, got, write)
 			}

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unified-data/gotables/tables/internal/engine"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
-	"github.com/unified-data/gotables/tables/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -45,28 +46,28 @@ import (
 // was deleted.
 func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, olderThan time.Duration, partitions ...string) (n int, err error) {
 	const op = "sweep orphan blobs"
-	ctx, c := s.begin(ctx, op)
+	ctx, c := s.core.Begin(ctx, op)
 	defer c.Finish(&err)
-	if err := s.checkSweep(op, olderThan); err != nil {
+	if err := s.core.CheckSweep(op, olderThan); err != nil {
 		return 0, err
 	}
 	pks := make([]string, len(partitions))
 	for i, p := range partitions {
-		if pks[i], err = s.checkPartition(op, p); err != nil {
+		if pks[i], err = s.core.CheckPartition(op, p); err != nil {
 			return 0, err
 		}
 	}
-	cut := cutoff(s.acct.serviceNow(ctx), olderThan)
+	cut := engine.Cutoff(s.core.Acct.ServiceNow(ctx), olderThan)
 	var fails []error
 	sweep := func(pk string) bool {
-		m, err := s.sweepPartition(ctx, pk, cut)
+		m, err := s.core.SweepPartition(ctx, pk, cut)
 		n += m
 		if err != nil {
 			fails = append(fails, err)
 		}
 		if ctx.Err() != nil {
 			if err == nil { // a partition cut short says so itself
-				fails = append(fails, s.translate(op, "", "", ctx.Err()))
+				fails = append(fails, s.core.Translate(op, "", "", ctx.Err()))
 			}
 			return false
 		}
@@ -80,15 +81,15 @@ func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, olderThan time.Duration
 		}
 		return n, errors.Join(fails...)
 	}
-	prefix := largevalue.TableBlobPrefix(s.table)
+	prefix := largevalue.TableBlobPrefix(s.core.Name)
 	marker := ""
 	for {
-		page, err := s.acct.blobs.List(ctx, s.acct.off.container, service.ListOptions{Prefix: prefix, Delimiter: "/", Marker: marker})
+		page, err := s.core.Acct.Blobs.List(ctx, s.core.Acct.Off.Container, service.ListOptions{Prefix: prefix, Delimiter: "/", Marker: marker})
 		if abstractions.HasStatus(err, http.StatusNotFound, "ContainerNotFound") {
 			break
 		}
 		if err != nil {
-			fails = append(fails, s.translate(op, "", "", err))
+			fails = append(fails, s.core.Translate(op, "", "", err))
 			break
 		}
 		for _, p := range page.Prefixes {
@@ -107,86 +108,6 @@ func (s *Store[T]) SweepOrphanBlobs(ctx context.Context, olderThan time.Duration
 		marker = page.NextMarker
 	}
 	return n, errors.Join(fails...)
-}
-
-func (s *core) checkSweep(op string, olderThan time.Duration) error {
-	switch {
-	case s.acct.off == nil:
-		return &abstractions.StoreError{Kind: abstractions.ErrNotSupported, Op: op, Table: s.table,
-			Message: "the account has no blob offload configured, so the store has no blobs to sweep"}
-	case !s.split:
-		return &abstractions.StoreError{Kind: abstractions.ErrNotSupported, Op: op, Table: s.table,
-			Message: "the store's type has no large value, so it stores no blob"}
-	case olderThan < 0:
-		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.table,
-			Message: fmt.Sprintf("olderThan is %v; it must not be negative, and must exceed the longest write", olderThan)}
-	}
-	return nil
-}
-
-// sweepPartition deletes the orphans of one partition last modified at or before cut.
-func (s *core) sweepPartition(ctx context.Context, pk string, cut time.Time) (int, error) {
-	const op = "sweep orphan blobs"
-	prefix := largevalue.PartitionBlobPrefix(s.table, pk)
-	var old []service.BlobItem
-	marker := ""
-	for {
-		page, err := s.acct.blobs.List(ctx, s.acct.off.container, service.ListOptions{Prefix: prefix, Marker: marker})
-		if abstractions.HasStatus(err, http.StatusNotFound, "ContainerNotFound") {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, s.translate(op, pk, "", err)
-		}
-		for _, it := range page.Blobs {
-			name, ok := largevalue.ParseBlobName(it.Name)
-			if !ok || name.Table != s.table || name.PartitionKey != pk {
-				continue
-			}
-			if !it.Properties.LastModified.After(cut) {
-				old = append(old, it)
-			}
-		}
-		if page.NextMarker == "" {
-			break
-		}
-		marker = page.NextMarker
-	}
-	if len(old) == 0 {
-		return 0, nil
-	}
-	// Which blobs do the partition's rows reference now?
-	referenced := map[string]bool{}
-	err := s.scan(ctx, service.Query{Filter: odata.Partition(pk)}, func(r *service.Row) error {
-		for _, ref := range blobRefs(r) {
-			referenced[ref.Path] = true
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, s.translate(op, pk, "", err)
-	}
-	deleted := 0
-	var fails []error
-	for _, it := range old {
-		if referenced[it.Name] {
-			continue
-		}
-		err := s.acct.blobs.DeleteBlob(ctx, s.acct.off.container, it.Name, service.Conditions{IfMatch: it.Properties.ETag})
-		switch {
-		case err == nil:
-			deleted++
-		case abstractions.HasStatus(err, http.StatusNotFound, "") || abstractions.HasStatus(err, http.StatusPreconditionFailed, ""):
-			// Gone already, or touched by a write since it was listed: not an orphan to delete.
-		default:
-			fails = append(fails, fmt.Errorf("blob %q: %w", it.Name, s.translate(op, pk, "", err)))
-		}
-		if ctx.Err() != nil {
-			fails = append(fails, s.translate(op, pk, "", ctx.Err()))
-			break
-		}
-	}
-	return deleted, errors.Join(fails...)
 }
 
 // An OrphanSweeper sweeps the orphan blobs of one store's table: *Store of a type with large

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/unified-data/gotables/tables/internal/engine"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/telemetry"
@@ -34,7 +36,7 @@ import (
 type Transaction struct {
 	// host carries the engine's per-table machinery (error translation, cache keys), as a
 	// polymorphic store's host does; it never reads or writes rows itself.
-	host *core
+	host *engine.Table
 	pk   string
 	acts []service.Action
 	// typed holds, for each action, what a typed write does once the transaction
@@ -64,8 +66,8 @@ func NewTransaction(a *Account, table, partition string) *Transaction {
 	switch {
 	case err != nil:
 		tx.err = fmt.Errorf("transaction: %w", err)
-	case checkKey(partition) != "":
-		tx.err = keyError("transaction", table, partition, "", "partition key", checkKey(partition))
+	case engine.CheckKey(partition) != "":
+		tx.err = engine.KeyError("transaction", table, partition, "", "partition key", engine.CheckKey(partition))
 	}
 	if host != nil {
 		tx.host = host.core
@@ -87,21 +89,21 @@ func (tx *Transaction) table() string {
 	if tx.host == nil {
 		return ""
 	}
-	return tx.host.table
+	return tx.host.Name
 }
 
 // accept adds the action a of a store of acct and table to the transaction, after checking
 // that it may join it; t is what a typed write does after the commit (nil for the others).
-func (tx *Transaction) accept(acct *acctCore, table string, a service.Action, t *txTyped) error {
+func (tx *Transaction) accept(acct *engine.Account, table string, a service.Action, t *txTyped) error {
 	pk, rk := a.Row.PartitionKey, a.Row.RowKey
 	switch {
 	case tx.err != nil:
 		return tx.err
 	case tx.done:
 		return tx.refuse(abstractions.ErrInvalidArgument, rk, "the transaction was committed already; start a new one")
-	case acct != tx.host.acct:
+	case acct != tx.host.Acct:
 		return tx.refuse(abstractions.ErrInvalidArgument, rk, "the write's store belongs to another account than the transaction")
-	case table != tx.host.table:
+	case table != tx.host.Name:
 		return tx.refuse(abstractions.ErrInvalidArgument, rk,
 			fmt.Sprintf("the write's store is of the table %q; a transaction covers one table", table))
 	case pk != tx.pk:
@@ -146,7 +148,7 @@ func (tx *Transaction) accept(acct *acctCore, table string, a service.Action, t 
 func (tx *Transaction) Commit(ctx context.Context) (err error) {
 	if tx.host != nil {
 		var c telemetry.Call
-		ctx, c = tx.host.acct.tel.Begin(ctx, tx.host.table, "transaction")
+		ctx, c = tx.host.Acct.Tel.Begin(ctx, tx.host.Name, "transaction")
 		if c.Traced() {
 			c.Keys(tx.pk, "")
 		}
@@ -175,21 +177,21 @@ func (tx *Transaction) Commit(ctx context.Context) (err error) {
 			fmt.Sprintf("the transaction's request body would be about %d bytes; the service takes at most %d (4 MiB) in one", size, service.MaxBodySize))
 	}
 	if err := ctx.Err(); err != nil {
-		return tx.host.translate("transaction", tx.pk, "", err)
+		return tx.host.Translate("transaction", tx.pk, "", err)
 	}
 	rows := make([][2]string, len(tx.acts))
 	for i, a := range tx.acts {
 		rows[i] = [2]string{a.Row.PartitionKey, a.Row.RowKey}
 	}
-	keys := tx.host.writeKeys(rows...)
-	tx.host.beginWrite(keys)
-	ws, err := tx.host.acct.tables.Transact(ctx, tx.host.table, tx.acts)
+	keys := tx.host.WriteKeys(rows...)
+	tx.host.BeginWrite(keys)
+	ws, err := tx.host.Acct.Tables.Transact(ctx, tx.host.Name, tx.acts)
 	var put func(string, *cache.Entry) *cache.Entry
 	if err == nil && len(ws) == len(tx.acts) {
 		own := map[string]int{}
 		for i, t := range tx.typed {
 			if t != nil && t.keep != nil && ws[i].ETag != "" {
-				own[tx.host.entityKey(rows[i][0], rows[i][1])] = i
+				own[tx.host.EntityKey(rows[i][0], rows[i][1])] = i
 			}
 		}
 		put = func(k string, _ *cache.Entry) *cache.Entry {
@@ -199,9 +201,9 @@ func (tx *Transaction) Commit(ctx context.Context) (err error) {
 			return nil
 		}
 	}
-	tx.host.acct.cache.EndWrite(keys, put)
+	tx.host.Acct.Cache.EndWrite(keys, put)
 	if err != nil {
-		return withConflictAdvice(tx.host.translateTx("transaction", tx.acts, err),
+		return withConflictAdvice(tx.host.TranslateTx("transaction", tx.acts, err),
 			"the row is no longer at the version the write's condition names (another writer changed it), so the transaction wrote nothing; read again and decide whether to retry")
 	}
 	for i, t := range tx.typed {
@@ -220,7 +222,7 @@ func (tx *Transaction) Commit(ctx context.Context) (err error) {
 // it may join, and add it.
 func (s *Store[T]) typedWrite(tx *Transaction, op string, v *T, a service.Action) error {
 	if tx == nil {
-		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.table, Message: "the transaction is nil; make it with NewTransaction"}
+		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.core.Name, Message: "the transaction is nil; make it with NewTransaction"}
 	}
 	if tx.err != nil {
 		return tx.err
@@ -228,37 +230,37 @@ func (s *Store[T]) typedWrite(tx *Transaction, op string, v *T, a service.Action
 	if err := s.txSupported(tx, op); err != nil {
 		return err
 	}
-	p, err := s.prepare(op, v, s.acct.now())
+	p, err := s.prepare(op, v, s.core.Acct.Now())
 	if err != nil {
 		if tx.err == nil {
 			tx.err = err
 		}
 		return err
 	}
-	a.Row = p.row
+	a.Row = p.Row
 	t := &txTyped{commit: func(w service.Written) { p.commit(v, w) }}
-	if s.policy.enabled() {
+	if s.core.Policy.Enabled() {
 		t.keep = func(w service.Written) *cache.Entry {
-			return &cache.Entry{Row: *cache.Written(p.row, w), TTL: s.policy.ttl, Sliding: s.policy.sliding}
+			return &cache.Entry{Row: *cache.Written(p.Row, w), TTL: s.core.Policy.TTL, Sliding: s.core.Policy.Sliding}
 		}
 	}
-	return tx.accept(s.acct, s.table, a, t)
+	return tx.accept(s.core.Acct, s.core.Name, a, t)
 }
 
 // txSupported refuses the typed rows a transaction cannot carry.
 func (s *Store[T]) txSupported(tx *Transaction, op string) error {
 	var reason string
 	switch {
-	case s.split:
+	case s.core.Split:
 		reason = fmt.Sprintf("%v is split-aware (a split or offload option): its values may need continuation rows or blobs beyond the one row a transaction writes; write it with the store's own verbs",
 			reflect.TypeFor[T]())
-	case (op == "upsert" || op == "update") && len(s.protectedFields()) > 0:
+	case (op == "upsert" || op == "update") && len(s.core.ProtectedFields()) > 0:
 		reason = fmt.Sprintf("%v has protected fields, which a whole-row write checks against the stored row first; write it with the store's own %s",
 			reflect.TypeFor[T](), op)
 	default:
 		return nil
 	}
-	err := &abstractions.StoreError{Kind: abstractions.ErrNotSupported, Op: "transaction", Table: s.table, PartitionKey: tx.pk,
+	err := &abstractions.StoreError{Kind: abstractions.ErrNotSupported, Op: "transaction", Table: s.core.Name, PartitionKey: tx.pk,
 		Message: reason + "; nothing was sent"}
 	if tx.err == nil {
 		tx.err = err
@@ -308,7 +310,7 @@ func (s *Store[T]) UpdateIn(tx *Transaction, v *T, mode abstractions.Concurrency
 // version fails it with ErrConcurrencyConflict.
 func (s *Store[T]) DeleteIn(tx *Transaction, id, ifMatch string) error {
 	if tx == nil {
-		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "delete", Table: s.table, Message: "the transaction is nil; make it with NewTransaction"}
+		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "delete", Table: s.core.Name, Message: "the transaction is nil; make it with NewTransaction"}
 	}
 	if tx.err != nil {
 		return tx.err
@@ -316,9 +318,9 @@ func (s *Store[T]) DeleteIn(tx *Transaction, id, ifMatch string) error {
 	if err := s.txSupported(tx, "delete"); err != nil {
 		return err
 	}
-	_, pk, rk, err := s.resolveID("delete", id)
+	_, pk, rk, err := s.core.ResolveID("delete", id)
 	if err == nil && ifMatch != "" && !wire.IsEntityTag(ifMatch) {
-		err = &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "delete", Table: s.table, PartitionKey: pk, RowKey: rk, Message: badETag(ifMatch)}
+		err = &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "delete", Table: s.core.Name, PartitionKey: pk, RowKey: rk, Message: engine.BadETag(ifMatch)}
 	}
 	if err != nil {
 		if tx.err == nil {
@@ -330,7 +332,7 @@ func (s *Store[T]) DeleteIn(tx *Transaction, id, ifMatch string) error {
 	if ifMatch != "" {
 		cond = ifMatch
 	}
-	return tx.accept(s.acct, s.table, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: cond}, nil)
+	return tx.accept(s.core.Acct, s.core.Name, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: cond}, nil)
 }
 
 // InsertIn adds w to tx as Insert writes it: a new row (the transaction fails with
@@ -361,5 +363,5 @@ func (s *PolyStore[B]) txWrite(tx *Transaction, op string, kind service.Op, w *a
 		}
 		return err
 	}
-	return tx.accept(s.host.acct, s.host.table, a, nil)
+	return tx.accept(s.host.Acct, s.host.Name, a, nil)
 }

@@ -89,11 +89,11 @@ func (s *Store[T]) Turn(ctx context.Context, id string) (release func(), err err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	stored, _, _, err := s.resolveID("turn", id)
+	stored, _, _, err := s.core.ResolveID("turn", id)
 	if err != nil {
 		return func() {}, nil
 	}
-	release, _, err = s.account.turns.take(ctx, s.cacheTable+"\x00"+stored)
+	release, _, err = s.account.turns.take(ctx, s.core.CacheTable+"\x00"+stored)
 	return release, err
 }
 

@@ -1,4 +1,4 @@
-package tables
+package engine
 
 import (
 	"context"
@@ -37,21 +37,21 @@ import (
 //     saying nothing is damaged. No read combines two versions.
 //   - Rows carrying _SplitOf are continuation rows: reads and queries never return them (of
 //     any type) and the split-aware type does not count them.
-const splitAttempts = 5
+const SplitAttempts = 5
 
 // splitRetry paces the retries of split-aware writes and reads: 5 to 10 ms before the second
 // attempt, doubling each time (at most 150 ms in all over five attempts).
-var splitRetry = abstractions.RetryOptions{Backoff: 10_000_000}
+var SplitRetry = abstractions.RetryOptions{Backoff: 10_000_000}
 
 // contSelect is the projection of a look at continuation keys.
-var contSelect = []string{largevalue.OfColumn, largevalue.IndexColumn}
+var ContSelect = []string{largevalue.OfColumn, largevalue.IndexColumn}
 
 // Bounds of the projection of the read before a split-aware write: beyond them the read
 // fetches the whole row, to stay within the 255 properties the service projects and the
 // request-URL limit of the service and the emulator.
 const (
-	maxStateColumns   = 200  // large-value columns named
-	maxStateSelectLen = 2000 // characters of the URL-encoded $select
+	MaxStateColumns   = 200  // large-value columns named
+	MaxStateSelectLen = 2000 // characters of the URL-encoded $select
 )
 
 // stateProjection returns the projection of the read before a split-aware write (see
@@ -59,17 +59,17 @@ const (
 // large-value column and each file field, aliases included; or nil, the whole row, when
 // that names more than maxStateColumns columns or is longer than maxStateSelectLen
 // characters URL-encoded.
-func stateProjection(cols []largevalue.Column, files []*codec.Field) []string {
+func StateProjection(cols []largevalue.Column, files []*codec.Field) []string {
 	sel := []string{largevalue.PartsColumn, largevalue.OfColumn}
 	for _, c := range cols {
 		sel = append(sel, c.Name+largevalue.BlobSuffix)
 	}
 	for _, f := range files {
-		for _, name := range fileColumns(f) {
+		for _, name := range FileColumns(f) {
 			sel = append(sel, name+largevalue.BlobSuffix)
 		}
 	}
-	if len(sel)-2 > maxStateColumns || len(url.QueryEscape(strings.Join(sel, ","))) > maxStateSelectLen {
+	if len(sel)-2 > MaxStateColumns || len(url.QueryEscape(strings.Join(sel, ","))) > MaxStateSelectLen {
 		return nil
 	}
 	return sel
@@ -79,12 +79,12 @@ func stateProjection(cols []largevalue.Column, files []*codec.Field) []string {
 // large field's column, then its aliases (files are not among them: see fileFields). With
 // offloaded set (the account configures blob offload), the reader fetches values held in
 // blobs itself (fetchBlobs); otherwise reassembling such a value fails.
-func largeColumns(pl *codec.Plan, offloaded bool) []largevalue.Column {
+func LargeColumns(pl *codec.Plan, offloaded bool) []largevalue.Column {
 	var out []largevalue.Column
 	fields := pl.Fields()
 	for i := range fields {
 		if f := &fields[i]; f.Large && !f.File {
-			out = appendColumns(out, f)
+			out = AppendColumns(out, f)
 		}
 	}
 	for i := range out {
@@ -96,20 +96,20 @@ func largeColumns(pl *codec.Plan, offloaded bool) []largevalue.Column {
 // plainColumns returns the columns of a type that is not split-aware that may hold a value
 // another type stored split (strings, bytes and JSON-stored values, with their aliases):
 // such a reader reassembles the value when it is on the main row (largevalue.AssembleMain).
-func plainColumns(pl *codec.Plan) []largevalue.Column {
+func PlainColumns(pl *codec.Plan) []largevalue.Column {
 	var out []largevalue.Column
 	fields := pl.Fields()
 	for i := range fields {
 		f := &fields[i]
 		if f.Role == codec.RoleColumn && (f.JSON || f.Kind == service.KindString || f.Kind == service.KindBinary) {
-			out = appendColumns(out, f)
+			out = AppendColumns(out, f)
 		}
 	}
 	return out
 }
 
 // appendColumns appends the column of f and of each of its aliases.
-func appendColumns(out []largevalue.Column, f *codec.Field) []largevalue.Column {
+func AppendColumns(out []largevalue.Column, f *codec.Field) []largevalue.Column {
 	binary := f.Kind == service.KindBinary && !f.JSON
 	out = append(out, largevalue.Column{Name: f.Name, Cell: f.Cell, Binary: binary})
 	suffix := strings.TrimPrefix(f.Cell, f.Name) // "__Json" for a JSON-stored field
@@ -120,7 +120,7 @@ func appendColumns(out []largevalue.Column, f *codec.Field) []largevalue.Column 
 }
 
 // fileFields returns the file fields of a plan.
-func fileFields(pl *codec.Plan) []*codec.Field {
+func FileFields(pl *codec.Plan) []*codec.Field {
 	var out []*codec.Field
 	fields := pl.Fields()
 	for i := range fields {
@@ -133,85 +133,85 @@ func fileFields(pl *codec.Plan) []*codec.Field {
 
 // fileColumns returns the names a file field's reference cell may have, the field's own
 // first: its column, then its aliases (the columns of rows written before a rename).
-func fileColumns(f *codec.Field) []string {
+func FileColumns(f *codec.Field) []string {
 	return append([]string{f.Name}, f.Aliases...)
 }
 
 // prepareLarge checks the keys of a split-aware entity and plans its rows.
-func (s *core) prepareLarge(op string, p *write) error {
-	if _, _, ok := largevalue.IsContinuationKey(p.rk); ok {
-		return keyError(op, s.table, p.pk, p.rk, "row key",
+func (s *Table) PrepareLarge(op string, p *Write) error {
+	if _, _, ok := largevalue.IsContinuationKey(p.RK); ok {
+		return KeyError(op, s.Name, p.PK, p.RK, "row key",
 			"ends with '~' and four digits, the shape of a continuation row's key, which a split-aware type reserves")
 	}
-	if n := service.UTF16Len(p.rk); n > largevalue.MaxSplitRowKeyLength {
-		return keyError(op, s.table, p.pk, p.rk, "row key",
+	if n := service.UTF16Len(p.RK); n > largevalue.MaxSplitRowKeyLength {
+		return KeyError(op, s.Name, p.PK, p.RK, "row key",
 			fmt.Sprintf("is %d UTF-16 code units long; a split-aware type allows %d, to leave room for continuation keys", n, largevalue.MaxSplitRowKeyLength))
 	}
-	fixed, large, err := codec.EncodeLarge(p.v, &s.acct.codec)
+	fixed, large, err := codec.EncodeLarge(p.V, &s.Acct.Codec)
 	if err != nil {
-		return rowError(op, s.table, p.pk, p.rk, "the entity cannot be stored; nothing was sent", err)
+		return RowError(op, s.Name, p.PK, p.RK, "the entity cannot be stored; nothing was sent", err)
 	}
-	p.fixed = fixed
-	p.values = make([]largevalue.Value, len(large))
-	p.files = nil
+	p.Fixed = fixed
+	p.Values = make([]largevalue.Value, len(large))
+	p.Files = nil
 	for i, lv := range large {
 		if lv.File != nil {
-			p.values[i] = largevalue.Value{Column: lv.Field.Name, Cell: lv.Cell}
-			p.files = append(p.files, fileValue{field: lv.Field, file: lv.File, value: i})
+			p.Values[i] = largevalue.Value{Column: lv.Field.Name, Cell: lv.Cell}
+			p.Files = append(p.Files, FileValue{Field: lv.Field, File: lv.File, Value: i})
 			continue
 		}
-		p.values[i] = largevalue.Value{Column: lv.Field.Name, Cell: lv.Cell, Value: lv.Value, Encoding: lv.Field.Encoding,
-			Offload: s.offloadable(lv.Field)}
+		p.Values[i] = largevalue.Value{Column: lv.Field.Name, Cell: lv.Cell, Value: lv.Value, Encoding: lv.Field.Encoding,
+			Offload: s.Offloadable(lv.Field)}
 	}
-	if len(p.files) > 0 {
+	if len(p.Files) > 0 {
 		// Planned once the files are hashed (resolveFiles), which takes a context.
 		return nil
 	}
-	return s.planLarge(op, p)
+	return s.PlanLarge(op, p)
 }
 
 // offloadable reports whether a large field may go to a blob: its own offload= option wins
 // over the type-level one, and only offload=never forbids it.
-func (s *core) offloadable(f *codec.Field) bool {
+func (s *Table) Offloadable(f *codec.Field) bool {
 	if f.Offload != "" {
 		return f.Offload != codec.OffloadNever
 	}
-	return s.plan.Offload() != codec.OffloadNever
+	return s.Plan.Offload() != codec.OffloadNever
 }
 
 // stored is what a split-aware write knows of the rows at an entity's keys.
-type stored struct {
-	found bool
-	etag  string
+type Stored struct {
+	Found bool
+	ETag  string
 	// parts is how many rows the stored main row declares (1: none but itself).
-	parts int
+	Parts int
 	// leftovers are continuation rows of the entity that the stored main row does not
 	// declare, found at keys the write needs: key → ETag.
-	leftovers map[string]string
+	Leftovers map[string]string
 	// gone are declared continuation rows another writer already removed.
-	gone map[string]bool
+	Gone map[string]bool
 	// refs are the blob references the stored main row holds (see stateProjection), which
 	// the cleanup after a committed write or delete may delete.
-	refs []largevalue.BlobRef
+	Refs []largevalue.BlobRef
 	// blobs are, on an account without blob offload, the large-value and file columns
 	// (aliases included) whose value the stored row holds in a blob, which the write
 	// replaces: they are logged (releasedBlobs), as nothing here deletes their blobs.
-	blobs []string
+	Blobs []string
 }
 
 // storedState is what the stored main row r tells a write.
-func (s *core) storedState(r *service.Row) (stored, error) {
-	st := stored{found: true, etag: r.ETag, refs: blobRefs(r)}
-	if s.acct.off == nil {
-		for _, c := range s.large {
+func (s *Table) StoredState(r *service.Row) (Stored, error) {
+	st := Stored{Found: true, ETag: r.ETag, Refs: BlobRefs(r)}
+	if s.Acct.Off == nil {
+		for _, c := range s.Large {
 			if _, ok := r.Get(c.Name + largevalue.BlobSuffix); ok {
-				st.blobs = append(st.blobs, c.Name)
+				st.Blobs = append(st.Blobs, c.Name)
 			}
 		}
-		for _, f := range s.files {
-			for _, name := range fileColumns(f) {
+		for _, f := range s.Files {
+			for _, name := range FileColumns(f) {
 				if _, ok := r.Get(name + largevalue.BlobSuffix); ok {
-					st.blobs = append(st.blobs, name)
+					st.Blobs = append(st.Blobs, name)
 				}
 			}
 		}
@@ -220,26 +220,26 @@ func (s *core) storedState(r *service.Row) (stored, error) {
 	if err != nil {
 		return st, err
 	}
-	st.parts = parts
+	st.Parts = parts
 	return st, nil
 }
 
 // readState reads the main row's part count and version.
-func (s *core) readState(ctx context.Context, pk, rk string) (stored, error) {
-	row, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, s.stateSel)
+func (s *Table) ReadState(ctx context.Context, pk, rk string) (Stored, error) {
+	row, err := s.Acct.Tables.GetRow(ctx, s.Name, pk, rk, s.StateSel)
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
-		return stored{}, nil
+		return Stored{}, nil
 	}
 	if err != nil {
-		return stored{}, err
+		return Stored{}, err
 	}
-	return s.storedState(&row)
+	return s.StoredState(&row)
 }
 
 // continuationRows returns the rows at rk's continuation keys that are its continuation
 // rows (their _SplitOf names rk), with the given projection (nil: whole rows). last bounds
 // the indices looked at (0: every possible one).
-func (s *core) continuationRows(ctx context.Context, pk, rk string, last int, sel []string) ([]service.Row, []service.Row, error) {
+func (s *Table) ContinuationRows(ctx context.Context, pk, rk string, last int, sel []string) ([]service.Row, []service.Row, error) {
 	hi := largevalue.ContinuationKey(rk, 9999)
 	if last > 0 {
 		hi = largevalue.ContinuationKey(rk, last)
@@ -247,7 +247,7 @@ func (s *core) continuationRows(ctx context.Context, pk, rk string, last int, se
 	filter := odata.Partition(pk) + " and RowKey ge " + service.QuoteString(largevalue.ContinuationKey(rk, 1)) +
 		" and RowKey le " + service.QuoteString(hi)
 	var own, foreign []service.Row
-	err := s.scan(ctx, service.Query{Filter: filter, Select: sel}, func(r *service.Row) error {
+	err := s.Scan(ctx, service.Query{Filter: filter, Select: sel}, func(r *service.Row) error {
 		if _, _, ok := largevalue.IsContinuationKey(r.RowKey); !ok {
 			return nil
 		}

@@ -1,7 +1,7 @@
 // Deletes of split-aware entities: the main row, its continuation rows and, after the
 // transaction commits, its blobs.
 
-package tables
+package engine
 
 import (
 	"context"
@@ -16,15 +16,15 @@ import (
 
 // readFullState is readState for a type with protected fields: it reads the whole main row,
 // which the protected-field check compares.
-func (s *core) readFullState(ctx context.Context, pk, rk string) (service.Row, stored, error) {
-	row, err := s.acct.tables.GetRow(ctx, s.table, pk, rk, nil)
+func (s *Table) ReadFullState(ctx context.Context, pk, rk string) (service.Row, Stored, error) {
+	row, err := s.Acct.Tables.GetRow(ctx, s.Name, pk, rk, nil)
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
-		return service.Row{}, stored{}, nil
+		return service.Row{}, Stored{}, nil
 	}
 	if err != nil {
-		return service.Row{}, stored{}, err
+		return service.Row{}, Stored{}, err
 	}
-	st, err := s.storedState(&row)
+	st, err := s.StoredState(&row)
 	return row, st, err
 }
 
@@ -32,39 +32,39 @@ func (s *core) readFullState(ctx context.Context, pk, rk string) (service.Row, s
 // version read, which must be ifMatch unless that is "". It reports whether it deleted the
 // main row. An id of a continuation row's shape deletes nothing; an id with no main row
 // removes the leftover continuation rows that name it.
-func (s *core) deleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, error) {
+func (s *Table) DeleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, error) {
 	const op = "delete"
 	if _, _, ok := largevalue.IsContinuationKey(rk); ok {
 		return false, nil
 	}
 	var lastErr error
-	for attempt := 1; attempt <= splitAttempts; attempt++ {
-		if err := splitRetry.Wait(ctx, attempt); err != nil {
+	for attempt := 1; attempt <= SplitAttempts; attempt++ {
+		if err := SplitRetry.Wait(ctx, attempt); err != nil {
 			return false, err
 		}
-		st, err := s.readState(ctx, pk, rk)
+		st, err := s.ReadState(ctx, pk, rk)
 		unreadable := errors.Is(err, abstractions.ErrIntegrity)
 		if err != nil && !unreadable {
-			return false, s.translate(op, pk, rk, err)
+			return false, s.Translate(op, pk, rk, err)
 		}
-		if ifMatch != "" && st.found && st.etag != ifMatch {
-			return false, s.deleteConflict(pk, rk, nil)
+		if ifMatch != "" && st.Found && st.ETag != ifMatch {
+			return false, s.DeleteConflict(pk, rk, nil)
 		}
 		acts := []service.Action{}
-		if st.found {
-			acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: st.etag})
+		if st.Found {
+			acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: st.ETag})
 		}
-		if !st.found || unreadable {
+		if !st.Found || unreadable {
 			// No main row, or one whose part count cannot be read: delete what is there.
-			own, _, err := s.continuationRows(ctx, pk, rk, 0, contSelect)
+			own, _, err := s.ContinuationRows(ctx, pk, rk, 0, ContSelect)
 			if err != nil {
-				return false, s.translate(op, pk, rk, err)
+				return false, s.Translate(op, pk, rk, err)
 			}
 			for _, r := range own {
 				acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: r.RowKey}, IfMatch: r.ETag})
 			}
 		} else {
-			for i := 1; i < st.parts; i++ {
+			for i := 1; i < st.Parts; i++ {
 				acts = append(acts, service.Action{Op: service.OpDelete,
 					Row: service.Row{PartitionKey: pk, RowKey: largevalue.ContinuationKey(rk, i)}, IfMatch: service.ETagAny})
 			}
@@ -72,13 +72,13 @@ func (s *core) deleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, e
 		if len(acts) == 0 {
 			return false, nil
 		}
-		tracked := s.writeKeys([2]string{pk, rk})
-		s.beginWrite(tracked)
+		tracked := s.WriteKeys([2]string{pk, rk})
+		s.BeginWrite(tracked)
 		for len(acts) > 0 {
 			if len(acts) == 1 {
-				_, err = s.acct.tables.Write(ctx, s.table, acts[0])
+				_, err = s.Acct.Tables.Write(ctx, s.Name, acts[0])
 			} else {
-				_, err = s.acct.tables.Transact(ctx, s.table, acts)
+				_, err = s.Acct.Tables.Transact(ctx, s.Name, acts)
 			}
 			if err == nil {
 				break
@@ -91,7 +91,7 @@ func (s *core) deleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, e
 			gone := abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound")
 			changed := abstractions.HasStatus(err, http.StatusPreconditionFailed, "")
 			removable := idx >= 0 && idx < len(acts) &&
-				(!st.found && (gone || changed) || st.found && idx > 0 && (gone || unreadable && changed))
+				(!st.Found && (gone || changed) || st.Found && idx > 0 && (gone || unreadable && changed))
 			if !removable {
 				break
 			}
@@ -100,23 +100,23 @@ func (s *core) deleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, e
 			acts = append(acts[:idx:idx], acts[idx+1:]...)
 			err = nil
 		}
-		s.endWrite(tracked, err, nil, service.Written{})
+		s.EndWrite(tracked, err, nil, service.Written{})
 		switch {
 		case err == nil:
-			if st.found {
-				s.cleanup(ctx, time.Time{}, s.released(pk, rk, st.refs, nil))
+			if st.Found {
+				s.Cleanup(ctx, time.Time{}, s.Released(pk, rk, st.Refs, nil))
 			}
-			s.releasedBlobs(op, pk, rk, st.blobs)
-			return st.found, nil
-		case st.found && (abstractions.HasStatus(err, http.StatusPreconditionFailed, "") ||
+			s.ReleasedBlobs(op, pk, rk, st.Blobs)
+			return st.Found, nil
+		case st.Found && (abstractions.HasStatus(err, http.StatusPreconditionFailed, "") ||
 			abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound")):
 			// Another writer changed or deleted the row since it was read: read it again
 			// (with ifMatch, the next read finds the conflict or the missing row).
-			lastErr = s.translate(op, pk, rk, err)
-			s.lostAttempt(ctx, op, pk, rk, attempt, "the row changed since it was read", lastErr)
+			lastErr = s.Translate(op, pk, rk, err)
+			s.LostAttempt(ctx, op, pk, rk, attempt, "the row changed since it was read", lastErr)
 		default:
-			return false, s.translate(op, pk, rk, err)
+			return false, s.Translate(op, pk, rk, err)
 		}
 	}
-	return false, s.lostRace(op, pk, rk, lastErr)
+	return false, s.LostRace(op, pk, rk, lastErr)
 }

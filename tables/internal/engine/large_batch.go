@@ -1,4 +1,4 @@
-package tables
+package engine
 
 import (
 	"context"
@@ -25,11 +25,11 @@ import (
 // transaction committed. It returns how many of the units were committed, and a
 // *abstractions.BatchError when a partition failed. committed receives the entity indices
 // of each transaction that committed, one call at a time.
-func (s *core) batchLarge(ctx context.Context, op string, mode writeMode, ps []*write, order []int, committed func(indices []int)) (int, error) {
+func (s *Table) BatchLarge(ctx context.Context, op string, mode WriteMode, ps []*Write, order []int, committed func(indices []int)) (int, error) {
 	var parts []string
 	byPK := map[string][]int{}
 	for _, i := range order {
-		pk := ps[i].pk
+		pk := ps[i].PK
 		if _, ok := byPK[pk]; !ok {
 			parts = append(parts, pk)
 		}
@@ -37,10 +37,10 @@ func (s *core) batchLarge(ctx context.Context, op string, mode writeMode, ps []*
 	}
 	// Every file is hashed (taken for this write) before anything is sent, in the order of
 	// the input; the blobs upload with their entity's transaction.
-	fs := &fileSources{}
-	defer fs.release()
+	fs := &FileSources{}
+	defer fs.Release()
 	for _, i := range order {
-		if err := s.resolveFiles(ctx, op, ps[i], fs); err != nil {
+		if err := s.ResolveFiles(ctx, op, ps[i], fs); err != nil {
 			return 0, err
 		}
 	}
@@ -48,18 +48,18 @@ func (s *core) batchLarge(ctx context.Context, op string, mode writeMode, ps []*
 	// The blobs the replaced rows no longer reference, deleted once every transaction has
 	// committed (a batch that fails part way deletes none).
 	var released []string
-	runs := make([]*partRun, 0, len(parts))
+	runs := make([]*PartRun, 0, len(parts))
 	for _, pk := range parts {
-		r := &partRun{pk: pk}
+		r := &PartRun{PK: pk}
 		idxs := byPK[pk]
 		for _, i := range idxs {
-			r.add(i, ps[i].rk, i)
+			r.Add(i, ps[i].RK, i)
 		}
 		// carried is the unit that did not fit the previous transaction, with its actions.
-		var carried *splitUnit
+		var carried *SplitUnit
 		var carriedActs []service.Action
-		r.step = func(ctx context.Context) (bool, error) {
-			var pack []*splitUnit
+		r.Step = func(ctx context.Context) (bool, error) {
+			var pack []*SplitUnit
 			var packIdx []int
 			var budget largevalue.Budget
 			for len(idxs) > 0 {
@@ -67,20 +67,20 @@ func (s *core) batchLarge(ctx context.Context, op string, mode writeMode, ps []*
 				u, ua := carried, carriedActs
 				carried, carriedActs = nil, nil
 				if u == nil {
-					u = &splitUnit{p: ps[i], mode: mode, fs: fs}
-					if mode != modeCreate {
-						st, err := s.readState(ctx, u.p.pk, u.p.rk)
+					u = &SplitUnit{P: ps[i], Mode: mode, Fs: fs}
+					if mode != ModeCreate {
+						st, err := s.ReadState(ctx, u.P.PK, u.P.RK)
 						if err != nil && !errors.Is(err, abstractions.ErrIntegrity) {
-							return false, s.translate(op, u.p.pk, u.p.rk, err)
+							return false, s.Translate(op, u.P.PK, u.P.RK, err)
 						}
 						// A row whose part count cannot be read is reported by writeUnits.
-						u.st, u.read = st, err == nil
+						u.St, u.Read = st, err == nil
 					}
-					ua = s.unitActions(u.p, mode, "", &u.st)
+					ua = s.UnitActions(u.P, mode, "", &u.St)
 				}
 				// A unit that does not fit with the pack starts the next transaction; one that
 				// fits no transaction alone goes alone, and writeUnits refuses it.
-				if budget.Add(u.p.layout, ua) != "" {
+				if budget.Add(u.P.Layout, ua) != "" {
 					if len(pack) > 0 {
 						carried, carriedActs = u, ua
 						break
@@ -92,17 +92,17 @@ func (s *core) batchLarge(ctx context.Context, op string, mode writeMode, ps []*
 				pack, packIdx = append(pack, u), append(packIdx, i)
 				idxs = idxs[1:]
 			}
-			if _, err := s.writeUnits(ctx, op, pack); err != nil {
+			if _, err := s.WriteUnits(ctx, op, pack); err != nil {
 				if abstractions.OutcomeUnknown(err) {
-					r.unknown(packIdx...)
+					r.Unknown(packIdx...)
 				}
 				return false, err
 			}
-			r.commit(packIdx...)
+			r.Commit(packIdx...)
 			mu.Lock()
 			for _, u := range pack {
-				if u.st.found {
-					released = append(released, s.released(u.p.pk, u.p.rk, u.st.refs, u.p.layout.Blobs)...)
+				if u.St.Found {
+					released = append(released, s.Released(u.P.PK, u.P.RK, u.St.Refs, u.P.Layout.Blobs)...)
 				}
 			}
 			if committed != nil {
@@ -113,24 +113,24 @@ func (s *core) batchLarge(ctx context.Context, op string, mode writeMode, ps []*
 		}
 		runs = append(runs, r)
 	}
-	s.runParts(ctx, op, runs)
-	err := s.batchError(op, runs)
+	s.RunParts(ctx, op, runs)
+	err := s.BatchError(op, runs)
 	if err == nil {
-		s.cleanup(ctx, time.Time{}, released)
+		s.Cleanup(ctx, time.Time{}, released)
 	}
-	return countCommitted(runs), err
+	return CountCommitted(runs), err
 }
 
 // lastOccurrences returns the indices of ps in order, keeping only the last entity of each
 // key: an upsert batch writes the last occurrence of a repeated key.
-func lastOccurrences(ps []*write) []int {
+func LastOccurrences(ps []*Write) []int {
 	last := map[[2]string]int{}
 	for i, p := range ps {
-		last[[2]string{p.pk, p.rk}] = i
+		last[[2]string{p.PK, p.RK}] = i
 	}
 	var out []int
 	for i, p := range ps {
-		if last[[2]string{p.pk, p.rk}] == i {
+		if last[[2]string{p.PK, p.RK}] == i {
 			out = append(out, i)
 		}
 	}
@@ -143,12 +143,12 @@ func lastOccurrences(ps []*write) []int {
 // changed meanwhile deletes its entities one by one as they are then. Continuation rows
 // listed without their main row are deleted last, only when no main row exists for them and
 // each is still the version listed. It returns the number of entities deleted.
-func (s *core) deletePartitionLarge(ctx context.Context, pk string) (int, error) {
+func (s *Table) DeletePartitionLarge(ctx context.Context, pk string) (int, error) {
 	const op = "delete partition"
 	var mains []service.Row
 	conts := map[string][]service.Row{}
 	var ofOrder []string
-	err := s.scan(ctx, service.Query{Filter: odata.Partition(pk), Select: ofOnly}, func(r *service.Row) error {
+	err := s.Scan(ctx, service.Query{Filter: odata.Partition(pk), Select: OfOnly}, func(r *service.Row) error {
 		of, ok := r.Get(largevalue.OfColumn)
 		if !ok {
 			mains = append(mains, r.Clone())
@@ -162,7 +162,7 @@ func (s *core) deletePartitionLarge(ctx context.Context, pk string) (int, error)
 		return nil
 	})
 	if err != nil {
-		return 0, s.translate(op, pk, "", err)
+		return 0, s.Translate(op, pk, "", err)
 	}
 	deleted := 0
 	var pack [][]service.Action
@@ -176,17 +176,17 @@ func (s *core) deletePartitionLarge(ctx context.Context, pk string) (int, error)
 		for _, a := range packActs {
 			keys = append(keys, [2]string{pk, a.Row.RowKey})
 		}
-		tracked := s.writeKeys(keys...)
-		s.beginWrite(tracked)
-		err := s.send(ctx, packActs)
-		s.endWrite(tracked, err, nil, service.Written{})
+		tracked := s.WriteKeys(keys...)
+		s.BeginWrite(tracked)
+		err := s.Send(ctx, packActs)
+		s.EndWrite(tracked, err, nil, service.Written{})
 		switch {
 		case err == nil:
 			deleted += len(pack)
 		case abstractions.HasStatus(err, http.StatusPreconditionFailed, "") || abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound"):
 			// A writer changed an entity since it was listed: delete them one by one.
 			for _, rk := range packRows {
-				ok, err := s.deleteLarge(ctx, pk, rk, "")
+				ok, err := s.DeleteLarge(ctx, pk, rk, "")
 				if err != nil {
 					return err
 				}
@@ -195,7 +195,7 @@ func (s *core) deletePartitionLarge(ctx context.Context, pk string) (int, error)
 				}
 			}
 		default:
-			return s.translateTx(op, packActs, err)
+			return s.TranslateTx(op, packActs, err)
 		}
 		pack, packRows, packActs = nil, nil, nil
 		return nil
@@ -225,11 +225,11 @@ func (s *core) deletePartitionLarge(ctx context.Context, pk string) (int, error)
 		if len(rows) == 0 {
 			continue
 		}
-		st, err := s.readState(ctx, pk, rk)
+		st, err := s.ReadState(ctx, pk, rk)
 		if err != nil && !errors.Is(err, abstractions.ErrIntegrity) {
-			return deleted, s.translate(op, pk, rk, err)
+			return deleted, s.Translate(op, pk, rk, err)
 		}
-		if st.found {
+		if st.Found {
 			continue
 		}
 		var acts []service.Action
@@ -239,13 +239,13 @@ func (s *core) deletePartitionLarge(ctx context.Context, pk string) (int, error)
 			}
 			acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: c.RowKey}, IfMatch: c.ETag})
 		}
-		err = s.send(ctx, acts)
+		err = s.Send(ctx, acts)
 		if err != nil && !abstractions.HasStatus(err, http.StatusPreconditionFailed, "") &&
 			!abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
-			return deleted, s.translateTx(op, acts, err)
+			return deleted, s.TranslateTx(op, acts, err)
 		}
 	}
-	s.cleanupPartition(ctx, pk)
+	s.CleanupPartition(ctx, pk)
 	return deleted, nil
 }
 
@@ -253,14 +253,14 @@ func (s *core) deletePartitionLarge(ctx context.Context, pk string) (int, error)
 // older than the cleanup grace and that no row of the partition references now (a row
 // another writer created meanwhile keeps its blobs). Like the cleanup after a write, it runs
 // on for at most cleanupOvertime after ctx ends and reports nothing.
-func (s *core) cleanupPartition(ctx context.Context, pk string) {
-	off := s.acct.off
-	if off == nil || !off.cleanup {
+func (s *Table) CleanupPartition(ctx context.Context, pk string) {
+	off := s.Acct.Off
+	if off == nil || !off.Cleanup {
 		return
 	}
-	cctx, cancel := overtime(ctx, cleanupOvertime)
+	cctx, cancel := Overtime(ctx, CleanupOvertime)
 	defer cancel()
-	if _, err := s.sweepPartition(cctx, pk, cutoff(s.acct.serviceNow(cctx), off.grace)); err != nil {
-		s.acct.logger().Debug("unified tables: some blobs of a deleted partition were not deleted; the orphan sweep will", "table", s.table, "error", callerr.KindName(err))
+	if _, err := s.SweepPartition(cctx, pk, Cutoff(s.Acct.ServiceNow(cctx), off.Grace)); err != nil {
+		s.Acct.Logger().Debug("unified tables: some blobs of a deleted partition were not deleted; the orphan sweep will", "table", s.Name, "error", callerr.KindName(err))
 	}
 }

@@ -1,4 +1,4 @@
-package tables
+package engine
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 
 // maxKeyLength is the longest key, in UTF-16 code units, the engine sends. The service
 // documents 1 KiB; its emulator stops at 512 units, so the engine stays within both.
-const maxKeyLength = 512
+const MaxKeyLength = 512
 
 // checkKey returns why the engine refuses key, or "".
 //
@@ -24,15 +24,15 @@ const maxKeyLength = 512
 // ids that produce one ("tenant|", an id built from an empty part) are nearly always a bug.
 // A read by id takes an empty key all the same (see resolveReadID): rows other programs
 // wrote that way can be read, and moved to keys of their own.
-func checkKey(key string) string {
+func CheckKey(key string) string {
 	if key == "" {
 		return "is empty (the library refuses empty keys: the Azure SDK cannot update or delete a row whose partition key is empty)"
 	}
 	if !utf8.ValidString(key) {
 		return "is not valid UTF-8"
 	}
-	if n := service.UTF16Len(key); n > maxKeyLength {
-		return fmt.Sprintf("is %d UTF-16 code units long; the limit is %d", n, maxKeyLength)
+	if n := service.UTF16Len(key); n > MaxKeyLength {
+		return fmt.Sprintf("is %d UTF-16 code units long; the limit is %d", n, MaxKeyLength)
 	}
 	for _, r := range key {
 		switch {
@@ -46,7 +46,7 @@ func checkKey(key string) string {
 }
 
 // keyError is the refusal of a key, before anything is sent.
-func keyError(op, table, pk, rk, which, reason string) error {
+func KeyError(op, table, pk, rk, which, reason string) error {
 	return &abstractions.StoreError{
 		Kind: abstractions.ErrInvalidKey, Op: op, Table: table, PartitionKey: pk, RowKey: rk,
 		Message: fmt.Sprintf("the %s %s; nothing was sent", which, reason),
@@ -56,7 +56,7 @@ func keyError(op, table, pk, rk, which, reason string) error {
 // invalidUTF8 is the refusal of an id or key that is not valid UTF-8. It comes before
 // normalisation, which would turn every invalid byte into U+FFFD and so make two different
 // ids address one row. The value is not quoted back: it is not text.
-func invalidUTF8(op, table, which string) error {
+func InvalidUTF8(op, table, which string) error {
 	return &abstractions.StoreError{Kind: abstractions.ErrInvalidKey, Op: op, Table: table,
 		Message: fmt.Sprintf("the %s is not valid UTF-8; nothing was sent", which)}
 }
@@ -64,23 +64,23 @@ func invalidUTF8(op, table, which string) error {
 // resolveID normalises id (unless the account keeps ids as written), splits it and checks
 // both keys. It returns the id as it will be stored. It is the check of every call that
 // writes (or takes its turn to write) the row, and refuses an empty key.
-func (s *core) resolveID(op, id string) (stored, pk, rk string, err error) {
-	return s.resolveKeys(op, id, false)
+func (s *Table) ResolveID(op, id string) (stored, pk, rk string, err error) {
+	return s.ResolveKeys(op, id, false)
 }
 
 // resolveReadID is resolveID for a call that only reads the row (One, Exists). It also takes
 // an empty partition or row key ("|x", "x|", "|"), which Azure stores and other programs
 // (a .NET service, the raw SDK) write: such rows can be read, and moved to keys of their
 // own. An id that is empty as a whole is refused still: it is a zero Entity, not a key.
-func (s *core) resolveReadID(op, id string) (stored, pk, rk string, err error) {
-	return s.resolveKeys(op, id, true)
+func (s *Table) ResolveReadID(op, id string) (stored, pk, rk string, err error) {
+	return s.ResolveKeys(op, id, true)
 }
 
-func (s *core) resolveKeys(op, id string, read bool) (stored, pk, rk string, err error) {
+func (s *Table) ResolveKeys(op, id string, read bool) (stored, pk, rk string, err error) {
 	if !utf8.ValidString(id) {
-		return "", "", "", invalidUTF8(op, s.table, "id")
+		return "", "", "", InvalidUTF8(op, s.Name, "id")
 	}
-	id = s.normalID(id)
+	id = s.NormalID(id)
 	pk, rk = abstractions.SplitID(id)
 	for _, k := range [...]struct{ which, key, write string }{
 		{"partition key", pk, "the Azure SDK for Go cannot put an empty partition key in the URL of an update, a merge or a delete, " +
@@ -97,10 +97,10 @@ func (s *core) resolveKeys(op, id string, read bool) (stored, pk, rk string, err
 			reason = "is empty: a row with an empty key can be read (One, Exists), not written, because " + k.write +
 				"; write the row under an id with both keys (see abstractions.SplitID)"
 		default:
-			reason = checkKey(k.key)
+			reason = CheckKey(k.key)
 		}
 		if reason != "" {
-			return "", pk, rk, keyError(op, s.table, pk, rk, k.which, reason)
+			return "", pk, rk, KeyError(op, s.Name, pk, rk, k.which, reason)
 		}
 	}
 	return id, pk, rk, nil
@@ -113,29 +113,29 @@ func (s *core) resolveKeys(op, id string, read bool) (stored, pk, rk string, err
 // address such a partition, and a value that holds one is, in a multi-tenant program, one
 // tenant's name reaching for another's rows) or breaks a key rule; so "" and a partition
 // that normalises to "" are refused too.
-func (s *core) checkPartition(op, partition string) (string, error) {
+func (s *Table) CheckPartition(op, partition string) (string, error) {
 	if !utf8.ValidString(partition) {
-		return "", invalidUTF8(op, s.table, "partition key")
+		return "", InvalidUTF8(op, s.Name, "partition key")
 	}
-	pk := s.normalPartition(partition)
+	pk := s.NormalPartition(partition)
 	if strings.Contains(pk, abstractions.IDSeparator) {
-		return "", keyError(op, s.table, pk, "", "partition key",
+		return "", KeyError(op, s.Name, pk, "", "partition key",
 			fmt.Sprintf("contains %q, which ends the partition in an id, so no id can address it", abstractions.IDSeparator))
 	}
 	if pk == "" && partition != "" {
-		return "", keyError(op, s.table, pk, "", "partition key",
+		return "", KeyError(op, s.Name, pk, "", "partition key",
 			fmt.Sprintf("%q is empty once normalised (white space at its start is trimmed, as at the start of an id)", partition))
 	}
-	if reason := checkKey(pk); reason != "" {
-		return "", keyError(op, s.table, pk, "", "partition key", reason)
+	if reason := CheckKey(pk); reason != "" {
+		return "", KeyError(op, s.Name, pk, "", "partition key", reason)
 	}
 	return pk, nil
 }
 
 // normalID returns an id as the store addresses it: normalised with abstractions.NormalizeID
 // unless the account keeps ids as written. It checks nothing: see resolveID.
-func (s *core) normalID(id string) string {
-	if s.acct.cfg.normalizeIDs {
+func (s *Table) NormalID(id string) string {
+	if s.Acct.Cfg.NormalizeIDs {
 		return abstractions.NormalizeID(id)
 	}
 	return id
@@ -144,8 +144,8 @@ func (s *core) normalID(id string) string {
 // normalPartition returns a partition given on its own as the store addresses it: normalised
 // with abstractions.NormalizePartition (the partition part of every id that starts with
 // it) unless the account keeps ids as written. It checks nothing: see checkPartition.
-func (s *core) normalPartition(partition string) string {
-	if s.acct.cfg.normalizeIDs {
+func (s *Table) NormalPartition(partition string) string {
+	if s.Acct.Cfg.NormalizeIDs {
 		return abstractions.NormalizePartition(partition)
 	}
 	return partition
@@ -155,8 +155,8 @@ func (s *core) normalPartition(partition string) string {
 // row-key part of an id is (abstractions.NormalizeID: spaces as "-", lower case), except
 // that nothing is trimmed, since more of the row key may follow the prefix and the
 // partition precedes it. Unless the account keeps ids as written.
-func (s *core) normalRowKeyPrefix(prefix string) string {
-	if s.acct.cfg.normalizeIDs {
+func (s *Table) NormalRowKeyPrefix(prefix string) string {
+	if s.Acct.Cfg.NormalizeIDs {
 		return strings.ToLower(strings.ReplaceAll(prefix, " ", "-"))
 	}
 	return prefix
@@ -166,7 +166,7 @@ func (s *core) normalRowKeyPrefix(prefix string) string {
 // (a value the codec or the large-value layout refused, a stored row that does not decode), in
 // a *StoreError naming the operation, the table and the keys, as every other error about one
 // row is. Its Kind is the sentinel err matches, so errors.Is and errors.As see both.
-func rowError(op, table, pk, rk, message string, err error) error {
+func RowError(op, table, pk, rk, message string, err error) error {
 	_, kind := callerr.Kind(err)
 	return &abstractions.StoreError{Kind: kind, Op: op, Table: table, PartitionKey: pk, RowKey: rk, Message: message, Err: err}
 }

@@ -1,0 +1,63 @@
+package engine
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/access"
+	"github.com/unified-data/gotables/tables/internal/cache"
+	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/retry"
+	"github.com/unified-data/gotables/tables/internal/telemetry"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// acctCore is what the engine needs of an account: its services as the stores use them, the
+// read cache, the batch window, telemetry, blob offload and the options the row code reads.
+type Account struct {
+	Tables *access.Tables // the service as the stores use it: given, with retries, with the stores' rules (package access)
+	Blobs  service.Blobs
+	Codec  codec.Options
+	Cache  *cache.Cache // one per account, shared by all its stores
+
+	// off is the blob offload configuration, nil when off; offErr refuses split-aware
+	// stores when the options are out of range.
+	Off      *OffloadConfig
+	OffErr   error
+	Pressure *retry.Pressure     // how many batch transactions may be out at once
+	Tel      telemetry.Telemetry // the account's spans and metrics
+	Cfg      Config
+}
+
+// engineConfig are the options the engine reads.
+type Config struct {
+	NormalizeIDs           bool // Options.IDs is NormalizeIDs
+	RecordKeys             bool
+	NeverCreateTables      bool
+	ImplicitLastWriterWins bool
+	Authorizer             abstractions.Authorizer
+	Logger                 *slog.Logger
+	NowFunc                func() time.Time
+}
+
+func (a *Account) Logger() *slog.Logger {
+	if a.Cfg.Logger != nil {
+		return a.Cfg.Logger
+	}
+	return slog.Default()
+}
+
+// now is the time a write stamps, in UTC and at the service's 100 ns precision, so the entity
+// a write returns holds the same times a read of the row gives.
+func (a *Account) Now() time.Time {
+	return a.Clock().UTC().Round(0).Truncate(100 * time.Nanosecond)
+}
+
+// clock is the account's clock as given (see Options.Now).
+func (a *Account) Clock() time.Time {
+	if a.Cfg.NowFunc != nil {
+		return a.Cfg.NowFunc()
+	}
+	return time.Now()
+}

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/unified-data/gotables/tables/internal/cache"
+	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// cachePolicy is a store's read-cache policy as the engine applies it: entries live for ttl
+// (0: nothing is kept), from their last read when sliding.
+type Policy struct {
+	TTL     time.Duration
+	Sliding bool
+}
+
+// enabled reports whether the policy keeps anything.
+func (p Policy) Enabled() bool { return p.TTL > 0 }
+
+// cachedRow returns a fresh copy of the cached row under key, if the store caches.
+func (s *Table) CachedRow(key string) (*service.Row, bool) {
+	if !s.Policy.Enabled() {
+		return nil, false
+	}
+	e, ok := s.Acct.Cache.Get(key)
+	if !ok || e.IsList {
+		return nil, false
+	}
+	return &e.Row, true
+}
+
+// readThrough runs fetch and, when the store caches and no write of key overlapped it,
+// stores what fetch returned. fetch returns nil for "nothing to store".
+func (s *Table) ReadThrough(key string, fetch func() *cache.Entry) {
+	if !s.Policy.Enabled() {
+		fetch()
+		return
+	}
+	since := s.Acct.Cache.BeginRead(key)
+	e := fetch()
+	if e != nil {
+		e.TTL, e.Sliding = s.Policy.TTL, s.Policy.Sliding
+	}
+	s.Acct.Cache.EndRead(key, since, e)
+}
+
+// beginWrite notes that a write of the keys is about to be sent.
+func (s *Table) BeginWrite(keys []string) { s.Acct.Cache.BeginWrite(keys) }
+
+// endWrite notes that the write of the keys returned err. After a success, when the store
+// caches and written is not nil, the row's own key keeps written with w's ETag and
+// Timestamp as the row's new version (nil written drops it, as for a delete or a
+// transaction whose rows the cache does not keep).
+func (s *Table) EndWrite(keys []string, err error, written *service.Row, w service.Written) {
+	var next func(*cache.Entry) *cache.Entry
+	if err == nil && written != nil && s.Policy.Enabled() {
+		next = func(*cache.Entry) *cache.Entry {
+			return &cache.Entry{Row: *cache.Written(*written, w), TTL: s.Policy.TTL, Sliding: s.Policy.Sliding}
+		}
+	}
+	s.EndWriteWith(keys, err, next)
+}
+
+// endWriteWith is endWrite for a write whose cached version depends on what the cache holds
+// when the write returns (Patch): after a success, next receives the row's current entry
+// and returns the entry to store (nil drops the row).
+func (s *Table) EndWriteWith(keys []string, err error, next func(current *cache.Entry) *cache.Entry) {
+	if err != nil && s.Policy.Enabled() {
+		s.Acct.Logger().Debug("unified tables: a write failed; the read cache dropped what it touched",
+			"table", s.Name, "entries", len(keys), "error", callerr.KindName(err))
+	}
+	var put func(string, *cache.Entry) *cache.Entry
+	if err == nil && next != nil && s.Policy.Enabled() {
+		own := keys[0]
+		put = func(k string, current *cache.Entry) *cache.Entry {
+			if k != own {
+				return nil
+			}
+			return next(current)
+		}
+	}
+	s.Acct.Cache.EndWrite(keys, put)
+}
+
+// Cache keys of the store's table (package cache): a row's, a partition's list, the table's
+// list, and those a write of rows touches.
+func (s *Table) EntityKey(pk, rk string) string { return s.Keys.Entity(pk, rk) }
+
+func (s *Table) PartitionKey(pk string) string { return s.Keys.Partition(pk) }
+
+func (s *Table) TableKey() string { return s.Keys.Table() }
+
+func (s *Table) WriteKeys(rows ...[2]string) []string { return s.Keys.Write(rows...) }

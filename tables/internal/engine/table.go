@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/cache"
+	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/largevalue"
+	"github.com/unified-data/gotables/tables/internal/telemetry"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// core is what a store of a table is whatever its entity type: the table, its cache keys,
+// the type's plan and large-value columns, and the methods that work on rows.
+type Table struct {
+	Acct       *Account
+	Name       string
+	CacheTable string // the table's name as cache keys hold it
+	Keys       cache.Keys
+	Plan       *codec.Plan
+	Policy     Policy
+	// split reports a split-aware type (codec.Plan.LargeValues); large are its large-value
+	// columns as reads reassemble them, aliases included (see large.go); files are its
+	// file fields; stateSel is the projection of the read before a split-aware write (nil:
+	// the whole row). A type that is not split-aware reads split values on the main row of
+	// its columns plain (plainColumns).
+	Split    bool
+	Large    []largevalue.Column
+	Files    []*codec.Field
+	StateSel []string
+	Plain    []largevalue.Column
+	// shared: the table is shared with polymorphic stores (StoreOptions.SharedTable), so
+	// reads skip the rows that carry a discriminator.
+	Shared bool
+}
+
+// ensureCreated is EnsureCreated, for stores of every kind.
+func (s *Table) EnsureCreated(ctx context.Context) (err error) {
+	ctx, c := s.Begin(ctx, "create table")
+	defer c.Finish(&err)
+	if err := ctx.Err(); err != nil {
+		return s.Translate("create table", "", "", err)
+	}
+	if s.Acct.Cfg.NeverCreateTables {
+		_, err := s.Acct.Tables.Tables.Query(ctx, s.Name, service.Query{Select: KeysOnly, Top: 1}) // without the stores' rules: a missing table must fail
+		if err == nil {
+			s.Acct.Tables.Know(s.Name)
+		}
+		return s.Translate("create table", "", "", err)
+	}
+	return s.Translate("create table", "", "", s.Acct.Tables.Ensure(ctx, s.Name))
+}
+
+// send sends the actions of one partition: one alone, several as one transaction. Table
+// creation and the check of a write's echo happen below it, in the account's tables
+// (package access), as for every call a store makes.
+func (s *Table) Send(ctx context.Context, acts []service.Action) error {
+	if len(acts) == 1 {
+		_, err := s.Acct.Tables.Write(ctx, s.Name, acts[0])
+		return err
+	}
+	_, err := s.Acct.Tables.Transact(ctx, s.Name, acts)
+	return err
+}
+
+// translate turns a failure of a call about one row of the store's table (or, with rk "",
+// one partition, or with both keys "", the table) into a *abstractions.StoreError that
+// names it and matches the sentinel of the condition: see callerr.Table.
+func (s *Table) Translate(op, pk, rk string, err error) error {
+	return callerr.Table(op, s.Name, pk, rk, err)
+}
+
+// begin starts the telemetry of a store call.
+func (s *Table) Begin(ctx context.Context, op string) (context.Context, telemetry.Call) {
+	return s.Acct.Tel.Begin(ctx, s.Name, op)
+}
+
+// beginID starts the telemetry of a call about the row with the id, with its keys as a
+// store resolves them.
+func (s *Table) BeginID(ctx context.Context, op, id string) (context.Context, telemetry.Call) {
+	ctx, c := s.Begin(ctx, op)
+	if c.Traced() {
+		c.Keys(abstractions.SplitID(s.NormalID(id)))
+	}
+	return ctx, c
+}
+
+// beginPartition starts the telemetry of a call about one partition ("" for the whole
+// table).
+func (s *Table) BeginPartition(ctx context.Context, op, partition string) (context.Context, telemetry.Call) {
+	ctx, c := s.Begin(ctx, op)
+	if c.Traced() && partition != "" {
+		c.Keys(s.NormalPartition(partition), "")
+	}
+	return ctx, c
+}
+
+// countCache records a lookup of the read cache when the store caches (a store whose
+// policy is Disabled does not look).
+func (s *Table) CountCache(ctx context.Context, hit bool) {
+	if s.Policy.Enabled() {
+		s.Acct.Tel.Meters.CacheLookup(ctx, s.Name, hit)
+	}
+}
+
+// scan runs q to its end, page by page, handing each row to fn. Pages may be empty and
+// still continue (the real service does that), so only a missing continuation ends it.
+func (s *Table) Scan(ctx context.Context, q service.Query, fn func(*service.Row) error) error {
+	for {
+		page, err := s.Acct.Tables.Query(ctx, s.Name, q)
+		if err != nil {
+			return err
+		}
+		for i := range page.Rows {
+			if err := fn(&page.Rows[i]); err != nil {
+				return err
+			}
+		}
+		if page.Next == nil {
+			return nil
+		}
+		q.Continuation = page.Next
+	}
+}
+
+func (s *Table) Count(ctx context.Context, pk, filter string) (int, error) {
+	n := 0
+	sel := KeysOnly
+	if s.Split {
+		// The split-aware type counts entities, not their continuation rows.
+		sel = OfOnly
+	}
+	err := s.Scan(ctx, service.Query{Filter: filter, Select: s.SharedSel(sel)}, func(r *service.Row) error {
+		if !largevalue.IsContinuation(r) && !s.Foreign(r) {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, s.Translate("count", pk, "", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,244 @@
+package tables
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/unified-data/gotables/tables/internal/engine"
+
+	"github.com/unified-data/gotables/tables/internal/wire"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// Insert writes a new row, or with w.IfMatch replaces the row at that version; see
+// abstractions.PolyStorage.
+func (s *PolyStore[B]) Insert(ctx context.Context, w abstractions.PolyWrite[B]) (_ string, err error) {
+	ctx, c := s.begin(ctx, "insert", w.Key)
+	defer c.Finish(&err)
+	return s.writeOne(ctx, "insert", service.OpInsert, &w)
+}
+
+// Upsert writes the row whether or not one exists, or with w.IfMatch replaces the row at
+// that version; see abstractions.PolyStorage.
+func (s *PolyStore[B]) Upsert(ctx context.Context, w abstractions.PolyWrite[B]) (_ string, err error) {
+	ctx, c := s.begin(ctx, "upsert", w.Key)
+	defer c.Finish(&err)
+	return s.writeOne(ctx, "upsert", service.OpUpsertReplace, &w)
+}
+
+// InsertBatch writes the rows as Insert does, in per-partition transactions; see
+// abstractions.PolyStorage.
+func (s *PolyStore[B]) InsertBatch(ctx context.Context, ws []abstractions.PolyWrite[B]) (err error) {
+	ctx, c := s.begin(ctx, "insert batch", abstractions.TableKey{})
+	defer c.Finish(&err)
+	return s.batch(ctx, "insert batch", service.OpInsert, ws)
+}
+
+// UpsertBatch writes the rows as Upsert does, in per-partition transactions; see
+// abstractions.PolyStorage.
+func (s *PolyStore[B]) UpsertBatch(ctx context.Context, ws []abstractions.PolyWrite[B]) (err error) {
+	ctx, c := s.begin(ctx, "upsert batch", abstractions.TableKey{})
+	defer c.Finish(&err)
+	return s.batch(ctx, "upsert batch", service.OpUpsertReplace, ws)
+}
+
+// writeOne sends one write alone.
+func (s *PolyStore[B]) writeOne(ctx context.Context, op string, kind service.Op, w *abstractions.PolyWrite[B]) (string, error) {
+	a, err := s.action(op, kind, w)
+	if err != nil {
+		return "", err
+	}
+	return s.send(ctx, op, a)
+}
+
+// send runs one row action, announcing it to the account's read cache so that stores of
+// other types on the table drop what it changes.
+func (s *PolyStore[B]) send(ctx context.Context, op string, a service.Action) (string, error) {
+	pk, rk := a.Row.PartitionKey, a.Row.RowKey
+	if err := ctx.Err(); err != nil {
+		return "", s.translate(op, pk, rk, err)
+	}
+	keys := s.host.WriteKeys([2]string{pk, rk})
+	s.host.BeginWrite(keys)
+	w, err := s.host.Acct.Tables.Write(ctx, s.host.Name, a)
+	s.host.EndWrite(keys, err, nil, service.Written{})
+	if err != nil {
+		return "", s.translate(op, pk, rk, err)
+	}
+	return w.ETag, nil
+}
+
+// batch checks every write, then sends them as transactions of one partition each.
+func (s *PolyStore[B]) batch(ctx context.Context, op string, kind service.Op, ws []abstractions.PolyWrite[B]) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	p := &engine.Plan{Actions: make([]service.Action, len(ws))}
+	seen := make(map[abstractions.TableKey]bool, len(ws))
+	conditional := false
+	for i := range ws {
+		a, err := s.action(op, kind, &ws[i])
+		if err != nil {
+			return err
+		}
+		k := ws[i].Key
+		if seen[k] {
+			return &abstractions.StoreError{Kind: abstractions.ErrDuplicateKey, Op: op, Table: s.host.Name, PartitionKey: k.PartitionKey, RowKey: k.RowKey,
+				Message: "the batch names this key more than once; a transaction writes each row once; nothing was sent"}
+		}
+		seen[k] = true
+		if a.Op != service.OpInsert && hasQuote(k) {
+			// The Go SDK writes the keys of a batched replace or upsert into the action's URL
+			// without doubling the quote, so the service would act on another row.
+			return &abstractions.StoreError{Kind: abstractions.ErrNotSupported, Op: op, Table: s.host.Name, PartitionKey: k.PartitionKey, RowKey: k.RowKey,
+				Message: "a key containing ' cannot be replaced or upserted in a batch (the Azure SDK does not escape it); write that row on its own; nothing was sent"}
+		}
+		conditional = conditional || a.IfMatch != ""
+		p.Actions[i] = a
+	}
+	if conditional {
+		if n := len(p.Chunks()); n > 1 {
+			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.host.Name, PartitionKey: ws[0].Key.PartitionKey,
+				Message: fmt.Sprintf("the batch holds a write conditional on an ETag but needs %d transactions (one partition, at most %d rows and 4 MiB each), so the condition would guard only part of it; split the batch so each conditional write travels with exactly the rows it guards; nothing was sent",
+					n, service.MaxTransactionActions)}
+		}
+	}
+	_, err := s.host.RunBatch(ctx, op, p, nil)
+	var be *abstractions.BatchError
+	if errors.As(err, &be) {
+		for i := range be.Partitions {
+			be.Partitions[i].Err = s.retell(be.Partitions[i].Err)
+		}
+		return be
+	}
+	if err != nil {
+		var se *abstractions.StoreError
+		if !errors.As(err, &se) {
+			pk := ws[0].Key.PartitionKey
+			return s.translate(op, pk, "", err)
+		}
+		return s.retell(err)
+	}
+	return nil
+}
+
+func hasQuote(k abstractions.TableKey) bool {
+	return strings.ContainsRune(k.PartitionKey, '\'') || strings.ContainsRune(k.RowKey, '\'')
+}
+
+// action checks one write and builds its row action: kind, or a replace conditional on
+// w.IfMatch.
+func (s *PolyStore[B]) action(op string, kind service.Op, w *abstractions.PolyWrite[B]) (service.Action, error) {
+	pk, rk := w.Key.PartitionKey, w.Key.RowKey
+	if err := s.checkKeys(op, pk, rk); err != nil {
+		return service.Action{}, err
+	}
+	cols, err := s.columns(op, pk, rk, w.Columns)
+	if err != nil {
+		return service.Action{}, err
+	}
+	a := service.Action{Op: kind, Row: service.Row{PartitionKey: pk, RowKey: rk}}
+	if w.IfMatch != "" {
+		if !wire.IsEntityTag(w.IfMatch) {
+			return service.Action{}, s.refuse(op, pk, rk, abstractions.ErrInvalidArgument, engine.BadETag(w.IfMatch))
+		}
+		a.Op, a.IfMatch = service.OpReplace, w.IfMatch
+	}
+	if item := any(w.Item); item != nil {
+		props, err := s.encodeItem(op, pk, rk, item)
+		if err != nil {
+			return service.Action{}, err
+		}
+		a.Row.Properties = append(props, cols...)
+	} else {
+		a.Row.Properties = cols
+		if s.shared {
+			// In a shared table a marker is told from a typed row by its empty
+			// discriminator.
+			a.Row.Properties = append([]service.Property{{Name: codec.TypeNameColumn, Value: service.String("")}}, cols...)
+		}
+	}
+	return a, nil
+}
+
+// encodeItem encodes an item with its discriminator, after checking that its type is one
+// the store may write.
+func (s *PolyStore[B]) encodeItem(op, pk, rk string, item any) ([]service.Property, error) {
+	v := reflect.ValueOf(item)
+	t := v.Type()
+	if t.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil, s.refuse(op, pk, rk, abstractions.ErrInvalidArgument,
+				fmt.Sprintf("the item is a nil %v; leave Item nil (abstractions.Marker) to write a marker row", t))
+		}
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, s.refuse(op, pk, rk, abstractions.ErrInvalidArgument,
+			fmt.Sprintf("the item is a %v; items of a polymorphic store are structs (or pointers to them)", v.Type()))
+	}
+	if _, ok := s.types.NameOf(t); !ok {
+		return nil, s.refuse(op, pk, rk, abstractions.ErrInvalidArgument,
+			fmt.Sprintf("the item's type %v is not registered, so a read could not create it again; register it with abstractions.RegisterType before writing", t))
+	}
+	if reason := polyItemRefusal(t); reason != "" {
+		return nil, s.refuse(op, pk, rk, abstractions.ErrNotSupported, reason)
+	}
+	props, err := codec.Encode(item, &s.codec)
+	if err != nil {
+		return nil, engine.RowError(op, s.host.Name, pk, rk, "the item cannot be stored; nothing was sent", err)
+	}
+	return props, nil
+}
+
+// polyItemRefusal says why a polymorphic store refuses to write items of struct type t, or
+// returns "". Plans are cached, so this costs a scan of the fields.
+func polyItemRefusal(t reflect.Type) string {
+	pl, err := codec.PlanOf(t)
+	if err != nil {
+		return err.Error()
+	}
+	if pl.Split() != "" || pl.Offload() != "" {
+		return fmt.Sprintf("%v declares a type-level split or offload option; polymorphic stores write no split or offloaded values, so store it with For", t)
+	}
+	for _, f := range pl.Fields() {
+		switch {
+		case len(f.Protected) > 0:
+			return fmt.Sprintf("%v.%s is protected; polymorphic stores do not check protected properties, so store the type with For", t, f.Path)
+		case f.Split != "" || f.Offload != "":
+			return fmt.Sprintf("%v.%s has a split or offload option; polymorphic stores write no split or offloaded values, so store the type with For", t, f.Path)
+		}
+	}
+	return ""
+}
+
+// MergeColumns writes system columns into an existing row; see abstractions.PolyStorage.
+func (s *PolyStore[B]) MergeColumns(ctx context.Context, key abstractions.TableKey, columns map[string]any, ifMatch string) (_ string, err error) {
+	const op = "merge columns"
+	ctx, c := s.begin(ctx, op, key)
+	defer c.Finish(&err)
+	pk, rk := key.PartitionKey, key.RowKey
+	if err := s.checkKeys(op, pk, rk); err != nil {
+		return "", err
+	}
+	if len(columns) == 0 {
+		return "", s.refuse(op, pk, rk, abstractions.ErrInvalidArgument, "no columns to merge")
+	}
+	cols, err := s.columns(op, pk, rk, columns)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case ifMatch == "":
+		ifMatch = service.ETagAny
+	case !wire.IsEntityTag(ifMatch):
+		return "", s.refuse(op, pk, rk, abstractions.ErrInvalidArgument, engine.BadETag(ifMatch))
+	}
+	return s.send(ctx, op, service.Action{Op: service.OpMerge, Row: service.Row{PartitionKey: pk, RowKey: rk, Properties: cols}, IfMatch: ifMatch})
+}
