@@ -71,7 +71,7 @@ func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg con
 		e.OffErr = o.check()
 		e.Off = newOffload(o)
 	}
-	e.Codec = codec.Options{Oversized: cfg.Oversized}
+	e.Codec = codec.Options{Oversized: codec.OversizedPolicy(cfg.Oversized)}
 	return a
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/abstractions/driver"
-	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -102,7 +101,7 @@ func TestPatchRowRefusals(t *testing.T) {
 	if _, _, err := s.patchRow(driver.PatchOf(p), "p", "r", noRefusal); err != nil {
 		t.Errorf("AllowProtected: %v", err)
 	}
-	gz := patchStore(t, &Options{Oversized: codec.OversizedCompress})
+	gz := patchStore(t, &Options{Oversized: OversizedCompress})
 	p = abstractions.Set(abstractions.NewPatch[patchee](), abstractions.Field(func(x *patchee) *string { return &x.Name }), strings.Repeat("y", 40000))
 	if _, _, err := gz.patchRow(driver.PatchOf(p), "p", "r", noRefusal); !errors.Is(err, abstractions.ErrNotSupported) {
 		t.Errorf("compressed: got %v", err)

@@ -109,7 +109,7 @@ func PolyFor[B any](a *Account, types *abstractions.TypeRegistry, opts *StoreOpt
 		return nil, err
 	}
 	return &PolyStore[B]{host: host.core, acct: a, types: types, base: base, shared: cfg.SharedTable,
-		codec: codec.Options{Oversized: a.opts.Oversized, WriteTypeName: true, Types: types}}, nil
+		codec: codec.Options{Oversized: codec.OversizedPolicy(a.opts.Oversized), WriteTypeName: true, Types: types}}, nil
 }
 
 // Table returns the name of the store's table.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/retry"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -406,4 +407,16 @@ func testAccount(name string, tbl service.Tables, blobs service.Blobs, opts *Opt
 		m(&cfg)
 	}
 	return newAccount(name, tbl, blobs, cfg, retry.NewPressure(cfg.Options.batchParallelism()))
+}
+
+// The policies of Options.Oversized are the codec's, value for value.
+func TestOversizedPoliciesAreTheCodecs(t *testing.T) {
+	for p, c := range map[OversizedPolicy]codec.OversizedPolicy{
+		OversizedRefuse: codec.OversizedRefuse, OversizedCompress: codec.OversizedCompress,
+		OversizedTrim: codec.OversizedTrim, OversizedTrimWithMarker: codec.OversizedTrimWithMarker,
+	} {
+		if codec.OversizedPolicy(p) != c {
+			t.Errorf("policy %d is the codec's %d", p, c)
+		}
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/unified-data/gotables/tables/blobconn"
+
 	"github.com/unified-data/gotables/tables/internal/retry"
 	"github.com/unified-data/gotables/tables/internal/telemetry"
 
@@ -17,7 +19,6 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/azservice"
 	"github.com/unified-data/gotables/tables/internal/azconn"
-	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -108,7 +109,7 @@ type Options struct {
 	// Blobs connects the account's blob service, which blob features need. nil leaves the
 	// account without one (and the blob SDK out of the program); set it to azblobs.Connect
 	// (package tables/azblobs) to opt in.
-	Blobs azconn.BlobConnector
+	Blobs blobconn.Connector
 	// BlobOffload turns blob offload on: large values above the threshold, and every file
 	// (*abstractions.File), are stored in blobs of the account's offload container. It needs
 	// Blobs. nil leaves it off. See [BlobOffloadOptions].
@@ -161,23 +162,23 @@ func (o *Options) azure(busy *retry.Signal) *azservice.Options {
 
 // OversizedPolicy is what a write does with a string or JSON value too large for one
 // table cell (Options.Oversized).
-type OversizedPolicy = codec.OversizedPolicy
+type OversizedPolicy uint8
 
 // The oversized-value policies.
 const (
 	// OversizedRefuse refuses a string above the cell limit with an error matching
 	// abstractions.ErrOversizedCell (JSON-stored values are still compressed, which is their
 	// format). The default.
-	OversizedRefuse = codec.OversizedRefuse
+	OversizedRefuse OversizedPolicy = iota
 	// OversizedCompress stores a string above the cell limit gzip-compressed, in a binary
 	// column a read inflates; one too large even compressed is refused.
-	OversizedCompress = codec.OversizedCompress
+	OversizedCompress
 	// OversizedTrim compresses, and when that is not enough keeps the longest prefix that
 	// fits. Data is lost silently: use it only for disposable values.
-	OversizedTrim = codec.OversizedTrim
+	OversizedTrim
 	// OversizedTrimWithMarker is OversizedTrim, ending a trimmed string with a marker so a
 	// reader can tell it was cut.
-	OversizedTrimWithMarker = codec.OversizedTrimWithMarker
+	OversizedTrimWithMarker
 )
 
 // NewAccount returns the account a connection string names: one with an AccountKey or a
@@ -208,7 +209,7 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 		if cs.BlobURL == "" {
 			return nil, azconn.NoEndpoint("blob")
 		}
-		ep := azconn.BlobEndpoint{URL: cs.BlobURL, AccountName: cs.AccountName, AccountKey: cs.AccountKey, SAS: cs.SAS, ClientOptions: opts.clientOptions()}
+		ep := blobconn.Endpoint{URL: cs.BlobURL, AccountName: cs.AccountName, AccountKey: cs.AccountKey, SAS: cs.SAS, ClientOptions: opts.clientOptions()}
 		if blobs, err = opts.Blobs(ep); err != nil {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
@@ -239,7 +240,7 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 		if err := azservice.CheckEndpoint("blob", blobURL); err != nil {
 			return nil, err
 		}
-		if blobs, err = opts.Blobs(azconn.BlobEndpoint{URL: blobURL, Credential: cred, ClientOptions: opts.clientOptions()}); err != nil {
+		if blobs, err = opts.Blobs(blobconn.Endpoint{URL: blobURL, Credential: cred, ClientOptions: opts.clientOptions()}); err != nil {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/unified-data/gotables/tables/blobconn"
+
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
@@ -58,7 +60,7 @@ func (o *Options) clientOptions() *azblob.ClientOptions {
 
 // Connect builds the blob service of an account from what the account's constructor was
 // given. Set it as tables.Options.Blobs to give an account blob support.
-func Connect(ep azconn.BlobEndpoint) (service.Blobs, error) {
+func Connect(ep blobconn.Endpoint) (service.Blobs, error) {
 	opts := &Options{ClientOptions: ep.ClientOptions}
 	switch {
 	case ep.Credential != nil:

@@ -1,4 +1,8 @@
-package azconn
+// Package blobconn names how an account gets its blob service: the endpoint and credential
+// an account's constructor hands to a [Connector], such as azblobs.Connect. It holds types
+// only, so that a program that never uses blobs links no blob SDK: the Azure blob service
+// comes into a program only with package tables/azblobs.
+package blobconn
 
 import (
 	"log/slog"
@@ -8,14 +12,14 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// A BlobConnector builds an account's blob service from what the account's constructor was
+// A Connector builds an account's blob service from what the account's constructor was
 // given (tables.Options.Blobs). azblobs.Connect is the one programs use.
-type BlobConnector func(BlobEndpoint) (service.Blobs, error)
+type Connector func(Endpoint) (service.Blobs, error)
 
-// BlobEndpoint is where an account's blob service is and how to reach it. Exactly one of
+// Endpoint is where an account's blob service is and how to reach it. Exactly one of
 // the credentials is set. Its String method, and slog through LogValue, never show the key
 // or the signature.
-type BlobEndpoint struct {
+type Endpoint struct {
 	// URL is the blob service endpoint, such as "https://myaccount.blob.core.windows.net",
 	// without a query.
 	URL string
@@ -30,7 +34,7 @@ type BlobEndpoint struct {
 }
 
 // String describes the endpoint without its secrets.
-func (e BlobEndpoint) String() string {
+func (e Endpoint) String() string {
 	auth := "no credential"
 	switch {
 	case e.Credential != nil:
@@ -44,7 +48,7 @@ func (e BlobEndpoint) String() string {
 }
 
 // GoString is String, so that %#v does not print the secrets either.
-func (e BlobEndpoint) GoString() string { return "azconn.BlobEndpoint(" + e.String() + ")" }
+func (e Endpoint) GoString() string { return "blobconn.Endpoint(" + e.String() + ")" }
 
 // LogValue is String, for log/slog.
-func (e BlobEndpoint) LogValue() slog.Value { return slog.StringValue(e.String()) }
+func (e Endpoint) LogValue() slog.Value { return slog.StringValue(e.String()) }
