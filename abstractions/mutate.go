@@ -141,6 +141,11 @@ func (o RetryOptions) waitRange(next int) (lo, hi time.Duration) {
 	return d / 2, d
 }
 
+// Each verb call is one span when s traces its calls (its type embeds driver.Hooks with a
+// span: the stores of both backends do; backend.StartSpan returns a span that records
+// nothing otherwise), with each attempt as an event and a debug log line per retry; the
+// store calls a verb makes are spans of their own below it.
+
 // transition is the loop every verb but GetOrCreate shares: read the row, decide, apply and
 // write it on condition of the version read, again after a lost race.
 //
@@ -155,9 +160,14 @@ func transition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id str
 		return Outcome[T]{}, fmt.Errorf("%w: the mutate function is nil", ErrInvalidArgument)
 	}
 	o := opts.WithDefaults()
-	// Callers of this process queue for the row here, so that their attempts lose only to
-	// writers elsewhere (see takeTurn).
-	release, err := takeTurn(ctx, s, id)
+	// Callers of this process queue for the row here when s queues them (its type embeds
+	// driver.Hooks with a turn: the stores of both backends do, with one queue per row of an
+	// account), so that their attempts lose only to writers elsewhere; otherwise concurrent
+	// callers race through the service. The turn is held for the whole call, the retry
+	// waits included: a call that lost to another process backs off with the process's
+	// other callers of the row behind it, so the process as a whole makes room for the
+	// other writer.
+	release, err := backend.Turn(ctx, s, id)
 	if err != nil {
 		return Outcome[T]{}, err
 	}
@@ -270,7 +280,7 @@ func outcome[T any](out Outcome[T], err error) (Outcome[T], error) {
 // until ctx ends. Nor should it call one on another row whose holder may in turn wait for
 // this one: two calls waiting for each other's rows wait until their contexts end.
 func TryMutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (Outcome[T], error) {
-	ctx, span := startSpan(ctx, s, "try mutate", id)
+	ctx, span := backend.StartSpan(ctx, s, "try mutate", id)
 	out, err := outcome(transition[T, P](ctx, s, id, nil, mutate, nil, opts, span))
 	return out, endOutcome(span, out, err)
 }
@@ -287,7 +297,7 @@ func TryTransition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id 
 	if when == nil {
 		return Outcome[T]{}, fmt.Errorf("%w: TryTransition needs a condition", ErrInvalidArgument)
 	}
-	ctx, span := startSpan(ctx, s, "try transition", id)
+	ctx, span := backend.StartSpan(ctx, s, "try transition", id)
 	out, err := outcome(transition[T, P](ctx, s, id, when, apply, nil, opts, span))
 	return out, endOutcome(span, out, err)
 }
@@ -298,7 +308,7 @@ func TryTransition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id 
 // caller may simply call again). Like every verb but GetOrCreate, it takes the row's turn
 // first (see TryMutate).
 func Mutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (*T, error) {
-	ctx, span := startSpan(ctx, s, "mutate", id)
+	ctx, span := backend.StartSpan(ctx, s, "mutate", id)
 	out, err := transition[T, P](ctx, s, id, nil, mutate, nil, opts, span)
 	v, err := result(s, "mutate", id, out, err)
 	span.End(err)
@@ -317,7 +327,7 @@ func MutateOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id
 	if create == nil {
 		return nil, fmt.Errorf("%w: MutateOrCreate needs a create function", ErrInvalidArgument)
 	}
-	ctx, span := startSpan(ctx, s, "mutate or create", id)
+	ctx, span := backend.StartSpan(ctx, s, "mutate or create", id)
 	out, err := transition[T, P](ctx, s, id, nil, mutate, create, opts, span)
 	v, err := result(s, "mutate or create", id, out, err)
 	span.End(err)
@@ -351,7 +361,7 @@ func GetOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id st
 	if create == nil {
 		return nil, false, fmt.Errorf("%w: GetOrCreate needs a create function", ErrInvalidArgument)
 	}
-	ctx, span := startSpan(ctx, s, "get or create", id)
+	ctx, span := backend.StartSpan(ctx, s, "get or create", id)
 	defer func() { span.End(err) }()
 	for {
 		v, err := s.One(ctx, id)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
@@ -18,6 +19,9 @@ import (
 // Store is the repository of entity type T in one table of an account. It implements
 // abstractions.Storage[T] and is safe for concurrent use.
 type Store[T any] struct {
+	// verbHooks queue the outcome verbs on the account's rows (turn) and trace them
+	// (startSpan); it has no exported member, so it adds nothing to the store's API.
+	verbHooks
 	acct       *Account
 	table      string
 	cacheTable string // the table's name as cache keys hold it
@@ -43,6 +47,9 @@ type Store[T any] struct {
 }
 
 var _ abstractions.Storage[struct{ abstractions.Entity }] = (*Store[struct{ abstractions.Entity }])(nil)
+
+// verbHooks names driver.Hooks unexported, so that the field Store embeds is unexported.
+type verbHooks = driver.Hooks
 
 // StoreOptions configure one store. A nil *StoreOptions, like the zero value, means the
 // defaults.
@@ -128,6 +135,7 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 	s := &Store[T]{acct: a, table: cfg.Table, cacheTable: strings.ToLower(cfg.Table), keys: newCacheKeys(strings.ToLower(cfg.Table)), plan: plan, policy: policy,
 		split: plan.LargeValues(), shared: cfg.SharedTable,
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
+	s.verbHooks = driver.NewHooks(s.turn, s.startSpan, policy.enabled())
 	if s.split {
 		s.large = largeColumns(plan, a.off != nil)
 		s.files = fileFields(plan)
@@ -143,12 +151,6 @@ func (s *Store[T]) Table() string { return s.table }
 
 // Account returns the store's account.
 func (s *Store[T]) Account() *Account { return s.acct }
-
-// CachesReads reports whether the store keeps what it reads in the account's read cache: its
-// own StoreOptions.Cache, or the account's Options.Cache when the store sets none, is Sliding
-// or Absolute. Code that must see every other process's writes at once (a user's security
-// stamp, say) checks it, through an interface of its own, to refuse a caching store.
-func (s *Store[T]) CachesReads() bool { return s.policy.enabled() }
 
 // EnsureCreated creates the table if it does not exist yet. With Options.NeverCreateTables
 // it only checks that the table exists, reading at most one row (which a table SAS

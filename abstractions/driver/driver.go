@@ -98,26 +98,45 @@ type FileBlob = backend.FileBlob
 // File's turn back; a seekable reader then stands at the start of its content).
 type FileSource = backend.FileSource
 
-// Turnstile is implemented by stores that queue the outcome verbs of one process on one
-// row; the stores of both backends do. [abstractions.Mutate], TryMutate, TryTransition and
-// MutateOrCreate take the row's turn before their first read and give it back when they
-// return, the retry waits included, so concurrent calls on one row in one process run one
-// after another instead of racing each other through the service. Its one method,
-// Turn(ctx, id), waits for the turn (callers are served in the order they asked; when ctx
-// ends first it returns ctx's error) and returns the function that gives it back, which
-// the caller calls exactly once. An implementation may let a caller through without a turn
-// (a release that does nothing) beyond a bound of waiters, or for an id it cannot resolve,
-// which the verb's read then refuses.
-type Turnstile = backend.Turnstile
+// Hooks is what a store gives the outcome verbs ([abstractions.Mutate] and the others): a
+// backend's store embeds it, through an unexported alias so that its documentation shows
+// nothing (type hooks = driver.Hooks; type Store struct { hooks; … }), and fills it in with
+// [NewHooks]; the verbs then queue on its rows and trace their calls, and [CachesReads]
+// reports what it said. A value whose type does not embed Hooks (a fake, a wrapper of your
+// own) works with every verb, unqueued and untraced. Hooks has no exported field or
+// method, so it adds nothing to the store's API; a type that embeds a store embeds its
+// Hooks too.
+type Hooks = backend.Hooks
 
-// Traced is implemented by stores that trace and log their calls; the stores of both
-// backends do. The outcome verbs call its one method, StartSpan(ctx, op, id), to make each
-// verb call one [Span], with each attempt as an event; the store calls a verb makes are
-// spans of their own below it. StartSpan never fails: with tracing off it returns ctx and
-// a span that only logs (a debug line per lost attempt).
-type Traced = backend.Traced
+// NewHooks returns the Hooks of a store.
+//
+// turn queues the outcome verbs of one process on one row: Mutate, TryMutate, TryTransition
+// and MutateOrCreate call it before their first read and call the release it returns
+// exactly once, when they return (the retry waits included), so concurrent calls on one row
+// run one after another instead of racing each other through the service. It waits for the
+// turn of the row with the id (callers are served in the order they asked; when ctx ends
+// first it returns ctx's error and no turn). It may let a caller through without a turn (a
+// release that does nothing) beyond a bound of waiters, or for an id it cannot resolve,
+// which the verb's read then refuses. nil: the verbs do not queue.
+//
+// startSpan makes each verb call one [Span] named op (such as "mutate") about the row with
+// the id, with each attempt as an event; the store calls a verb makes are spans of their
+// own below it. It never fails: with tracing off it returns ctx and a span that only logs
+// (a debug line per lost attempt). nil: the verbs do not trace.
+//
+// cachesReads says whether the store keeps what it reads in a read cache, which code that
+// must see every other process's writes at once asks with [CachesReads].
+func NewHooks(turn func(ctx context.Context, id string) (release func(), err error),
+	startSpan func(ctx context.Context, op, id string) (context.Context, Span), cachesReads bool) Hooks {
+	return backend.NewHooks(turn, startSpan, cachesReads)
+}
 
-// Span is one traced call of a [Traced] store: Event(name, keyvals...) records something
+// CachesReads reports whether store keeps what it reads in a read cache: whether its type
+// embeds [Hooks] made with cachesReads true. The stores of both backends do when their
+// cache policy is on. The identity stores refuse a user store that caches.
+func CachesReads(store any) bool { return backend.CachesReads(store) }
+
+// Span is one traced call of a store (see [NewHooks]): Event(name, keyvals...) records something
 // that happened during the call, with slog-style key/value pairs, and End(err) ends it
 // with the call's result (nil for success).
 type Span = backend.Span

@@ -163,27 +163,7 @@ type FileSource interface {
 	Release()
 }
 
-// Turnstile is implemented by stores that queue the outcome verbs of one process on one
-// row.
-type Turnstile interface {
-	// Turn waits until the caller holds the turn of the row with the id and returns the
-	// function that gives it back, which the caller must call exactly once. Callers get
-	// the turn in the order they asked for it. When ctx ends first, Turn returns ctx's
-	// error and no turn. An implementation may bound how many callers queue for one row
-	// and let a caller beyond the bound through without a turn (release is then a no-op),
-	// and does the same for an id it cannot resolve, which the verb's read then refuses.
-	Turn(ctx context.Context, id string) (release func(), err error)
-}
-
-// Traced is implemented by stores that trace and log their calls.
-type Traced interface {
-	// StartSpan starts the span of a call named op (such as "mutate") about the row with
-	// the id, and returns a context that carries it. It never fails; with tracing off it
-	// returns ctx and a span that only logs (a debug line per lost attempt).
-	StartSpan(ctx context.Context, op, id string) (context.Context, Span)
-}
-
-// Span is one traced call of a Traced store.
+// Span is one traced call of a store (see Hooks).
 type Span interface {
 	// Event records something that happened during the call, with slog-style key/value
 	// pairs ("attempt", 2, "error", err). The verbs name their events with the Event
