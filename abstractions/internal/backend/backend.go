@@ -1,11 +1,13 @@
-// Package backend defines the types package abstractions shares with package
-// abstractions/driver, and the hooks through which driver reads the unexported parts of
-// abstractions' values. Package driver re-exports each type under the same name (an alias)
-// and wraps each hook in a typed function; read the documentation there.
+// Package backend defines what package abstractions shares with package
+// abstractions/driver: the types of what driver reads (this file), which driver re-exports
+// under the same names (aliases; read the documentation there); the parts abstractions'
+// values embed so that driver reads them (parts.go); and the Hooks a store embeds so that
+// the outcome verbs reach its row queue and tracing (hooks.go). Driver's package
+// documentation describes the technique ("Design").
 //
-// The types live here, not in driver, because driver imports abstractions (its functions
-// take abstractions' types) and abstractions needs these types in its own fields: an
-// internal package both can import breaks the cycle.
+// They live here, not in driver, because driver imports abstractions (its functions take
+// abstractions' types) and abstractions needs them in its own types: an internal package
+// both can import breaks the cycle.
 package backend
 
 import (
@@ -187,21 +189,4 @@ const (
 	EventCreateLost = "create lost to another caller's"
 	// EventOutcome: how a Try verb ended ("status", the OutcomeStatus's name, "attempts").
 	EventOutcome = "outcome"
-)
-
-// The hooks, set by package abstractions when it is initialised, before any package that
-// imports it (driver does) runs. Their arguments are abstractions' values, passed as any
-// because this package cannot import abstractions; driver's typed wrappers pass only the
-// type each hook expects.
-var (
-	// Root returns the tree of an abstractions.Filter[T], nil for the zero Filter.
-	Root func(filter any) *Node
-	// FieldOf returns the field an abstractions.Selector[T] names.
-	FieldOf func(sel any) Field
-	// PatchOf returns what a store reads of a non-nil *abstractions.Patch[T].
-	PatchOf func(patch any) Patch
-	// TakeFile takes the turn of a *abstractions.File for one write.
-	TakeFile func(ctx context.Context, file any) (FileSource, error)
-	// StoredFile returns the *abstractions.File of a stored blob.
-	StoredFile func(blob FileBlob, sha256 string, length int64, contentType string) any
 )
