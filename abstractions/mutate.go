@@ -154,7 +154,7 @@ func (o RetryOptions) waitRange(next int) (lo, hi time.Duration) {
 // mutate is undone, so the write always addresses the row and version that were read.
 // create, when not nil, makes the entity to insert when the row is missing; otherwise a
 // missing row is OutcomeNotFound.
-func transition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, when func(*T) bool, mutate func(*T) error,
+func transition[T any, P EntityPtr[T]](ctx context.Context, s ReadWriter[T], id string, when func(*T) bool, mutate func(*T) error,
 	create func() *T, opts *RetryOptions, span backend.Span) (Outcome[T], error) {
 	if mutate == nil {
 		return Outcome[T]{}, fmt.Errorf("%w: the mutate function is nil", ErrInvalidArgument)
@@ -279,7 +279,7 @@ func outcome[T any](out Outcome[T], err error) (Outcome[T], error) {
 // the same row through the same account: that call would wait for the turn its caller holds,
 // until ctx ends. Nor should it call one on another row whose holder may in turn wait for
 // this one: two calls waiting for each other's rows wait until their contexts end.
-func TryMutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (Outcome[T], error) {
+func TryMutate[T any, P EntityPtr[T]](ctx context.Context, s ReadWriter[T], id string, mutate func(*T) error, opts *RetryOptions) (Outcome[T], error) {
 	ctx, span := backend.StartSpan(ctx, s, "try mutate", id)
 	out, err := outcome(transition[T, P](ctx, s, id, nil, mutate, nil, opts, span))
 	return out, endOutcome(span, out, err)
@@ -292,7 +292,7 @@ func TryMutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id stri
 // OutcomeConflicted is left for a row so busy that the condition still held at every lost
 // attempt. A nil when is refused with ErrInvalidArgument. It takes the row's turn first (see
 // TryMutate).
-func TryTransition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, when func(*T) bool, apply func(*T) error,
+func TryTransition[T any, P EntityPtr[T]](ctx context.Context, s ReadWriter[T], id string, when func(*T) bool, apply func(*T) error,
 	opts *RetryOptions) (Outcome[T], error) {
 	if when == nil {
 		return Outcome[T]{}, fmt.Errorf("%w: TryTransition needs a condition", ErrInvalidArgument)
@@ -307,7 +307,7 @@ func TryTransition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id 
 // ErrConcurrencyConflict when every attempt lost its race to writers outside the process (a
 // caller may simply call again). Like every verb but GetOrCreate, it takes the row's turn
 // first (see TryMutate).
-func Mutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (*T, error) {
+func Mutate[T any, P EntityPtr[T]](ctx context.Context, s ReadWriter[T], id string, mutate func(*T) error, opts *RetryOptions) (*T, error) {
 	ctx, span := backend.StartSpan(ctx, s, "mutate", id)
 	out, err := transition[T, P](ctx, s, id, nil, mutate, nil, opts, span)
 	v, err := result(s, "mutate", id, out, err)
@@ -322,7 +322,7 @@ func Mutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string,
 // Errors are those of Mutate; create must return a new entity each time (its ID is set to
 // id). A nil create is refused with ErrInvalidArgument. It takes the row's turn first (see
 // TryMutate), so the calls of one process on a missing id never race each other's creates.
-func MutateOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, create func() *T, mutate func(*T) error,
+func MutateOrCreate[T any, P EntityPtr[T]](ctx context.Context, s ReadWriter[T], id string, create func() *T, mutate func(*T) error,
 	opts *RetryOptions) (*T, error) {
 	if create == nil {
 		return nil, fmt.Errorf("%w: MutateOrCreate needs a create function", ErrInvalidArgument)
@@ -335,7 +335,7 @@ func MutateOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id
 }
 
 // result turns an Outcome into Mutate's (value, error) form.
-func result[T any](s Storage[T], op, id string, out Outcome[T], err error) (*T, error) {
+func result[T any](s ReadWriter[T], op, id string, out Outcome[T], err error) (*T, error) {
 	pk, rk := SplitID(id)
 	switch {
 	case out.Status == OutcomeUpdated:
@@ -357,7 +357,7 @@ func result[T any](s Storage[T], op, id string, out Outcome[T], err error) (*T, 
 // entity it returns is set to id. GetOrCreate has no attempt budget: it tries again while the
 // row keeps vanishing between a failed create and the read, until ctx ends. A nil create is
 // refused with ErrInvalidArgument.
-func GetOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, create func() *T) (v *T, created bool, err error) {
+func GetOrCreate[T any, P EntityPtr[T]](ctx context.Context, s ReadWriter[T], id string, create func() *T) (v *T, created bool, err error) {
 	if create == nil {
 		return nil, false, fmt.Errorf("%w: GetOrCreate needs a create function", ErrInvalidArgument)
 	}

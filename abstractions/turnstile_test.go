@@ -54,27 +54,27 @@ func (q *queuedStore) turn(ctx context.Context, id string) (func(), error) {
 func TestTurnsEndInProcessRaces(t *testing.T) {
 	verbs := []struct {
 		name string
-		call func(ctx context.Context, s Storage[counter]) error
+		call func(ctx context.Context, s ReadWriter[counter]) error
 	}{
-		{"Mutate", func(ctx context.Context, s Storage[counter]) error {
+		{"Mutate", func(ctx context.Context, s ReadWriter[counter]) error {
 			_, err := Mutate(ctx, s, "p|1", inc, fast)
 			return err
 		}},
-		{"TryMutate", func(ctx context.Context, s Storage[counter]) error {
+		{"TryMutate", func(ctx context.Context, s ReadWriter[counter]) error {
 			out, err := TryMutate(ctx, s, "p|1", inc, fast)
 			if err == nil && out.Status != OutcomeUpdated {
 				err = errors.New(out.Status.String())
 			}
 			return err
 		}},
-		{"TryTransition", func(ctx context.Context, s Storage[counter]) error {
+		{"TryTransition", func(ctx context.Context, s ReadWriter[counter]) error {
 			out, err := TryTransition(ctx, s, "p|1", func(*counter) bool { return true }, inc, fast)
 			if err == nil && out.Status != OutcomeUpdated {
 				err = errors.New(out.Status.String())
 			}
 			return err
 		}},
-		{"MutateOrCreate", func(ctx context.Context, s Storage[counter]) error {
+		{"MutateOrCreate", func(ctx context.Context, s ReadWriter[counter]) error {
 			_, err := MutateOrCreate(ctx, s, "p|1", func() *counter { return &counter{} }, inc, fast)
 			return err
 		}},
