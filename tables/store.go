@@ -19,8 +19,9 @@ import (
 // Store is the repository of entity type T in one table of an account. It implements
 // abstractions.Storage[T] and is safe for concurrent use.
 type Store[T any] struct {
-	// verbHooks queue the outcome verbs on the account's rows (turn) and trace them
-	// (startSpan); it has no exported member, so it adds nothing to the store's API.
+	// verbHooks queue the outcome verbs on the account's rows (turn), trace them
+	// (startSpan) and say whether the store caches reads (driver.CachesReads); it has no
+	// exported member, so it adds nothing to the store's API.
 	verbHooks
 	acct       *Account
 	table      string
