@@ -15,16 +15,18 @@
 // # Storage
 //
 // [Storage] is the repository of one entity type, and its methods document each call:
-// writes ([Storage.Create], [Storage.Update] under a [ConcurrencyMode], …), reads, batches,
-// partial updates ([Storage.Patch], built with [NewPatch] and [Set]) and queries ([Storage.Query] and its kin).
-// Both backends implement it with one engine, so they succeed and fail alike.
+// writes ([Creator.Create], [ReadWriter.Update] under a [ConcurrencyMode], …), reads,
+// batches, partial updates ([Storage.Patch], built with [NewPatch] and [Set]) and queries
+// ([Log.Query] and its kin). Both backends implement it with one engine, so they succeed
+// and fail alike. The helpers below take only the part of it they call ([ReadWriter],
+// [Log], [Creator]), so domain code can pass an interface of its own or a short fake.
 //
 // # Concurrent writers
 //
-// The verbs are generic functions over any Storage that make a read-modify-write correct
-// under concurrency: [Mutate] and [TryMutate] (compare-and-swap on the ETag, retried per
-// [RetryOptions]), [TryTransition] (a change that must happen once), [GetOrCreate] and
-// [MutateOrCreate]. The Try verbs return the expected branches of a race as an [Outcome]
+// The verbs are generic functions over any [ReadWriter] that make a read-modify-write
+// correct under concurrency: [Mutate] and [TryMutate] (compare-and-swap on the ETag,
+// retried per [RetryOptions]), [TryTransition] (a change that must happen once),
+// [GetOrCreate] and [MutateOrCreate]. The Try verbs return the expected branches of a race as an [Outcome]
 // rather than an error. Over a store that queues them per row (both backends' stores do),
 // the calls of one process on one row take turns, so they never make each other lose an
 // attempt: the retries are for writers in other processes, paced by [RetryOptions.Wait].
@@ -34,7 +36,7 @@
 // A [Query] reads a partition or the whole table, filtered by a [Filter] that the table
 // service evaluates. Filters are built from typed fields ([Field], [NullableField]) and
 // combined with [And], [Or] and [Not], so the compiler checks the columns they name. Results
-// come in key order, whole ([Storage.Query]), streamed ([Storage.Stream]) or a [Page] at a
+// come in key order, whole ([Log.Query]), streamed ([Log.Stream]) or a [Page] at a
 // time with a cursor ([Storage.Page]). [Append], [Recent] and the versioned-stream functions
 // ([AppendVersion], [Latest], [AtVersion], [AtOrBefore], [History]) build logs and version
 // histories on these keys.

@@ -44,9 +44,13 @@ func resolve[T, V any](sel func(*T) *V) (ref backend.Field) {
 // A Selector names a field of T for a projection ([Query.Select]): every [TypedField] of T
 // is one, and nothing else is. Selecting a nested struct selects all its columns.
 type Selector[T any] interface {
-	field() backend.Field
+	selector
 	of(*T) // only fields of T select in a query of T
 }
+
+// selector is the method through which driver.FieldOf reads the field a TypedField names
+// (which its fieldRef holds).
+type selector = backend.Selector
 
 // TypedField is a field of T holding values of type V: the one way to name a field, in
 // filters, projections ([Query.Select]) and patches ([Set]). Make it with [Field], or with
@@ -59,7 +63,7 @@ type Selector[T any] interface {
 // Build it once (a package-level variable, say) and reuse it. The zero TypedField names no
 // field: a query or patch that uses it is refused with [ErrInvalidArgument].
 type TypedField[T, V any] struct {
-	ref backend.Field
+	fieldRef
 	// nullable: made by NullableField, so the field is a *V and values are Vs.
 	nullable bool
 }
@@ -71,7 +75,7 @@ type TypedField[T, V any] struct {
 // (ErrInvalidArgument for a nil selector or one that returns nil, ErrNotSupported for one
 // that panics on a zero T or returns an address outside it).
 func Field[T, V any](sel func(*T) *V) TypedField[T, V] {
-	return TypedField[T, V]{ref: resolve(sel)}
+	return TypedField[T, V]{fieldRef: backend.NewFieldRef(resolve(sel))}
 }
 
 // NullableField returns the field of pointer type *V that sel selects, used with plain
@@ -80,22 +84,27 @@ func Field[T, V any](sel func(*T) *V) TypedField[T, V] {
 // column, so the rules for absent columns apply: Ne, and any comparison under Not, are
 // refused. ([Field] on the same selector names the field with *V values instead.)
 func NullableField[T, V any](sel func(*T) **V) TypedField[T, V] {
-	return TypedField[T, V]{ref: resolve(sel), nullable: true}
+	return TypedField[T, V]{fieldRef: backend.NewFieldRef(resolve(sel)), nullable: true}
 }
 
-// field returns the field's reference; the zero TypedField's says it names no field.
+// fieldRef names backend.FieldRef unexported, so that the field TypedField embeds (what
+// driver.FieldOf reads) is unexported.
+type fieldRef = backend.FieldRef
+
+// field returns the field's reference; the zero TypedField's says it names no field (and,
+// unlike driver.FieldOf's, which cannot know them, names T and V).
 func (f TypedField[T, V]) field() backend.Field {
-	if f.ref.Owner == nil {
-		return backend.Field{Owner: reflect.TypeFor[T](), Type: reflect.TypeFor[V](),
-			Err: fmt.Errorf("%w: the field is the zero TypedField, which names no field; make it with Field or NullableField", ErrInvalidArgument)}
+	ref := backend.RefField(f.fieldRef, ErrInvalidArgument)
+	if ref.Owner == nil {
+		ref.Owner, ref.Type = reflect.TypeFor[T](), reflect.TypeFor[V]()
 	}
-	return f.ref
+	return ref
 }
 
 func (TypedField[T, V]) of(*T) {}
 
 func (f TypedField[T, V]) cmp(op backend.Op, v V) Filter[T] {
-	return Filter[T]{node: &backend.Node{Op: op, Field: f.field(), Value: v}}
+	return filterOf[T](&backend.Node{Op: op, Field: f.field(), Value: v})
 }
 
 // Eq selects the rows whose field equals v.
@@ -123,7 +132,7 @@ func (f TypedField[T, V]) Ge(v V) Filter[T] { return f.cmp(backend.OpGe, v) }
 // f.Eq(true) is a comparison). On a NullableField a row with a nil pointer does not match,
 // and IsTrue under Not is refused.
 func IsTrue[T any](f TypedField[T, bool]) Filter[T] {
-	return Filter[T]{node: &backend.Node{Op: backend.OpTrue, Field: f.field()}}
+	return filterOf[T](&backend.Node{Op: backend.OpTrue, Field: f.field()})
 }
 
 // Filter is a condition on rows of T, evaluated by the table service. The zero Filter
@@ -138,21 +147,26 @@ func IsTrue[T any](f TypedField[T, bool]) Filter[T] {
 // Edm.Int32 cell under an int field), although the filter never looked at its value. The
 // emulator, Azurite, compares such cells loosely and selects other rows.
 type Filter[T any] struct {
-	node *backend.Node
+	tree
 }
 
-// IsZero reports whether the filter is the zero Filter, which selects every row.
-func (f Filter[T]) IsZero() bool { return f.node == nil }
+// tree is the filter's tree, nil for the zero Filter, which driver.Root reads.
+type tree = backend.Part[*backend.Node]
 
-// root is the filter's tree, nil for the zero Filter (driver.Root).
-func (f Filter[T]) root() *backend.Node { return f.node }
+func filterOf[T any](n *backend.Node) Filter[T] { return Filter[T]{backend.NewPart(n)} }
+
+// IsZero reports whether the filter is the zero Filter, which selects every row.
+func (f Filter[T]) IsZero() bool { return f.root() == nil }
+
+// root is the filter's tree, nil for the zero Filter.
+func (f Filter[T]) root() *backend.Node { return backend.Read(f) }
 
 func combine[T any](op backend.Op, fs []Filter[T]) Filter[T] {
 	n := &backend.Node{Op: op, Operands: make([]*backend.Node, 0, len(fs))}
 	for _, f := range fs {
-		n.Operands = append(n.Operands, f.node)
+		n.Operands = append(n.Operands, f.root())
 	}
-	return Filter[T]{node: n}
+	return filterOf[T](n)
 }
 
 // And holds when every filter holds. It needs at least one filter, and none may be the zero
@@ -167,5 +181,5 @@ func Or[T any](fs ...Filter[T]) Filter[T] { return combine(backend.OpOr, fs) }
 // refused: a row without the column would match on the service although its Go value may
 // equal the one compared with.
 func Not[T any](f Filter[T]) Filter[T] {
-	return Filter[T]{node: &backend.Node{Op: backend.OpNot, Operands: []*backend.Node{f.node}}}
+	return filterOf[T](&backend.Node{Op: backend.OpNot, Operands: []*backend.Node{f.root()}})
 }

@@ -141,6 +141,11 @@ func (o RetryOptions) waitRange(next int) (lo, hi time.Duration) {
 	return d / 2, d
 }
 
+// Each verb call is one span when s traces its calls (its type embeds driver.Hooks with a
+// span: the stores of both backends do; backend.StartSpan returns a span that records
+// nothing otherwise), with each attempt as an event and a debug log line per retry; the
+// store calls a verb makes are spans of their own below it.
+
 // transition is the loop every verb but GetOrCreate shares: read the row, decide, apply and
 // write it on condition of the version read, again after a lost race.
 //
@@ -149,15 +154,20 @@ func (o RetryOptions) waitRange(next int) (lo, hi time.Duration) {
 // mutate is undone, so the write always addresses the row and version that were read.
 // create, when not nil, makes the entity to insert when the row is missing; otherwise a
 // missing row is OutcomeNotFound.
-func transition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, when func(*T) bool, mutate func(*T) error,
+func transition[T any, P EntityPtr[T]](ctx context.Context, s ReadWriter[T], id string, when func(*T) bool, mutate func(*T) error,
 	create func() *T, opts *RetryOptions, span backend.Span) (Outcome[T], error) {
 	if mutate == nil {
 		return Outcome[T]{}, fmt.Errorf("%w: the mutate function is nil", ErrInvalidArgument)
 	}
 	o := opts.WithDefaults()
-	// Callers of this process queue for the row here, so that their attempts lose only to
-	// writers elsewhere (see takeTurn).
-	release, err := takeTurn(ctx, s, id)
+	// Callers of this process queue for the row here when s queues them (its type embeds
+	// driver.Hooks with a turn: the stores of both backends do, with one queue per row of an
+	// account), so that their attempts lose only to writers elsewhere; otherwise concurrent
+	// callers race through the service. The turn is held for the whole call, the retry
+	// waits included: a call that lost to another process backs off with the process's
+	// other callers of the row behind it, so the process as a whole makes room for the
+	// other writer.
+	release, err := backend.Turn(ctx, s, id)
 	if err != nil {
 		return Outcome[T]{}, err
 	}
@@ -269,8 +279,8 @@ func outcome[T any](out Outcome[T], err error) (Outcome[T], error) {
 // the same row through the same account: that call would wait for the turn its caller holds,
 // until ctx ends. Nor should it call one on another row whose holder may in turn wait for
 // this one: two calls waiting for each other's rows wait until their contexts end.
-func TryMutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (Outcome[T], error) {
-	ctx, span := startSpan(ctx, s, "try mutate", id)
+func TryMutate[T any, P EntityPtr[T]](ctx context.Context, s ReadWriter[T], id string, mutate func(*T) error, opts *RetryOptions) (Outcome[T], error) {
+	ctx, span := backend.StartSpan(ctx, s, "try mutate", id)
 	out, err := outcome(transition[T, P](ctx, s, id, nil, mutate, nil, opts, span))
 	return out, endOutcome(span, out, err)
 }
@@ -282,12 +292,12 @@ func TryMutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id stri
 // OutcomeConflicted is left for a row so busy that the condition still held at every lost
 // attempt. A nil when is refused with ErrInvalidArgument. It takes the row's turn first (see
 // TryMutate).
-func TryTransition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, when func(*T) bool, apply func(*T) error,
+func TryTransition[T any, P EntityPtr[T]](ctx context.Context, s ReadWriter[T], id string, when func(*T) bool, apply func(*T) error,
 	opts *RetryOptions) (Outcome[T], error) {
 	if when == nil {
 		return Outcome[T]{}, fmt.Errorf("%w: TryTransition needs a condition", ErrInvalidArgument)
 	}
-	ctx, span := startSpan(ctx, s, "try transition", id)
+	ctx, span := backend.StartSpan(ctx, s, "try transition", id)
 	out, err := outcome(transition[T, P](ctx, s, id, when, apply, nil, opts, span))
 	return out, endOutcome(span, out, err)
 }
@@ -297,8 +307,8 @@ func TryTransition[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id 
 // ErrConcurrencyConflict when every attempt lost its race to writers outside the process (a
 // caller may simply call again). Like every verb but GetOrCreate, it takes the row's turn
 // first (see TryMutate).
-func Mutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, mutate func(*T) error, opts *RetryOptions) (*T, error) {
-	ctx, span := startSpan(ctx, s, "mutate", id)
+func Mutate[T any, P EntityPtr[T]](ctx context.Context, s ReadWriter[T], id string, mutate func(*T) error, opts *RetryOptions) (*T, error) {
+	ctx, span := backend.StartSpan(ctx, s, "mutate", id)
 	out, err := transition[T, P](ctx, s, id, nil, mutate, nil, opts, span)
 	v, err := result(s, "mutate", id, out, err)
 	span.End(err)
@@ -312,12 +322,12 @@ func Mutate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string,
 // Errors are those of Mutate; create must return a new entity each time (its ID is set to
 // id). A nil create is refused with ErrInvalidArgument. It takes the row's turn first (see
 // TryMutate), so the calls of one process on a missing id never race each other's creates.
-func MutateOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, create func() *T, mutate func(*T) error,
+func MutateOrCreate[T any, P EntityPtr[T]](ctx context.Context, s ReadWriter[T], id string, create func() *T, mutate func(*T) error,
 	opts *RetryOptions) (*T, error) {
 	if create == nil {
 		return nil, fmt.Errorf("%w: MutateOrCreate needs a create function", ErrInvalidArgument)
 	}
-	ctx, span := startSpan(ctx, s, "mutate or create", id)
+	ctx, span := backend.StartSpan(ctx, s, "mutate or create", id)
 	out, err := transition[T, P](ctx, s, id, nil, mutate, create, opts, span)
 	v, err := result(s, "mutate or create", id, out, err)
 	span.End(err)
@@ -325,7 +335,7 @@ func MutateOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id
 }
 
 // result turns an Outcome into Mutate's (value, error) form.
-func result[T any](s Storage[T], op, id string, out Outcome[T], err error) (*T, error) {
+func result[T any](s ReadWriter[T], op, id string, out Outcome[T], err error) (*T, error) {
 	pk, rk := SplitID(id)
 	switch {
 	case out.Status == OutcomeUpdated:
@@ -347,11 +357,11 @@ func result[T any](s Storage[T], op, id string, out Outcome[T], err error) (*T, 
 // entity it returns is set to id. GetOrCreate has no attempt budget: it tries again while the
 // row keeps vanishing between a failed create and the read, until ctx ends. A nil create is
 // refused with ErrInvalidArgument.
-func GetOrCreate[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], id string, create func() *T) (v *T, created bool, err error) {
+func GetOrCreate[T any, P EntityPtr[T]](ctx context.Context, s ReadWriter[T], id string, create func() *T) (v *T, created bool, err error) {
 	if create == nil {
 		return nil, false, fmt.Errorf("%w: GetOrCreate needs a create function", ErrInvalidArgument)
 	}
-	ctx, span := startSpan(ctx, s, "get or create", id)
+	ctx, span := backend.StartSpan(ctx, s, "get or create", id)
 	defer func() { span.End(err) }()
 	for {
 		v, err := s.One(ctx, id)

@@ -20,10 +20,9 @@ type counter struct {
 	By     string
 }
 
-// fakeStore is the part of Storage the outcome verbs use, over a map with versions. The
-// embedded interface is nil: any other method panics, which a test would notice.
+// fakeStore is the part of Storage the outcome verbs use (a ReadWriter), over a map with
+// versions.
 type fakeStore struct {
-	Storage[counter]
 	mu      sync.Mutex
 	rows    map[string]counter
 	version int
@@ -363,10 +362,18 @@ func TestRetryWaitsGrowWithLosses(t *testing.T) {
 	}
 }
 
-// tracedStore is a fakeStore that records the spans the verbs start.
+// tracedStore is a fakeStore that records the spans the verbs start: its Hooks give the
+// verbs its startSpan method.
 type tracedStore struct {
 	*fakeStore
+	backend.Hooks
 	spans []*recSpan
+}
+
+func newTraced() *tracedStore {
+	t := &tracedStore{fakeStore: newFake()}
+	t.Hooks = backend.NewHooks(nil, t.startSpan, false)
+	return t
 }
 
 type recSpan struct {
@@ -379,7 +386,7 @@ type recSpan struct {
 func (r *recSpan) Event(name string, keyvals ...any) { r.events = append(r.events, name) }
 func (r *recSpan) End(err error)                     { r.ended, r.err = true, err }
 
-func (t *tracedStore) StartSpan(ctx context.Context, op, id string) (context.Context, backend.Span) {
+func (t *tracedStore) startSpan(ctx context.Context, op, id string) (context.Context, backend.Span) {
 	s := &recSpan{op: op, id: id}
 	t.spans = append(t.spans, s)
 	return ctx, s
@@ -387,7 +394,7 @@ func (t *tracedStore) StartSpan(ctx context.Context, op, id string) (context.Con
 
 func TestVerbsTraceTheirAttempts(t *testing.T) {
 	ctx := context.Background()
-	s := &tracedStore{fakeStore: newFake()}
+	s := newTraced()
 	_ = s.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
 	lose := 1
 	s.beforeUpdate = func() {
@@ -418,7 +425,7 @@ func TestVerbsTraceTheirAttempts(t *testing.T) {
 // EventAttemptsExhausted for the last, and EventCreateLost for GetOrCreate's lost create.
 func TestVerbsNameEachLostAttempt(t *testing.T) {
 	ctx := context.Background()
-	s := &tracedStore{fakeStore: newFake()}
+	s := newTraced()
 	_ = s.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
 	s.beforeUpdate = func() { s.bump("p|1") } // every attempt loses
 	if _, err := Mutate(ctx, s, "p|1", inc, &RetryOptions{Attempts: 3, Backoff: -1}); !errors.Is(err, ErrConcurrencyConflict) {

@@ -25,11 +25,17 @@ import (
 // leaves the sibling columns alone. Concurrent patches of disjoint fields all land: the
 // merge is atomic per request and touches only the cells it names.
 type Patch[T any] struct {
-	fields         []backend.PatchField
-	etag           string
-	allowProtected bool
-	err            error
+	patchPart
 }
+
+// patchPart holds what the patch sets and its conditions, which driver.PatchOf reads.
+type patchPart = backend.Part[backend.Patch]
+
+// view is what p holds.
+func (p *Patch[T]) view() backend.Patch { return backend.Read(p) }
+
+// keep makes v what p holds.
+func (p *Patch[T]) keep(v backend.Patch) { p.patchPart = backend.NewPart(v) }
 
 // NewPatch returns an empty patch of T.
 func NewPatch[T any]() *Patch[T] { return &Patch[T]{} }
@@ -42,12 +48,14 @@ func NewPatch[T any]() *Patch[T] { return &Patch[T]{} }
 // nil pointer) or returned an address outside its argument. Setting one field twice keeps
 // the last value.
 func Set[T, V any](p *Patch[T], f TypedField[T, V], v V) *Patch[T] {
-	if p.err != nil {
+	held := p.view()
+	if held.Err != nil {
 		return p
 	}
 	ref := f.field()
 	if ref.Err != nil {
-		p.err = ref.Err
+		held.Err = ref.Err
+		p.keep(held)
 		return p
 	}
 	val := reflect.New(reflect.TypeFor[V]())
@@ -56,13 +64,14 @@ func Set[T, V any](p *Patch[T], f TypedField[T, V], v V) *Patch[T] {
 		val = val.Elem()
 	}
 	pf := backend.PatchField{Offset: ref.Offset, Type: ref.Type, Path: fieldPath(ref.Owner, ref.Offset, ref.Type), Value: val}
-	for i := range p.fields {
-		if p.fields[i].Offset == pf.Offset && p.fields[i].Type == pf.Type {
-			p.fields[i] = pf
+	for i := range held.Fields {
+		if held.Fields[i].Offset == pf.Offset && held.Fields[i].Type == pf.Type {
+			held.Fields[i] = pf
 			return p
 		}
 	}
-	p.fields = append(p.fields, pf)
+	held.Fields = append(held.Fields, pf)
+	p.keep(held)
 	return p
 }
 
@@ -73,7 +82,9 @@ func Set[T, V any](p *Patch[T], f TypedField[T, V], v V) *Patch[T] {
 // with ErrInvalidArgument when it is sent.
 // Like Set, it changes p itself and returns it; build a patch fully before sharing it.
 func (p *Patch[T]) WithETag(etag string) *Patch[T] {
-	p.etag = etag
+	v := p.view()
+	v.ETag = etag
+	p.keep(v)
 	return p
 }
 
@@ -81,13 +92,10 @@ func (p *Patch[T]) WithETag(etag string) *Patch[T] {
 // account's Authorizer (they read nothing to compare with), so call this only after the
 // caller's right to change them has been checked.
 func (p *Patch[T]) AllowProtected() *Patch[T] {
-	p.allowProtected = true
+	v := p.view()
+	v.AllowProtected = true
+	p.keep(v)
 	return p
-}
-
-// view is what a store reads of p (driver.PatchOf).
-func (p *Patch[T]) view() backend.Patch {
-	return backend.Patch{Fields: p.fields, ETag: p.etag, AllowProtected: p.allowProtected, Err: p.err}
 }
 
 // fieldPath names the field of type vt at offset off of struct t, following structs held by

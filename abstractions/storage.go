@@ -44,9 +44,15 @@ func (m ConcurrencyMode) String() string {
 //
 // Writes update the entity passed in only when they succeed: its ID (normalised), CreatedAt,
 // UpdatedAt, ETag and Timestamp. Every method honours ctx.
+//
+// Storage embeds the parts of it that this package's helpers call, and documents those
+// methods there: [ReadWriter] (with [Creator]: Table, Create, One, Update) and [Log]
+// (Query, Stream). A helper takes only its part, so an interface of your own that has
+// those methods, or a short fake, can be passed to it.
 type Storage[T any] interface {
-	// Table returns the name of the table the store uses.
-	Table() string
+	ReadWriter[T]
+	Log[T]
+
 	// EnsureCreated creates the table if it does not exist yet. Stores create their table
 	// anyway on the first write that can create a row and finds the table missing: Create,
 	// Upsert, CreateBatch, UpsertBatch. Reads never create it, nor do Delete (a missing
@@ -58,20 +64,9 @@ type Storage[T any] interface {
 	// is missing.
 	EnsureCreated(ctx context.Context) error
 
-	// Create inserts a new row. A row with the same keys fails with an error matching
-	// ErrDuplicateKey that names the table and the key.
-	Create(ctx context.Context, v *T) error
 	// Upsert inserts the row or replaces a stored one, unconditionally, in one round trip.
 	// A CreatedAt the caller set is kept; a zero one is set to now.
 	Upsert(ctx context.Context, v *T) error
-	// Update replaces a stored row under the given concurrency mode. A missing row fails
-	// with an error matching ErrNotFound, a lost race with ErrConcurrencyConflict. An entity
-	// without an ETag is refused with ErrInvalidArgument in Strict mode, and in Auto mode
-	// unless the account enables implicit last-writer-wins; so is an ETag that is not an
-	// entity tag (a quoted string, optionally W/-prefixed, without control characters),
-	// before anything is sent, and one the service refuses as not its own (400) after.
-	// A missing table is a missing row: ErrNotFound, and the table is not created.
-	Update(ctx context.Context, v *T, mode ConcurrencyMode) error
 	// Delete deletes the row with the id and reports whether this call deleted it. With
 	// ifMatch "" it deletes whatever version is stored; otherwise only the version that
 	// ETag names (the ETag of the entity you read), atomically, so a handler of an HTTP
@@ -84,10 +79,6 @@ type Storage[T any] interface {
 	// transaction, its offloaded blobs after it commits.
 	Delete(ctx context.Context, id, ifMatch string) (deleted bool, err error)
 
-	// One returns the row with the id. A missing row fails with an error matching
-	// ErrNotFound (a *StoreError naming the table and the keys), as sql.ErrNoRows does:
-	// check it with errors.Is. The value returned is never nil when err is nil.
-	One(ctx context.Context, id string) (*T, error)
 	// Exists reports whether a row with the id exists.
 	Exists(ctx context.Context, id string) (bool, error)
 	// List returns every row of one partition, in row-key order. The partition is
@@ -146,11 +137,57 @@ type Storage[T any] interface {
 	// a protected field without AllowProtected (ErrProtectedProperty).
 	Patch(ctx context.Context, id string, p *Patch[T]) (etag string, err error)
 
-	// The query side: bounded, streamed, paged and filtered reads, run by the table service
-	// and never cached. A query the service could not answer exactly as described (an
-	// unsupported filter, a prefix without a partition) is refused with an error matching
-	// ErrNotSupported before anything is sent.
+	// The rest of the query side (see Log): paged reads and a test for any row.
 
+	// Page returns one page of the rows q selects, starting after q.Cursor, and the cursor
+	// of the next page. Server pages that come back empty but promise more are read past,
+	// so a page is empty only at the end.
+	Page(ctx context.Context, q Query[T]) (Page[T], error)
+	// Any reports whether q selects at least one row, reading at most one.
+	Any(ctx context.Context, q Query[T]) (bool, error)
+}
+
+// Creator is the part of [Storage] that [Append], [AppendAt] and [AppendVersion] call: the
+// table's name, for their errors, and Create.
+type Creator[T any] interface {
+	// Table returns the name of the table the store uses.
+	Table() string
+	// Create inserts a new row. A row with the same keys fails with an error matching
+	// ErrDuplicateKey that names the table and the key.
+	Create(ctx context.Context, v *T) error
+}
+
+// ReadWriter is the part of [Storage] that the outcome verbs call ([Mutate],
+// [MutateOrCreate], [TryMutate], [TryTransition], [GetOrCreate]): a read by id and the two
+// writes a compare-and-swap needs (the Try verbs and GetOrCreate call fewer of them). Any
+// value with these four methods can be passed to them: a Storage, an interface of your own
+// that declares or embeds them, a fake.
+type ReadWriter[T any] interface {
+	Creator[T]
+	// One returns the row with the id. A missing row fails with an error matching
+	// ErrNotFound (a *StoreError naming the table and the keys), as sql.ErrNoRows does:
+	// check it with errors.Is. The value returned is never nil when err is nil.
+	One(ctx context.Context, id string) (*T, error)
+	// Update replaces a stored row under the given concurrency mode. A missing row fails
+	// with an error matching ErrNotFound, a lost race with ErrConcurrencyConflict. An entity
+	// without an ETag is refused with ErrInvalidArgument in Strict mode, and in Auto mode
+	// unless the account enables implicit last-writer-wins; so is an ETag that is not an
+	// entity tag (a quoted string, optionally W/-prefixed, without control characters),
+	// before anything is sent, and one the service refuses as not its own (400) after.
+	// A missing table is a missing row: ErrNotFound, and the table is not created.
+	Update(ctx context.Context, v *T, mode ConcurrencyMode) error
+}
+
+// Log is the part of [Storage] that reads append logs and versioned streams ([Recent],
+// [Latest], [AtVersion], [AtOrBefore], [History]), with Create to append to them.
+//
+// The query side of a Storage (Query and Stream here, Page and Any there) makes bounded,
+// streamed, paged and filtered reads, run by the table service and never cached. A query
+// the service could not answer exactly as described (an unsupported filter, a prefix
+// without a partition) is refused with an error matching ErrNotSupported before anything is
+// sent.
+type Log[T any] interface {
+	Creator[T]
 	// Query returns the rows q selects, following the service's pages until q.Take rows
 	// or the end.
 	Query(ctx context.Context, q Query[T]) ([]*T, error)
@@ -158,10 +195,4 @@ type Storage[T any] interface {
 	// it never holds more than a page, and stops reading when the loop stops. An error
 	// ends the sequence, yielded with a nil row.
 	Stream(ctx context.Context, q Query[T]) iter.Seq2[*T, error]
-	// Page returns one page of the rows q selects, starting after q.Cursor, and the cursor
-	// of the next page. Server pages that come back empty but promise more are read past,
-	// so a page is empty only at the end.
-	Page(ctx context.Context, q Query[T]) (Page[T], error)
-	// Any reports whether q selects at least one row, reading at most one.
-	Any(ctx context.Context, q Query[T]) (bool, error)
 }

@@ -11,8 +11,9 @@ import (
 	"unicode/utf8"
 )
 
-// Append logs and versioned streams are compositions over Storage: they only choose row keys
-// and bounded queries, so they work the same on every backend.
+// Append logs and versioned streams are compositions over the part of Storage they call
+// (Creator to append, Log to read): they only choose row keys and bounded queries, so they
+// work the same on every backend.
 
 // appendRetries is how often Append moves to the next tick when the key it chose is taken
 // (two appends within the same 100 ns).
@@ -20,7 +21,7 @@ const appendRetries = 8
 
 // Append appends v to the append log of a partition, keyed by the current time so that the
 // newest entry sorts first; see AppendAt.
-func Append[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], partition string, v *T, subStream string) error {
+func Append[T any, P EntityPtr[T]](ctx context.Context, s Creator[T], partition string, v *T, subStream string) error {
 	return AppendAt[T, P](ctx, s, partition, v, subStream, time.Now())
 }
 
@@ -35,7 +36,7 @@ func Append[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], partition 
 // letter and must not contain "|" (refused with ErrInvalidArgument): that keeps the main
 // log's all-digit keys sorted before every sub-stream and each sub-stream's prefix from
 // matching another's.
-func AppendAt[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], partition string, v *T, subStream string, at time.Time) error {
+func AppendAt[T any, P EntityPtr[T]](ctx context.Context, s Creator[T], partition string, v *T, subStream string, at time.Time) error {
 	if v == nil {
 		return &StoreError{Kind: ErrInvalidArgument, Op: "append", Table: s.Table(), Message: "the entity is nil"}
 	}
@@ -68,7 +69,7 @@ func subStreamPrefix(subStream string) string {
 	return subStream + IDSeparator
 }
 
-func checkSubStream[T any](op string, s Storage[T], subStream string) error {
+func checkSubStream[T any](op string, s Creator[T], subStream string) error {
 	if subStream == "" {
 		return nil
 	}
@@ -85,7 +86,7 @@ func checkSubStream[T any](op string, s Storage[T], subStream string) error {
 // table, so a helper given "" would read every tenant's rows. Stores normalise the
 // partition and check the rest of the key rules themselves (an all-whitespace partition
 // normalises to "" and is refused there).
-func checkPartition[T any](op string, s Storage[T], partition string) error {
+func checkPartition[T any](op string, s Creator[T], partition string) error {
 	if partition == "" {
 		return &StoreError{Kind: ErrInvalidKey, Op: op, Table: s.Table(),
 			Message: "the partition key is empty; a log or a stream lives in one partition, so name it; nothing was sent"}
@@ -101,7 +102,7 @@ func checkPartition[T any](op string, s Storage[T], partition string) error {
 // it), newest first, with one bounded query. A negative n is refused with
 // ErrInvalidArgument, an empty partition or one containing "|" with ErrInvalidKey, before
 // anything is sent.
-func Recent[T any, P EntityPtr[T]](ctx context.Context, s Storage[T], partition string, n int, subStream string) ([]*T, error) {
+func Recent[T any, P EntityPtr[T]](ctx context.Context, s Log[T], partition string, n int, subStream string) ([]*T, error) {
 	if n < 0 {
 		return nil, &StoreError{Kind: ErrInvalidArgument, Op: "recent", Table: s.Table(), PartitionKey: partition, Message: "the count is negative"}
 	}
@@ -166,7 +167,7 @@ type VersionedPtr[T any] interface {
 	Versioned
 }
 
-func checkVersion[T any](op string, s Storage[T], stream string, version int) error {
+func checkVersion[T any](op string, s Creator[T], stream string, version int) error {
 	if version < 0 || version > MaxVersion {
 		return &StoreError{Kind: ErrInvalidArgument, Op: op, Table: s.Table(), PartitionKey: stream,
 			Message: fmt.Sprintf("version %d is outside 0..%d; nothing was sent", version, MaxVersion)}
@@ -178,7 +179,7 @@ func checkVersion[T any](op string, s Storage[T], stream string, version int) er
 // immutable: appending a version the stream holds fails with an error matching
 // ErrDuplicateKey. A nil v or a version outside 0..MaxVersion is refused with
 // ErrInvalidArgument, an empty stream id or one containing "|" with ErrInvalidKey.
-func AppendVersion[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string, v *T) error {
+func AppendVersion[T any, P VersionedPtr[T]](ctx context.Context, s Creator[T], stream string, v *T) error {
 	if v == nil {
 		return &StoreError{Kind: ErrInvalidArgument, Op: "append version", Table: s.Table(), Message: "the entity is nil"}
 	}
@@ -198,7 +199,7 @@ func AppendVersion[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], 
 // Latest returns the newest version of a stream with one bounded read. A stream that holds no
 // version fails with an error matching ErrNotFound; an empty stream id, or one containing
 // "|", is refused with ErrInvalidKey before anything is sent.
-func Latest[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string) (*T, error) {
+func Latest[T any, P VersionedPtr[T]](ctx context.Context, s Log[T], stream string) (*T, error) {
 	if err := checkPartition("latest", s, stream); err != nil {
 		return nil, err
 	}
@@ -210,7 +211,7 @@ func Latest[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream 
 // stream does not hold fails with an error matching ErrNotFound; the stream id is refused as
 // Latest refuses it, by the store's own partition rule (so " " is refused where ids are
 // normalised, as every partition that normalises to empty is).
-func AtVersion[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string, version int) (*T, error) {
+func AtVersion[T any, P VersionedPtr[T]](ctx context.Context, s Log[T], stream string, version int) (*T, error) {
 	if err := checkVersion("read version", s, stream, version); err != nil {
 		return nil, err
 	}
@@ -222,7 +223,7 @@ func AtVersion[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stre
 // that version). It filters on the Version column on the service and reads one row. When the
 // stream holds no such version it fails with an error matching ErrNotFound; the stream id is
 // refused as Latest refuses it.
-func AtOrBefore[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string, version int) (*T, error) {
+func AtOrBefore[T any, P VersionedPtr[T]](ctx context.Context, s Log[T], stream string, version int) (*T, error) {
 	if err := checkVersion("read version", s, stream, version); err != nil {
 		return nil, err
 	}
@@ -234,7 +235,7 @@ func AtOrBefore[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], str
 // History yields the versions of a stream, newest first, at most take of them (0: all). An
 // empty stream id, or one containing "|", yields one error matching ErrInvalidKey, and
 // nothing is sent.
-func History[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream string, take int) iter.Seq2[*T, error] {
+func History[T any, P VersionedPtr[T]](ctx context.Context, s Log[T], stream string, take int) iter.Seq2[*T, error] {
 	if err := checkPartition("history", s, stream); err != nil {
 		return func(yield func(*T, error) bool) { yield(nil, err) }
 	}
@@ -242,7 +243,7 @@ func History[T any, P VersionedPtr[T]](ctx context.Context, s Storage[T], stream
 }
 
 // first returns the first row of a query's result, or the not-found error msg describes.
-func first[T any](s Storage[T], op, stream, msg string) func([]*T, error) (*T, error) {
+func first[T any](s Creator[T], op, stream, msg string) func([]*T, error) (*T, error) {
 	return func(rows []*T, err error) (*T, error) {
 		if err != nil {
 			return nil, err

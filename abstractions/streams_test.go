@@ -21,10 +21,9 @@ type sSnap struct {
 	State string
 }
 
-// fakeLog is just enough of a Storage for the stream helpers: rows by id, queries by
-// partition and prefix in key order. Anything else panics (the embedded nil interface).
+// fakeLog is just enough of a Storage for the stream helpers (a Log): rows by id, queries
+// by partition and prefix in key order.
 type fakeLog[T any] struct {
-	Storage[T]
 	rows    map[string]T
 	queries []Query[T]
 }

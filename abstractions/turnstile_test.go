@@ -7,12 +7,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/unified-data/gotables/abstractions/internal/backend"
 )
 
 // queuedStore is a fakeStore whose rows have turns: a mutex per row, with counts of the
-// turns taken and given back.
+// turns taken and given back. Its Hooks give the verbs its turn method.
 type queuedStore struct {
 	*fakeStore
+	backend.Hooks
 	mu        sync.Mutex
 	rows      map[string]*sync.Mutex
 	taken     atomic.Int64
@@ -20,7 +23,13 @@ type queuedStore struct {
 	refuseErr error // when set, Turn fails with it
 }
 
-func (q *queuedStore) Turn(ctx context.Context, id string) (func(), error) {
+func newQueued(f *fakeStore, refuseErr error) *queuedStore {
+	q := &queuedStore{fakeStore: f, refuseErr: refuseErr}
+	q.Hooks = backend.NewHooks(q.turn, nil, false)
+	return q
+}
+
+func (q *queuedStore) turn(ctx context.Context, id string) (func(), error) {
 	if q.refuseErr != nil {
 		return nil, q.refuseErr
 	}
@@ -45,27 +54,27 @@ func (q *queuedStore) Turn(ctx context.Context, id string) (func(), error) {
 func TestTurnsEndInProcessRaces(t *testing.T) {
 	verbs := []struct {
 		name string
-		call func(ctx context.Context, s Storage[counter]) error
+		call func(ctx context.Context, s ReadWriter[counter]) error
 	}{
-		{"Mutate", func(ctx context.Context, s Storage[counter]) error {
+		{"Mutate", func(ctx context.Context, s ReadWriter[counter]) error {
 			_, err := Mutate(ctx, s, "p|1", inc, fast)
 			return err
 		}},
-		{"TryMutate", func(ctx context.Context, s Storage[counter]) error {
+		{"TryMutate", func(ctx context.Context, s ReadWriter[counter]) error {
 			out, err := TryMutate(ctx, s, "p|1", inc, fast)
 			if err == nil && out.Status != OutcomeUpdated {
 				err = errors.New(out.Status.String())
 			}
 			return err
 		}},
-		{"TryTransition", func(ctx context.Context, s Storage[counter]) error {
+		{"TryTransition", func(ctx context.Context, s ReadWriter[counter]) error {
 			out, err := TryTransition(ctx, s, "p|1", func(*counter) bool { return true }, inc, fast)
 			if err == nil && out.Status != OutcomeUpdated {
 				err = errors.New(out.Status.String())
 			}
 			return err
 		}},
-		{"MutateOrCreate", func(ctx context.Context, s Storage[counter]) error {
+		{"MutateOrCreate", func(ctx context.Context, s ReadWriter[counter]) error {
 			_, err := MutateOrCreate(ctx, s, "p|1", func() *counter { return &counter{} }, inc, fast)
 			return err
 		}},
@@ -80,7 +89,7 @@ func TestTurnsEndInProcessRaces(t *testing.T) {
 			// Yield between the read and the write, so that an unqueued racer reads the
 			// same version and loses.
 			f.beforeUpdate = runtime.Gosched
-			q := &queuedStore{fakeStore: f}
+			q := newQueued(f, nil)
 			const workers, each = 32, 25
 			var wg sync.WaitGroup
 			errs := make(chan error, workers*each)
@@ -113,7 +122,7 @@ func TestTurnFailureEndsTheCall(t *testing.T) {
 	ctx := context.Background()
 	f := newFake()
 	_ = f.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
-	q := &queuedStore{fakeStore: f, refuseErr: context.DeadlineExceeded}
+	q := newQueued(f, context.DeadlineExceeded)
 	ran := false
 	_, err := Mutate(ctx, q, "p|1", func(*counter) error { ran = true; return nil }, nil)
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -154,7 +163,7 @@ func TestTurnReleasedOnEveryPath(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake()
 			_ = f.Create(ctx, &counter{Entity: Entity{ID: "p|1"}})
-			q := &queuedStore{fakeStore: f}
+			q := newQueued(f, nil)
 			_ = tc.run(q)
 			if q.taken.Load() != 1 || q.released.Load() != 1 {
 				t.Fatalf("turns taken %d, released %d; want 1 each", q.taken.Load(), q.released.Load())

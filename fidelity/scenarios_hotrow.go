@@ -12,7 +12,7 @@ import (
 )
 
 // Hot rows: many outcome-verb calls on one row. Within one account the calls take turns
-// (driver.Turnstile), so none can lose an attempt to another; two accounts over one
+// (the turn of driver.Hooks), so none can lose an attempt to another; two accounts over one
 // table stand for two processes, whose calls still race through the service.
 
 // hotRowIncrements runs workers goroutines that each make each successful Mutate

@@ -76,8 +76,8 @@
 // NewUserStore therefore refuses a user store that caches reads, whether its own
 // StoreOptions.Cache or the account's Options.Cache turned it on, with ErrUserCacheEnabled.
 // identitytables.For builds the user store with its cache off whatever the account's
-// policy, and the other six with the account's. (The check asks the store through its
-// CachesReads method, which both backends' stores have; a Storage of your own that caches
+// policy, and the other six with the account's. (The check asks the store through
+// driver.CachesReads, which both backends' stores answer; a Storage of your own that caches
 // must not be used for users.)
 //
 // # Logins

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 )
 
 // Tables are the seven stores the identity stores keep their rows in, one per row model.
@@ -44,15 +45,9 @@ func (o *Options) retry() *abstractions.RetryOptions {
 	return &abstractions.RetryOptions{Attempts: defaultAttempts}
 }
 
-// readCacher is implemented by stores that can say whether they cache reads (the engine's
-// stores, of both backends, do).
-type readCacher interface {
-	CachesReads() bool
-}
-
 // checkUserCache refuses a user store that caches reads.
 func checkUserCache(users abstractions.Storage[User]) error {
-	if c, ok := users.(readCacher); ok && c.CachesReads() {
+	if driver.CachesReads(users) {
 		return fmt.Errorf("%w: table %s: a cached user row can keep a revoked security stamp, an old password hash or a lifted "+
 			"lockout in use on other instances; build the user store with caching off (StoreOptions.Cache: Disabled), "+
 			"whatever the account's policy", ErrUserCacheEnabled, users.Table())

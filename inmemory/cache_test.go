@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/inmemory/memservice"
 	"github.com/unified-data/gotables/tables"
@@ -550,8 +551,8 @@ func TestCachesReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := s.CachesReads(); got != tc.want {
-				t.Errorf("CachesReads() = %v, want %v", got, tc.want)
+			if got := driver.CachesReads(s); got != tc.want {
+				t.Errorf("driver.CachesReads = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -84,7 +84,7 @@ func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a servi
 	return w, s.core.Translate(op, p.PK, p.RK, err)
 }
 
-// Create inserts a new row; see [abstractions.Storage.Create].
+// Create inserts a new row; see [abstractions.Creator.Create].
 func (s *Store[T]) Create(ctx context.Context, v *T) (err error) {
 	ctx, c := s.beginEntity(ctx, "create", v)
 	defer c.Finish(&err)
@@ -123,7 +123,7 @@ func (s *Store[T]) Upsert(ctx context.Context, v *T) (err error) {
 	return nil
 }
 
-// Update replaces a stored row under mode; see [abstractions.Storage.Update].
+// Update replaces a stored row under mode; see [abstractions.ReadWriter.Update].
 func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) (err error) {
 	ctx, c := s.beginEntity(ctx, "update", v)
 	defer c.Finish(&err)
@@ -234,7 +234,7 @@ func (s *Store[T]) Delete(ctx context.Context, id, ifMatch string) (_ bool, err 
 }
 
 // One returns the row with the id; a missing row fails with an error matching
-// abstractions.ErrNotFound. See [abstractions.Storage.One].
+// abstractions.ErrNotFound. See [abstractions.ReadWriter.One].
 func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 	ctx, c := s.core.BeginID(ctx, "read", id)
 	defer c.Finish(&err)

@@ -378,7 +378,7 @@ func TestMetricsOffAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newStore[item](t, &Options{Cache: Absolute(time.Minute)})
 	var err error
-	_, vs := s.StartSpan(ctx, "mutate", "p|a")
+	_, vs := s.startSpan(ctx, "mutate", "p|a")
 	attempt := []any{"attempt", 1} // the verb's own arguments, built by the verb
 
 	allocs := testing.AllocsPerRun(100, func() {

@@ -76,7 +76,7 @@ func (s *Store[T]) noCursor(op string, q *abstractions.Query[T]) error {
 	return nil
 }
 
-// Query returns the rows q selects; see [abstractions.Storage.Query].
+// Query returns the rows q selects; see [abstractions.Log.Query].
 func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, err error) {
 	ctx, c := s.core.BeginPartition(ctx, "query", q.Partition)
 	defer c.Finish(&err)
@@ -102,7 +102,7 @@ func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, 
 	return out, nil
 }
 
-// Stream yields the rows q selects one page at a time; see [abstractions.Storage.Stream].
+// Stream yields the rows q selects one page at a time; see [abstractions.Log.Stream].
 func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		ctx, c := s.core.BeginPartition(ctx, "stream", q.Partition)

@@ -12,10 +12,9 @@ import (
 // tables/internal/telemetry owns both): begin starts it, with the keys the call addresses,
 // and the call defers its Finish.
 
-// StartSpan starts the span of an outcome verb ([driver.Traced]): a span when the account
-// traces, and in every case a debug log line per lost attempt. It is not meant to be called
-// directly.
-func (s *Store[T]) StartSpan(ctx context.Context, op, id string) (context.Context, driver.Span) {
+// startSpan starts the span of an outcome verb (the span of the store's [driver.Hooks]): a
+// span when the account traces, and in every case a debug log line per lost attempt.
+func (s *Store[T]) startSpan(ctx context.Context, op, id string) (context.Context, driver.Span) {
 	var pk, rk string
 	if s.core.Acct.Tel.Tracer != nil {
 		pk, rk = abstractions.SplitID(id)

@@ -9,6 +9,7 @@ import (
 	"github.com/unified-data/gotables/tables/internal/engine"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/service"
@@ -17,6 +18,10 @@ import (
 // Store is the repository of entity type T in one table of an account. It implements
 // abstractions.Storage[T] and is safe for concurrent use.
 type Store[T any] struct {
+	// verbHooks queue the outcome verbs on the account's rows (turn), trace them
+	// (startSpan) and say whether the store caches reads (driver.CachesReads); it has no
+	// exported member, so it adds nothing to the store's API.
+	verbHooks
 	core    *engine.Table
 	account *Account
 	// entity returns the Entity base of a *T: P(v).Base() for the P of New, so the
@@ -25,6 +30,9 @@ type Store[T any] struct {
 }
 
 var _ abstractions.Storage[struct{ abstractions.Entity }] = (*Store[struct{ abstractions.Entity }])(nil)
+
+// verbHooks names driver.Hooks unexported, so that the field Store embeds is unexported.
+type verbHooks = driver.Hooks
 
 // StoreOptions configure one store. A nil *StoreOptions, like the zero value, means the
 // defaults.
@@ -110,6 +118,7 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 	s := &Store[T]{account: a, core: &engine.Table{Acct: a.e, Name: cfg.Table, CacheTable: strings.ToLower(cfg.Table), Keys: cache.NewKeys(cfg.Table), Plan: plan, Policy: policy.rule(),
 		Split: plan.LargeValues(), Shared: cfg.SharedTable},
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
+	s.verbHooks = driver.NewHooks(s.turn, s.startSpan, policy.enabled())
 	if s.core.Split {
 		s.core.Large = engine.LargeColumns(plan, a.e.Off != nil)
 		s.core.Files = engine.FileFields(plan)
@@ -125,12 +134,6 @@ func (s *Store[T]) Table() string { return s.core.Name }
 
 // Account returns the store's account.
 func (s *Store[T]) Account() *Account { return s.account }
-
-// CachesReads reports whether the store keeps what it reads in the account's read cache: its
-// own StoreOptions.Cache, or the account's Options.Cache when the store sets none, is Sliding
-// or Absolute. Code that must see every other process's writes at once (a user's security
-// stamp, say) checks it, through an interface of its own, to refuse a caching store.
-func (s *Store[T]) CachesReads() bool { return s.core.Policy.Enabled() }
 
 // EnsureCreated creates the table if it does not exist yet. With Options.NeverCreateTables
 // it only checks that the table exists, reading at most one row (which a table SAS

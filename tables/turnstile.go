@@ -3,13 +3,10 @@ package tables
 import (
 	"context"
 	"sync"
-
-	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/abstractions/driver"
 )
 
 // maxRowWaiters is how many outcome-verb calls of one account may hold or wait for the turn
-// of one row at a time (see Store.Turn). A call beyond it is let through without a turn and
+// of one row at a time (see Store.turn). A call beyond it is let through without a turn and
 // races the others through the service, as every call did before rows had turns, with its
 // attempt budget: a row that busy is better told "conflicted, retry later" by the service's
 // answers than made to wait behind hundreds of writes.
@@ -73,19 +70,19 @@ func (ts *turnstile) leave(key string, r *rowTurn) {
 	ts.mu.Unlock()
 }
 
-// Turn waits for the turn of the row with the id among the account's outcome-verb calls
-// ([driver.Turnstile]); the verbs call it, a program need not. The queue is the
-// account's: two stores of one table in one account share it, whatever the case of the
-// table's name, and the id is resolved as the store resolves it (normalised unless the
-// account keeps ids as written), so "EU|Alice" and "eu|alice" wait in one queue. Callers
-// are served in the order they came. When ctx ends first, Turn returns ctx's error. An id
-// the store refuses to write, and a caller beyond maxRowWaiters, get no turn and a release
-// that does nothing: the verb's read or write refuses the one (an id with an empty key is
-// read, not written), the other races as before.
+// turn waits for the turn of the row with the id among the account's outcome-verb calls
+// (the turn of the store's [driver.Hooks]); the verbs call it, a program does not. The
+// queue is the account's: two stores of one table in one account share it, whatever the
+// case of the table's name, and the id is resolved as the store resolves it (normalised
+// unless the account keeps ids as written), so "EU|Alice" and "eu|alice" wait in one queue.
+// Callers are served in the order they came. When ctx ends first, turn returns ctx's error.
+// An id the store refuses to write, and a caller beyond maxRowWaiters, get no turn and a
+// release that does nothing: the verb's read or write refuses the one (an id with an empty
+// key is read, not written), the other races as before.
 //
 // Only calls through this account queue: another account value over the same table, like
 // another process, is a writer the verbs' attempts may lose to.
-func (s *Store[T]) Turn(ctx context.Context, id string) (release func(), err error) {
+func (s *Store[T]) turn(ctx context.Context, id string) (release func(), err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -96,8 +93,3 @@ func (s *Store[T]) Turn(ctx context.Context, id string) (release func(), err err
 	release, _, err = s.account.turns.take(ctx, s.core.CacheTable+"\x00"+stored)
 	return release, err
 }
-
-var (
-	_ driver.Turnstile = (*Store[struct{ abstractions.Entity }])(nil)
-	_ driver.Traced    = (*Store[struct{ abstractions.Entity }])(nil)
-)

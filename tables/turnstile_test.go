@@ -86,14 +86,14 @@ func TestTurnSharedAcrossStoresAndSpellings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ss := turnStores(t, &Options{IDs: tc.ids}, tc.tA, tc.tB)
-			release, err := ss[0].Turn(ctx, tc.a)
+			release, err := ss[0].turn(ctx, tc.a)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer release()
 			short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 			defer cancel()
-			r2, err := ss[1].Turn(short, tc.b)
+			r2, err := ss[1].turn(short, tc.b)
 			if tc.sharedTurn {
 				if !errors.Is(err, context.DeadlineExceeded) {
 					t.Fatalf("second caller got %v while the turn was held, want the context's deadline", err)
@@ -112,7 +112,7 @@ func TestTurnFirstComeFirstServed(t *testing.T) {
 	ctx := context.Background()
 	s := turnStores(t, nil, "Rows")[0]
 	key := "rows\x00p|1"
-	first, err := s.Turn(ctx, "p|1")
+	first, err := s.turn(ctx, "p|1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestTurnFirstComeFirstServed(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			release, err := s.Turn(ctx, "p|1")
+			release, err := s.turn(ctx, "p|1")
 			if err != nil {
 				t.Error(err)
 				return
@@ -154,14 +154,14 @@ func TestTurnFirstComeFirstServed(t *testing.T) {
 func TestTurnHonoursContext(t *testing.T) {
 	ctx := context.Background()
 	s := turnStores(t, nil, "Rows")[0]
-	release, err := s.Turn(ctx, "p|1")
+	release, err := s.turn(ctx, "p|1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error)
 	go func() {
-		_, err := s.Turn(cctx, "p|1")
+		_, err := s.turn(cctx, "p|1")
 		done <- err
 	}()
 	waitUsers(t, s.account, "rows\x00p|1", 2)
@@ -171,10 +171,10 @@ func TestTurnHonoursContext(t *testing.T) {
 	}
 	release()
 	release() // a second call does nothing
-	if _, err := s.Turn(cctx, "p|1"); !errors.Is(err, context.Canceled) {
+	if _, err := s.turn(cctx, "p|1"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("an ended context got %v", err)
 	}
-	again, err := s.Turn(ctx, "p|1")
+	again, err := s.turn(ctx, "p|1")
 	if err != nil {
 		t.Fatalf("the turn was not given back: %v", err)
 	}
@@ -184,7 +184,7 @@ func TestTurnHonoursContext(t *testing.T) {
 func TestTurnBoundAndRefusedIDs(t *testing.T) {
 	ctx := context.Background()
 	s := turnStores(t, nil, "Rows")[0]
-	release, err := s.Turn(ctx, "p|1")
+	release, err := s.turn(ctx, "p|1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,14 +193,14 @@ func TestTurnBoundAndRefusedIDs(t *testing.T) {
 	var wg sync.WaitGroup
 	for range maxRowWaiters - 1 {
 		wg.Go(func() {
-			if r, err := s.Turn(wctx, "p|1"); err == nil {
+			if r, err := s.turn(wctx, "p|1"); err == nil {
 				r()
 			}
 		})
 	}
 	waitUsers(t, s.account, key, maxRowWaiters)
 	// The queue is full: the next caller goes through at once, without a turn.
-	over, err := s.Turn(ctx, "p|1")
+	over, err := s.turn(ctx, "p|1")
 	if err != nil {
 		t.Fatalf("a caller beyond the bound: %v", err)
 	}
@@ -211,7 +211,7 @@ func TestTurnBoundAndRefusedIDs(t *testing.T) {
 	release()
 	// An id the store refuses gets no turn and no error: the verb's read reports it.
 	for _, id := range []string{"", "p|a/b", "\xff|1"} {
-		r, err := s.Turn(ctx, id)
+		r, err := s.turn(ctx, id)
 		if err != nil || r == nil {
 			t.Fatalf("Turn(%q): release nil %v, error %v; want a no-op release", id, r == nil, err)
 		}

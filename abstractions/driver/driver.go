@@ -4,24 +4,41 @@
 // entities. It reads what abstractions' values hold and applications never look at: the
 // tree of an [abstractions.Filter], the field an [abstractions.Selector] names, the
 // assignments of an [abstractions.Patch], the content of an [abstractions.File]; and it
-// names the interfaces through which the outcome verbs ([abstractions.Mutate] and the
-// others) reach a store's row queue and tracing.
+// holds what a store gives the outcome verbs ([abstractions.Mutate] and the others) so that
+// they queue on its rows and trace their calls ([Hooks]).
 //
 // # Design
 //
-// Package abstractions keeps these parts in unexported fields, so that its documentation
-// shows an application only what it uses. This package reads them through functions that
-// abstractions installs when it is initialised ([Root], [FieldOf], [PatchOf], [TakeFile],
-// [NewStoredFile]); each takes the abstractions type itself, so the compiler checks every
-// call. The types are defined in an internal package of the abstractions module, which
-// both packages import (abstractions cannot import this package, which imports it), and are
-// aliases here; their fields and methods are documented there and summarised below.
+// Both use one Go technique, so that neither abstractions' values nor a store
+// show anything for it in their documentation, and no variable is set at run time. A type
+// declared in an internal package of the abstractions module (which abstractions and this
+// package both import) has only unexported fields and methods, and is embedded, through an
+// unexported alias, in the type that must carry it:
 //
-// The verbs find a store's row queue and tracing by asserting, inside abstractions, that
-// the [abstractions.Storage] they were given is a [Turnstile] or [Traced]; the stores of
-// both backends are both. A Storage that is neither works with every verb, unqueued and
-// untraced. So an application never sees these interfaces, and a new backend implements
-// them to get the same behaviour.
+//	type hooks = driver.Hooks
+//	type Store[T any] struct {
+//		hooks // the field's name is unexported, and Hooks exports nothing to promote
+//		…
+//	}
+//
+// The embedding type then has the embedded type's unexported methods, so it satisfies
+// interfaces of the internal package that name them, and the internal package, and
+// through it this package, reaches them; nothing else can. The functions that read a value
+// take the abstractions type itself, so the compiler checks every call.
+//
+//   - A store embeds [Hooks], made with [NewHooks]: the verbs find its row queue and
+//     tracing through it, and [CachesReads] its cache policy. A value that does not embed
+//     Hooks (a fake, a wrapper of your own) works with every verb, unqueued and untraced;
+//     a type that embeds a store embeds its Hooks too. The stores of both backends embed
+//     it, and a new backend does the same to get the same behaviour.
+//   - Each of [abstractions.Filter], [abstractions.TypedField] and [abstractions.Patch]
+//     embeds what this package reads of it ([Root], [FieldOf], [PatchOf]).
+//   - A File's operations are code, and [NewStoredFile] has no File at hand, so
+//     [abstractions.File] embeds an empty type whose type argument, an unexported type of
+//     abstractions without state, has them ([TakeFile], [NewStoredFile]).
+//
+// The types this package names are defined in that internal package and are aliases here;
+// their fields and methods are documented there and summarised below.
 //
 // Like abstractions, this package imports only the standard library (and abstractions).
 package driver
@@ -98,26 +115,43 @@ type FileBlob = backend.FileBlob
 // File's turn back; a seekable reader then stands at the start of its content).
 type FileSource = backend.FileSource
 
-// Turnstile is implemented by stores that queue the outcome verbs of one process on one
-// row; the stores of both backends do. [abstractions.Mutate], TryMutate, TryTransition and
-// MutateOrCreate take the row's turn before their first read and give it back when they
-// return, the retry waits included, so concurrent calls on one row in one process run one
-// after another instead of racing each other through the service. Its one method,
-// Turn(ctx, id), waits for the turn (callers are served in the order they asked; when ctx
-// ends first it returns ctx's error) and returns the function that gives it back, which
-// the caller calls exactly once. An implementation may let a caller through without a turn
-// (a release that does nothing) beyond a bound of waiters, or for an id it cannot resolve,
-// which the verb's read then refuses.
-type Turnstile = backend.Turnstile
+// Hooks is what a store gives the outcome verbs ([abstractions.Mutate] and the others): a
+// backend's store embeds it through an unexported alias (the package documentation's
+// "Design" says why) and fills it in with [NewHooks]; the verbs then queue on its rows and
+// trace their calls, and [CachesReads] reports what it said. A value whose type does not embed Hooks (a fake, a
+// wrapper of your own) works with every verb, unqueued and untraced. Hooks has no exported
+// field or method, so it adds nothing to the store's API.
+type Hooks = backend.Hooks
 
-// Traced is implemented by stores that trace and log their calls; the stores of both
-// backends do. The outcome verbs call its one method, StartSpan(ctx, op, id), to make each
-// verb call one [Span], with each attempt as an event; the store calls a verb makes are
-// spans of their own below it. StartSpan never fails: with tracing off it returns ctx and
-// a span that only logs (a debug line per lost attempt).
-type Traced = backend.Traced
+// NewHooks returns the Hooks of a store.
+//
+// turn queues the outcome verbs of one process on one row: Mutate, TryMutate, TryTransition
+// and MutateOrCreate call it before their first read and call the release it returns
+// exactly once, when they return (the retry waits included), so concurrent calls on one row
+// run one after another instead of racing each other through the service. It waits for the
+// turn of the row with the id (callers are served in the order they asked; when ctx ends
+// first it returns ctx's error and no turn). It may let a caller through without a turn (a
+// release that does nothing) beyond a bound of waiters, or for an id it cannot resolve,
+// which the verb's read then refuses. nil: the verbs do not queue.
+//
+// startSpan makes each verb call one [Span] named op (such as "mutate") about the row with
+// the id, with each attempt as an event; the store calls a verb makes are spans of their
+// own below it. It never fails: with tracing off it returns ctx and a span that only logs
+// (a debug line per lost attempt). nil: the verbs do not trace.
+//
+// cachesReads says whether the store keeps what it reads in a read cache, which code that
+// must see every other process's writes at once asks with [CachesReads].
+func NewHooks(turn func(ctx context.Context, id string) (release func(), err error),
+	startSpan func(ctx context.Context, op, id string) (context.Context, Span), cachesReads bool) Hooks {
+	return backend.NewHooks(turn, startSpan, cachesReads)
+}
 
-// Span is one traced call of a [Traced] store: Event(name, keyvals...) records something
+// CachesReads reports whether store keeps what it reads in a read cache: whether its type
+// embeds [Hooks] made with cachesReads true. The stores of both backends do when their
+// cache policy is on. The identity stores refuse a user store that caches.
+func CachesReads(store any) bool { return backend.CachesReads(store) }
+
+// Span is one traced call of a store (see [NewHooks]): Event(name, keyvals...) records something
 // that happened during the call, with slog-style key/value pairs, and End(err) ends it
 // with the call's result (nil for success).
 type Span = backend.Span
@@ -135,18 +169,20 @@ const (
 )
 
 // Root returns the tree of f, nil for the zero Filter (which selects every row).
-func Root[T any](f abstractions.Filter[T]) *Node { return backend.Root(f) }
+func Root[T any](f abstractions.Filter[T]) *Node { return backend.Read(f) }
 
 // FieldOf returns the field sel names. Every [abstractions.TypedField] of T is a Selector
 // of T.
-func FieldOf[T any](sel abstractions.Selector[T]) Field { return backend.FieldOf(sel) }
+func FieldOf[T any](sel abstractions.Selector[T]) Field {
+	return backend.Selected(sel, abstractions.ErrInvalidArgument)
+}
 
 // PatchOf returns what a store reads of p; a nil p reads as a patch that sets nothing.
 func PatchOf[T any](p *abstractions.Patch[T]) Patch {
 	if p == nil {
 		return Patch{}
 	}
-	return backend.PatchOf(p)
+	return backend.Read(p)
 }
 
 // TakeFile takes f's turn for one write and returns its content's description, hashing the
@@ -155,7 +191,7 @@ func PatchOf[T any](p *abstractions.Patch[T]) Patch {
 // or broken File fails with an error matching [abstractions.ErrInvalidArgument], before
 // anything is uploaded; waiting for the turn ends with ctx. The caller must call Release.
 func TakeFile(ctx context.Context, f *abstractions.File) (FileSource, error) {
-	return backend.TakeFile(ctx, f)
+	return backend.FileOpsOf[abstractions.File]().Take(ctx, f)
 }
 
 // NewStoredFile returns the File of a stored blob, which reads bind to every file field
@@ -163,5 +199,5 @@ func TakeFile(ctx context.Context, f *abstractions.File) (FileSource, error) {
 // length its length in bytes, as the row records them; contentType "" records
 // application/octet-stream. Nothing is read until the File is opened.
 func NewStoredFile(blob FileBlob, sha256 string, length int64, contentType string) *abstractions.File {
-	return backend.StoredFile(blob, sha256, length, contentType).(*abstractions.File)
+	return backend.FileOpsOf[abstractions.File]().Stored(blob, sha256, length, contentType)
 }

@@ -15,7 +15,7 @@ import (
 // increments of one row through the library, with the default retry options; the floor
 // makes the same number of increments (800) one after another, each a read and an update
 // under If-Match through the floor client. The
-// calls of one account take turns on a row (driver.Turnstile), so the library's run
+// calls of one account take turns on a row (the turn of driver.Hooks), so the library's run
 // should cost little more than the floor's serial one.
 const (
 	hotRowTarget  = "<= 2x floor (whole run)"

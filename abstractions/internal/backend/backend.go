@@ -1,11 +1,13 @@
-// Package backend defines the types package abstractions shares with package
-// abstractions/driver, and the hooks through which driver reads the unexported parts of
-// abstractions' values. Package driver re-exports each type under the same name (an alias)
-// and wraps each hook in a typed function; read the documentation there.
+// Package backend defines what package abstractions shares with package
+// abstractions/driver: the types of what driver reads (this file), which driver re-exports
+// under the same names (aliases; read the documentation there); the parts abstractions'
+// values embed so that driver reads them (parts.go); and the Hooks a store embeds so that
+// the outcome verbs reach its row queue and tracing (hooks.go). Driver's package
+// documentation describes the technique ("Design").
 //
-// The types live here, not in driver, because driver imports abstractions (its functions
-// take abstractions' types) and abstractions needs these types in its own fields: an
-// internal package both can import breaks the cycle.
+// They live here, not in driver, because driver imports abstractions (its functions take
+// abstractions' types) and abstractions needs them in its own types: an internal package
+// both can import breaks the cycle.
 package backend
 
 import (
@@ -163,27 +165,7 @@ type FileSource interface {
 	Release()
 }
 
-// Turnstile is implemented by stores that queue the outcome verbs of one process on one
-// row.
-type Turnstile interface {
-	// Turn waits until the caller holds the turn of the row with the id and returns the
-	// function that gives it back, which the caller must call exactly once. Callers get
-	// the turn in the order they asked for it. When ctx ends first, Turn returns ctx's
-	// error and no turn. An implementation may bound how many callers queue for one row
-	// and let a caller beyond the bound through without a turn (release is then a no-op),
-	// and does the same for an id it cannot resolve, which the verb's read then refuses.
-	Turn(ctx context.Context, id string) (release func(), err error)
-}
-
-// Traced is implemented by stores that trace and log their calls.
-type Traced interface {
-	// StartSpan starts the span of a call named op (such as "mutate") about the row with
-	// the id, and returns a context that carries it. It never fails; with tracing off it
-	// returns ctx and a span that only logs (a debug line per lost attempt).
-	StartSpan(ctx context.Context, op, id string) (context.Context, Span)
-}
-
-// Span is one traced call of a Traced store.
+// Span is one traced call of a store (see Hooks).
 type Span interface {
 	// Event records something that happened during the call, with slog-style key/value
 	// pairs ("attempt", 2, "error", err). The verbs name their events with the Event
@@ -207,21 +189,4 @@ const (
 	EventCreateLost = "create lost to another caller's"
 	// EventOutcome: how a Try verb ended ("status", the OutcomeStatus's name, "attempts").
 	EventOutcome = "outcome"
-)
-
-// The hooks, set by package abstractions when it is initialised, before any package that
-// imports it (driver does) runs. Their arguments are abstractions' values, passed as any
-// because this package cannot import abstractions; driver's typed wrappers pass only the
-// type each hook expects.
-var (
-	// Root returns the tree of an abstractions.Filter[T], nil for the zero Filter.
-	Root func(filter any) *Node
-	// FieldOf returns the field an abstractions.Selector[T] names.
-	FieldOf func(sel any) Field
-	// PatchOf returns what a store reads of a non-nil *abstractions.Patch[T].
-	PatchOf func(patch any) Patch
-	// TakeFile takes the turn of a *abstractions.File for one write.
-	TakeFile func(ctx context.Context, file any) (FileSource, error)
-	// StoredFile returns the *abstractions.File of a stored blob.
-	StoredFile func(blob FileBlob, sha256 string, length int64, contentType string) any
 )

@@ -8,9 +8,9 @@ import (
 	"github.com/unified-data/gotables/tables/internal/callerr"
 )
 
-// Verb starts the span of an outcome verb ([driver.Traced]) on the row id of table: a span
-// when t traces, and in every case a debug log line per lost attempt. pk and rk are the
-// row's keys as the store resolves id.
+// Verb starts the span of an outcome verb (the span of [driver.Hooks]) on the row id of
+// table: a span when t traces, and in every case a debug log line per lost attempt. pk and
+// rk are the row's keys as the store resolves id.
 func (t *Telemetry) Verb(ctx context.Context, table, op, id, pk, rk string) (context.Context, driver.Span) {
 	vs := &verbSpan{t: t, op: op, table: table}
 	if t != nil && t.RecordKeys {

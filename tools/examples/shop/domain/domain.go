@@ -1,6 +1,6 @@
 // Package domain is the business side of the example shop: orders, the repository contract
-// they are stored through, and the service that places, ships and cancels them. It depends
-// on the abstractions module only; the host chooses the backend.
+// they are stored through, and the service that places, changes, ships and cancels them.
+// It depends on the abstractions module only; the host chooses the backend.
 package domain
 
 import (
@@ -40,12 +40,21 @@ type Line struct {
 	PriceCents int64
 }
 
-// Orders is the repository contract the service needs: the part of
-// abstractions.Storage[Order] it uses. A store of either backend satisfies it.
-type Orders interface {
-	Create(ctx context.Context, o *Order) error
+// OrderRows is what changing one order needs of the repository: the four methods the
+// outcome verbs (abstractions.Mutate, TryTransition) call, declared here in the domain's
+// words (abstractions.ReadWriter[Order] names the same four). A store of either backend has
+// them, and so does a short fake.
+type OrderRows interface {
+	Table() string
 	One(ctx context.Context, id string) (*Order, error)
+	Create(ctx context.Context, o *Order) error
 	Update(ctx context.Context, o *Order, mode abstractions.ConcurrencyMode) error
+}
+
+// Orders is the repository contract the service needs: OrderRows, and List for a
+// customer's orders. It is the part of abstractions.Storage[Order] the service uses.
+type Orders interface {
+	OrderRows
 	List(ctx context.Context, partition string) ([]*Order, error)
 }
 
@@ -66,15 +75,15 @@ var (
 // races.
 const maxAttempts = 5
 
-// Service places and moves orders.
+// Service places, changes and moves orders.
 type Service struct {
-	orders abstractions.Storage[Order]
+	orders Orders
 	newID  func() string
 }
 
-// NewService returns the service over a store of orders, as tables.For returns it over an
-// Azure account or an in-memory one (inmemory.NewAccount).
-func NewService(orders abstractions.Storage[Order]) *Service {
+// NewService returns the service over a store of orders, as tables.For returns it, or any
+// other value with the methods of Orders.
+func NewService(orders Orders) *Service {
 	return &Service{orders: orders, newID: randomID}
 }
 
@@ -96,8 +105,8 @@ func (s *Service) Place(ctx context.Context, customerID string, lines []Line) (*
 	}
 	var total int64
 	for i, l := range lines {
-		if l.SKU == "" || l.Quantity < 1 || l.PriceCents < 0 {
-			return nil, fmt.Errorf("%w: line %d needs a SKU, a quantity of at least 1 and a price of at least 0", ErrInvalidOrder, i+1)
+		if err := checkLine(i+1, l); err != nil {
+			return nil, err
 		}
 		total += int64(l.Quantity) * l.PriceCents
 	}
@@ -117,21 +126,60 @@ func (s *Service) Place(ctx context.Context, customerID string, lines []Line) (*
 	return o, nil
 }
 
+// checkLine refuses line number n without a SKU, with a quantity below one or a negative
+// price.
+func checkLine(n int, l Line) error {
+	if l.SKU == "" || l.Quantity < 1 || l.PriceCents < 0 {
+		return fmt.Errorf("%w: line %d needs a SKU, a quantity of at least 1 and a price of at least 0", ErrInvalidOrder, n)
+	}
+	return nil
+}
+
+// AddLine adds a line to a placed order and returns the order as stored. It refuses the
+// lines Place refuses, and an order that is no longer placed with ErrWrongStatus.
+func (s *Service) AddLine(ctx context.Context, id string, l Line) (*Order, error) {
+	return addLine(ctx, s.orders, id, l)
+}
+
+// addLine adds l to the order with Mutate, which reads the order, applies the change and
+// writes it on condition of the version read, again after a lost race: lines added at once
+// all land, and the total stays their sum.
+func addLine(ctx context.Context, orders OrderRows, id string, l Line) (*Order, error) {
+	if err := checkLine(1, l); err != nil {
+		return nil, err
+	}
+	o, err := abstractions.Mutate(ctx, orders, id, func(o *Order) error {
+		if o.Status != Placed {
+			return fmt.Errorf("%w: order %s is %s, not %s", ErrWrongStatus, id, o.Status, Placed)
+		}
+		o.Lines = append(o.Lines, l)
+		o.TotalCents += int64(l.Quantity) * l.PriceCents
+		return nil
+	}, &abstractions.RetryOptions{Attempts: maxAttempts})
+	switch {
+	case errors.Is(err, abstractions.ErrNotFound):
+		return nil, fmt.Errorf("%w: %s", ErrNoSuchOrder, id)
+	case err != nil:
+		return nil, fmt.Errorf("adding a line to order %s: %w", id, err)
+	}
+	return o, nil
+}
+
 // Ship marks a placed order shipped.
 func (s *Service) Ship(ctx context.Context, id string) (*Order, error) {
-	return s.move(ctx, id, Placed, Shipped)
+	return move(ctx, s.orders, id, Placed, Shipped)
 }
 
 // Cancel marks a placed order cancelled; a shipped order cannot be cancelled.
 func (s *Service) Cancel(ctx context.Context, id string) (*Order, error) {
-	return s.move(ctx, id, Placed, Cancelled)
+	return move(ctx, s.orders, id, Placed, Cancelled)
 }
 
 // move changes an order's status from one value to another, once: TryTransition reads the
 // order, applies the change only while the status is still from, and writes it in Strict
 // mode, reading again after a lost race.
-func (s *Service) move(ctx context.Context, id string, from, to Status) (*Order, error) {
-	out, err := abstractions.TryTransition(ctx, s.orders, id,
+func move(ctx context.Context, orders OrderRows, id string, from, to Status) (*Order, error) {
+	out, err := abstractions.TryTransition(ctx, orders, id,
 		func(o *Order) bool { return o.Status == from },
 		func(o *Order) error { o.Status = to; return nil },
 		&abstractions.RetryOptions{Attempts: maxAttempts})

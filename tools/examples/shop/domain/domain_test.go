@@ -155,3 +155,111 @@ func TestRacingTransitions(t *testing.T) {
 		t.Errorf("stored %+v (%v), want the winner's status %v", stored, err, winner.Load())
 	}
 }
+
+func TestAddLine(t *testing.T) {
+	ctx := context.Background()
+	svc, store := newService(t)
+	o, err := svc.Place(ctx, "alice", []domain.Line{{SKU: "tea", Quantity: 1, PriceCents: 450}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Lines added at once all land: Mutate reads again after a lost race.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := svc.AddLine(ctx, o.ID, domain.Line{SKU: "mug", Quantity: 1, PriceCents: 1200}); err != nil {
+				t.Errorf("add a line: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	stored, err := store.One(ctx, o.ID)
+	if err != nil || len(stored.Lines) != 9 || stored.TotalCents != 450+8*1200 {
+		t.Fatalf("stored %+v (%v), want 9 lines totalling %d", stored, err, 450+8*1200)
+	}
+	if _, err := svc.AddLine(ctx, o.ID, domain.Line{SKU: "mug"}); !errors.Is(err, domain.ErrInvalidOrder) {
+		t.Errorf("a line without a quantity: got %v, want ErrInvalidOrder", err)
+	}
+	if _, err := svc.AddLine(ctx, "alice|nope", domain.Line{SKU: "mug", Quantity: 1}); !errors.Is(err, domain.ErrNoSuchOrder) {
+		t.Errorf("a missing order: got %v, want ErrNoSuchOrder", err)
+	}
+	if _, err := svc.Ship(ctx, o.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AddLine(ctx, o.ID, domain.Line{SKU: "mug", Quantity: 1}); !errors.Is(err, domain.ErrWrongStatus) {
+		t.Errorf("a shipped order: got %v, want ErrWrongStatus", err)
+	}
+}
+
+// fakeOrders is a repository of orders in a map, with the five methods of domain.Orders
+// and nothing else: the verbs the service calls need no more.
+type fakeOrders struct {
+	mu   sync.Mutex
+	rows map[string]domain.Order
+	n    int // the last version written
+}
+
+func (f *fakeOrders) Table() string { return "Orders" }
+
+func (f *fakeOrders) One(_ context.Context, id string) (*domain.Order, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o, ok := f.rows[id]
+	if !ok {
+		return nil, abstractions.ErrNotFound
+	}
+	return &o, nil
+}
+
+func (f *fakeOrders) Create(_ context.Context, o *domain.Order) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.rows[o.ID]; ok {
+		return abstractions.ErrDuplicateKey
+	}
+	return f.write(o)
+}
+
+func (f *fakeOrders) Update(_ context.Context, o *domain.Order, _ abstractions.ConcurrencyMode) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch stored, ok := f.rows[o.ID]; {
+	case !ok:
+		return abstractions.ErrNotFound
+	case stored.ETag != o.ETag:
+		return abstractions.ErrConcurrencyConflict
+	}
+	return f.write(o)
+}
+
+func (f *fakeOrders) write(o *domain.Order) error {
+	f.n++
+	o.ETag = fmt.Sprint(f.n)
+	f.rows[o.ID] = *o
+	return nil
+}
+
+func (f *fakeOrders) List(context.Context, string) ([]*domain.Order, error) { return nil, nil }
+
+// The service runs over a fake of its own contract: Mutate (AddLine) and TryTransition
+// (Ship, Cancel) take the four methods they call, not a whole Storage.
+func TestServiceOverAFake(t *testing.T) {
+	ctx := context.Background()
+	svc := domain.NewService(&fakeOrders{rows: map[string]domain.Order{}}).WithIDs(func() string { return "o1" })
+	o, err := svc.Place(ctx, "alice", []domain.Line{{SKU: "tea", Quantity: 1, PriceCents: 450}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err = svc.AddLine(ctx, o.ID, domain.Line{SKU: "mug", Quantity: 2, PriceCents: 1200}); err != nil || o.TotalCents != 2850 {
+		t.Fatalf("add a line: %+v, %v", o, err)
+	}
+	if o, err = svc.Cancel(ctx, o.ID); err != nil || o.Status != domain.Cancelled {
+		t.Fatalf("cancel: %+v, %v", o, err)
+	}
+	if _, err := svc.Ship(ctx, o.ID); !errors.Is(err, domain.ErrWrongStatus) {
+		t.Errorf("ship a cancelled order: got %v, want ErrWrongStatus", err)
+	}
+	if _, err := svc.Ship(ctx, "alice|nope"); !errors.Is(err, domain.ErrNoSuchOrder) {
+		t.Errorf("ship a missing order: got %v, want ErrNoSuchOrder", err)
+	}
+}

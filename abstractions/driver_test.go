@@ -14,30 +14,29 @@ import (
 	"github.com/unified-data/gotables/abstractions/driver"
 )
 
-// What package driver reads of abstractions' values, through the hooks abstractions
-// installs.
+// What package driver reads of abstractions' values, through the parts their types embed.
 
-type hookRow struct {
+type driverRow struct {
 	abstractions.Entity
 	Name string
 	Nick *string
 }
 
 var (
-	hookName = abstractions.Field(func(r *hookRow) *string { return &r.Name })
-	hookNick = abstractions.NullableField(func(r *hookRow) **string { return &r.Nick })
+	driverName = abstractions.Field(func(r *driverRow) *string { return &r.Name })
+	driverNick = abstractions.NullableField(func(r *driverRow) **string { return &r.Nick })
 )
 
 func TestDriverRoot(t *testing.T) {
-	if n := driver.Root(abstractions.Filter[hookRow]{}); n != nil {
+	if n := driver.Root(abstractions.Filter[driverRow]{}); n != nil {
 		t.Errorf("the zero Filter's tree = %+v, want nil", n)
 	}
-	n := driver.Root(abstractions.Or(hookName.Eq("a"), hookNick.Lt("b")))
+	n := driver.Root(abstractions.Or(driverName.Eq("a"), driverNick.Lt("b")))
 	if n == nil || n.Op != driver.OpOr || len(n.Operands) != 2 {
 		t.Fatalf("tree %+v", n)
 	}
 	eq, lt := n.Operands[0], n.Operands[1]
-	if eq.Op != driver.OpEq || eq.Value != "a" || eq.Field != driver.FieldOf[hookRow](hookName) {
+	if eq.Op != driver.OpEq || eq.Value != "a" || eq.Field != driver.FieldOf[driverRow](driverName) {
 		t.Errorf("first operand %+v", eq)
 	}
 	if lt.Op != driver.OpLt || lt.Value != "b" || lt.Field.Type != reflect.TypeFor[*string]() || lt.Op.String() != "lt" {
@@ -46,25 +45,25 @@ func TestDriverRoot(t *testing.T) {
 }
 
 func TestDriverFieldOf(t *testing.T) {
-	f := driver.FieldOf[hookRow](hookName)
-	sf, _ := reflect.TypeFor[hookRow]().FieldByName("Name")
-	if f.Err != nil || f.Owner != reflect.TypeFor[hookRow]() || f.Type != reflect.TypeFor[string]() || f.Offset != sf.Offset {
+	f := driver.FieldOf[driverRow](driverName)
+	sf, _ := reflect.TypeFor[driverRow]().FieldByName("Name")
+	if f.Err != nil || f.Owner != reflect.TypeFor[driverRow]() || f.Type != reflect.TypeFor[string]() || f.Offset != sf.Offset {
 		t.Errorf("field %+v", f)
 	}
-	if f := driver.FieldOf[hookRow](nil); !errors.Is(f.Err, abstractions.ErrInvalidArgument) {
+	if f := driver.FieldOf[driverRow](nil); !errors.Is(f.Err, abstractions.ErrInvalidArgument) {
 		t.Errorf("a nil selector: %+v, want ErrInvalidArgument", f)
 	}
-	if f := driver.FieldOf[hookRow](abstractions.TypedField[hookRow, int]{}); !errors.Is(f.Err, abstractions.ErrInvalidArgument) {
+	if f := driver.FieldOf[driverRow](abstractions.TypedField[driverRow, int]{}); !errors.Is(f.Err, abstractions.ErrInvalidArgument) {
 		t.Errorf("the zero TypedField: %+v, want ErrInvalidArgument", f)
 	}
 }
 
 func TestDriverPatchOf(t *testing.T) {
-	if p := driver.PatchOf[hookRow](nil); p.Fields != nil || p.Err != nil || p.ETag != "" {
+	if p := driver.PatchOf[driverRow](nil); p.Fields != nil || p.Err != nil || p.ETag != "" {
 		t.Errorf("a nil patch reads as %+v", p)
 	}
-	p := abstractions.Set(abstractions.NewPatch[hookRow](), hookName, "n").WithETag(`W/"x"`).AllowProtected()
-	abstractions.Set(p, hookNick, "al")
+	p := abstractions.Set(abstractions.NewPatch[driverRow](), driverName, "n").WithETag(`W/"x"`).AllowProtected()
+	abstractions.Set(p, driverNick, "al")
 	v := driver.PatchOf(p)
 	if v.ETag != `W/"x"` || !v.AllowProtected || v.Err != nil || len(v.Fields) != 2 {
 		t.Fatalf("patch %+v", v)
@@ -72,16 +71,16 @@ func TestDriverPatchOf(t *testing.T) {
 	if v.Fields[0].Path != "Name" || v.Fields[0].Value.Interface() != "n" || v.Fields[1].Path != "Nick" || *v.Fields[1].Value.Interface().(*string) != "al" {
 		t.Errorf("fields %+v", v.Fields)
 	}
-	bad := abstractions.Set(abstractions.NewPatch[hookRow](), abstractions.Field(func(*hookRow) *string { return nil }), "x")
+	bad := abstractions.Set(abstractions.NewPatch[driverRow](), abstractions.Field(func(*driverRow) *string { return nil }), "x")
 	if v := driver.PatchOf(bad); !errors.Is(v.Err, abstractions.ErrInvalidArgument) || len(v.Fields) != 0 {
 		t.Errorf("a selector returning nil: %+v", v)
 	}
 }
 
-// hookBlob is a blob over bytes, as a store binds one.
-type hookBlob struct{ data []byte }
+// driverBlob is a blob over bytes, as a store binds one.
+type driverBlob struct{ data []byte }
 
-func (b *hookBlob) OpenBlob(context.Context) (io.ReadCloser, error) {
+func (b *driverBlob) OpenBlob(context.Context) (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(b.data)), nil
 }
 
@@ -103,7 +102,7 @@ func TestDriverFiles(t *testing.T) {
 	}
 	src.Release()
 
-	blob := &hookBlob{data: data}
+	blob := &driverBlob{data: data}
 	f := driver.NewStoredFile(blob, hexSum, int64(len(data)), "text/plain")
 	if f.ContentType() != "text/plain" {
 		t.Errorf("content type %q", f.ContentType())
@@ -127,7 +126,7 @@ func TestDriverFiles(t *testing.T) {
 	}
 
 	// A stored File verifies what its blob delivers.
-	damaged := driver.NewStoredFile(&hookBlob{data: []byte("changed")}, hexSum, int64(len(data)), "")
+	damaged := driver.NewStoredFile(&driverBlob{data: []byte("changed")}, hexSum, int64(len(data)), "")
 	rc, err = damaged.Open(ctx)
 	if err != nil {
 		t.Fatal(err)
