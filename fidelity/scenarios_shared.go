@@ -50,11 +50,11 @@ func sharedScenarios() []Scenario {
 			Run: func(ctx context.Context, e *Env) {
 				orders, events := sharedStores(e)
 				order := &sharedOrder{Entity: abstractions.Entity{ID: "tenant-1|order-1"}, Status: "placed", Cents: 1650}
-				tx := tables.NewTransaction(orders.Account(), e.Table, "tenant-1")
-				e.OK("add the order", orders.CreateIn(tx, order))
-				e.OK("add its event", events.InsertIn(tx, abstractions.PolyWrite[polyEvent]{Key: polyKey("tenant-1", "evt-000001"),
-					Item: &polyPlaced{polyEventBase: polyEventBase{Order: "order-1", Version: 1}, Customer: "Alice"}, Columns: map[string]any{"_Sent": false}}))
-				e.OK("add the head marker", events.InsertIn(tx, abstractions.Marker[polyEvent](polyKey("tenant-1", "head"), map[string]any{"_Seq": int64(1)})))
+				tx := orders.Transaction("tenant-1")
+				orders.CreateIn(tx, order)
+				events.InsertIn(tx, abstractions.PolyWrite[polyEvent]{Key: polyKey("tenant-1", "evt-000001"),
+					Item: &polyPlaced{polyEventBase: polyEventBase{Order: "order-1", Version: 1}, Customer: "Alice"}, Columns: map[string]any{"_Sent": false}})
+				events.InsertIn(tx, abstractions.Marker[polyEvent](polyKey("tenant-1", "head"), map[string]any{"_Seq": int64(1)}))
 				e.Equal("nothing changed before the commit", order.ETag, "")
 				e.OK("commit", tx.Commit(ctx))
 				read, err := orders.One(ctx, "tenant-1|order-1")
@@ -67,13 +67,13 @@ func sharedScenarios() []Scenario {
 				head, err := events.One(ctx, polyKey("tenant-1", "head"))
 				e.OK("read the head", err)
 				read.Status = "paid"
-				tx = tables.NewTransaction(orders.Account(), e.Table, "tenant-1")
-				e.OK("add the update", orders.UpdateIn(tx, read, abstractions.Strict))
-				e.OK("add the event", events.InsertIn(tx, abstractions.PolyWrite[polyEvent]{Key: polyKey("tenant-1", "evt-000002"),
-					Item: &polyPaid{polyEventBase: polyEventBase{Order: "order-1", Version: 2}, AmountCents: 1650}, Columns: map[string]any{"_Sent": false}}))
+				tx = orders.Transaction("tenant-1")
+				orders.UpdateIn(tx, read, abstractions.Strict)
+				events.InsertIn(tx, abstractions.PolyWrite[polyEvent]{Key: polyKey("tenant-1", "evt-000002"),
+					Item: &polyPaid{polyEventBase: polyEventBase{Order: "order-1", Version: 2}, AmountCents: 1650}, Columns: map[string]any{"_Sent": false}})
 				moved := abstractions.Marker[polyEvent](polyKey("tenant-1", "head"), map[string]any{"_Seq": int64(2)})
 				moved.IfMatch = head.ETag
-				e.OK("add the head", events.InsertIn(tx, moved))
+				events.InsertIn(tx, moved)
 				e.OK("commit the change", tx.Commit(ctx))
 				again, err := orders.One(ctx, "tenant-1|order-1")
 				e.OK("read the order again", err)
@@ -96,10 +96,10 @@ func sharedScenarios() []Scenario {
 				order.Status = "paid"
 				e.OK("another writer updates", orders.Update(ctx, order, abstractions.Strict))
 				stale.Status = "cancelled"
-				tx := tables.NewTransaction(orders.Account(), e.Table, "tenant-1")
-				e.OK("add the stale update", orders.UpdateIn(tx, &stale, abstractions.Strict))
-				e.OK("add its event", events.InsertIn(tx, abstractions.PolyWrite[polyEvent]{Key: polyKey("tenant-1", "evt-000001"),
-					Item: &polyShipped{polyEventBase: polyEventBase{Order: "order-1", Version: 2}, Carrier: "none"}}))
+				tx := orders.Transaction("tenant-1")
+				orders.UpdateIn(tx, &stale, abstractions.Strict)
+				events.InsertIn(tx, abstractions.PolyWrite[polyEvent]{Key: polyKey("tenant-1", "evt-000001"),
+					Item: &polyShipped{polyEventBase: polyEventBase{Order: "order-1", Version: 2}, Carrier: "none"}})
 				err := tx.Commit(ctx)
 				e.polyErrNames("commit on a stale ETag", err, abstractions.ErrConcurrencyConflict, "order-1")
 				list, err := orders.List(ctx, "tenant-1")

@@ -234,8 +234,10 @@ func TestEveryCallIsMeasured(t *testing.T) {
 	var tx *tables.Transaction
 	txCalls := map[string]walkCall{
 		"Commit": {op: "transaction", prep: func(context.Context) error {
-			tx = tables.NewTransaction(acct, "WalkItems", "tx")
-			return errors.Join(items.CreateIn(tx, item("tx|1")), items.UpsertIn(tx, item("tx|2")))
+			tx = items.Transaction("tx")
+			items.CreateIn(tx, item("tx|1"))
+			items.UpsertIn(tx, item("tx|2"))
+			return nil
 		}, call: func(ctx context.Context) error { return tx.Commit(ctx) }},
 	}
 

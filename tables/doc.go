@@ -20,9 +20,9 @@
 //   - [PolyFor] returns a [PolyStore]: many item types in one table, registered in an
 //     [abstractions.TypeRegistry] and read back through a base interface; it implements
 //     [abstractions.PolyStorage].
-//   - [NewTransaction] collects writes of several stores to one partition (Store.CreateIn,
-//     PolyStore.InsertIn, …) and [Transaction.Commit] sends them as one entity-group
-//     transaction: every write or none.
+//   - [Store.Transaction] starts a transaction of one partition that stores of the table
+//     join (Store.CreateIn, PolyStore.InsertIn, …), and [Transaction.Commit] sends it as
+//     one entity-group transaction: every write or none.
 //   - [CachePolicy] ([Sliding], [Absolute]) turns on the account's read cache, off by default;
 //     Options.Blobs set to azblobs.Connect (package tables/azblobs) gives the account blobs,
 //     which large values, files and blob documents need.

@@ -2,6 +2,7 @@ package tables
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -9,7 +10,6 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/cache"
-	"github.com/unified-data/gotables/tables/internal/telemetry"
 	"github.com/unified-data/gotables/tables/internal/wire"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -21,16 +21,18 @@ import (
 // event a polymorphic one, both in the same partition of a table the stores share (see
 // StoreOptions.SharedTable).
 //
-// Writes are added with the stores' methods that take the transaction: Store.CreateIn,
-// UpsertIn, UpdateIn and DeleteIn for typed rows, PolyStore.InsertIn and UpsertIn for
-// items and markers. Each checks its write as the store's own verb does and refuses, before
-// anything is sent and with a *abstractions.StoreError naming the row, a write of another
-// account, table or partition (ErrInvalidArgument), a key the transaction already names
-// (ErrDuplicateKey), and a typed row the transaction cannot carry (ErrNotSupported: a
-// split-aware type, whose values may need rows or blobs of their own, and a type with
-// protected fields, which a whole-row write checks with a read first). A refused write is
-// remembered: Commit then refuses the transaction with the same error, so a caller that
-// checks only Commit's error still sends nothing.
+// A store starts it, naming the partition once ([Store.Transaction],
+// [PolyStore.Transaction]); any store of the same account and table joins it with its
+// methods that take the transaction: Store.CreateIn, UpsertIn, UpdateIn and DeleteIn for
+// typed rows, PolyStore.InsertIn and UpsertIn for items and markers, whose keys may leave
+// the partition empty (it is the transaction's). Each checks its write as the store's own
+// verb does, and a write it refuses is kept: Commit then reports every refused write at
+// once, each a *abstractions.StoreError naming its row, joined (errors.Is and errors.As
+// find each), and sends nothing. Refused: a write of another account, table or partition
+// (ErrInvalidArgument), a key the transaction already names (ErrDuplicateKey), a value the
+// store's own verb refuses, and a typed row the transaction cannot carry (ErrNotSupported:
+// a split-aware type, whose values may need rows or blobs of their own, and a type with
+// protected fields, which a whole-row write checks with a read first).
 //
 // A Transaction is not safe for concurrent use, and is committed once.
 type Transaction struct {
@@ -44,7 +46,7 @@ type Transaction struct {
 	// polymorphic write.
 	typed []*txTyped
 	seen  map[string]bool // the row keys named so far
-	err   error           // the first refusal
+	errs  []error         // the refusals, in the order the writes were added
 	done  bool
 }
 
@@ -55,81 +57,84 @@ type txTyped struct {
 	keep func(service.Written) *cache.Entry
 }
 
-// NewTransaction returns an empty transaction of the partition of the account's table.
-// The partition key is used exactly as written (as a polymorphic store's keys are): a
-// typed write joins it when its id's partition, normalised as the store normalises it,
-// is that key. An invalid account, table name or partition key is not refused here but
-// by Commit (and every write added), with ErrInvalidArgument or ErrInvalidKey.
-func NewTransaction(a *Account, table, partition string) *Transaction {
-	tx := &Transaction{pk: partition, seen: map[string]bool{}}
-	host, err := For[polyHost](a, &StoreOptions{Table: table, Cache: Disabled})
-	switch {
-	case err != nil:
-		tx.err = fmt.Errorf("transaction: %w", err)
-	case engine.CheckKey(partition) != "":
-		tx.err = engine.KeyError("transaction", table, partition, "", "partition key", engine.CheckKey(partition))
+// Transaction returns an empty transaction of the partition of the store's table. The
+// partition is normalised as the store normalises a partition given on its own (as List
+// does); a typed write joins when its id's partition is that partition. An invalid
+// partition is refused by Commit, with ErrInvalidKey.
+func (s *Store[T]) Transaction(partition string) *Transaction {
+	pk, err := s.core.CheckPartition("transaction", partition)
+	if err != nil {
+		pk = partition
 	}
-	if host != nil {
-		tx.host = host.core
+	return newTransaction(s.core, pk, err)
+}
+
+// Transaction returns an empty transaction of the partition of the store's table. The
+// partition key is used exactly as written, as the store's keys are. An invalid partition
+// key is refused by Commit, with ErrInvalidKey.
+func (s *PolyStore[B]) Transaction(partition string) *Transaction {
+	var err error
+	if reason := engine.CheckKey(partition); reason != "" {
+		err = engine.KeyError("transaction", s.host.Name, partition, "", "partition key", reason)
+	}
+	return newTransaction(s.host, partition, err)
+}
+
+func newTransaction(host *engine.Table, pk string, err error) *Transaction {
+	tx := &Transaction{host: host, pk: pk, seen: map[string]bool{}}
+	if err != nil {
+		tx.errs = append(tx.errs, err)
 	}
 	return tx
 }
 
-// refuse records and returns the refusal of a write, or of the whole transaction.
-func (tx *Transaction) refuse(kind error, rk, msg string) error {
-	err := &abstractions.StoreError{Kind: kind, Op: "transaction", Table: tx.table(), PartitionKey: tx.pk, RowKey: rk,
-		Message: msg + "; nothing was sent"}
-	if tx.err == nil {
-		tx.err = err
-	}
-	return err
-}
+// refused keeps the refusal of a write.
+func (tx *Transaction) refused(err error) { tx.errs = append(tx.errs, err) }
 
-func (tx *Transaction) table() string {
-	if tx.host == nil {
-		return ""
-	}
-	return tx.host.Name
+// refuse keeps and returns the refusal of a write, or of the whole transaction.
+func (tx *Transaction) refuse(kind error, rk, msg string) error {
+	err := &abstractions.StoreError{Kind: kind, Op: "transaction", Table: tx.host.Name, PartitionKey: tx.pk, RowKey: rk,
+		Message: msg + "; nothing was sent"}
+	tx.refused(err)
+	return err
 }
 
 // accept adds the action a of a store of acct and table to the transaction, after checking
 // that it may join it; t is what a typed write does after the commit (nil for the others).
-func (tx *Transaction) accept(acct *engine.Account, table string, a service.Action, t *txTyped) error {
+func (tx *Transaction) accept(acct *engine.Account, table string, a service.Action, t *txTyped) {
 	pk, rk := a.Row.PartitionKey, a.Row.RowKey
 	switch {
-	case tx.err != nil:
-		return tx.err
 	case tx.done:
-		return tx.refuse(abstractions.ErrInvalidArgument, rk, "the transaction was committed already; start a new one")
+		tx.refuse(abstractions.ErrInvalidArgument, rk, "the transaction was committed already; start a new one")
 	case acct != tx.host.Acct:
-		return tx.refuse(abstractions.ErrInvalidArgument, rk, "the write's store belongs to another account than the transaction")
+		tx.refuse(abstractions.ErrInvalidArgument, rk, "the write's store belongs to another account than the transaction")
 	case table != tx.host.Name:
-		return tx.refuse(abstractions.ErrInvalidArgument, rk,
+		tx.refuse(abstractions.ErrInvalidArgument, rk,
 			fmt.Sprintf("the write's store is of the table %q; a transaction covers one table", table))
 	case pk != tx.pk:
-		return tx.refuse(abstractions.ErrInvalidArgument, rk,
+		tx.refuse(abstractions.ErrInvalidArgument, rk,
 			fmt.Sprintf("the write is in the partition %q; a transaction covers one partition", pk))
 	case tx.seen[rk]:
-		return tx.refuse(abstractions.ErrDuplicateKey, rk, "the transaction names this key already; a transaction writes each row once")
+		tx.refuse(abstractions.ErrDuplicateKey, rk, "the transaction names this key already; a transaction writes each row once")
 	case a.Op != service.OpInsert && a.Op != service.OpDelete && hasQuote(abstractions.TableKey{PartitionKey: pk, RowKey: rk}):
 		// The Go SDK writes the keys of a batched replace or upsert into the action's URL
 		// without doubling the quote, so the service would act on another row.
-		return tx.refuse(abstractions.ErrNotSupported, rk,
+		tx.refuse(abstractions.ErrNotSupported, rk,
 			"a key containing ' cannot be replaced or upserted in a transaction (the Azure SDK does not escape it); write that row on its own")
+	default:
+		tx.seen[rk] = true
+		tx.acts = append(tx.acts, a)
+		tx.typed = append(tx.typed, t)
 	}
-	tx.seen[rk] = true
-	tx.acts = append(tx.acts, a)
-	tx.typed = append(tx.typed, t)
-	return nil
 }
 
 // Commit sends the transaction's writes as one entity-group transaction: every write is
 // applied or none is. A transaction without writes commits nothing and returns nil.
 //
-// Refused before anything is sent: a transaction whose writes were refused (the first
-// refusal is returned), one committed already, and one of more than 100 writes or whose
-// request body exceeds the service's 4 MiB (ErrInvalidArgument, saying which limit and by
-// how much).
+// Refused before anything is sent: a transaction whose writes were refused (every refusal
+// is returned, joined), a nil one and one committed already, and one of more than 100
+// writes or whose request body exceeds the service's 4 MiB (ErrInvalidArgument, saying
+// which limit and by how much).
 //
 // A failure names the write the service blamed and matches what that write's own call
 // would match: ErrConcurrencyConflict for a lost ETag condition (an Update in Strict
@@ -146,17 +151,17 @@ func (tx *Transaction) accept(acct *engine.Account, table string, a service.Acti
 // applied fails with an error whose message says it may have been (abstractions.OutcomeUnknown
 // reports it).
 func (tx *Transaction) Commit(ctx context.Context) (err error) {
-	if tx.host != nil {
-		var c telemetry.Call
-		ctx, c = tx.host.Acct.Tel.Begin(ctx, tx.host.Name, "transaction")
-		if c.Traced() {
-			c.Keys(tx.pk, "")
-		}
-		defer c.Finish(&err)
+	if tx == nil {
+		return fmt.Errorf("%w: the transaction is nil; start one with Store.Transaction or PolyStore.Transaction", abstractions.ErrInvalidArgument)
 	}
+	ctx, c := tx.host.Acct.Tel.Begin(ctx, tx.host.Name, "transaction")
+	if c.Traced() {
+		c.Keys(tx.pk, "")
+	}
+	defer c.Finish(&err)
 	switch {
-	case tx.err != nil:
-		return tx.err
+	case len(tx.errs) > 0:
+		return errors.Join(tx.errs...)
 	case tx.done:
 		return tx.refuse(abstractions.ErrInvalidArgument, "", "the transaction was committed already; start a new one")
 	}
@@ -220,22 +225,18 @@ func (tx *Transaction) Commit(ctx context.Context) (err error) {
 
 // typedWrite is the shared part of the typed stores' transaction methods: prepare v, check
 // it may join, and add it.
-func (s *Store[T]) typedWrite(tx *Transaction, op string, v *T, a service.Action) error {
+func (s *Store[T]) typedWrite(tx *Transaction, op string, v *T, a service.Action) {
 	if tx == nil {
-		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.core.Name, Message: "the transaction is nil; make it with NewTransaction"}
-	}
-	if tx.err != nil {
-		return tx.err
+		return
 	}
 	if err := s.txSupported(tx, op); err != nil {
-		return err
+		tx.refused(err)
+		return
 	}
 	p, err := s.prepare(op, v, s.core.Acct.Now())
 	if err != nil {
-		if tx.err == nil {
-			tx.err = err
-		}
-		return err
+		tx.refused(err)
+		return
 	}
 	a.Row = p.Row
 	t := &txTyped{commit: func(w service.Written) { p.commit(v, w) }}
@@ -244,7 +245,7 @@ func (s *Store[T]) typedWrite(tx *Transaction, op string, v *T, a service.Action
 			return &cache.Entry{Row: *cache.Written(p.Row, w), TTL: s.core.Policy.TTL, Sliding: s.core.Policy.Sliding}
 		}
 	}
-	return tx.accept(s.core.Acct, s.core.Name, a, t)
+	tx.accept(s.core.Acct, s.core.Name, a, t)
 }
 
 // txSupported refuses the typed rows a transaction cannot carry.
@@ -260,108 +261,103 @@ func (s *Store[T]) txSupported(tx *Transaction, op string) error {
 	default:
 		return nil
 	}
-	err := &abstractions.StoreError{Kind: abstractions.ErrNotSupported, Op: "transaction", Table: s.core.Name, PartitionKey: tx.pk,
+	return &abstractions.StoreError{Kind: abstractions.ErrNotSupported, Op: "transaction", Table: s.core.Name, PartitionKey: tx.pk,
 		Message: reason + "; nothing was sent"}
-	if tx.err == nil {
-		tx.err = err
-	}
-	return err
 }
 
 // CreateIn adds the insert of v to tx, as Create would write it (its id resolved, CreatedAt
 // and UpdatedAt stamped); the transaction fails with ErrDuplicateKey when the row exists.
-// v is updated (id, times, ETag, Timestamp) only when tx commits. See [Transaction] for
-// what is refused.
-func (s *Store[T]) CreateIn(tx *Transaction, v *T) error {
-	return s.typedWrite(tx, "create", v, service.Action{Op: service.OpInsert})
+// v is updated (id, times, ETag, Timestamp) only when tx commits. A write the store refuses
+// is reported by Commit (see [Transaction]); a nil tx takes nothing.
+func (s *Store[T]) CreateIn(tx *Transaction, v *T) {
+	s.typedWrite(tx, "create", v, service.Action{Op: service.OpInsert})
 }
 
 // UpsertIn adds the insert-or-replace of v to tx, as Upsert would write it. v is updated
 // only when tx commits.
-func (s *Store[T]) UpsertIn(tx *Transaction, v *T) error {
-	return s.typedWrite(tx, "upsert", v, service.Action{Op: service.OpUpsertReplace})
+func (s *Store[T]) UpsertIn(tx *Transaction, v *T) {
+	s.typedWrite(tx, "upsert", v, service.Action{Op: service.OpUpsertReplace})
 }
 
 // UpdateIn adds the replace of the stored row by v to tx under mode, as Update resolves it
 // (Auto, Strict with v's ETag, LastWriterWins): the transaction fails with ErrNotFound
 // when the row is missing and, in Strict mode, with ErrConcurrencyConflict when it has
 // moved on, and nothing is written. v is updated only when tx commits.
-func (s *Store[T]) UpdateIn(tx *Transaction, v *T, mode abstractions.ConcurrencyMode) error {
+func (s *Store[T]) UpdateIn(tx *Transaction, v *T, mode abstractions.ConcurrencyMode) {
+	if tx == nil {
+		return
+	}
 	if v == nil {
-		return s.typedWrite(tx, "update", v, service.Action{})
+		s.typedWrite(tx, "update", v, service.Action{})
+		return
 	}
 	mode, etag, err := s.updateCondition(v, mode)
 	if err != nil {
-		if tx != nil && tx.err == nil {
-			tx.err = err
-		}
-		return err
+		tx.refused(err)
+		return
 	}
 	ifMatch := service.ETagAny
 	if mode == abstractions.Strict {
 		ifMatch = etag
 	}
-	return s.typedWrite(tx, "update", v, service.Action{Op: service.OpReplace, IfMatch: ifMatch})
+	s.typedWrite(tx, "update", v, service.Action{Op: service.OpReplace, IfMatch: ifMatch})
 }
 
 // DeleteIn adds the delete of the row with the id to tx: with ifMatch "" whatever version
 // is stored, otherwise only that version. Unlike Delete, a missing row is not success
 // here: the service fails the whole transaction (ErrNotFound), and a row at another
 // version fails it with ErrConcurrencyConflict.
-func (s *Store[T]) DeleteIn(tx *Transaction, id, ifMatch string) error {
+func (s *Store[T]) DeleteIn(tx *Transaction, id, ifMatch string) {
 	if tx == nil {
-		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "delete", Table: s.core.Name, Message: "the transaction is nil; make it with NewTransaction"}
-	}
-	if tx.err != nil {
-		return tx.err
+		return
 	}
 	if err := s.txSupported(tx, "delete"); err != nil {
-		return err
+		tx.refused(err)
+		return
 	}
 	_, pk, rk, err := s.core.ResolveID("delete", id)
 	if err == nil && ifMatch != "" && !wire.IsEntityTag(ifMatch) {
 		err = &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "delete", Table: s.core.Name, PartitionKey: pk, RowKey: rk, Message: engine.BadETag(ifMatch)}
 	}
 	if err != nil {
-		if tx.err == nil {
-			tx.err = err
-		}
-		return err
+		tx.refused(err)
+		return
 	}
 	cond := service.ETagAny
 	if ifMatch != "" {
 		cond = ifMatch
 	}
-	return tx.accept(s.core.Acct, s.core.Name, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: cond}, nil)
+	tx.accept(s.core.Acct, s.core.Name, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: cond}, nil)
 }
 
 // InsertIn adds w to tx as Insert writes it: a new row (the transaction fails with
 // ErrDuplicateKey when one exists), or with w.IfMatch a replace of the row at that version
 // (it fails with ErrConcurrencyConflict when the row moved on). A marker
-// (abstractions.Marker) is written the same way. See [Transaction] for what is refused.
-func (s *PolyStore[B]) InsertIn(tx *Transaction, w abstractions.PolyWrite[B]) error {
-	return s.txWrite(tx, "insert", service.OpInsert, &w)
+// (abstractions.Marker) is written the same way. An empty w.Key.PartitionKey is the
+// transaction's partition. A write the store refuses is reported by Commit (see
+// [Transaction]); a nil tx takes nothing.
+func (s *PolyStore[B]) InsertIn(tx *Transaction, w abstractions.PolyWrite[B]) {
+	s.txWrite(tx, "insert", service.OpInsert, &w)
 }
 
 // UpsertIn adds w to tx as Upsert writes it: the row whether or not one exists, or with
-// w.IfMatch a replace of the row at that version.
-func (s *PolyStore[B]) UpsertIn(tx *Transaction, w abstractions.PolyWrite[B]) error {
-	return s.txWrite(tx, "upsert", service.OpUpsertReplace, &w)
+// w.IfMatch a replace of the row at that version. An empty w.Key.PartitionKey is the
+// transaction's partition.
+func (s *PolyStore[B]) UpsertIn(tx *Transaction, w abstractions.PolyWrite[B]) {
+	s.txWrite(tx, "upsert", service.OpUpsertReplace, &w)
 }
 
-func (s *PolyStore[B]) txWrite(tx *Transaction, op string, kind service.Op, w *abstractions.PolyWrite[B]) error {
+func (s *PolyStore[B]) txWrite(tx *Transaction, op string, kind service.Op, w *abstractions.PolyWrite[B]) {
 	if tx == nil {
-		return s.refuse(op, w.Key.PartitionKey, w.Key.RowKey, abstractions.ErrInvalidArgument, "the transaction is nil; make it with NewTransaction")
+		return
 	}
-	if tx.err != nil {
-		return tx.err
+	if w.Key.PartitionKey == "" {
+		w.Key.PartitionKey = tx.pk
 	}
 	a, err := s.action(op, kind, w)
 	if err != nil {
-		if tx.err == nil {
-			tx.err = err
-		}
-		return err
+		tx.refused(err)
+		return
 	}
-	return tx.accept(s.host.Acct, s.host.Name, a, nil)
+	tx.accept(s.host.Acct, s.host.Name, a, nil)
 }

@@ -52,17 +52,11 @@ func TestTransactionCommitsAcrossStores(t *testing.T) {
 		t.Fatal(err)
 	}
 	order := &item{Entity: abstractions.Entity{ID: "t1|o1"}, Name: "placed", N: 1}
-	tx := NewTransaction(typed.Account(), "Shop", "t1")
-	for _, err := range []error{
-		typed.CreateIn(tx, order),
-		typed.DeleteIn(tx, "t1|gone", old.ETag),
-		poly.InsertIn(tx, abstractions.PolyWrite[event]{Key: pkey("t1", "evt-1"), Item: &noted{Text: "o1 placed"}}),
-		poly.UpsertIn(tx, abstractions.Marker[event](pkey("t1", "head"), map[string]any{"_Seq": int64(1)})),
-	} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	tx := typed.Transaction("t1")
+	typed.CreateIn(tx, order)
+	typed.DeleteIn(tx, "t1|gone", old.ETag)
+	poly.InsertIn(tx, abstractions.PolyWrite[event]{Key: pkey("t1", "evt-1"), Item: &noted{Text: "o1 placed"}})
+	poly.UpsertIn(tx, abstractions.Marker[event](pkey("t1", "head"), map[string]any{"_Seq": int64(1)}))
 	if order.ETag != "" {
 		t.Fatal("the entity changed before the commit")
 	}
@@ -157,13 +151,9 @@ func TestTransactionStaleETagWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale.Name = "cancelled"
-	tx := NewTransaction(typed.Account(), "Shop", "t1")
-	if err := typed.UpdateIn(tx, &stale, abstractions.Strict); err != nil {
-		t.Fatal(err)
-	}
-	if err := poly.InsertIn(tx, abstractions.PolyWrite[event]{Key: pkey("t1", "evt-2"), Item: &noted{Text: "cancelled"}}); err != nil {
-		t.Fatal(err)
-	}
+	tx := typed.Transaction("t1")
+	typed.UpdateIn(tx, &stale, abstractions.Strict)
+	poly.InsertIn(tx, abstractions.PolyWrite[event]{Key: pkey("t1", "evt-2"), Item: &noted{Text: "cancelled"}})
 	before := f.size("Shop")
 	staleETag := stale.ETag
 	err := tx.Commit(ctx)
@@ -216,58 +206,47 @@ func TestTransactionRefusals(t *testing.T) {
 	}
 	cases := []struct {
 		name  string
-		add   func(tx *Transaction) error
+		add   func(tx *Transaction)
 		kind  error
 		names string
 	}{
-		{"another partition", func(tx *Transaction) error { return typed.CreateIn(tx, &item{Entity: abstractions.Entity{ID: "t2|o"}}) }, abstractions.ErrInvalidArgument, "t2"},
-		{"another partition (poly)", func(tx *Transaction) error {
-			return poly.InsertIn(tx, abstractions.PolyWrite[event]{Key: pkey("T1", "e"), Item: &noted{}})
+		{"another partition", func(tx *Transaction) { typed.CreateIn(tx, &item{Entity: abstractions.Entity{ID: "t2|o"}}) }, abstractions.ErrInvalidArgument, "t2"},
+		{"another partition (poly)", func(tx *Transaction) {
+			poly.InsertIn(tx, abstractions.PolyWrite[event]{Key: pkey("T1", "e"), Item: &noted{}})
 		}, abstractions.ErrInvalidArgument, "T1"},
-		{"another table", func(tx *Transaction) error { return other.CreateIn(tx, &item{Entity: abstractions.Entity{ID: "t1|o"}}) }, abstractions.ErrInvalidArgument, "Other"},
-		{"another account", func(tx *Transaction) error {
-			return elsewhere.CreateIn(tx, &item{Entity: abstractions.Entity{ID: "t1|o"}})
+		{"another table", func(tx *Transaction) { other.CreateIn(tx, &item{Entity: abstractions.Entity{ID: "t1|o"}}) }, abstractions.ErrInvalidArgument, "Other"},
+		{"another account", func(tx *Transaction) {
+			elsewhere.CreateIn(tx, &item{Entity: abstractions.Entity{ID: "t1|o"}})
 		}, abstractions.ErrInvalidArgument, "account"},
-		{"a key twice", func(tx *Transaction) error {
-			if err := typed.UpsertIn(tx, &item{Entity: abstractions.Entity{ID: "t1|k"}}); err != nil {
-				return err
-			}
-			return poly.InsertIn(tx, ev("k"))
+		{"a key twice", func(tx *Transaction) {
+			typed.UpsertIn(tx, &item{Entity: abstractions.Entity{ID: "t1|k"}})
+			poly.InsertIn(tx, ev("k"))
 		}, abstractions.ErrDuplicateKey, "k"},
-		{"a split-aware type", func(tx *Transaction) error { return split.CreateIn(tx, &big{Entity: abstractions.Entity{ID: "t1|b"}}) }, abstractions.ErrNotSupported, "split-aware"},
-		{"a protected type upserted", func(tx *Transaction) error {
-			return prot.UpsertIn(tx, &guarded{Entity: abstractions.Entity{ID: "t1|g"}})
+		{"a split-aware type", func(tx *Transaction) { split.CreateIn(tx, &big{Entity: abstractions.Entity{ID: "t1|b"}}) }, abstractions.ErrNotSupported, "split-aware"},
+		{"a protected type upserted", func(tx *Transaction) {
+			prot.UpsertIn(tx, &guarded{Entity: abstractions.Entity{ID: "t1|g"}})
 		}, abstractions.ErrNotSupported, "protected"},
-		{"Strict without an ETag", func(tx *Transaction) error {
-			return typed.UpdateIn(tx, &item{Entity: abstractions.Entity{ID: "t1|u"}}, abstractions.Strict)
+		{"Strict without an ETag", func(tx *Transaction) {
+			typed.UpdateIn(tx, &item{Entity: abstractions.Entity{ID: "t1|u"}}, abstractions.Strict)
 		}, abstractions.ErrInvalidArgument, "ETag"},
-		{"an upsert of a quoted key", func(tx *Transaction) error { return poly.UpsertIn(tx, ev("o'brien")) }, abstractions.ErrNotSupported, "'"},
-		{"101 writes", func(tx *Transaction) error {
+		{"an upsert of a quoted key", func(tx *Transaction) { poly.UpsertIn(tx, ev("o'brien")) }, abstractions.ErrNotSupported, "'"},
+		{"101 writes", func(tx *Transaction) {
 			for i := range 101 {
-				if err := poly.InsertIn(tx, ev(fmt.Sprintf("%03d", i))); err != nil {
-					return err
-				}
+				poly.InsertIn(tx, ev(fmt.Sprintf("%03d", i)))
 			}
-			return nil
 		}, abstractions.ErrInvalidArgument, "101"},
-		{"over 4 MiB", func(tx *Transaction) error {
+		{"over 4 MiB", func(tx *Transaction) {
 			for i := range 80 {
-				if err := typed.CreateIn(tx, &item{Entity: abstractions.Entity{ID: fmt.Sprintf("t1|%03d", i)}, Name: strings.Repeat("é", 30_000)}); err != nil {
-					return err
-				}
+				typed.CreateIn(tx, &item{Entity: abstractions.Entity{ID: fmt.Sprintf("t1|%03d", i)}, Name: strings.Repeat("é", 30_000)})
 			}
-			return nil
 		}, abstractions.ErrInvalidArgument, "4 MiB"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f.resetCalls()
-			tx := NewTransaction(typed.Account(), "Shop", "t1")
-			addErr := c.add(tx)
+			tx := typed.Transaction("t1")
+			c.add(tx)
 			err := tx.Commit(ctx)
-			if addErr != nil && !errors.Is(err, c.kind) {
-				t.Fatalf("Commit after a refused write: %v", err)
-			}
 			wantKind(t, err, c.kind)
 			if !strings.Contains(err.Error(), c.names) {
 				t.Errorf("the error %v does not name %q", err, c.names)
@@ -277,14 +256,17 @@ func TestTransactionRefusals(t *testing.T) {
 			}
 		})
 	}
-	// An invalid partition or account is refused by the first write and by Commit.
-	tx := NewTransaction(typed.Account(), "Shop", "a/b")
-	wantKind(t, typed.CreateIn(tx, &item{Entity: abstractions.Entity{ID: "a/b|x"}}), abstractions.ErrInvalidKey)
-	wantKind(t, NewTransaction(nil, "Shop", "t1").Commit(ctx), abstractions.ErrInvalidArgument)
-	wantKind(t, typed.CreateIn(nil, &item{}), abstractions.ErrInvalidArgument)
+	// An invalid partition is refused by Commit; a nil transaction takes no write and is
+	// refused by Commit.
+	tx := typed.Transaction("a/b")
+	typed.CreateIn(tx, &item{Entity: abstractions.Entity{ID: "a/b|x"}})
+	wantKind(t, tx.Commit(ctx), abstractions.ErrInvalidKey)
+	typed.CreateIn(nil, &item{})
+	poly.InsertIn(nil, abstractions.PolyWrite[event]{})
+	wantKind(t, (*Transaction)(nil).Commit(ctx), abstractions.ErrInvalidArgument)
 	// An empty transaction commits nothing.
 	f.resetCalls()
-	if err := NewTransaction(typed.Account(), "Shop", "t1").Commit(ctx); err != nil || len(f.calls) != 0 {
+	if err := typed.Transaction("t1").Commit(ctx); err != nil || len(f.calls) != 0 {
 		t.Fatalf("an empty transaction: %v, %v", err, f.calls)
 	}
 }
@@ -296,10 +278,9 @@ func TestTransactionCommitTellsItsOwnEcho(t *testing.T) {
 	ctx := context.Background()
 	typed, poly, ft, f := sharedStores(t)
 	order := &item{Entity: abstractions.Entity{ID: "t1|o1"}, Name: "placed"}
-	tx := NewTransaction(typed.Account(), "Shop", "t1")
-	if err := errors.Join(typed.CreateIn(tx, order), poly.InsertIn(tx, abstractions.PolyWrite[event]{Key: pkey("t1", "e1"), Item: &noted{Text: "placed"}})); err != nil {
-		t.Fatal(err)
-	}
+	tx := typed.Transaction("t1")
+	typed.CreateIn(tx, order)
+	poly.InsertIn(tx, abstractions.PolyWrite[event]{Key: pkey("t1", "e1"), Item: &noted{Text: "placed"}})
 	ft.Inject(faults.LoseResponse, faults.Transactions, 1)
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatalf("Commit after a lost response: %v", err)
@@ -310,10 +291,8 @@ func TestTransactionCommitTellsItsOwnEcho(t *testing.T) {
 	}
 
 	next := &item{Entity: abstractions.Entity{ID: "t1|o2"}, Name: "placed"}
-	tx = NewTransaction(typed.Account(), "Shop", "t1")
-	if err := typed.CreateIn(tx, next); err != nil {
-		t.Fatal(err)
-	}
+	tx = typed.Transaction("t1")
+	typed.CreateIn(tx, next)
 	ft.Inject(faults.ServerBusy, faults.Transactions, 10)
 	err := tx.Commit(ctx)
 	ft.Clear()
@@ -418,4 +397,34 @@ func entryKeys(es []*abstractions.PolyEntry[event]) string {
 		keys[i] = e.Key.RowKey
 	}
 	return strings.Join(keys, " ")
+}
+
+// Commit reports every refused write at once, each naming its row, and sends nothing; a
+// polymorphic write whose key leaves the partition empty is in the transaction's.
+func TestTransactionReportsEveryRefusal(t *testing.T) {
+	ctx := context.Background()
+	typed, poly, _, f := sharedStores(t)
+	tx := typed.Transaction("t1")
+	typed.CreateIn(tx, &item{Entity: abstractions.Entity{ID: "t2|elsewhere"}})
+	poly.InsertIn(tx, abstractions.PolyWrite[event]{Key: abstractions.TableKey{RowKey: "evt-1"}, Item: &noted{Text: "kept"}})
+	typed.UpdateIn(tx, &item{Entity: abstractions.Entity{ID: "t1|noetag"}}, abstractions.Strict)
+	f.resetCalls()
+	err := tx.Commit(ctx)
+	if !errors.Is(err, abstractions.ErrInvalidArgument) || !strings.Contains(err.Error(), "t2") || !strings.Contains(err.Error(), "noetag") {
+		t.Fatalf("Commit: %v, want both refusals", err)
+	}
+	if n := len(err.(interface{ Unwrap() []error }).Unwrap()); n != 2 {
+		t.Errorf("%d errors joined, want 2", n)
+	}
+	if len(f.calls) != 0 {
+		t.Errorf("a refused transaction sent %v", f.calls)
+	}
+	tx = typed.Transaction("t1")
+	poly.InsertIn(tx, abstractions.PolyWrite[event]{Key: abstractions.TableKey{RowKey: "evt-1"}, Item: &noted{Text: "kept"}})
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.row("Shop", "t1", "evt-1"); !ok {
+		t.Error("the write with an empty partition is not in the transaction's partition")
+	}
 }

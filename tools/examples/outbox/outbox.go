@@ -80,8 +80,6 @@ var ErrConflict = fmt.Errorf("outbox: another writer changed the order or its ou
 
 // Service changes orders, each change with its event.
 type Service struct {
-	acct   *tables.Account
-	table  string
 	orders *tables.Store[Order]
 	events *tables.PolyStore[Event]
 }
@@ -103,7 +101,7 @@ func Open(acct *tables.Account, table string) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{acct: acct, table: table, orders: orders, events: events}, nil
+	return &Service{orders: orders, events: events}, nil
 }
 
 // Orders returns the store of the orders.
@@ -133,7 +131,7 @@ func marker(ctx context.Context, events abstractions.PolyStorage[Event], tenant 
 // Place writes a new order and its Placed event.
 func (s *Service) Place(ctx context.Context, tenant, id string, cents int64) (*Order, error) {
 	o := &Order{Entity: abstractions.Entity{ID: tenant + "|" + id}, Status: "placed", Cents: cents}
-	err := s.change(ctx, tenant, &Placed{Cents: cents}, o, func(tx *tables.Transaction) error { return s.orders.CreateIn(tx, o) })
+	err := s.change(ctx, tenant, &Placed{Cents: cents}, o, func(tx *tables.Transaction) { s.orders.CreateIn(tx, o) })
 	if err != nil {
 		return nil, err
 	}
@@ -157,8 +155,8 @@ func (s *Service) move(ctx context.Context, o *Order, from, to string, ev Event)
 	tenant, _ := abstractions.SplitID(o.ID)
 	next := *o
 	next.Status = to
-	err := s.change(ctx, tenant, ev, &next, func(tx *tables.Transaction) error {
-		return s.orders.UpdateIn(tx, &next, abstractions.Strict)
+	err := s.change(ctx, tenant, ev, &next, func(tx *tables.Transaction) {
+		s.orders.UpdateIn(tx, &next, abstractions.Strict)
 	})
 	if err != nil {
 		return err
@@ -169,7 +167,7 @@ func (s *Service) move(ctx context.Context, o *Order, from, to string, ev Event)
 
 // change writes the order (with write) and ev as the tenant's next event, moving the
 // outbox marker on, in one transaction.
-func (s *Service) change(ctx context.Context, tenant string, ev Event, o *Order, write func(*tables.Transaction) error) error {
+func (s *Service) change(ctx context.Context, tenant string, ev Event, o *Order, write func(*tables.Transaction)) error {
 	seq, pending, etag, err := marker(ctx, s.events, tenant)
 	if err != nil {
 		return err
@@ -178,17 +176,13 @@ func (s *Service) change(ctx context.Context, tenant string, ev Event, o *Order,
 	_, id := abstractions.SplitID(o.ID)
 	b := ev.Base()
 	b.Order, b.Seq = id, seq
-	m := abstractions.Marker[Event](abstractions.TableKey{PartitionKey: tenant, RowKey: MarkerKey},
-		map[string]any{SeqColumn: seq, PendingColumn: pending})
+	m := abstractions.Marker[Event](abstractions.TableKey{RowKey: MarkerKey}, map[string]any{SeqColumn: seq, PendingColumn: pending})
 	m.IfMatch = etag // "" for a new tenant: the marker is inserted, and a second insert fails
-	tx := tables.NewTransaction(s.acct, s.table, tenant)
-	err = errors.Join(write(tx),
-		s.events.InsertIn(tx, abstractions.PolyWrite[Event]{Key: abstractions.TableKey{PartitionKey: tenant, RowKey: EventKey(seq)},
-			Item: ev, Columns: map[string]any{SentColumn: false}}),
-		s.events.InsertIn(tx, m))
-	if err != nil {
-		return err
-	}
+	tx := s.events.Transaction(tenant)
+	write(tx)
+	s.events.InsertIn(tx, abstractions.PolyWrite[Event]{Key: abstractions.TableKey{RowKey: EventKey(seq)},
+		Item: ev, Columns: map[string]any{SentColumn: false}})
+	s.events.InsertIn(tx, m)
 	err = tx.Commit(ctx)
 	if errors.Is(err, abstractions.ErrConcurrencyConflict) || errors.Is(err, abstractions.ErrDuplicateKey) {
 		return fmt.Errorf("%w: %w", ErrConflict, err)
