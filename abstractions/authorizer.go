@@ -18,9 +18,3 @@ type Authorizer interface {
 	// IsAllowed reports whether the caller of ctx holds at least one of roles.
 	IsAllowed(ctx context.Context, roles []string) bool
 }
-
-// AuthorizerFunc adapts a function to the Authorizer interface.
-type AuthorizerFunc func(ctx context.Context, roles []string) bool
-
-// IsAllowed calls f(ctx, roles).
-func (f AuthorizerFunc) IsAllowed(ctx context.Context, roles []string) bool { return f(ctx, roles) }

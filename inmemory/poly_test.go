@@ -116,8 +116,8 @@ func TestPolyForRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Table() != "Ledger" || s.Account() != acct || s.Types() != reg {
-		t.Errorf("table %q, account %p, types %p", s.Table(), s.Account(), s.Types())
+	if s.Table() != "Ledger" || s.Account() != acct {
+		t.Errorf("table %q, account %p", s.Table(), s.Account())
 	}
 	if _, err := tables.PolyFor[any](acct, reg, &tables.StoreOptions{Table: "Anything"}); err != nil {
 		t.Errorf("an empty-interface base with a named table: %v", err)

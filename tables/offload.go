@@ -50,7 +50,7 @@ type BlobOffloadOptions struct {
 	ThresholdBytes int
 	// CleanupGrace is how old a blob a replace or delete released must be (since it was
 	// last written or touched, on the service's clock) to be deleted at once; younger ones
-	// are left for the orphan sweep. 0 means DefaultCleanupGrace. A blob's LastModified has
+	// are left for the orphan sweep. 0 means five minutes. A blob's LastModified has
 	// one-second resolution, so a grace below a second protects nothing: a blob another
 	// writer touched in the second of the commit could be deleted under it. A negative
 	// grace means none beyond that resolution (tests only): a released blob is deleted once
@@ -59,8 +59,8 @@ type BlobOffloadOptions struct {
 	CleanupGrace time.Duration
 }
 
-// DefaultCleanupGrace is the cleanup grace unless BlobOffloadOptions say otherwise.
-const DefaultCleanupGrace = 5 * time.Minute
+// defaultCleanupGrace is the cleanup grace unless BlobOffloadOptions say otherwise.
+const defaultCleanupGrace = 5 * time.Minute
 
 // NoCleanup as BlobOffloadOptions.CleanupGrace switches the cleanup after writes and deletes
 // off: every released blob is left for the orphan sweep.
@@ -109,7 +109,7 @@ func newOffload(o *BlobOffloadOptions) *engine.OffloadConfig {
 	case c.Grace == NoCleanup:
 		c.Cleanup = false
 	case c.Grace == 0:
-		c.Grace = DefaultCleanupGrace
+		c.Grace = defaultCleanupGrace
 	case c.Grace < 0:
 		c.Grace = 0
 	}

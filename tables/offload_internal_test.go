@@ -63,7 +63,7 @@ func TestBlobOffloadOptionsCheck(t *testing.T) {
 			t.Errorf("%+v: %v, want ErrInvalidArgument", o, err)
 		}
 	}
-	if c := newOffload(&BlobOffloadOptions{}); c.Container != "unified-tables-values" || c.Threshold != 3_145_728 || c.Grace != DefaultCleanupGrace || !c.Cleanup {
+	if c := newOffload(&BlobOffloadOptions{}); c.Container != "unified-tables-values" || c.Threshold != 3_145_728 || c.Grace != defaultCleanupGrace || !c.Cleanup {
 		t.Errorf("defaults: %+v", c)
 	}
 	if c := newOffload(&BlobOffloadOptions{CleanupGrace: -1}); c.Grace != 0 || !c.Cleanup {

@@ -287,10 +287,10 @@ func TestLargeBatchInParallel(t *testing.T) {
 	}
 }
 
-// Without Options.BatchParallelism, batch calls have DefaultBatchParallelism transactions
+// Without Options.BatchParallelism, batch calls have defaultBatchParallelism transactions
 // out at once. (The window itself is tested in package retry.)
 func TestDefaultBatchParallelism(t *testing.T) {
-	if n := (*Options)(nil).batchParallelism(); n != DefaultBatchParallelism {
+	if n := (*Options)(nil).batchParallelism(); n != defaultBatchParallelism {
 		t.Errorf("default %d", n)
 	}
 	if n := (&Options{BatchParallelism: 3}).batchParallelism(); n != 3 {

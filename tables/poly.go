@@ -118,8 +118,6 @@ func (s *PolyStore[B]) Table() string { return s.host.Name }
 // Account returns the store's account.
 func (s *PolyStore[B]) Account() *Account { return s.acct }
 
-// Types returns the store's type registry.
-func (s *PolyStore[B]) Types() *abstractions.TypeRegistry { return s.types }
 
 // EnsureCreated creates the table if it does not exist yet, as Store.EnsureCreated does:
 // call it at start-up to fail fast. With Options.NeverCreateTables it only checks that the

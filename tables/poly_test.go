@@ -106,8 +106,8 @@ func TestNewPolyRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Table() != "event" || s.Account() != acct || s.Types() != types {
-		t.Errorf("table %q, account %v, registry %v", s.Table(), s.Account(), s.Types())
+	if s.Table() != "event" || s.Account() != acct {
+		t.Errorf("table %q, account %v", s.Table(), s.Account())
 	}
 }
 

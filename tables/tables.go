@@ -59,12 +59,12 @@ type Options struct {
 	// spans, and no log line above Debug holds a key unless this is set.
 	RecordKeys bool
 	// BatchParallelism is the most transactions of different partitions one batch call
-	// (CreateBatch, UpsertBatch, a polymorphic batch) has out at once: 0 means
-	// DefaultBatchParallelism, 1 sends them one after another in the order of the
-	// input. A partition's own transactions always go one after another, in order. When
-	// the service answers busy (503 ServerBusy, 500 OperationTimedOut) the account sends
-	// fewer at once, growing back as transactions commit, while the SDK's retry policy
-	// (ClientOptions.Retry) backs off and retries the refused request.
+	// (CreateBatch, UpsertBatch, a polymorphic batch) has out at once: 0 means 8, 1 sends them
+	// one after another in the order of the input. A partition's own transactions always go one
+	// after another, in order. When the service answers busy (503 ServerBusy, 500
+	// OperationTimedOut) the account sends fewer at once, growing back as transactions commit,
+	// while the SDK's retry policy (ClientOptions.Retry) backs off and retries the refused
+	// request.
 	BatchParallelism int
 	// NeverCreateTables stops the account from ever creating a table: for a least-privilege
 	// credential (a table SAS with read, add, update and delete permissions, no create)
@@ -247,18 +247,18 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 	return newAccount(svc.Endpoint(), svc, blobs, cfg, busy.Pressure), nil
 }
 
-// DefaultBatchParallelism is the number of partitions' transactions a batch call has out at
+// defaultBatchParallelism is the number of partitions' transactions a batch call has out at
 // once when Options.BatchParallelism is 0. Measured on Azurite (one emulator process on a
 // 2-core machine; 10,000 new rows over 10 partitions): 6.0 s one after another, 3.6 s at 2,
 // 3.4 s at 4, 2.8 s at 8 and 3.3 s at 16. The real service serves partitions on many
 // servers and has longer round trips, so each step gains more there; past 8 a batch
 // mostly adds load when the service throttles.
-const DefaultBatchParallelism = 8
+const defaultBatchParallelism = 8
 
 // batchParallelism is Options.BatchParallelism, 0 for nil options.
 func (o *Options) batchParallelism() int {
 	if o == nil || o.BatchParallelism <= 0 {
-		return DefaultBatchParallelism
+		return defaultBatchParallelism
 	}
 	return o.BatchParallelism
 }

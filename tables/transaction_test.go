@@ -120,7 +120,7 @@ func TestSharedTableIsOptIn(t *testing.T) {
 	if err := typed.Create(ctx, &item{Entity: abstractions.Entity{ID: "t1|o1"}, Name: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	owner, err := PolyFor[event](poly.Account(), poly.Types(), &StoreOptions{Table: "Shop"})
+	owner, err := PolyFor[event](poly.Account(), poly.types, &StoreOptions{Table: "Shop"})
 	if err != nil {
 		t.Fatal(err)
 	}
