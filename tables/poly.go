@@ -118,7 +118,6 @@ func (s *PolyStore[B]) Table() string { return s.host.Name }
 // Account returns the store's account.
 func (s *PolyStore[B]) Account() *Account { return s.acct }
 
-
 // EnsureCreated creates the table if it does not exist yet, as Store.EnsureCreated does:
 // call it at start-up to fail fast. With Options.NeverCreateTables it only checks that the
 // table exists, and a missing table fails with an error matching abstractions.ErrNotFound.
