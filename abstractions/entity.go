@@ -33,12 +33,6 @@ type Entity struct {
 // which is how generic code reaches the base of a *T.
 func (e *Entity) Base() *Entity { return e }
 
-// EntityBase is implemented by a pointer to every type that embeds Entity.
-type EntityBase interface {
-	// Base returns the embedded Entity, which the store reads and stamps.
-	Base() *Entity
-}
-
 // EntityPtr is the constraint of the generic functions that store a T: P is *T, and *T
 // embeds Entity. The compiler checks it and infers P, so callers write only T:
 //
@@ -49,5 +43,6 @@ type EntityBase interface {
 // (missing method Base)").
 type EntityPtr[T any] interface {
 	*T
-	EntityBase
+	// Base returns the embedded Entity, which the store reads and stamps.
+	Base() *Entity
 }

@@ -153,18 +153,14 @@ type VersionedEntity struct {
 // VersionField returns the address of the version, for the versioned-stream functions.
 func (v *VersionedEntity) VersionField() *int { return &v.Version }
 
-// Versioned is implemented by a pointer to every type that embeds VersionedEntity.
-type Versioned interface {
-	EntityBase
-	// VersionField returns the address of the embedded VersionedEntity's Version.
-	VersionField() *int
-}
-
 // VersionedPtr is the constraint of the versioned-stream functions: P is *T, and *T embeds
 // VersionedEntity. As with EntityPtr, the compiler checks it and infers P.
 type VersionedPtr[T any] interface {
 	*T
-	Versioned
+	// Base returns the embedded Entity, which the store reads and stamps.
+	Base() *Entity
+	// VersionField returns the address of the embedded VersionedEntity's Version.
+	VersionField() *int
 }
 
 func checkVersion[T any](op string, s Creator[T], stream string, version int) error {

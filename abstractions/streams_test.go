@@ -33,7 +33,7 @@ func newFakeLog[T any]() *fakeLog[T] { return &fakeLog[T]{rows: map[string]T{}} 
 func (f *fakeLog[T]) Table() string { return "Fake" }
 
 func (f *fakeLog[T]) Create(_ context.Context, v *T) error {
-	id := any(v).(EntityBase).Base().ID
+	id := any(v).(interface{ Base() *Entity }).Base().ID
 	if _, ok := f.rows[id]; ok {
 		return &StoreError{Kind: ErrDuplicateKey, Op: "create", Message: "taken"}
 	}

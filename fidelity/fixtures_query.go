@@ -126,7 +126,7 @@ func item(it *itemRow) string {
 func ids[T any](vs []*T) []string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
-		out[i] = any(v).(abstractions.EntityBase).Base().ID
+		out[i] = any(v).(interface{ Base() *abstractions.Entity }).Base().ID
 	}
 	return out
 }

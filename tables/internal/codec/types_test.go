@@ -121,7 +121,7 @@ var refTime = time.Date(2024, 2, 29, 13, 14, 15, 123456700, time.UTC)
 func roundTrip[T any](t *testing.T, in *T, opts *codec.Options) (*T, service.Row) {
 	t.Helper()
 	pk, rk := "pk", "rk"
-	if b, ok := any(in).(abstractions.EntityBase); ok {
+	if b, ok := any(in).(interface{ Base() *abstractions.Entity }); ok {
 		pk, rk = splitID(b.Base().ID)
 	}
 	row, err := codec.EncodeRow(in, pk, rk, opts)
