@@ -13,7 +13,7 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// acctCore is what the engine needs of an account: its services as the stores use them, the
+// Account is what the engine needs of an account: its services as the stores use them, the
 // read cache, the batch window, telemetry, blob offload and the options the row code reads.
 type Account struct {
 	Tables *access.Tables // the service as the stores use it: given, with retries, with the stores' rules (package access)
@@ -21,7 +21,7 @@ type Account struct {
 	Codec  codec.Options
 	Cache  *cache.Cache // one per account, shared by all its stores
 
-	// off is the blob offload configuration, nil when off; offErr refuses split-aware
+	// Off is the blob offload configuration, nil when off; offErr refuses split-aware
 	// stores when the options are out of range.
 	Off      *OffloadConfig
 	OffErr   error
@@ -30,7 +30,7 @@ type Account struct {
 	Cfg      Config
 }
 
-// engineConfig are the options the engine reads.
+// Config are the options the engine reads.
 type Config struct {
 	NormalizeIDs           bool // Options.IDs is NormalizeIDs
 	RecordKeys             bool
@@ -48,13 +48,13 @@ func (a *Account) Logger() *slog.Logger {
 	return slog.Default()
 }
 
-// now is the time a write stamps, in UTC and at the service's 100 ns precision, so the entity
+// Now is the time a write stamps, in UTC and at the service's 100 ns precision, so the entity
 // a write returns holds the same times a read of the row gives.
 func (a *Account) Now() time.Time {
 	return a.Clock().UTC().Round(0).Truncate(100 * time.Nanosecond)
 }
 
-// clock is the account's clock as given (see Options.Now).
+// Clock is the account's clock as given (see Options.Now).
 func (a *Account) Clock() time.Time {
 	if a.Cfg.NowFunc != nil {
 		return a.Cfg.NowFunc()

@@ -10,22 +10,22 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// A plan is the row actions that carry out one store call, in the order they must run. The
+// A Plan is the row actions that carry out one store call, in the order they must run. The
 // engine sends a plan of one action as a single write and a longer one as entity-group
 // transactions (chunks); large values will add their blob actions here.
 type Plan struct {
 	Actions []service.Action
-	// skipGone resends a transaction without a delete whose row another writer removed.
+	// SkipGone resends a transaction without a delete whose row another writer removed.
 	SkipGone bool
 }
 
-// A planPart is the transactions of one partition: lists of plan indices, in order.
+// A PlanPart is the transactions of one partition: lists of plan indices, in order.
 type PlanPart struct {
 	PK     string
 	Chunks [][]int
 }
 
-// parts cuts the plan into transactions the service accepts: actions of one partition, at
+// Parts cuts the plan into transactions the service accepts: actions of one partition, at
 // most 100 of them and at most 4 MiB of request body. Partitions come in the order they
 // first appear, and actions keep their order within a partition.
 func (p *Plan) Parts() []PlanPart {
@@ -60,7 +60,7 @@ func (p *Plan) Parts() []PlanPart {
 	return out
 }
 
-// chunks is every transaction of the plan, partition after partition.
+// Chunks is every transaction of the plan, partition after partition.
 func (p *Plan) Chunks() [][]int {
 	var out [][]int
 	for _, part := range p.Parts() {
@@ -69,7 +69,7 @@ func (p *Plan) Chunks() [][]int {
 	return out
 }
 
-// runBatch sends the plan's transactions, those of different partitions concurrently (see
+// RunBatch sends the plan's transactions, those of different partitions concurrently (see
 // runParts), and returns how many actions committed. A failure stops its partition: the
 // partition's transactions before it stay committed and none after it is sent. committed,
 // when not nil, receives the plan indices of each transaction that committed, one call at a
@@ -112,7 +112,7 @@ func (s *Table) RunBatch(ctx context.Context, op string, p *Plan, committed func
 	return CountCommitted(runs), s.BatchError(op, runs)
 }
 
-// sendChunk sends one transaction of a plan and reports its committed actions to ok. For a
+// SendChunk sends one transaction of a plan and reports its committed actions to ok. For a
 // skipGone plan it settles deletes the service answers 404 to (see settleDelete), records
 // the first row that stays in *stuck, and sends the rest again.
 func (s *Table) SendChunk(ctx context.Context, op string, p *Plan, r *PartRun, idx []int, ok func(...int), stuck *error) error {
@@ -174,7 +174,7 @@ func (s *Table) SendChunk(ctx context.Context, op string, p *Plan, r *PartRun, i
 	return nil
 }
 
-// rowState is what became of one row of a batch call.
+// RowState is what became of one row of a batch call.
 type RowState uint8
 
 const (
@@ -184,7 +184,7 @@ const (
 	RowUnknown                   // its transaction's answer was lost
 )
 
-// A partRun is one partition of a batch call: its rows and the step that sends its next
+// A PartRun is one partition of a batch call: its rows and the step that sends its next
 // transaction. runParts calls step again while it reports more, one call at a time.
 type PartRun struct {
 	PK   string
@@ -221,7 +221,7 @@ func (r *PartRun) Gone(keys ...int) { r.Set(RowGone, keys...) }
 
 func (r *PartRun) Unknown(keys ...int) { r.Set(RowUnknown, keys...) }
 
-// countCommitted counts the rows that committed (not those found gone).
+// CountCommitted counts the rows that committed (not those found gone).
 func CountCommitted(runs []*PartRun) int {
 	n := 0
 	for _, r := range runs {
@@ -236,7 +236,7 @@ func CountCommitted(runs []*PartRun) int {
 	return n
 }
 
-// runParts runs the partitions' steps: each partition's one after another, and those of
+// RunParts runs the partitions' steps: each partition's one after another, and those of
 // different partitions concurrently, at most the account's window at once (its
 // BatchParallelism, less after busy answers). Partitions start in order, and a partition
 // that has more to send goes first in the queue again, so with a window of 1 the
@@ -307,7 +307,7 @@ func (s *Table) RunParts(ctx context.Context, op string, runs []*PartRun) {
 	}
 }
 
-// notSent is the error of a partition whose next transaction was never sent because of
+// NotSent is the error of a partition whose next transaction was never sent because of
 // cause (the failure of another partition, or the end of the context).
 func (s *Table) NotSent(op, pk string, cause error) error {
 	e := &abstractions.StoreError{Op: op, Table: s.Name, PartitionKey: pk, Err: cause,
@@ -321,7 +321,7 @@ func (s *Table) NotSent(op, pk string, cause error) error {
 	return e
 }
 
-// stopsBatch reports a failure that says the service cannot be used as a whole (it is
+// StopsBatch reports a failure that says the service cannot be used as a whole (it is
 // unavailable, it refuses the credential, the table is gone) or that the call's context
 // ended, rather than something about the partition's own rows: the batch then sends
 // nothing more.
@@ -339,7 +339,7 @@ func StopsBatch(err error) bool {
 	return false
 }
 
-// batchError reports a batch call in which some partition failed; it is nil when none did.
+// BatchError reports a batch call in which some partition failed; it is nil when none did.
 func (s *Table) BatchError(op string, runs []*PartRun) error {
 	failed := false
 	for _, r := range runs {
@@ -368,7 +368,7 @@ func (s *Table) BatchError(op string, runs []*PartRun) error {
 	return be
 }
 
-// A settled is what a delete that answered 404 inside a transaction turned out to mean.
+// A Settled is what a delete that answered 404 inside a transaction turned out to mean.
 type Settled int
 
 const (
@@ -377,7 +377,7 @@ const (
 	StillThere                  // the service answers 404 to every delete of a row it still reads
 )
 
-// settleDelete finds out, with a point read, what a delete that answered 404 inside a
+// SettleDelete finds out, with a point read, what a delete that answered 404 inside a
 // transaction means, and deletes the row alone when it is still there. For stillThere the
 // error says so, naming the row; the caller goes on with the other rows and reports it. Any
 // other error ends the call.
@@ -411,7 +411,7 @@ func (s *Table) SettleDelete(ctx context.Context, op, pk, rk string) (Settled, e
 			"(the count returned leaves it out); delete it with another client"}
 }
 
-// translateTx names the row a failed transaction blamed.
+// TranslateTx names the row a failed transaction blamed.
 func (s *Table) TranslateTx(op string, chunk []service.Action, err error) error {
 	var te *service.TransactionError
 	if errors.As(err, &te) && te.Index >= 0 && te.Index < len(chunk) {

@@ -8,17 +8,17 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// cachePolicy is a store's read-cache policy as the engine applies it: entries live for ttl
+// Policy is a store's read-cache policy as the engine applies it: entries live for ttl
 // (0: nothing is kept), from their last read when sliding.
 type Policy struct {
 	TTL     time.Duration
 	Sliding bool
 }
 
-// enabled reports whether the policy keeps anything.
+// Enabled reports whether the policy keeps anything.
 func (p Policy) Enabled() bool { return p.TTL > 0 }
 
-// cachedRow returns a fresh copy of the cached row under key, if the store caches.
+// CachedRow returns a fresh copy of the cached row under key, if the store caches.
 func (s *Table) CachedRow(key string) (*service.Row, bool) {
 	if !s.Policy.Enabled() {
 		return nil, false
@@ -30,7 +30,7 @@ func (s *Table) CachedRow(key string) (*service.Row, bool) {
 	return &e.Row, true
 }
 
-// readThrough runs fetch and, when the store caches and no write of key overlapped it,
+// ReadThrough runs fetch and, when the store caches and no write of key overlapped it,
 // stores what fetch returned. fetch returns nil for "nothing to store".
 func (s *Table) ReadThrough(key string, fetch func() *cache.Entry) {
 	if !s.Policy.Enabled() {
@@ -45,10 +45,10 @@ func (s *Table) ReadThrough(key string, fetch func() *cache.Entry) {
 	s.Acct.Cache.EndRead(key, since, e)
 }
 
-// beginWrite notes that a write of the keys is about to be sent.
+// BeginWrite notes that a write of the keys is about to be sent.
 func (s *Table) BeginWrite(keys []string) { s.Acct.Cache.BeginWrite(keys) }
 
-// endWrite notes that the write of the keys returned err. After a success, when the store
+// EndWrite notes that the write of the keys returned err. After a success, when the store
 // caches and written is not nil, the row's own key keeps written with w's ETag and
 // Timestamp as the row's new version (nil written drops it, as for a delete or a
 // transaction whose rows the cache does not keep).
@@ -62,7 +62,7 @@ func (s *Table) EndWrite(keys []string, err error, written *service.Row, w servi
 	s.EndWriteWith(keys, err, next)
 }
 
-// endWriteWith is endWrite for a write whose cached version depends on what the cache holds
+// EndWriteWith is endWrite for a write whose cached version depends on what the cache holds
 // when the write returns (Patch): after a success, next receives the row's current entry
 // and returns the entry to store (nil drops the row).
 func (s *Table) EndWriteWith(keys []string, err error, next func(current *cache.Entry) *cache.Entry) {

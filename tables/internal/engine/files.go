@@ -20,14 +20,14 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// fileValue is a file of a prepared entity.
+// FileValue is a file of a prepared entity.
 type FileValue struct {
 	Field *codec.Field
 	File  *abstractions.File
 	Value int // index in prepared.values
 }
 
-// fileSources are the files one write holds, each taken once (a File assigned to several
+// FileSources are the files one write holds, each taken once (a File assigned to several
 // fields or entities of the write is hashed and locked once).
 type FileSources struct {
 	Mu sync.Mutex // the partitions of a batch upload concurrently
@@ -51,7 +51,7 @@ func (fs *FileSources) Get(ctx context.Context, f *abstractions.File) (driver.Fi
 	return src, nil
 }
 
-// release gives every file back (a seekable reader stands where its content starts).
+// Release gives every file back (a seekable reader stands where its content starts).
 func (fs *FileSources) Release() {
 	fs.Mu.Lock()
 	defer fs.Mu.Unlock()
@@ -61,7 +61,7 @@ func (fs *FileSources) Release() {
 	fs.M = nil
 }
 
-// resolveFiles hashes the files of a prepared entity (taking them for this write) and plans
+// ResolveFiles hashes the files of a prepared entity (taking them for this write) and plans
 // its rows. An account without offload refuses a file before its reader is read.
 func (s *Table) ResolveFiles(ctx context.Context, op string, p *Write, fs *FileSources) error {
 	if p.Layout != nil {
@@ -81,7 +81,7 @@ func (s *Table) ResolveFiles(ctx context.Context, op string, p *Write, fs *FileS
 	return s.PlanLarge(op, p)
 }
 
-// fileError names the file a write could not take.
+// FileError names the file a write could not take.
 func (s *Table) FileError(op string, p *Write, fv FileValue, err error) error {
 	kind := abstractions.ErrInvalidArgument
 	for _, k := range []error{context.Canceled, context.DeadlineExceeded, abstractions.ErrIntegrity, abstractions.ErrUnavailable, abstractions.ErrInvalidArgument} {
@@ -94,12 +94,12 @@ func (s *Table) FileError(op string, p *Write, fv FileValue, err error) error {
 		Message: fmt.Sprintf("the file in %s cannot be stored; nothing was stored", fv.Field.Path)}
 }
 
-// storeBlob is a blob of the offload container that a File streams.
+// StoreBlob is a blob of the offload container that a File streams.
 type StoreBlob struct {
 	Blobs     service.Blobs
 	Container string
 	Path      string
-	// gone runs when the blob is found missing (it evicts the row from the read cache).
+	// Gone runs when the blob is found missing (it evicts the row from the read cache).
 	Gone func()
 }
 
@@ -123,7 +123,7 @@ func (b *StoreBlob) OpenBlob(ctx context.Context) (io.ReadCloser, error) {
 	return &GoneBody{ReadCloser: blob.Body, B: b}, nil
 }
 
-// goneBody reports a blob deleted under an open stream as damage, and any other failure of
+// GoneBody reports a blob deleted under an open stream as damage, and any other failure of
 // the stream as every blob call's failure is reported (translate).
 type GoneBody struct {
 	io.ReadCloser
@@ -146,13 +146,13 @@ func (g *GoneBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// sameBlob reports whether a File's blob is the named blob of this store's account.
+// SameBlob reports whether a File's blob is the named blob of this store's account.
 func (s *Table) SameBlob(fb driver.FileBlob, path string) bool {
 	b, ok := fb.(*StoreBlob)
 	return ok && b.Blobs == s.Acct.Blobs && b.Container == s.Acct.Off.Container && b.Path == path
 }
 
-// blobOf returns the offload blob path of row (pk, rk), as a File streams it.
+// BlobOf returns the offload blob path of row (pk, rk), as a File streams it.
 func (s *Table) BlobOf(pk, rk, path string) *StoreBlob {
 	b := &StoreBlob{Blobs: s.Acct.Blobs, Path: path}
 	if s.Acct.Off != nil {
@@ -164,12 +164,12 @@ func (s *Table) BlobOf(pk, rk, path string) *StoreBlob {
 	return b
 }
 
-// bindFile returns the File of a stored reference.
+// BindFile returns the File of a stored reference.
 func (s *Table) BindFile(pk, rk string, ref largevalue.BlobRef) *abstractions.File {
 	return driver.NewStoredFile(s.BlobOf(pk, rk, ref.Path), ref.SHA256, ref.Length, ref.ContentType)
 }
 
-// uploadFile uploads (or touches) the blob of one file of a unit.
+// UploadFile uploads (or touches) the blob of one file of a unit.
 func (s *Table) UploadFile(ctx context.Context, op string, p *Write, b largevalue.Blob, fs *FileSources) error {
 	var fv FileValue
 	for _, f := range p.Files {

@@ -11,11 +11,11 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// maxKeyLength is the longest key, in UTF-16 code units, the engine sends. The service
+// MaxKeyLength is the longest key, in UTF-16 code units, the engine sends. The service
 // documents 1 KiB; its emulator stops at 512 units, so the engine stays within both.
 const MaxKeyLength = 512
 
-// checkKey returns why the engine refuses key, or "".
+// CheckKey returns why the engine refuses key, or "".
 //
 // Empty keys are the library's own refusal, not the service's: Azure stores a row with an
 // empty PartitionKey or RowKey, but the Azure SDK for Go cannot put an empty partition key
@@ -45,7 +45,7 @@ func CheckKey(key string) string {
 	return ""
 }
 
-// keyError is the refusal of a key, before anything is sent.
+// KeyError is the refusal of a key, before anything is sent.
 func KeyError(op, table, pk, rk, which, reason string) error {
 	return &abstractions.StoreError{
 		Kind: abstractions.ErrInvalidKey, Op: op, Table: table, PartitionKey: pk, RowKey: rk,
@@ -53,7 +53,7 @@ func KeyError(op, table, pk, rk, which, reason string) error {
 	}
 }
 
-// invalidUTF8 is the refusal of an id or key that is not valid UTF-8. It comes before
+// InvalidUTF8 is the refusal of an id or key that is not valid UTF-8. It comes before
 // normalisation, which would turn every invalid byte into U+FFFD and so make two different
 // ids address one row. The value is not quoted back: it is not text.
 func InvalidUTF8(op, table, which string) error {
@@ -61,14 +61,14 @@ func InvalidUTF8(op, table, which string) error {
 		Message: fmt.Sprintf("the %s is not valid UTF-8; nothing was sent", which)}
 }
 
-// resolveID normalises id (unless the account keeps ids as written), splits it and checks
+// ResolveID normalises id (unless the account keeps ids as written), splits it and checks
 // both keys. It returns the id as it will be stored. It is the check of every call that
 // writes (or takes its turn to write) the row, and refuses an empty key.
 func (s *Table) ResolveID(op, id string) (stored, pk, rk string, err error) {
 	return s.ResolveKeys(op, id, false)
 }
 
-// resolveReadID is resolveID for a call that only reads the row (One, Exists). It also takes
+// ResolveReadID is resolveID for a call that only reads the row (One, Exists). It also takes
 // an empty partition or row key ("|x", "x|", "|"), which Azure stores and other programs
 // (a .NET service, the raw SDK) write: such rows can be read, and moved to keys of their
 // own. An id that is empty as a whole is refused still: it is a zero Entity, not a key.
@@ -106,7 +106,7 @@ func (s *Table) ResolveKeys(op, id string, read bool) (stored, pk, rk string, er
 	return id, pk, rk, nil
 }
 
-// checkPartition checks a partition key given on its own (List, Count, DeletePartition,
+// CheckPartition checks a partition key given on its own (List, Count, DeletePartition,
 // Query.Partition, Page, the sweep) and returns it as it is stored. It takes the path of the
 // partition part of an id (see abstractions.SplitID): refused when not valid UTF-8,
 // normalised by normalPartition, then refused when it holds the id separator (no id can
@@ -132,7 +132,7 @@ func (s *Table) CheckPartition(op, partition string) (string, error) {
 	return pk, nil
 }
 
-// normalID returns an id as the store addresses it: normalised with abstractions.NormalizeID
+// NormalID returns an id as the store addresses it: normalised with abstractions.NormalizeID
 // unless the account keeps ids as written. It checks nothing: see resolveID.
 func (s *Table) NormalID(id string) string {
 	if s.Acct.Cfg.NormalizeIDs {
@@ -141,7 +141,7 @@ func (s *Table) NormalID(id string) string {
 	return id
 }
 
-// normalPartition returns a partition given on its own as the store addresses it: normalised
+// NormalPartition returns a partition given on its own as the store addresses it: normalised
 // with abstractions.NormalizePartition (the partition part of every id that starts with
 // it) unless the account keeps ids as written. It checks nothing: see checkPartition.
 func (s *Table) NormalPartition(partition string) string {
@@ -151,7 +151,7 @@ func (s *Table) NormalPartition(partition string) string {
 	return partition
 }
 
-// normalRowKeyPrefix returns a row-key prefix as the store matches it: normalised as the
+// NormalRowKeyPrefix returns a row-key prefix as the store matches it: normalised as the
 // row-key part of an id is (abstractions.NormalizeID: spaces as "-", lower case), except
 // that nothing is trimmed, since more of the row key may follow the prefix and the
 // partition precedes it. Unless the account keeps ids as written.
@@ -162,7 +162,7 @@ func (s *Table) NormalRowKeyPrefix(prefix string) string {
 	return prefix
 }
 
-// rowError wraps err, a refusal or failure about one row that did not come from the service
+// RowError wraps err, a refusal or failure about one row that did not come from the service
 // (a value the codec or the large-value layout refused, a stored row that does not decode), in
 // a *StoreError naming the operation, the table and the keys, as every other error about one
 // row is. Its Kind is the sentinel err matches, so errors.Is and errors.As see both.

@@ -39,11 +39,11 @@ import (
 //     any type) and the split-aware type does not count them.
 const SplitAttempts = 5
 
-// splitRetry paces the retries of split-aware writes and reads: 5 to 10 ms before the second
+// SplitRetry paces the retries of split-aware writes and reads: 5 to 10 ms before the second
 // attempt, doubling each time (at most 150 ms in all over five attempts).
 var SplitRetry = abstractions.RetryOptions{Backoff: 10_000_000}
 
-// contSelect is the projection of a look at continuation keys.
+// ContSelect is the projection of a look at continuation keys.
 var ContSelect = []string{largevalue.OfColumn, largevalue.IndexColumn}
 
 // Bounds of the projection of the read before a split-aware write: beyond them the read
@@ -54,7 +54,7 @@ const (
 	MaxStateSelectLen = 2000 // characters of the URL-encoded $select
 )
 
-// stateProjection returns the projection of the read before a split-aware write (see
+// StateProjection returns the projection of the read before a split-aware write (see
 // readState): the part count, the continuation marker and the blob reference cell of each
 // large-value column and each file field, aliases included; or nil, the whole row, when
 // that names more than maxStateColumns columns or is longer than maxStateSelectLen
@@ -75,7 +75,7 @@ func StateProjection(cols []largevalue.Column, files []*codec.Field) []string {
 	return sel
 }
 
-// largeColumns returns the large-value columns of a plan as a read reassembles them: each
+// LargeColumns returns the large-value columns of a plan as a read reassembles them: each
 // large field's column, then its aliases (files are not among them: see fileFields). With
 // offloaded set (the account configures blob offload), the reader fetches values held in
 // blobs itself (fetchBlobs); otherwise reassembling such a value fails.
@@ -93,7 +93,7 @@ func LargeColumns(pl *codec.Plan, offloaded bool) []largevalue.Column {
 	return out
 }
 
-// plainColumns returns the columns of a type that is not split-aware that may hold a value
+// PlainColumns returns the columns of a type that is not split-aware that may hold a value
 // another type stored split (strings, bytes and JSON-stored values, with their aliases):
 // such a reader reassembles the value when it is on the main row (largevalue.AssembleMain).
 func PlainColumns(pl *codec.Plan) []largevalue.Column {
@@ -108,7 +108,7 @@ func PlainColumns(pl *codec.Plan) []largevalue.Column {
 	return out
 }
 
-// appendColumns appends the column of f and of each of its aliases.
+// AppendColumns appends the column of f and of each of its aliases.
 func AppendColumns(out []largevalue.Column, f *codec.Field) []largevalue.Column {
 	binary := f.Kind == service.KindBinary && !f.JSON
 	out = append(out, largevalue.Column{Name: f.Name, Cell: f.Cell, Binary: binary})
@@ -119,7 +119,7 @@ func AppendColumns(out []largevalue.Column, f *codec.Field) []largevalue.Column 
 	return out
 }
 
-// fileFields returns the file fields of a plan.
+// FileFields returns the file fields of a plan.
 func FileFields(pl *codec.Plan) []*codec.Field {
 	var out []*codec.Field
 	fields := pl.Fields()
@@ -131,13 +131,13 @@ func FileFields(pl *codec.Plan) []*codec.Field {
 	return out
 }
 
-// fileColumns returns the names a file field's reference cell may have, the field's own
+// FileColumns returns the names a file field's reference cell may have, the field's own
 // first: its column, then its aliases (the columns of rows written before a rename).
 func FileColumns(f *codec.Field) []string {
 	return append([]string{f.Name}, f.Aliases...)
 }
 
-// prepareLarge checks the keys of a split-aware entity and plans its rows.
+// PrepareLarge checks the keys of a split-aware entity and plans its rows.
 func (s *Table) PrepareLarge(op string, p *Write) error {
 	if _, _, ok := largevalue.IsContinuationKey(p.RK); ok {
 		return KeyError(op, s.Name, p.PK, p.RK, "row key",
@@ -170,7 +170,7 @@ func (s *Table) PrepareLarge(op string, p *Write) error {
 	return s.PlanLarge(op, p)
 }
 
-// offloadable reports whether a large field may go to a blob: its own offload= option wins
+// Offloadable reports whether a large field may go to a blob: its own offload= option wins
 // over the type-level one, and only offload=never forbids it.
 func (s *Table) Offloadable(f *codec.Field) bool {
 	if f.Offload != "" {
@@ -179,27 +179,27 @@ func (s *Table) Offloadable(f *codec.Field) bool {
 	return s.Plan.Offload() != codec.OffloadNever
 }
 
-// stored is what a split-aware write knows of the rows at an entity's keys.
+// Stored is what a split-aware write knows of the rows at an entity's keys.
 type Stored struct {
 	Found bool
 	ETag  string
-	// parts is how many rows the stored main row declares (1: none but itself).
+	// Parts is how many rows the stored main row declares (1: none but itself).
 	Parts int
-	// leftovers are continuation rows of the entity that the stored main row does not
+	// Leftovers are continuation rows of the entity that the stored main row does not
 	// declare, found at keys the write needs: key → ETag.
 	Leftovers map[string]string
-	// gone are declared continuation rows another writer already removed.
+	// Gone are declared continuation rows another writer already removed.
 	Gone map[string]bool
-	// refs are the blob references the stored main row holds (see stateProjection), which
+	// Refs are the blob references the stored main row holds (see stateProjection), which
 	// the cleanup after a committed write or delete may delete.
 	Refs []largevalue.BlobRef
-	// blobs are, on an account without blob offload, the large-value and file columns
+	// Blobs are, on an account without blob offload, the large-value and file columns
 	// (aliases included) whose value the stored row holds in a blob, which the write
 	// replaces: they are logged (releasedBlobs), as nothing here deletes their blobs.
 	Blobs []string
 }
 
-// storedState is what the stored main row r tells a write.
+// StoredState is what the stored main row r tells a write.
 func (s *Table) StoredState(r *service.Row) (Stored, error) {
 	st := Stored{Found: true, ETag: r.ETag, Refs: BlobRefs(r)}
 	if s.Acct.Off == nil {
@@ -224,7 +224,7 @@ func (s *Table) StoredState(r *service.Row) (Stored, error) {
 	return st, nil
 }
 
-// readState reads the main row's part count and version.
+// ReadState reads the main row's part count and version.
 func (s *Table) ReadState(ctx context.Context, pk, rk string) (Stored, error) {
 	row, err := s.Acct.Tables.GetRow(ctx, s.Name, pk, rk, s.StateSel)
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
@@ -236,7 +236,7 @@ func (s *Table) ReadState(ctx context.Context, pk, rk string) (Stored, error) {
 	return s.StoredState(&row)
 }
 
-// continuationRows returns the rows at rk's continuation keys that are its continuation
+// ContinuationRows returns the rows at rk's continuation keys that are its continuation
 // rows (their _SplitOf names rk), with the given projection (nil: whole rows). last bounds
 // the indices looked at (0: every possible one).
 func (s *Table) ContinuationRows(ctx context.Context, pk, rk string, last int, sel []string) ([]service.Row, []service.Row, error) {

@@ -15,7 +15,7 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// batchLarge writes the prepared entities of a split-aware batch: per partition, each
+// BatchLarge writes the prepared entities of a split-aware batch: per partition, each
 // entity's rows (main row, continuation rows, deletes of stale ones) are one unit, and units
 // are packed in order into entity-group transactions, so an entity's rows never straddle
 // two. An upsert reads each main row first and writes on condition of the version read; a
@@ -121,7 +121,7 @@ func (s *Table) BatchLarge(ctx context.Context, op string, mode WriteMode, ps []
 	return CountCommitted(runs), err
 }
 
-// lastOccurrences returns the indices of ps in order, keeping only the last entity of each
+// LastOccurrences returns the indices of ps in order, keeping only the last entity of each
 // key: an upsert batch writes the last occurrence of a repeated key.
 func LastOccurrences(ps []*Write) []int {
 	last := map[[2]string]int{}
@@ -137,7 +137,7 @@ func LastOccurrences(ps []*Write) []int {
 	return out
 }
 
-// deletePartitionLarge deletes a split-aware type's partition. Each main row is deleted with
+// DeletePartitionLarge deletes a split-aware type's partition. Each main row is deleted with
 // the continuation rows listed with it, in transactions of at most 100 actions that never
 // divide an entity, on condition of the version listed; a transaction that meets a row
 // changed meanwhile deletes its entities one by one as they are then. Continuation rows
@@ -249,7 +249,7 @@ func (s *Table) DeletePartitionLarge(ctx context.Context, pk string) (int, error
 	return deleted, nil
 }
 
-// cleanupPartition deletes, after a partition delete, the blobs under the partition that are
+// CleanupPartition deletes, after a partition delete, the blobs under the partition that are
 // older than the cleanup grace and that no row of the partition references now (a row
 // another writer created meanwhile keeps its blobs). Like the cleanup after a write, it runs
 // on for at most cleanupOvertime after ctx ends and reports nothing.

@@ -14,7 +14,7 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// readFullState is readState for a type with protected fields: it reads the whole main row,
+// ReadFullState is readState for a type with protected fields: it reads the whole main row,
 // which the protected-field check compares.
 func (s *Table) ReadFullState(ctx context.Context, pk, rk string) (service.Row, Stored, error) {
 	row, err := s.Acct.Tables.GetRow(ctx, s.Name, pk, rk, nil)
@@ -28,7 +28,7 @@ func (s *Table) ReadFullState(ctx context.Context, pk, rk string) (service.Row, 
 	return row, st, err
 }
 
-// deleteLarge deletes a split-aware entity with its continuation rows, on condition of the
+// DeleteLarge deletes a split-aware entity with its continuation rows, on condition of the
 // version read, which must be ifMatch unless that is "". It reports whether it deleted the
 // main row. An id of a continuation row's shape deletes nothing; an id with no main row
 // removes the leftover continuation rows that name it.

@@ -14,7 +14,7 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// readLarge reads a split-aware entity whole: the main row, its continuation rows, every
+// ReadLarge reads a split-aware entity whole: the main row, its continuation rows, every
 // value verified. first, when not nil, is a main row already read (by a query). A missing
 // row (or a continuation row's key) is ErrNotFound.
 func (s *Table) ReadLarge(ctx context.Context, op, pk, rk string, first *service.Row) (service.Row, error) {
@@ -77,7 +77,7 @@ func (s *Table) ReadLarge(ctx context.Context, op, pk, rk string, first *service
 		Message: fmt.Sprintf("the read did not complete: the row changed during each of its %d attempts. Nothing stored is damaged; the read can be repeated", SplitAttempts)}
 }
 
-// materialize turns a row a query or list returned into the row to decode. skip reports a
+// Materialize turns a row a query or list returned into the row to decode. skip reports a
 // row that is not an entity of its own (a continuation row) or that vanished meanwhile.
 func (s *Table) Materialize(ctx context.Context, op string, r *service.Row) (row service.Row, skip bool, err error) {
 	if largevalue.IsContinuation(r) || s.Foreign(r) {

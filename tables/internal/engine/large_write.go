@@ -17,7 +17,7 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// writeMode is what a split-aware write of one entity means.
+// WriteMode is what a split-aware write of one entity means.
 type WriteMode uint8
 
 const (
@@ -27,14 +27,14 @@ const (
 	ModeStrict                   // replace the version etag names
 )
 
-// actionRef says which entity's which row an action of a transaction writes.
+// ActionRef says which entity's which row an action of a transaction writes.
 type ActionRef struct {
 	Unit int
 	Key  string
 	Main bool
 }
 
-// unitActions returns the actions that write p's layout over the rows st describes.
+// UnitActions returns the actions that write p's layout over the rows st describes.
 func (s *Table) UnitActions(p *Write, mode WriteMode, etag string, st *Stored) []service.Action {
 	rows := p.Layout.Rows
 	acts := make([]service.Action, 0, len(rows)+max(st.Parts-len(rows), 0)+len(st.Leftovers))
@@ -76,7 +76,7 @@ func (s *Table) UnitActions(p *Write, mode WriteMode, etag string, st *Stored) [
 	return acts
 }
 
-// A splitUnit is one entity of a split-aware write.
+// A SplitUnit is one entity of a split-aware write.
 type SplitUnit struct {
 	P    *Write
 	Mode WriteMode
@@ -86,13 +86,13 @@ type SplitUnit struct {
 	Fs   *FileSources
 }
 
-// lostRace is the error of a write that kept losing its condition.
+// LostRace is the error of a write that kept losing its condition.
 func (s *Table) LostRace(op, pk, rk string, last error) error {
 	return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: op, Table: s.Name, PartitionKey: pk, RowKey: rk, Err: last,
 		Message: fmt.Sprintf("other writers changed the row during each of %d attempts; retry, or serialize the writes of this row", SplitAttempts)}
 }
 
-// lostAttempt logs, at Debug, an attempt of a split-aware write or read that another writer
+// LostAttempt logs, at Debug, an attempt of a split-aware write or read that another writer
 // made it repeat (the verbs' own lost attempts are logged by verbSpan.Event, in the same
 // style). The keys are logged only when the account records keys; err is logged as its kind.
 func (s *Table) LostAttempt(ctx context.Context, op, pk, rk string, attempt int, reason string, err error) {
@@ -112,7 +112,7 @@ func (s *Table) LostAttempt(ctx context.Context, op, pk, rk string, attempt int,
 	l.Debug(msg, args...)
 }
 
-// writeLarge writes one split-aware entity (see writeUnits) and returns the version written.
+// WriteLarge writes one split-aware entity (see writeUnits) and returns the version written.
 // The blobs the write released are deleted once it committed.
 func (s *Table) WriteLarge(ctx context.Context, op string, p *Write, mode WriteMode, etag string) (service.Written, error) {
 	fs := &FileSources{}
@@ -131,7 +131,7 @@ func (s *Table) WriteLarge(ctx context.Context, op string, p *Write, mode WriteM
 	return w, nil
 }
 
-// writeUnits writes entities of one partition in one transaction (or one action, when that
+// WriteUnits writes entities of one partition in one transaction (or one action, when that
 // is all they need), reading and retrying as the modes require. It returns the version of
 // the first unit's main row, as the write's response reports it (zero when it does not).
 func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (service.Written, error) {
@@ -283,7 +283,7 @@ func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (
 	return service.Written{}, s.LostRace(op, u.P.PK, u.P.RK, lastErr)
 }
 
-// releasedBlobs logs the blob references (of the columns blobs) that a committed write or
+// ReleasedBlobs logs the blob references (of the columns blobs) that a committed write or
 // delete of the row pk, rk replaced on an account without blob offload: nothing here may
 // delete their blobs (the account has no offload container), so they are left to an orphan
 // sweep by an account that has. With offload configured, the cleanup after the commit and

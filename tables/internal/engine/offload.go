@@ -18,16 +18,16 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// clientClockMargin is how far back a cleanup or sweep moves the client's clock when the
+// ClientClockMargin is how far back a cleanup or sweep moves the client's clock when the
 // blob service's time cannot be read, so that a client clock running ahead cannot make a
 // freshly touched blob look old.
 const ClientClockMargin = 5 * time.Minute
 
-// cleanupOvertime bounds the cleanup of a committed write whose context ended: it runs on
+// CleanupOvertime bounds the cleanup of a committed write whose context ended: it runs on
 // for at most this long, then leaves the rest to the sweep.
 const CleanupOvertime = 5 * time.Second
 
-// offloadConfig is an account's resolved offload configuration.
+// OffloadConfig is an account's resolved offload configuration.
 type OffloadConfig struct {
 	Container string
 	Threshold int
@@ -38,7 +38,7 @@ type OffloadConfig struct {
 	Created bool
 }
 
-// ensureContainer creates the offload container unless the account already did. A 409
+// EnsureContainer creates the offload container unless the account already did. A 409
 // ContainerAlreadyExists is success; a failure is not remembered.
 func (a *Account) EnsureContainer(ctx context.Context) error {
 	o := a.Off
@@ -58,7 +58,7 @@ func (a *Account) EnsureContainer(ctx context.Context) error {
 	return nil
 }
 
-// plannerOffload is the planner's view of the store's offload, nil when not configured.
+// PlannerOffload is the planner's view of the store's offload, nil when not configured.
 func (s *Table) PlannerOffload() *largevalue.Offload {
 	if s.Acct.Off == nil {
 		return nil
@@ -66,7 +66,7 @@ func (s *Table) PlannerOffload() *largevalue.Offload {
 	return &largevalue.Offload{Table: s.Name, Threshold: s.Acct.Off.Threshold}
 }
 
-// planLarge plans the rows of a prepared split-aware entity whose files (if any) are
+// PlanLarge plans the rows of a prepared split-aware entity whose files (if any) are
 // resolved, and its logical row (the read cache's form).
 func (s *Table) PlanLarge(op string, p *Write) error {
 	lay, err := largevalue.Plan(p.PK, p.RK, p.Fixed, p.Values, s.PlannerOffload())
@@ -95,7 +95,7 @@ func (s *Table) PlanLarge(op string, p *Write) error {
 	return nil
 }
 
-// uploadBlobs uploads the blobs of a unit's layout that this write has not uploaded yet:
+// UploadBlobs uploads the blobs of a unit's layout that this write has not uploaded yet:
 // create-only, an existing blob (the same name, so the same content) being touched instead.
 func (s *Table) UploadBlobs(ctx context.Context, op string, p *Write, fs *FileSources) error {
 	lay := p.Layout
@@ -130,7 +130,7 @@ func (s *Table) UploadBlobs(ctx context.Context, op string, p *Write, fs *FileSo
 	return nil
 }
 
-// putBlob runs an upload create-only; a blob that exists already is touched instead (its
+// PutBlob runs an upload create-only; a blob that exists already is touched instead (its
 // name holds its hash, so it holds the same bytes). A blob that vanishes between the two is
 // uploaded again, once.
 func (s *Table) PutBlob(ctx context.Context, ref largevalue.BlobRef, upload func(context.Context, service.UploadOptions) (service.BlobProperties, error)) (service.BlobProperties, error) {
@@ -154,7 +154,7 @@ func (s *Table) PutBlob(ctx context.Context, ref largevalue.BlobRef, upload func
 	}
 }
 
-// blobRefs returns the blob references of a stored row read for a write: every cell whose
+// BlobRefs returns the blob references of a stored row read for a write: every cell whose
 // name ends in __blob and that parses as a reference.
 func BlobRefs(row *service.Row) []largevalue.BlobRef {
 	var out []largevalue.BlobRef
@@ -169,7 +169,7 @@ func BlobRefs(row *service.Row) []largevalue.BlobRef {
 	return out
 }
 
-// released returns the blobs of old that a write of row (pk, rk) no longer references and
+// Released returns the blobs of old that a write of row (pk, rk) no longer references and
 // that are the row's own.
 func (s *Table) Released(pk, rk string, old []largevalue.BlobRef, keep []largevalue.Blob) []string {
 	prefix := largevalue.RowBlobPrefix(s.Name, pk, rk)
@@ -189,7 +189,7 @@ func (s *Table) Released(pk, rk string, old []largevalue.BlobRef, keep []largeva
 	return out
 }
 
-// serviceNow returns the blob service's time, or the client's moved back by
+// ServiceNow returns the blob service's time, or the client's moved back by
 // clientClockMargin when the service's cannot be read.
 func (a *Account) ServiceNow(ctx context.Context) time.Time {
 	if t, err := a.Blobs.Now(ctx); err == nil {
@@ -198,7 +198,7 @@ func (a *Account) ServiceNow(ctx context.Context) time.Time {
 	return a.Clock().Add(-ClientClockMargin)
 }
 
-// cutoff returns the If-Unmodified-Since of a delete that may remove only blobs last
+// Cutoff returns the If-Unmodified-Since of a delete that may remove only blobs last
 // written more than olderThan before at (a service time): blobs of whole seconds strictly
 // before at-olderThan.
 func Cutoff(at time.Time, olderThan time.Duration) time.Time {
@@ -209,7 +209,7 @@ func Cutoff(at time.Time, olderThan time.Duration) time.Time {
 	return c.Truncate(time.Second)
 }
 
-// cleanup deletes released blobs of a committed write or delete, each on condition that it
+// Cleanup deletes released blobs of a committed write or delete, each on condition that it
 // is older than the grace at the commit's time at (zero: ask the service). It runs on after
 // ctx ends, for at most cleanupOvertime, and reports nothing: what it leaves is the sweep's.
 func (s *Table) Cleanup(ctx context.Context, at time.Time, paths []string) {
@@ -234,7 +234,7 @@ func (s *Table) Cleanup(ctx context.Context, at time.Time, paths []string) {
 	}
 }
 
-// overtime returns a context that outlives ctx by at most d: it ends d after ctx ends.
+// Overtime returns a context that outlives ctx by at most d: it ends d after ctx ends.
 func Overtime(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var mu sync.Mutex
@@ -257,7 +257,7 @@ func Overtime(ctx context.Context, d time.Duration) (context.Context, context.Ca
 	}
 }
 
-// fetchBlobs downloads the offloaded values of a reassembled row and puts each in its cell,
+// FetchBlobs downloads the offloaded values of a reassembled row and puts each in its cell,
 // verified; a value stored under an alias is fetched only when the row holds none of its
 // column's own. File references stay as they are (a read never downloads a file). On an
 // account without offload it returns the row as it is: largevalue.Assemble has refused
@@ -304,7 +304,7 @@ func (s *Table) FetchBlobs(ctx context.Context, op string, row service.Row) (ser
 	return *out, nil
 }
 
-// download reads a referenced blob whole, at most its recorded length and one byte more. A
+// Download reads a referenced blob whole, at most its recorded length and one byte more. A
 // missing blob is an *largevalue.IntegrityError.
 func (s *Table) Download(ctx context.Context, ref largevalue.BlobRef) ([]byte, error) {
 	blob, err := s.Acct.Blobs.Download(ctx, s.Acct.Off.Container, ref.Path, service.Conditions{})

@@ -38,7 +38,7 @@ import (
 //   - A type with no protected field pays nothing: no read, the write is sent as before.
 const GuardAttempts = 5
 
-// protectedFields returns the plan's protected columns.
+// ProtectedFields returns the plan's protected columns.
 func (s *Table) ProtectedFields() []*codec.Field {
 	var out []*codec.Field
 	fields := s.Plan.Fields()
@@ -50,11 +50,11 @@ func (s *Table) ProtectedFields() []*codec.Field {
 	return out
 }
 
-// guardRetry paces the attempts of the protected-field check: 5 to 10 ms before the second,
+// GuardRetry paces the attempts of the protected-field check: 5 to 10 ms before the second,
 // doubling each time.
 var GuardRetry = abstractions.RetryOptions{Backoff: 10 * time.Millisecond}
 
-// checkProtected compares the protected cells p would write with the stored row's and asks
+// CheckProtected compares the protected cells p would write with the stored row's and asks
 // the authorizer about each one that changes.
 func (s *Table) CheckProtected(ctx context.Context, op string, p *Write, stored *service.Row, prot []*codec.Field) error {
 	old := reflect.New(s.Plan.Type()).Interface()
@@ -84,7 +84,7 @@ func (s *Table) CheckProtected(ctx context.Context, op string, p *Write, stored 
 	return nil
 }
 
-// cellsOf returns the cells of props a write of f stores: its cell or its compressed cell.
+// CellsOf returns the cells of props a write of f stores: its cell or its compressed cell.
 func CellsOf(props []service.Property, f *codec.Field) []service.Property {
 	var out []service.Property
 	for _, pr := range props {
@@ -107,7 +107,7 @@ func SameCells(a, b []service.Property) bool {
 	return true
 }
 
-// describeField renders the value of f in the struct v for a refusal message: short, and
+// DescribeField renders the value of f in the struct v for a refusal message: short, and
 // never more than a bounded prefix of a long value.
 func DescribeField(v reflect.Value, f *codec.Field) string {
 	fv, err := v.FieldByIndexErr(f.Index)

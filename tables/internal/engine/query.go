@@ -16,10 +16,10 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// maxPage is the most rows the service returns in one page.
+// MaxPage is the most rows the service returns in one page.
 const MaxPage = 1000
 
-// preparedQuery is a query checked and translated, ready to send.
+// PreparedQuery is a query checked and translated, ready to send.
 type PreparedQuery struct {
 	PK, Prefix string
 	Filter     string
@@ -39,7 +39,7 @@ func (s *Table) FilterError(op string, e *odata.Error) error {
 	return s.QueryError(op, e.Kind, msg)
 }
 
-// pages runs the prepared query from cont, page by page, handing each row to fn until fn
+// Pages runs the prepared query from cont, page by page, handing each row to fn until fn
 // says stop, take rows were handed (0: no limit) or the service has no more. Each page asks
 // for no more rows than are still wanted.
 func (s *Table) Pages(ctx context.Context, op string, p *PreparedQuery, sel []string, take int, fn func(*service.Row) (bool, error)) error {
@@ -78,7 +78,7 @@ func (s *Table) Pages(ctx context.Context, op string, p *PreparedQuery, sel []st
 	}
 }
 
-// cursor is the content of a Page cursor: the service's continuation and a hash of the
+// Cursor is the content of a Page cursor: the service's continuation and a hash of the
 // query's bounds, so that a cursor replayed with another query is recognised.
 type Cursor struct {
 	Bounds string `json:"b"`
@@ -89,14 +89,14 @@ type Cursor struct {
 	RK    string `json:"r"`
 }
 
-// tableTag is what a cursor records of its table: a hash of the lower-case name, as the
+// TableTag is what a cursor records of its table: a hash of the lower-case name, as the
 // service compares table names.
 func TableTag(table string) string {
 	h := sha256.Sum256([]byte(strings.ToLower(table)))
 	return base64.RawURLEncoding.EncodeToString(h[:6])
 }
 
-// cursorRefusal returns why a cursor c cannot continue a query of table whose bounds are
+// CursorRefusal returns why a cursor c cannot continue a query of table whose bounds are
 // bounds ("" when it can).
 func CursorRefusal(c Cursor, table, bounds string) string {
 	switch {
@@ -108,7 +108,7 @@ func CursorRefusal(c Cursor, table, bounds string) string {
 	return "the cursor belongs to another query of this table (its partition, row-key prefix, page size or filter differ, or a store of another kind made it); start again without a cursor"
 }
 
-// bounds hashes what a cursor is bound to: the table, partition, prefix, page size and
+// Bounds hashes what a cursor is bound to: the table, partition, prefix, page size and
 // filter (which carries the partition and prefix too).
 func (s *Table) Bounds(p *PreparedQuery, size int) string {
 	h := sha256.New()
@@ -124,7 +124,7 @@ func (s *Table) Bounds(p *PreparedQuery, size int) string {
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12])
 }
 
-// splitProjection narrows a split-aware query's projection only when every column is an
+// SplitProjection narrows a split-aware query's projection only when every column is an
 // ordinary one: a large value is always returned whole, so naming one fetches whole rows.
 // The projection also asks for _SplitOf, so that continuation rows are recognised.
 func (s *Table) SplitProjection(sel []string) []string {

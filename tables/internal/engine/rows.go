@@ -11,17 +11,17 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// write is a prepared entity as the code that writes rows sees it, whatever its type.
+// Write is a prepared entity as the code that writes rows sees it, whatever its type.
 type Write struct {
 	V      any                  // the copy: a *T
 	Base   *abstractions.Entity // the Entity inside v
 	PK, RK string
 	Row    service.Row
-	// layout and logical are a split-aware entity's rows and its cells as one row (large
+	// Layout and logical are a split-aware entity's rows and its cells as one row (large
 	// values whole), the form the read cache keeps.
 	Layout  *largevalue.Layout
 	Logical service.Row
-	// fixed, values and files are a split-aware entity's ordinary cells, large values and
+	// Fixed, values and files are a split-aware entity's ordinary cells, large values and
 	// files, kept to plan its rows once its files are hashed; uploaded are the blobs this
 	// write has uploaded (or touched) so far.
 	Fixed    []service.Property
@@ -30,13 +30,13 @@ type Write struct {
 	Uploaded map[string]bool
 }
 
-// deleteConflict is the error of a delete whose row is at another version than ifMatch.
+// DeleteConflict is the error of a delete whose row is at another version than ifMatch.
 func (s *Table) DeleteConflict(pk, rk string, err error) error {
 	return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: "delete", Table: s.Name, PartitionKey: pk, RowKey: rk, Err: err,
 		Message: "the row changed since the version this delete was based on, and was not deleted; read it again to decide"}
 }
 
-// badETag says why an ETag cannot be a write's condition. The value is quoted with %q, so
+// BadETag says why an ETag cannot be a write's condition. The value is quoted with %q, so
 // control characters cannot reach a log line as they are.
 func BadETag(etag string) string {
 	if etag == service.ETagAny {
@@ -46,14 +46,14 @@ func BadETag(etag string) string {
 	return fmt.Sprintf("the ETag %q is not an entity tag (a quoted string such as W/\"datetime'…'\", as a read returns it); nothing was sent", etag)
 }
 
-// keysOnly is the projection of a read that needs no property.
+// KeysOnly is the projection of a read that needs no property.
 var KeysOnly = []string{}
 
-// ofOnly is the projection of a read that needs only to tell a continuation row (which
+// OfOnly is the projection of a read that needs only to tell a continuation row (which
 // carries _SplitOf) from an entity.
 var OfOnly = []string{largevalue.OfColumn}
 
-// foreign reports a row that a store sharing its table (StoreOptions.SharedTable) leaves
+// Foreign reports a row that a store sharing its table (StoreOptions.SharedTable) leaves
 // to the polymorphic stores: one that carries the discriminator column.
 func (s *Table) Foreign(r *service.Row) bool {
 	if !s.Shared {
@@ -63,7 +63,7 @@ func (s *Table) Foreign(r *service.Row) bool {
 	return ok
 }
 
-// sharedSel is the projection sel, with the discriminator column when the store shares its
+// SharedSel is the projection sel, with the discriminator column when the store shares its
 // table, so that foreign can tell the rows it skips. A nil projection reads every column.
 func (s *Table) SharedSel(sel []string) []string {
 	if !s.Shared || sel == nil {
@@ -72,7 +72,7 @@ func (s *Table) SharedSel(sel []string) []string {
 	return append(sel[:len(sel):len(sel)], codec.TypeNameColumn)
 }
 
-// merge sends a patch's merge. It is the one place a partial write of a row happens: the
+// Merge sends a patch's merge. It is the one place a partial write of a row happens: the
 // row it sends holds only some columns, so the read cache cannot store it as the entity's
 // version. When warm is set (every cell is a plain column that reads back as the value
 // set), and the entity was cached when the merge was sent and still is, unchanged, when it
@@ -113,7 +113,7 @@ func (s *Table) Merge(ctx context.Context, row service.Row, ifMatch string, warm
 	return w, err
 }
 
-// coveredByTypeLevel reports whether a type-level split or offload option may make f a
+// CoveredByTypeLevel reports whether a type-level split or offload option may make f a
 // large value: it covers the fields whose cells can grow (strings, binary and JSON).
 func CoveredByTypeLevel(pl *codec.Plan, f *codec.Field) bool {
 	if pl.Split() == "" && pl.Offload() == "" {

@@ -28,7 +28,7 @@ func (s *Table) CheckSweep(op string, olderThan time.Duration) error {
 	return nil
 }
 
-// sweepPartition deletes the orphans of one partition last modified at or before cut.
+// SweepPartition deletes the orphans of one partition last modified at or before cut.
 func (s *Table) SweepPartition(ctx context.Context, pk string, cut time.Time) (int, error) {
 	const op = "sweep orphan blobs"
 	prefix := largevalue.PartitionBlobPrefix(s.Name, pk)

@@ -12,7 +12,7 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// core is what a store of a table is whatever its entity type: the table, its cache keys,
+// Table is what a store of a table is whatever its entity type: the table, its cache keys,
 // the type's plan and large-value columns, and the methods that work on rows.
 type Table struct {
 	Acct       *Account
@@ -21,7 +21,7 @@ type Table struct {
 	Keys       cache.Keys
 	Plan       *codec.Plan
 	Policy     Policy
-	// split reports a split-aware type (codec.Plan.LargeValues); large are its large-value
+	// Split reports a split-aware type (codec.Plan.LargeValues); large are its large-value
 	// columns as reads reassemble them, aliases included (see large.go); files are its
 	// file fields; stateSel is the projection of the read before a split-aware write (nil:
 	// the whole row). A type that is not split-aware reads split values on the main row of
@@ -31,12 +31,12 @@ type Table struct {
 	Files    []*codec.Field
 	StateSel []string
 	Plain    []largevalue.Column
-	// shared: the table is shared with polymorphic stores (StoreOptions.SharedTable), so
+	// Shared: the table is shared with polymorphic stores (StoreOptions.SharedTable), so
 	// reads skip the rows that carry a discriminator.
 	Shared bool
 }
 
-// ensureCreated is EnsureCreated, for stores of every kind.
+// EnsureCreated is EnsureCreated, for stores of every kind.
 func (s *Table) EnsureCreated(ctx context.Context) (err error) {
 	ctx, c := s.Begin(ctx, "create table")
 	defer c.Finish(&err)
@@ -53,7 +53,7 @@ func (s *Table) EnsureCreated(ctx context.Context) (err error) {
 	return s.Translate("create table", "", "", s.Acct.Tables.Ensure(ctx, s.Name))
 }
 
-// send sends the actions of one partition: one alone, several as one transaction. Table
+// Send sends the actions of one partition: one alone, several as one transaction. Table
 // creation and the check of a write's echo happen below it, in the account's tables
 // (package access), as for every call a store makes.
 func (s *Table) Send(ctx context.Context, acts []service.Action) error {
@@ -65,19 +65,19 @@ func (s *Table) Send(ctx context.Context, acts []service.Action) error {
 	return err
 }
 
-// translate turns a failure of a call about one row of the store's table (or, with rk "",
+// Translate turns a failure of a call about one row of the store's table (or, with rk "",
 // one partition, or with both keys "", the table) into a *abstractions.StoreError that
 // names it and matches the sentinel of the condition: see callerr.Table.
 func (s *Table) Translate(op, pk, rk string, err error) error {
 	return callerr.Table(op, s.Name, pk, rk, err)
 }
 
-// begin starts the telemetry of a store call.
+// Begin starts the telemetry of a store call.
 func (s *Table) Begin(ctx context.Context, op string) (context.Context, telemetry.Call) {
 	return s.Acct.Tel.Begin(ctx, s.Name, op)
 }
 
-// beginID starts the telemetry of a call about the row with the id, with its keys as a
+// BeginID starts the telemetry of a call about the row with the id, with its keys as a
 // store resolves them.
 func (s *Table) BeginID(ctx context.Context, op, id string) (context.Context, telemetry.Call) {
 	ctx, c := s.Begin(ctx, op)
@@ -87,7 +87,7 @@ func (s *Table) BeginID(ctx context.Context, op, id string) (context.Context, te
 	return ctx, c
 }
 
-// beginPartition starts the telemetry of a call about one partition ("" for the whole
+// BeginPartition starts the telemetry of a call about one partition ("" for the whole
 // table).
 func (s *Table) BeginPartition(ctx context.Context, op, partition string) (context.Context, telemetry.Call) {
 	ctx, c := s.Begin(ctx, op)
@@ -97,7 +97,7 @@ func (s *Table) BeginPartition(ctx context.Context, op, partition string) (conte
 	return ctx, c
 }
 
-// countCache records a lookup of the read cache when the store caches (a store whose
+// CountCache records a lookup of the read cache when the store caches (a store whose
 // policy is Disabled does not look).
 func (s *Table) CountCache(ctx context.Context, hit bool) {
 	if s.Policy.Enabled() {
@@ -105,7 +105,7 @@ func (s *Table) CountCache(ctx context.Context, hit bool) {
 	}
 }
 
-// scan runs q to its end, page by page, handing each row to fn. Pages may be empty and
+// Scan runs q to its end, page by page, handing each row to fn. Pages may be empty and
 // still continue (the real service does that), so only a missing continuation ends it.
 func (s *Table) Scan(ctx context.Context, q service.Query, fn func(*service.Row) error) error {
 	for {
