@@ -56,6 +56,9 @@ type Account struct {
 // messages (an endpoint URL, say). blobs may be nil when no blob feature is used. tables
 // must not be nil: stores of an account without one are refused.
 func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg config, p *retry.Pressure) *Account {
+	if b, ok := blobs.(accountBlobs); ok {
+		blobs = b.Blobs // another account's, as its Blobs hands it out: the service itself
+	}
 	e := &engine.Account{Blobs: blobs, Pressure: p, Tel: telemetry.Telemetry{Tracer: cfg.Tracer, Meters: cfg.meters, RecordKeys: cfg.RecordKeys, Logger: cfg.Logger},
 		Cfg: engine.Config{NormalizeIDs: cfg.IDs == NormalizeIDs, RecordKeys: cfg.RecordKeys, NeverCreateTables: cfg.NeverCreateTables,
 			ImplicitLastWriterWins: cfg.ImplicitLastWriterWins, Authorizer: cfg.Authorizer, Logger: cfg.Logger, NowFunc: cfg.Now}}
@@ -82,7 +85,9 @@ func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg con
 // SAS) with a *StoreError holding the service's 403 (abstractions.HasStatus(err, 403, "")).
 // A SAS scoped to one table cannot list tables: probe such an account with a read of that
 // table instead (Store.Exists).
-func (a *Account) Ping(ctx context.Context) error {
+func (a *Account) Ping(ctx context.Context) (err error) {
+	ctx, c := a.e.Tel.Begin(ctx, "", "ping")
+	defer c.Finish(&err)
 	if err := ctx.Err(); err != nil {
 		return callerr.Table("ping", "", "", "", err)
 	}

@@ -88,13 +88,3 @@ func (p CachePolicy) String() string {
 	}
 	return "Absolute(" + p.ttl.String() + ")"
 }
-
-// A write through a store tells the read cache about itself in three visible steps:
-//
-//	keys := s.writeKeys(...)
-//	s.beginWrite(keys)                 // after the call's own checks: a refused call changes nothing
-//	w, err := s.acct.tables.Write(...) // the service call
-//	s.endWrite(keys, err, &row, w)     // keeps the row's new version, or drops what it touched
-//
-// keys[0] is the row's own key; every other key the write touched (its partition's lists,
-// other rows of a transaction) is dropped, and so is everything when the write failed.

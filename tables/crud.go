@@ -74,7 +74,7 @@ func (s *Store[T]) writeLargeOf(ctx context.Context, op string, v *T, p *prepare
 }
 
 // write runs one action for a prepared entity. The read cache keeps the version it wrote
-// (see readCache for when it may).
+// (see package cache for when it may).
 func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a service.Action) (service.Written, error) {
 	a.Row = p.Row
 	keys := s.core.WriteKeys([2]string{p.PK, p.RK})

@@ -21,17 +21,17 @@ import (
 // Patch merges the fields p sets into the stored row with the id, without reading it, and
 // returns the row's new ETag; see [abstractions.Storage.Patch].
 //
-// Each selected field is resolved to its column through the codec's plan (by its offset in
-// T and its type), and its cells are produced by the codec itself: the engine sets the
-// patched values in a zero T and encodes only the patched columns (codec.EncodeColumns), so
-// the other fields' zero values are never looked at. So a patched
-// value is stored exactly as a whole-entity write would store it: same EDM type, same JSON
-// text in {Name}__Json for a JSON-stored field, same oversized policy. A merge cannot remove
-// a cell, which is why a value that stores none (a nil pointer, the zero time) is refused,
-// and so is one that only fits compressed ({Name}__GZip): a read would still prefer an
-// uncompressed cell the row may hold. Writes go to the canonical column, never to an alias,
-// and the canonical column wins on every later read, so aliased rows converge.
+// A patched value is stored exactly as a whole-entity write would store it: same EDM type,
+// same JSON text in {Name}__Json for a JSON-stored field, same oversized policy. A merge
+// cannot remove a cell, which is why a value that stores none (a nil pointer, the zero time)
+// is refused, and so is one that only fits compressed ({Name}__GZip): a read would still
+// prefer an uncompressed cell the row may hold. Writes go to the canonical column, never to
+// an alias, and the canonical column wins on every later read, so aliased rows converge.
 func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T]) (_ string, err error) {
+	// Each selected field is resolved to its column through the codec's plan (by its offset
+	// in T and its type), and its cells are produced by the codec itself: the patched values
+	// are set in a zero T and only the patched columns encoded (codec.EncodeColumns), so the
+	// other fields' zero values are never looked at.
 	ctx, c := s.core.BeginID(ctx, "patch", id)
 	defer c.Finish(&err)
 	const op = "patch"

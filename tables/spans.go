@@ -22,7 +22,7 @@ func (s *Store[T]) startSpan(ctx context.Context, op, id string) (context.Contex
 	return s.core.Acct.Tel.Verb(ctx, s.core.Name, op, id, pk, rk)
 }
 
-// beginEntity is beginID for a call given an entity (which may be nil).
+// beginEntity is BeginID for a call given an entity (which may be nil).
 func (s *Store[T]) beginEntity(ctx context.Context, op string, v *T) (context.Context, telemetry.Call) {
 	if v == nil || s.core.Acct.Tel.Tracer == nil {
 		return s.core.Begin(ctx, op)

@@ -22,17 +22,19 @@ import (
 // StoreOptions.SharedTable).
 //
 // A store starts it, naming the partition once ([Store.Transaction],
-// [PolyStore.Transaction]); any store of the same account and table joins it with its
-// methods that take the transaction: Store.CreateIn, UpsertIn, UpdateIn and DeleteIn for
-// typed rows, PolyStore.InsertIn and UpsertIn for items and markers, whose keys may leave
-// the partition empty (it is the transaction's). Each checks its write as the store's own
-// verb does, and a write it refuses is kept: Commit then reports every refused write at
-// once, each a *abstractions.StoreError naming its row, joined (errors.Is and errors.As
-// find each), and sends nothing. Refused: a write of another account, table or partition
-// (ErrInvalidArgument), a key the transaction already names (ErrDuplicateKey), a value the
-// store's own verb refuses, and a typed row the transaction cannot carry (ErrNotSupported:
-// a split-aware type, whose values may need rows or blobs of their own, and a type with
-// protected fields, which a whole-row write checks with a read first).
+// [PolyStore.Transaction]); any store of the same account and table joins it with its methods
+// that take the transaction: Store.CreateIn, UpsertIn, UpdateIn and DeleteIn for typed rows,
+// which join when their id's partition, as their store normalises it, is the transaction's;
+// PolyStore.InsertIn and UpsertIn for items and markers, whose keys are used as written and
+// may leave the partition empty when the transaction's partition was named as it is stored (a
+// typed store's Transaction normalises the name it is given). Each checks its write as the
+// store's own verb does, and a write it refuses is kept: Commit then reports every refused
+// write at once, each a *abstractions.StoreError naming its row, joined (errors.Is and
+// errors.As find each), and sends nothing. Refused: a write of another account, table or
+// partition (ErrInvalidArgument), a key the transaction already names (ErrDuplicateKey), a
+// value the store's own verb refuses, and a typed row the transaction cannot carry
+// (ErrNotSupported: a split-aware type, whose values may need rows or blobs of their own, and
+// a type with protected fields, which a whole-row write checks with a read first).
 //
 // A Transaction is not safe for concurrent use, and is committed once.
 type Transaction struct {
@@ -40,7 +42,11 @@ type Transaction struct {
 	// polymorphic store's host does; it never reads or writes rows itself.
 	host *engine.Table
 	pk   string
-	acts []service.Action
+	// asWritten is the partition as the caller named it, which a polymorphic write with an
+	// empty partition key is put in only when it is pk: polymorphic keys are used as
+	// written, never normalised.
+	asWritten string
+	acts      []service.Action
 	// typed holds, for each action, what a typed write does once the transaction
 	// committed (copy the entity back, keep its version in the read cache); nil for a
 	// polymorphic write.
@@ -66,7 +72,9 @@ func (s *Store[T]) Transaction(partition string) *Transaction {
 	if err != nil {
 		pk = partition
 	}
-	return newTransaction(s.core, pk, err)
+	tx := newTransaction(s.core, pk, err)
+	tx.asWritten = partition
+	return tx
 }
 
 // Transaction returns an empty transaction of the partition of the store's table. The
@@ -77,7 +85,9 @@ func (s *PolyStore[B]) Transaction(partition string) *Transaction {
 	if reason := engine.CheckKey(partition); reason != "" {
 		err = engine.KeyError("transaction", s.host.Name, partition, "", "partition key", reason)
 	}
-	return newTransaction(s.host, partition, err)
+	tx := newTransaction(s.host, partition, err)
+	tx.asWritten = partition
+	return tx
 }
 
 func newTransaction(host *engine.Table, pk string, err error) *Transaction {
@@ -274,7 +284,7 @@ func (s *Store[T]) CreateIn(tx *Transaction, v *T) {
 }
 
 // UpsertIn adds the insert-or-replace of v to tx, as Upsert would write it. v is updated
-// only when tx commits.
+// only when tx commits. A refused write is reported by Commit; a nil tx takes nothing.
 func (s *Store[T]) UpsertIn(tx *Transaction, v *T) {
 	s.typedWrite(tx, "upsert", v, service.Action{Op: service.OpUpsertReplace})
 }
@@ -282,7 +292,8 @@ func (s *Store[T]) UpsertIn(tx *Transaction, v *T) {
 // UpdateIn adds the replace of the stored row by v to tx under mode, as Update resolves it
 // (Auto, Strict with v's ETag, LastWriterWins): the transaction fails with ErrNotFound
 // when the row is missing and, in Strict mode, with ErrConcurrencyConflict when it has
-// moved on, and nothing is written. v is updated only when tx commits.
+// moved on, and nothing is written. v is updated only when tx commits. A refused write is
+// reported by Commit; a nil tx takes nothing.
 func (s *Store[T]) UpdateIn(tx *Transaction, v *T, mode abstractions.ConcurrencyMode) {
 	if tx == nil {
 		return
@@ -306,7 +317,8 @@ func (s *Store[T]) UpdateIn(tx *Transaction, v *T, mode abstractions.Concurrency
 // DeleteIn adds the delete of the row with the id to tx: with ifMatch "" whatever version
 // is stored, otherwise only that version. Unlike Delete, a missing row is not success
 // here: the service fails the whole transaction (ErrNotFound), and a row at another
-// version fails it with ErrConcurrencyConflict.
+// version fails it with ErrConcurrencyConflict. A refused write is reported by Commit; a nil
+// tx takes nothing.
 func (s *Store[T]) DeleteIn(tx *Transaction, id, ifMatch string) {
 	if tx == nil {
 		return
@@ -334,7 +346,8 @@ func (s *Store[T]) DeleteIn(tx *Transaction, id, ifMatch string) {
 // ErrDuplicateKey when one exists), or with w.IfMatch a replace of the row at that version
 // (it fails with ErrConcurrencyConflict when the row moved on). A marker
 // (abstractions.Marker) is written the same way. An empty w.Key.PartitionKey is the
-// transaction's partition. A write the store refuses is reported by Commit (see
+// transaction's partition, when that was named as it is stored (otherwise the write is
+// refused: name its partition). A write the store refuses is reported by Commit (see
 // [Transaction]); a nil tx takes nothing.
 func (s *PolyStore[B]) InsertIn(tx *Transaction, w abstractions.PolyWrite[B]) {
 	s.txWrite(tx, "insert", service.OpInsert, &w)
@@ -342,7 +355,7 @@ func (s *PolyStore[B]) InsertIn(tx *Transaction, w abstractions.PolyWrite[B]) {
 
 // UpsertIn adds w to tx as Upsert writes it: the row whether or not one exists, or with
 // w.IfMatch a replace of the row at that version. An empty w.Key.PartitionKey is the
-// transaction's partition.
+// transaction's partition, as InsertIn says.
 func (s *PolyStore[B]) UpsertIn(tx *Transaction, w abstractions.PolyWrite[B]) {
 	s.txWrite(tx, "upsert", service.OpUpsertReplace, &w)
 }
@@ -352,6 +365,11 @@ func (s *PolyStore[B]) txWrite(tx *Transaction, op string, kind service.Op, w *a
 		return
 	}
 	if w.Key.PartitionKey == "" {
+		if tx.asWritten != tx.pk {
+			tx.refused(s.refuse(op, "", w.Key.RowKey, abstractions.ErrInvalidArgument,
+				fmt.Sprintf("the write leaves its partition empty, but the transaction's partition %q was normalised to %q and polymorphic keys are used as written: name the partition of the write", tx.asWritten, tx.pk)))
+			return
+		}
 		w.Key.PartitionKey = tx.pk
 	}
 	a, err := s.action(op, kind, w)

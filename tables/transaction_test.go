@@ -428,3 +428,22 @@ func TestTransactionReportsEveryRefusal(t *testing.T) {
 		t.Error("the write with an empty partition is not in the transaction's partition")
 	}
 }
+
+// A typed store's transaction normalises its partition; a polymorphic write, whose keys are
+// used as written, lands in the transaction's partition only when the caller named it as
+// stored, and is refused otherwise, so no write reaches a partition the caller did not name.
+func TestTransactionPolyWriteKeepsItsPartitionAsWritten(t *testing.T) {
+	ctx := context.Background()
+	typed, poly, _, f := sharedStores(t)
+	tx := typed.Transaction("T1")
+	poly.InsertIn(tx, abstractions.PolyWrite[event]{Key: abstractions.TableKey{RowKey: "evt-1"}, Item: &noted{Text: "x"}})
+	f.resetCalls()
+	err := tx.Commit(ctx)
+	wantKind(t, err, abstractions.ErrInvalidArgument)
+	if err == nil || !strings.Contains(err.Error(), "normalised") || len(f.calls) != 0 {
+		t.Fatalf("Commit: %v, calls %v", err, f.calls)
+	}
+	if _, ok := f.row("Shop", "t1", "evt-1"); ok {
+		t.Error("the write reached the normalised partition")
+	}
+}

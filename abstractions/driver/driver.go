@@ -1,5 +1,5 @@
 // Package driver is for backends: the code that implements the contracts of package
-// abstractions (the engine in package tables, its fault-injection wrappers, the fidelity
+// abstractions (the engine in tables/internal/engine, the fault-injection wrappers, the fidelity
 // suite). Applications do not import it; nothing here is needed to store, query or patch
 // entities. It reads what abstractions' values hold and applications never look at: the
 // tree of an [abstractions.Filter], the field an [abstractions.Selector] names, the

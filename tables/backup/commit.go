@@ -180,7 +180,7 @@ func (rs *restorer) existingRows(ctx context.Context, pack []unit) (map[string]s
 // way, which the Azure SDK does not resend for a batch; a 5xx answer left after the SDK's
 // retries) may or may not have been applied, and a resend of one that was applied is
 // refused when it deletes a row (404: the first try deleted it). As the stores do for their
-// writes (tables/echo.go), the rows are then read back: a table that holds every row as
+// writes (package tables/internal/echo), the rows are then read back: a table that holds every row as
 // the transaction writes it (and none it deletes) has it applied, whichever try did it, and
 // the transaction succeeds; one that does not has nothing of it (a transaction is atomic),
 // so it is sent again after a pause. Only when the rows cannot be read either, until the

@@ -47,7 +47,9 @@ type Registry struct {
 
 // New returns an empty Registry over a blob service: an Azure account's (tables.NewAccount
 // with tables.Options{Blobs: azblobs.Connect}, then Account.Blobs) or an in-memory one's
-// (inmemory.NewAccount(nil).Blobs()). A nil service is refused with
+// (inmemory.NewAccount(nil).Blobs()). The documents' calls are traced and measured with the
+// account's options when blobs is the value Account.Blobs returns (a wrapper of it carries
+// no telemetry). A nil service is refused with
 // abstractions.ErrInvalidArgument, as are negative Options.MaxSize.
 func New(blobs service.Blobs, opts *Options) (*Registry, error) {
 	if blobs == nil {

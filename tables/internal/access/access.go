@@ -16,7 +16,8 @@
 // It also keeps which tables the account knows to exist, so that a table created once is not
 // created again, and a table that vanished (another process deleted it, an emulator
 // restarted empty) is told apart from one never written: the first is a warning, since its
-// rows are lost.
+// rows are lost. It refuses nothing itself: a write it does not create a table for gets the
+// service's answer (or, with NeverCreate, a callerr.NotCreated saying why).
 package access
 
 import (

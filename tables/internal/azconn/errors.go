@@ -1,6 +1,8 @@
 // Package azconn holds what the Azure adapters of the table and the blob service share: the
-// connection-string parser and the mapping of SDK failures to the library's errors, with the
-// secrets a URL or a connection string carries kept out of every message.
+// connection-string parser, the shared HTTP transport of accounts that bring none, and the
+// mapping of SDK failures to the library's errors, with the secrets a URL or a connection
+// string carries kept out of every message. A connection string it cannot use is refused
+// with abstractions.ErrInvalidArgument, naming the setting and never its value.
 package azconn
 
 import (

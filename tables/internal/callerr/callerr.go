@@ -1,8 +1,11 @@
-// Package callerr holds what every store of the library says about the failures that any
-// call to a storage service can meet, whatever it was about: the service's trouble (a 5xx
-// answer), a refused credential, the call's context ending, no answer at all. The table
-// store (engine) and the blob documents (blobdocs) map the answers about their own rows and
-// blobs themselves, and these through this package, so that both say the same.
+// Package callerr owns how a failed call becomes the error a user matches: Table turns any
+// failure of a call about rows into a *abstractions.StoreError naming the row and matching
+// its sentinel (409 EntityAlreadyExists, 412, 404, a refused ETag, a table never created, a
+// 5xx answer, no answer, the context ending), Kind names the sentinel an error matches (for
+// spans, metrics and logs), and Answered, Ended and Unreachable word the failures every
+// call can meet, so that the table stores and the blob documents (which map the answers
+// about their own blobs) say the same. A write left without an answer says it "may or may
+// not have been applied"; a read never does. It sends nothing and refuses nothing.
 package callerr
 
 import (

@@ -11,7 +11,7 @@
 // (a reset mid-response that the SDK does not retry, as for a POST) fails with a transport
 // error although the service may have applied it.
 //
-// The engine tells these apart by reading the row back and comparing it with the cells the
+// Applied tells these apart by reading the row back and comparing it with the cells the
 // write sent: every cell, for an insert, a replace or an upsert; every sent cell, for a
 // merge; the row's absence, for a delete. The cells include UpdatedAt, stamped by the
 // account's clock at 100 ns, so a row that carries them all is the one this write stored.

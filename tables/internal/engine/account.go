@@ -21,7 +21,7 @@ type Account struct {
 	Codec  codec.Options
 	Cache  *cache.Cache // one per account, shared by all its stores
 
-	// Off is the blob offload configuration, nil when off; offErr refuses split-aware
+	// Off is the blob offload configuration, nil when off; OffErr refuses split-aware
 	// stores when the options are out of range.
 	Off      *OffloadConfig
 	OffErr   error
@@ -41,6 +41,7 @@ type Config struct {
 	NowFunc                func() time.Time
 }
 
+// Logger is the account's logger: Options.Logger, or slog.Default().
 func (a *Account) Logger() *slog.Logger {
 	if a.Cfg.Logger != nil {
 		return a.Cfg.Logger

@@ -70,10 +70,10 @@ func (p *Plan) Chunks() [][]int {
 }
 
 // RunBatch sends the plan's transactions, those of different partitions concurrently (see
-// runParts), and returns how many actions committed. A failure stops its partition: the
+// RunParts), and returns how many actions committed. A failure stops its partition: the
 // partition's transactions before it stay committed and none after it is sent. committed,
 // when not nil, receives the plan indices of each transaction that committed, one call at a
-// time. A skipGone plan goes on past a row the service will not delete and fails at the
+// time. A SkipGone plan goes on past a row the service will not delete and fails at the
 // end, naming it. The error of a failed call is a *abstractions.BatchError.
 func (s *Table) RunBatch(ctx context.Context, op string, p *Plan, committed func(indices []int)) (int, error) {
 	var mu sync.Mutex // serialises committed
@@ -113,7 +113,7 @@ func (s *Table) RunBatch(ctx context.Context, op string, p *Plan, committed func
 }
 
 // SendChunk sends one transaction of a plan and reports its committed actions to ok. For a
-// skipGone plan it settles deletes the service answers 404 to (see settleDelete), records
+// SkipGone plan it settles deletes the service answers 404 to (see SettleDelete), records
 // the first row that stays in *stuck, and sends the rest again.
 func (s *Table) SendChunk(ctx context.Context, op string, p *Plan, r *PartRun, idx []int, ok func(...int), stuck *error) error {
 	chunk := make([]service.Action, len(idx))
@@ -136,7 +136,7 @@ func (s *Table) SendChunk(ctx context.Context, op string, p *Plan, r *PartRun, i
 		// A delete answered 404 and the transaction failed whole because of it. Either
 		// another writer removed the row, which reached the delete's goal, or the
 		// service misread the action's key (Azurite does with U+2028 and U+2029 in a
-		// transaction) and the row is still there; settleDelete tells them apart.
+		// transaction) and the row is still there; SettleDelete tells them apart.
 		var te *service.TransactionError
 		if !errors.As(err, &te) || te.Index < 0 || te.Index >= len(chunk) || chunk[te.Index].Op != service.OpDelete ||
 			!abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
@@ -185,7 +185,7 @@ const (
 )
 
 // A PartRun is one partition of a batch call: its rows and the step that sends its next
-// transaction. runParts calls step again while it reports more, one call at a time.
+// transaction. RunParts calls step again while it reports more, one call at a time.
 type PartRun struct {
 	PK   string
 	Rows []abstractions.BatchRow
@@ -196,6 +196,8 @@ type PartRun struct {
 	Err  error
 }
 
+// Add adds the row of the partition at the plan index key, with its row key and its
+// position in the caller's slice.
 func (r *PartRun) Add(key int, rk string, index int) {
 	if r.At == nil {
 		r.At = map[int]int{}
@@ -205,6 +207,7 @@ func (r *PartRun) Add(key int, rk string, index int) {
 	r.St = append(r.St, RowPending)
 }
 
+// Set records the state of the rows at the plan indices keys.
 func (r *PartRun) Set(s RowState, keys ...int) {
 	r.Mu.Lock()
 	defer r.Mu.Unlock()
@@ -215,6 +218,8 @@ func (r *PartRun) Set(s RowState, keys ...int) {
 	}
 }
 
+// Commit, Gone and Unknown record the rows at the plan indices keys as committed, deleted
+// already, or of unknown outcome.
 func (r *PartRun) Commit(keys ...int) { r.Set(RowCommitted, keys...) }
 
 func (r *PartRun) Gone(keys ...int) { r.Set(RowGone, keys...) }
@@ -378,7 +383,7 @@ const (
 )
 
 // SettleDelete finds out, with a point read, what a delete that answered 404 inside a
-// transaction means, and deletes the row alone when it is still there. For stillThere the
+// transaction means, and deletes the row alone when it is still there. For StillThere the
 // error says so, naming the row; the caller goes on with the other rows and reports it. Any
 // other error ends the call.
 func (s *Table) SettleDelete(ctx context.Context, op, pk, rk string) (Settled, error) {

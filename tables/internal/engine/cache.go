@@ -45,6 +45,16 @@ func (s *Table) ReadThrough(key string, fetch func() *cache.Entry) {
 	s.Acct.Cache.EndRead(key, since, e)
 }
 
+// A write through a store tells the read cache about itself in three visible steps:
+//
+//	keys := s.WriteKeys(...)
+//	s.BeginWrite(keys)                  // after the call's own checks: a refused call changes nothing
+//	w, err := s.Acct.Tables.Write(...)  // the service call
+//	s.EndWrite(keys, err, &row, w)      // keeps the row's new version, or drops what it touched
+//
+// keys[0] is the row's own key; every other key the write touched (its partition's lists,
+// other rows of a transaction) is dropped, and so is everything when the write failed.
+
 // BeginWrite notes that a write of the keys is about to be sent.
 func (s *Table) BeginWrite(keys []string) { s.Acct.Cache.BeginWrite(keys) }
 
@@ -62,7 +72,7 @@ func (s *Table) EndWrite(keys []string, err error, written *service.Row, w servi
 	s.EndWriteWith(keys, err, next)
 }
 
-// EndWriteWith is endWrite for a write whose cached version depends on what the cache holds
+// EndWriteWith is EndWrite for a write whose cached version depends on what the cache holds
 // when the write returns (Patch): after a success, next receives the row's current entry
 // and returns the entry to store (nil drops the row).
 func (s *Table) EndWriteWith(keys []string, err error, next func(current *cache.Entry) *cache.Entry) {
@@ -87,8 +97,11 @@ func (s *Table) EndWriteWith(keys []string, err error, next func(current *cache.
 // list, and those a write of rows touches.
 func (s *Table) EntityKey(pk, rk string) string { return s.Keys.Entity(pk, rk) }
 
+// PartitionKey is the cache key of a partition's list.
 func (s *Table) PartitionKey(pk string) string { return s.Keys.Partition(pk) }
 
+// TableKey is the cache key of the whole table's list.
 func (s *Table) TableKey() string { return s.Keys.Table() }
 
+// WriteKeys are the cache keys a write of rows touches (cache.Keys.Write).
 func (s *Table) WriteKeys(rows ...[2]string) []string { return s.Keys.Write(rows...) }

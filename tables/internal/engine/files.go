@@ -34,6 +34,7 @@ type FileSources struct {
 	M  map[*abstractions.File]driver.FileSource
 }
 
+// Get takes f's turn for this write once, hashing its content, and returns its source.
 func (fs *FileSources) Get(ctx context.Context, f *abstractions.File) (driver.FileSource, error) {
 	fs.Mu.Lock()
 	defer fs.Mu.Unlock()
@@ -130,6 +131,7 @@ type GoneBody struct {
 	B *StoreBlob
 }
 
+// Read reads the stream, reporting its failures as GoneBody says.
 func (g *GoneBody) Read(p []byte) (int, error) {
 	n, err := g.ReadCloser.Read(p)
 	switch {

@@ -22,7 +22,7 @@ const MaxKeyLength = 512
 // in the URL of an update, a merge or a delete, so such a row could be created and never
 // changed or removed through this library. An empty row key is refused with it, because the
 // ids that produce one ("tenant|", an id built from an empty part) are nearly always a bug.
-// A read by id takes an empty key all the same (see resolveReadID): rows other programs
+// A read by id takes an empty key all the same (see ResolveReadID): rows other programs
 // wrote that way can be read, and moved to keys of their own.
 func CheckKey(key string) string {
 	if key == "" {
@@ -68,7 +68,7 @@ func (s *Table) ResolveID(op, id string) (stored, pk, rk string, err error) {
 	return s.ResolveKeys(op, id, false)
 }
 
-// ResolveReadID is resolveID for a call that only reads the row (One, Exists). It also takes
+// ResolveReadID is ResolveID for a call that only reads the row (One, Exists). It also takes
 // an empty partition or row key ("|x", "x|", "|"), which Azure stores and other programs
 // (a .NET service, the raw SDK) write: such rows can be read, and moved to keys of their
 // own. An id that is empty as a whole is refused still: it is a zero Entity, not a key.
@@ -76,6 +76,7 @@ func (s *Table) ResolveReadID(op, id string) (stored, pk, rk string, err error) 
 	return s.ResolveKeys(op, id, true)
 }
 
+// ResolveKeys is ResolveID (read false) and ResolveReadID (read true).
 func (s *Table) ResolveKeys(op, id string, read bool) (stored, pk, rk string, err error) {
 	if !utf8.ValidString(id) {
 		return "", "", "", InvalidUTF8(op, s.Name, "id")
@@ -109,7 +110,7 @@ func (s *Table) ResolveKeys(op, id string, read bool) (stored, pk, rk string, er
 // CheckPartition checks a partition key given on its own (List, Count, DeletePartition,
 // Query.Partition, Page, the sweep) and returns it as it is stored. It takes the path of the
 // partition part of an id (see abstractions.SplitID): refused when not valid UTF-8,
-// normalised by normalPartition, then refused when it holds the id separator (no id can
+// normalised by NormalPartition, then refused when it holds the id separator (no id can
 // address such a partition, and a value that holds one is, in a multi-tenant program, one
 // tenant's name reaching for another's rows) or breaks a key rule; so "" and a partition
 // that normalises to "" are refused too.
@@ -133,7 +134,7 @@ func (s *Table) CheckPartition(op, partition string) (string, error) {
 }
 
 // NormalID returns an id as the store addresses it: normalised with abstractions.NormalizeID
-// unless the account keeps ids as written. It checks nothing: see resolveID.
+// unless the account keeps ids as written. It checks nothing: see ResolveID.
 func (s *Table) NormalID(id string) string {
 	if s.Acct.Cfg.NormalizeIDs {
 		return abstractions.NormalizeID(id)
@@ -143,7 +144,7 @@ func (s *Table) NormalID(id string) string {
 
 // NormalPartition returns a partition given on its own as the store addresses it: normalised
 // with abstractions.NormalizePartition (the partition part of every id that starts with
-// it) unless the account keeps ids as written. It checks nothing: see checkPartition.
+// it) unless the account keeps ids as written. It checks nothing: see CheckPartition.
 func (s *Table) NormalPartition(partition string) string {
 	if s.Acct.Cfg.NormalizeIDs {
 		return abstractions.NormalizePartition(partition)

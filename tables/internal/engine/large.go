@@ -23,8 +23,8 @@ import (
 //   - Writes that may replace rows (Upsert, Update, Delete, UpsertBatch) read the main row
 //     first (its part count and ETag) and write on condition of that version, the new rows
 //     and the deletes of the stale continuation rows in one entity-group transaction. A
-//     write that loses its condition to another writer reads again and retries: splitAttempts
-//     in all, pausing as splitRetry says, then ErrConcurrencyConflict. A Strict update,
+//     write that loses its condition to another writer reads again and retries: SplitAttempts
+//     in all, pausing as SplitRetry says, then ErrConcurrencyConflict. A Strict update,
 //     or a Delete with an ifMatch, that finds another version is a conflict at once.
 //   - Create and CreateBatch read nothing first. A continuation key already held by a
 //     leftover continuation row of the same entity (a row whose _SplitOf names it, left by
@@ -33,7 +33,7 @@ import (
 //   - Reads fetch the main row, then its continuation rows, and verify every value. When a
 //     value does not reassemble, the main row is read again: the same version means the
 //     stored value is damaged (ErrIntegrity); another version means a writer replaced it
-//     meanwhile, and the read starts again, splitAttempts in all, then ErrConcurrencyConflict
+//     meanwhile, and the read starts again, SplitAttempts in all, then ErrConcurrencyConflict
 //     saying nothing is damaged. No read combines two versions.
 //   - Rows carrying _SplitOf are continuation rows: reads and queries never return them (of
 //     any type) and the split-aware type does not count them.
@@ -55,9 +55,9 @@ const (
 )
 
 // StateProjection returns the projection of the read before a split-aware write (see
-// readState): the part count, the continuation marker and the blob reference cell of each
+// ReadState): the part count, the continuation marker and the blob reference cell of each
 // large-value column and each file field, aliases included; or nil, the whole row, when
-// that names more than maxStateColumns columns or is longer than maxStateSelectLen
+// that names more than MaxStateColumns columns or is longer than MaxStateSelectLen
 // characters URL-encoded.
 func StateProjection(cols []largevalue.Column, files []*codec.Field) []string {
 	sel := []string{largevalue.PartsColumn, largevalue.OfColumn}
@@ -76,9 +76,9 @@ func StateProjection(cols []largevalue.Column, files []*codec.Field) []string {
 }
 
 // LargeColumns returns the large-value columns of a plan as a read reassembles them: each
-// large field's column, then its aliases (files are not among them: see fileFields). With
+// large field's column, then its aliases (files are not among them: see FileFields). With
 // offloaded set (the account configures blob offload), the reader fetches values held in
-// blobs itself (fetchBlobs); otherwise reassembling such a value fails.
+// blobs itself (FetchBlobs); otherwise reassembling such a value fails.
 func LargeColumns(pl *codec.Plan, offloaded bool) []largevalue.Column {
 	var out []largevalue.Column
 	fields := pl.Fields()
@@ -164,7 +164,7 @@ func (s *Table) PrepareLarge(op string, p *Write) error {
 			Offload: s.Offloadable(lv.Field)}
 	}
 	if len(p.Files) > 0 {
-		// Planned once the files are hashed (resolveFiles), which takes a context.
+		// Planned once the files are hashed (ResolveFiles), which takes a context.
 		return nil
 	}
 	return s.PlanLarge(op, p)
@@ -190,12 +190,12 @@ type Stored struct {
 	Leftovers map[string]string
 	// Gone are declared continuation rows another writer already removed.
 	Gone map[string]bool
-	// Refs are the blob references the stored main row holds (see stateProjection), which
+	// Refs are the blob references the stored main row holds (see StateProjection), which
 	// the cleanup after a committed write or delete may delete.
 	Refs []largevalue.BlobRef
 	// Blobs are, on an account without blob offload, the large-value and file columns
 	// (aliases included) whose value the stored row holds in a blob, which the write
-	// replaces: they are logged (releasedBlobs), as nothing here deletes their blobs.
+	// replaces: they are logged (ReleasedBlobs), as nothing here deletes their blobs.
 	Blobs []string
 }
 

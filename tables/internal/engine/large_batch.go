@@ -19,8 +19,8 @@ import (
 // entity's rows (main row, continuation rows, deletes of stale ones) are one unit, and units
 // are packed in order into entity-group transactions, so an entity's rows never straddle
 // two. An upsert reads each main row first and writes on condition of the version read; a
-// transaction that loses a race is planned again and retried (see writeUnits). Partitions
-// go concurrently, as runParts allows; a failure stops its partition, whose transactions
+// transaction that loses a race is planned again and retried (see WriteUnits). Partitions
+// go concurrently, as RunParts allows; a failure stops its partition, whose transactions
 // before it stay committed. The blobs the batch released are deleted after it, when every
 // transaction committed. It returns how many of the units were committed, and a
 // *abstractions.BatchError when a partition failed. committed receives the entity indices
@@ -73,13 +73,13 @@ func (s *Table) BatchLarge(ctx context.Context, op string, mode WriteMode, ps []
 						if err != nil && !errors.Is(err, abstractions.ErrIntegrity) {
 							return false, s.Translate(op, u.P.PK, u.P.RK, err)
 						}
-						// A row whose part count cannot be read is reported by writeUnits.
+						// A row whose part count cannot be read is reported by WriteUnits.
 						u.St, u.Read = st, err == nil
 					}
 					ua = s.UnitActions(u.P, mode, "", &u.St)
 				}
 				// A unit that does not fit with the pack starts the next transaction; one that
-				// fits no transaction alone goes alone, and writeUnits refuses it.
+				// fits no transaction alone goes alone, and WriteUnits refuses it.
 				if budget.Add(u.P.Layout, ua) != "" {
 					if len(pack) > 0 {
 						carried, carriedActs = u, ua
@@ -252,7 +252,7 @@ func (s *Table) DeletePartitionLarge(ctx context.Context, pk string) (int, error
 // CleanupPartition deletes, after a partition delete, the blobs under the partition that are
 // older than the cleanup grace and that no row of the partition references now (a row
 // another writer created meanwhile keeps its blobs). Like the cleanup after a write, it runs
-// on for at most cleanupOvertime after ctx ends and reports nothing.
+// on for at most CleanupOvertime after ctx ends and reports nothing.
 func (s *Table) CleanupPartition(ctx context.Context, pk string) {
 	off := s.Acct.Off
 	if off == nil || !off.Cleanup {

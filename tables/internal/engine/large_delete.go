@@ -14,7 +14,7 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// ReadFullState is readState for a type with protected fields: it reads the whole main row,
+// ReadFullState is ReadState for a type with protected fields: it reads the whole main row,
 // which the protected-field check compares.
 func (s *Table) ReadFullState(ctx context.Context, pk, rk string) (service.Row, Stored, error) {
 	row, err := s.Acct.Tables.GetRow(ctx, s.Name, pk, rk, nil)

@@ -112,7 +112,7 @@ func (s *Table) LostAttempt(ctx context.Context, op, pk, rk string, attempt int,
 	l.Debug(msg, args...)
 }
 
-// WriteLarge writes one split-aware entity (see writeUnits) and returns the version written.
+// WriteLarge writes one split-aware entity (see WriteUnits) and returns the version written.
 // The blobs the write released are deleted once it committed.
 func (s *Table) WriteLarge(ctx context.Context, op string, p *Write, mode WriteMode, etag string) (service.Written, error) {
 	fs := &FileSources{}

@@ -190,7 +190,7 @@ func (s *Table) Released(pk, rk string, old []largevalue.BlobRef, keep []largeva
 }
 
 // ServiceNow returns the blob service's time, or the client's moved back by
-// clientClockMargin when the service's cannot be read.
+// ClientClockMargin when the service's cannot be read.
 func (a *Account) ServiceNow(ctx context.Context) time.Time {
 	if t, err := a.Blobs.Now(ctx); err == nil {
 		return t
@@ -211,7 +211,7 @@ func Cutoff(at time.Time, olderThan time.Duration) time.Time {
 
 // Cleanup deletes released blobs of a committed write or delete, each on condition that it
 // is older than the grace at the commit's time at (zero: ask the service). It runs on after
-// ctx ends, for at most cleanupOvertime, and reports nothing: what it leaves is the sweep's.
+// ctx ends, for at most CleanupOvertime, and reports nothing: what it leaves is the sweep's.
 func (s *Table) Cleanup(ctx context.Context, at time.Time, paths []string) {
 	off := s.Acct.Off
 	if len(paths) == 0 || off == nil || !off.Cleanup {

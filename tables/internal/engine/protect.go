@@ -22,7 +22,7 @@ import (
 // cells the write would store with those of the stored row (decoded and encoded again, so an
 // aliased or compressed stored form compares by value; []byte by bytes), and then writes on
 // condition of the version it read, so no other write can slip in between the check and the
-// write. A lost race reads and checks again, up to guardAttempts times, then fails with
+// write. A lost race reads and checks again, up to GuardAttempts times, then fails with
 // ErrConcurrencyConflict, like the split-aware writes of the seed.
 //
 // Decisions:
@@ -95,6 +95,7 @@ func CellsOf(props []service.Property, f *codec.Field) []service.Property {
 	return out
 }
 
+// SameCells reports whether two lists of cells hold the same names and values.
 func SameCells(a, b []service.Property) bool {
 	if len(a) != len(b) {
 		return false

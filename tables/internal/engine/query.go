@@ -27,10 +27,12 @@ type PreparedQuery struct {
 	Take       int
 }
 
+// QueryError is the refusal of a query, before anything is sent.
 func (s *Table) QueryError(op string, kind error, msg string) error {
 	return &abstractions.StoreError{Kind: kind, Op: op, Table: s.Name, Message: msg + "; nothing was sent"}
 }
 
+// FilterError is QueryError for a filter or projection odata refused, naming the field.
 func (s *Table) FilterError(op string, e *odata.Error) error {
 	msg := e.Reason
 	if e.Field != "" {
@@ -82,7 +84,7 @@ func (s *Table) Pages(ctx context.Context, op string, p *PreparedQuery, sel []st
 // query's bounds, so that a cursor replayed with another query is recognised.
 type Cursor struct {
 	Bounds string `json:"b"`
-	// Table is a short hash of the table's name (tableTag), so that a cursor used on
+	// Table is a short hash of the table's name (TableTag), so that a cursor used on
 	// another table is refused as that, not as another query of the same table.
 	Table string `json:"t,omitempty"`
 	PK    string `json:"p"`
@@ -142,19 +144,22 @@ func (s *Table) SplitProjection(sel []string) []string {
 	return append(sel, largevalue.OfColumn)
 }
 
+// EncodeCursor returns the text of a cursor, as Page returns it.
 func EncodeCursor(c Cursor) string {
 	b, _ := json.Marshal(c)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // Cursor limits. The service's continuation tokens encode a key of at most 1 KiB (about
-// 1.4 KiB of base64 with a short prefix), so a token above maxCursorToken, or a cursor
-// above maxCursor, was not made by Page: it is refused before it reaches a request URL.
+// 1.4 KiB of base64 with a short prefix), so a token above MaxCursorToken, or a cursor
+// above MaxCursor, was not made by Page: it is refused before it reaches a request URL.
 const (
 	MaxCursorToken = 4 << 10
 	MaxCursor      = 3*MaxCursorToken + 256
 )
 
+// DecodeCursor returns the cursor of a text EncodeCursor made; ok is false for any other
+// text (too long, not base64 JSON, control characters in a token).
 func DecodeCursor(s string) (Cursor, bool) {
 	var c Cursor
 	if len(s) > MaxCursor {

@@ -13,6 +13,7 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
+// CheckSweep refuses a sweep the store cannot run (no blobs, no offload, a negative age).
 func (s *Table) CheckSweep(op string, olderThan time.Duration) error {
 	switch {
 	case s.Acct.Off == nil:

@@ -23,9 +23,9 @@ type Table struct {
 	Policy     Policy
 	// Split reports a split-aware type (codec.Plan.LargeValues); large are its large-value
 	// columns as reads reassemble them, aliases included (see large.go); files are its
-	// file fields; stateSel is the projection of the read before a split-aware write (nil:
+	// file fields; StateSel is the projection of the read before a split-aware write (nil:
 	// the whole row). A type that is not split-aware reads split values on the main row of
-	// its columns plain (plainColumns).
+	// its columns plain (PlainColumns).
 	Split    bool
 	Large    []largevalue.Column
 	Files    []*codec.Field
@@ -36,7 +36,8 @@ type Table struct {
 	Shared bool
 }
 
-// EnsureCreated is EnsureCreated, for stores of every kind.
+// EnsureCreated is Store.EnsureCreated and PolyStore.EnsureCreated: it creates the table
+// unless the account knows it exists, or with NeverCreateTables only checks that it does.
 func (s *Table) EnsureCreated(ctx context.Context) (err error) {
 	ctx, c := s.Begin(ctx, "create table")
 	defer c.Finish(&err)
@@ -125,6 +126,8 @@ func (s *Table) Scan(ctx context.Context, q service.Query, fn func(*service.Row)
 	}
 }
 
+// Count counts the rows of the filter (a partition's, or the table's), skipping the rows a
+// store of this type does not own, reading keys only.
 func (s *Table) Count(ctx context.Context, pk, filter string) (int, error) {
 	n := 0
 	sel := KeysOnly
