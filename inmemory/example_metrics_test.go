@@ -19,7 +19,8 @@ import (
 
 // Metrics: an account given a MeterProvider records its instruments through it (here the
 // OpenTelemetry SDK's, read by hand; in a service, the provider your exporter uses). A
-// few calls, then every data point: sums by value, the duration histogram by count.
+// few calls, then every data point: sums by value, the conventions' duration histogram by
+// count (its count is the number of calls).
 func ExampleNewAccount_metrics() {
 	ctx := context.Background()
 	reader := sdkmetric.NewManualReader()
@@ -71,19 +72,13 @@ func ExampleNewAccount_metrics() {
 		fmt.Println(l)
 	}
 	// Output:
+	// db.client.operation.duration{db.collection.name=Customer,db.operation.name=BATCH create,db.system.name=azure.tables} count 1 (s)
+	// db.client.operation.duration{db.collection.name=Customer,db.operation.name=create,db.system.name=azure.tables} count 1 (s)
+	// db.client.operation.duration{db.collection.name=Customer,db.operation.name=mutate,db.system.name=azure.tables} count 1 (s)
+	// db.client.operation.duration{db.collection.name=Customer,db.operation.name=read,db.response.status_code=404,db.system.name=azure.tables,error.type=not_found} count 1 (s)
+	// db.client.operation.duration{db.collection.name=Customer,db.operation.name=read,db.system.name=azure.tables} count 2 (s)
+	// db.client.operation.duration{db.collection.name=Customer,db.operation.name=update,db.system.name=azure.tables} count 1 (s)
 	// udtables.batch.transactions.active{db.collection.name=Customer} 0
 	// udtables.cache.hits{db.collection.name=Customer} 2
 	// udtables.cache.misses{db.collection.name=Customer} 1
-	// udtables.call.duration{db.collection.name=Customer,db.operation.name=create batch,udtables.outcome=ok} count 1 (s)
-	// udtables.call.duration{db.collection.name=Customer,db.operation.name=create,udtables.outcome=ok} count 1 (s)
-	// udtables.call.duration{db.collection.name=Customer,db.operation.name=mutate,udtables.outcome=ok} count 1 (s)
-	// udtables.call.duration{db.collection.name=Customer,db.operation.name=read,udtables.outcome=not_found} count 1 (s)
-	// udtables.call.duration{db.collection.name=Customer,db.operation.name=read,udtables.outcome=ok} count 2 (s)
-	// udtables.call.duration{db.collection.name=Customer,db.operation.name=update,udtables.outcome=ok} count 1 (s)
-	// udtables.calls{db.collection.name=Customer,db.operation.name=create batch,udtables.outcome=ok} 1
-	// udtables.calls{db.collection.name=Customer,db.operation.name=create,udtables.outcome=ok} 1
-	// udtables.calls{db.collection.name=Customer,db.operation.name=mutate,udtables.outcome=ok} 1
-	// udtables.calls{db.collection.name=Customer,db.operation.name=read,udtables.outcome=not_found} 1
-	// udtables.calls{db.collection.name=Customer,db.operation.name=read,udtables.outcome=ok} 2
-	// udtables.calls{db.collection.name=Customer,db.operation.name=update,udtables.outcome=ok} 1
 }

@@ -30,6 +30,7 @@ type recSpan struct {
 	kind   string
 	desc   string
 	ended  bool
+	span   tracing.SpanKind
 }
 
 type spanKey struct{}
@@ -42,6 +43,7 @@ func (r *recTracer) provider() tracing.Provider {
 			parent, _ := ctx.Value(spanKey{}).(*recSpan)
 			s := &recSpan{t: r, name: name, parent: parent, attrs: map[string]any{}}
 			if o != nil {
+				s.span = o.Kind
 				s.setAttributes(o.Attributes...)
 			}
 			r.mu.Lock()
@@ -101,8 +103,13 @@ func TestTracing(t *testing.T) {
 				if !sp.ended {
 					t.Errorf("span %s not ended", sp.name)
 				}
-				if sp.attrs["db.collection.name"] != "Doc" || sp.attrs["azure.tables.partition_key"] != "p" {
+				if sp.attrs["db.collection.name"] != "Doc" || sp.attrs["azure.tables.partition_key"] != "p" || sp.attrs["db.system.name"] != "azure.tables" {
 					t.Errorf("span %s attributes %v", sp.name, sp.attrs)
+				}
+				// In memory there is no server: no address, and calls are internal spans,
+				// as the conventions allow for in-memory databases.
+				if _, ok := sp.attrs["server.address"]; ok || sp.span != tracing.SpanKindInternal {
+					t.Errorf("span %s of kind %v with attributes %v", sp.name, sp.span, sp.attrs)
 				}
 				_, hasRow := sp.attrs["azure.tables.row_key"]
 				if hasRow != (recordKeys && !strings.HasPrefix(sp.name, "stream")) {

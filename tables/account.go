@@ -36,6 +36,9 @@ type config struct {
 	// meters record the account's metrics; nil records nothing (Options.MeterProvider is
 	// nil).
 	meters *telemetry.Meters
+	// blobURL is the blob service's endpoint when the constructor knows it: what blob
+	// documents' telemetry reports.
+	blobURL string
 	// Retry, when not nil, makes the account retry a request its table service answered
 	// with a transient failure, as the Azure SDK's retry policy does (package retry). Accounts
 	// over the Azure SDK leave it nil: the SDK's pipeline retries.
@@ -50,6 +53,9 @@ type Account struct {
 	given service.Tables // the table service as the account was given it
 	opts  config
 	turns turnstile // the rows' queues of the outcome verbs (turnstile.go)
+	// blobTel is the account's telemetry with the blob service as its endpoint, for blob
+	// documents (Blobs).
+	blobTel telemetry.Telemetry
 }
 
 // newAccount returns an account over the given services. name identifies the account in
@@ -59,10 +65,13 @@ func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg con
 	if b, ok := blobs.(accountBlobs); ok {
 		blobs = b.Blobs // another account's, as its Blobs hands it out: the service itself
 	}
-	e := &engine.Account{Blobs: blobs, Pressure: p, Tel: telemetry.Telemetry{Tracer: cfg.Tracer, Meters: cfg.meters, RecordKeys: cfg.RecordKeys, Logger: cfg.Logger},
+	tel := telemetry.Telemetry{Tracer: cfg.Tracer, Meters: cfg.meters, RecordKeys: cfg.RecordKeys, Logger: cfg.Logger,
+		Endpoint: telemetry.NewEndpoint(name, "")}
+	e := &engine.Account{Blobs: blobs, Pressure: p, Tel: tel,
 		Cfg: engine.Config{NormalizeIDs: cfg.IDs == NormalizeIDs, RecordKeys: cfg.RecordKeys, NeverCreateTables: cfg.NeverCreateTables,
 			ImplicitLastWriterWins: cfg.ImplicitLastWriterWins, Authorizer: cfg.Authorizer, Logger: cfg.Logger, NowFunc: cfg.Now}}
-	a := &Account{e: e, given: tables, name: name, opts: cfg}
+	a := &Account{e: e, given: tables, name: name, opts: cfg, blobTel: tel}
+	a.blobTel.Endpoint = telemetry.NewEndpoint(cfg.blobURL, telemetry.SystemBlob)
 	if tables != nil {
 		if cfg.Retry != nil {
 			tables = &retry.Tables{Tables: tables, Policy: cfg.Retry.WithDefaults(), Busy: p.Busy, Meters: e.Tel.Meters}
@@ -117,7 +126,7 @@ func (a *Account) Blobs() service.Blobs {
 	if a.e.Blobs == nil {
 		return nil
 	}
-	return accountBlobs{a.e.Blobs, &a.e.Tel}
+	return accountBlobs{a.e.Blobs, &a.blobTel}
 }
 
 // accountBlobs is the blob service as Blobs hands it out: the service, carrying the

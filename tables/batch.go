@@ -30,7 +30,7 @@ func (s *Store[T]) prepareAll(op string, vs []*T) ([]*prepared[T], error) {
 // CreateBatch inserts the entities in per-partition transactions; see
 // [abstractions.Storage.CreateBatch].
 func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) (err error) {
-	ctx, c := s.core.Begin(ctx, "create batch")
+	ctx, c := s.core.Acct.Tel.BeginBatch(ctx, s.core.Name, "create", len(vs))
 	defer c.Finish(&err)
 	ps, err := s.prepareAll("create batch", vs)
 	if err != nil {
@@ -57,7 +57,7 @@ func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) (err error) {
 // UpsertBatch inserts or replaces the entities in per-partition transactions; see
 // [abstractions.Storage.UpsertBatch].
 func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (_ int, err error) {
-	ctx, c := s.core.Begin(ctx, "upsert batch")
+	ctx, c := s.core.Acct.Tel.BeginBatch(ctx, s.core.Name, "upsert", len(vs))
 	defer c.Finish(&err)
 	ps, err := s.prepareAll("upsert batch", vs)
 	if err != nil {

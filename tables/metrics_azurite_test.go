@@ -3,6 +3,7 @@ package tables_test
 import (
 	"context"
 	"crypto/rand"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,8 @@ import (
 
 // On Azurite, the SDK pipeline's retries, the busy answers it meets and a write that meets
 // its own echo are counted: a 503 before a create, and a lost response to another, which the
-// SDK resends into the 409 its own first try caused.
+// SDK resends into the 409 its own first try caused. The calls' durations carry the
+// emulator's address, port and account as the conventions' attributes.
 func TestMetricsOnAzurite(t *testing.T) {
 	conn := azuritetest.ConnectionString(t)
 	ctx := context.Background()
@@ -62,18 +64,28 @@ func TestMetricsOnAzurite(t *testing.T) {
 	got := map[string]int64{}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
-			if sum, ok := m.Data.(metricdata.Sum[int64]); ok {
-				for _, p := range sum.DataPoints {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
 					got[m.Name+"{"+p.Attributes.Encoded(attribute.DefaultEncoder())+"}"] = p.Value
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					got[m.Name+"{"+p.Attributes.Encoded(attribute.DefaultEncoder())+"}"] = int64(p.Count)
 				}
 			}
 		}
 	}
+	u, err := url.Parse(acct.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
 	for key, want := range map[string]int64{
 		"udtables.busy_answers{http.response.status_code=503}": 1,
 		"udtables.retries{}": 2, // one after the 503, one after the lost response
-		"udtables.own_echoes{db.collection.name=" + table + ",db.operation.name=insert}":                1,
-		"udtables.calls{db.collection.name=" + table + ",db.operation.name=create,udtables.outcome=ok}": 2,
+		"udtables.own_echoes{db.collection.name=" + table + ",db.operation.name=insert}": 1,
+		"db.client.operation.duration{db.collection.name=" + table + ",db.namespace=devstoreaccount1,db.operation.name=create," +
+			"db.system.name=azure.tables,server.address=" + u.Hostname() + ",server.port=" + u.Port() + "}": 2,
 	} {
 		if got[key] != want {
 			t.Errorf("%s = %d, want %d", key, got[key], want)

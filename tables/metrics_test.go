@@ -71,6 +71,9 @@ func (m metered) points(t testing.TB) map[string]float64 {
 					t.Errorf("%s: unit %q, want s", mt.Name, mt.Unit)
 				}
 				for _, p := range d.DataPoints {
+					if !slices.Equal(p.Bounds, telemetry.DurationBuckets) {
+						t.Errorf("%s: bucket boundaries %v, want %v", mt.Name, p.Bounds, telemetry.DurationBuckets)
+					}
 					out[key(mt.Name, p.Attributes)] = float64(p.Count)
 				}
 			default:
@@ -127,24 +130,21 @@ func TestMetricsCountCallsByOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The call count is the duration histogram's count: there is no counter of calls.
+	const sys = "db.system.name=azure.tables"
 	want := map[string]float64{
-		"udtables.calls{db.collection.name=Items,db.operation.name=create,udtables.outcome=ok}":            1,
-		"udtables.calls{db.collection.name=Items,db.operation.name=create,udtables.outcome=duplicate_key}": 1,
-		"udtables.calls{db.collection.name=Items,db.operation.name=read,udtables.outcome=ok}":              2, // one by Mutate
-		"udtables.calls{db.collection.name=Items,db.operation.name=read,udtables.outcome=not_found}":       1,
-		"udtables.calls{db.collection.name=Items,db.operation.name=read,udtables.outcome=invalid_key}":     1,
-		"udtables.calls{db.collection.name=Items,db.operation.name=mutate,udtables.outcome=ok}":            1,
-		"udtables.calls{db.collection.name=Items,db.operation.name=update,udtables.outcome=ok}":            1, // by Mutate
+		"db.client.operation.duration{db.collection.name=Items,db.operation.name=create," + sys + "}":                                                      1,
+		"db.client.operation.duration{db.collection.name=Items,db.operation.name=create,db.response.status_code=409," + sys + ",error.type=duplicate_key}": 1,
+		"db.client.operation.duration{db.collection.name=Items,db.operation.name=read," + sys + "}":                                                        2, // one by Mutate
+		"db.client.operation.duration{db.collection.name=Items,db.operation.name=read,db.response.status_code=404," + sys + ",error.type=not_found}":       1,
+		"db.client.operation.duration{db.collection.name=Items,db.operation.name=read," + sys + ",error.type=invalid_key}":                                 1, // refused before sending: no status
+		"db.client.operation.duration{db.collection.name=Items,db.operation.name=mutate," + sys + "}":                                                      1,
+		"db.client.operation.duration{db.collection.name=Items,db.operation.name=update," + sys + "}":                                                      1, // by Mutate
 	}
 	got := m.points(t)
-	wantPoints(t, got, telemetry.MetricCalls, want)
-	durations := map[string]float64{}
-	for k, v := range want {
-		durations[strings.Replace(k, telemetry.MetricCalls, telemetry.MetricCallDuration, 1)] = v
-	}
-	wantPoints(t, got, telemetry.MetricCallDuration, durations)
+	wantPoints(t, got, telemetry.MetricOperationDuration, want)
 	for k := range got {
-		if !strings.HasPrefix(k, telemetry.MetricCalls+"{") && !strings.HasPrefix(k, telemetry.MetricCallDuration+"{") {
+		if !strings.HasPrefix(k, telemetry.MetricOperationDuration+"{") {
 			t.Errorf("unexpected point %s", k)
 		}
 	}

@@ -35,7 +35,7 @@ func (s *PolyStore[B]) Upsert(ctx context.Context, w abstractions.PolyWrite[B]) 
 // InsertBatch writes the rows as Insert does, in per-partition transactions; see
 // abstractions.PolyStorage.
 func (s *PolyStore[B]) InsertBatch(ctx context.Context, ws []abstractions.PolyWrite[B]) (err error) {
-	ctx, c := s.begin(ctx, "insert batch", abstractions.TableKey{})
+	ctx, c := s.host.Acct.Tel.BeginBatch(ctx, s.host.Name, "insert", len(ws))
 	defer c.Finish(&err)
 	return s.batch(ctx, "insert batch", service.OpInsert, ws)
 }
@@ -43,7 +43,7 @@ func (s *PolyStore[B]) InsertBatch(ctx context.Context, ws []abstractions.PolyWr
 // UpsertBatch writes the rows as Upsert does, in per-partition transactions; see
 // abstractions.PolyStorage.
 func (s *PolyStore[B]) UpsertBatch(ctx context.Context, ws []abstractions.PolyWrite[B]) (err error) {
-	ctx, c := s.begin(ctx, "upsert batch", abstractions.TableKey{})
+	ctx, c := s.host.Acct.Tel.BeginBatch(ctx, s.host.Name, "upsert", len(ws))
 	defer c.Finish(&err)
 	return s.batch(ctx, "upsert batch", service.OpUpsertReplace, ws)
 }

@@ -31,15 +31,16 @@ type recorded struct {
 	kind   string // SetError's kind; "" for success
 	desc   string
 	ended  bool
+	span   telemetry.SpanKind
 }
 
 type spanKey struct{}
 
-func (r *recorder) Start(ctx context.Context, name string, attrs []telemetry.Attribute) (context.Context, telemetry.Span) {
+func (r *recorder) Start(ctx context.Context, name string, kind telemetry.SpanKind, attrs []telemetry.Attribute) (context.Context, telemetry.Span) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	parent, _ := ctx.Value(spanKey{}).(*recorded)
-	sp := &recorded{name: name, parent: parent, attrs: map[string]any{}}
+	sp := &recorded{name: name, parent: parent, attrs: map[string]any{}, span: kind}
 	for _, a := range attrs {
 		sp.attrs[a.Key] = a.Value
 	}
@@ -107,7 +108,7 @@ func TestTracing(t *testing.T) {
 			if _, ok := first.attrs[telemetry.AttrRowKey]; ok != record {
 				t.Errorf("row key recorded: %v, want %v", ok, record)
 			}
-			if dup.kind != "duplicate_key" || dup.attrs[telemetry.AttrStatusCode] != "EntityAlreadyExists" {
+			if dup.kind != "duplicate_key" || dup.attrs[telemetry.AttrStatusCode] != "409" || dup.attrs[telemetry.AttrErrorCode] != "EntityAlreadyExists" {
 				t.Errorf("failed span %+v", dup)
 			}
 			// The error's text names keys: it is the description only when keys may be recorded.
@@ -195,6 +196,41 @@ func TestVerbSpans(t *testing.T) {
 	}
 }
 
+// Batches are named as the conventions name them: "BATCH <op>" with their size when their
+// writes share an operation, "BATCH" when they differ, and a batch of one write is that
+// write.
+func TestBatchSpans(t *testing.T) {
+	ctx := context.Background()
+	tr := &recorder{}
+	s, _ := newStore[item](t, nil, withTracer(tr))
+	if err := s.CreateBatch(ctx, items("p", 3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateBatch(ctx, items("q", 1)); err != nil {
+		t.Fatal(err)
+	}
+	tx := s.Transaction("r")
+	s.CreateIn(tx, &item{Entity: abstractions.Entity{ID: "r|a"}})
+	s.CreateIn(tx, &item{Entity: abstractions.Entity{ID: "r|b"}})
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx = s.Transaction("r")
+	s.CreateIn(tx, &item{Entity: abstractions.Entity{ID: "r|c"}})
+	s.DeleteIn(tx, "r|a", "")
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, sp := range tr.spans {
+		got = append(got, fmt.Sprintf("%s %v %v", sp.name, sp.attrs[telemetry.AttrOperation], sp.attrs[telemetry.AttrBatchSize]))
+	}
+	want := []string{"BATCH create Items BATCH create 3", "create Items create <nil>", "BATCH create Items BATCH create 2", "BATCH Items BATCH 2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("spans\n %q\nwant %q", got, want)
+	}
+}
+
 // Ids and partitions are recorded as the store resolves them.
 func TestTracedKeysAreNormalised(t *testing.T) {
 	ctx := context.Background()
@@ -244,7 +280,7 @@ type noopTracer struct{}
 
 type noopSpan struct{}
 
-func (noopTracer) Start(ctx context.Context, _ string, _ []telemetry.Attribute) (context.Context, telemetry.Span) {
+func (noopTracer) Start(ctx context.Context, _ string, _ telemetry.SpanKind, _ []telemetry.Attribute) (context.Context, telemetry.Span) {
 	return ctx, noopSpan{}
 }
 

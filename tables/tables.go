@@ -210,6 +210,7 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 			return nil, azconn.NoEndpoint("blob")
 		}
 		ep := blobconn.Endpoint{URL: cs.BlobURL, AccountName: cs.AccountName, AccountKey: cs.AccountKey, SAS: cs.SAS, ClientOptions: opts.clientOptions()}
+		cfg.blobURL = cs.BlobURL
 		if blobs, err = opts.Blobs(ep); err != nil {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
@@ -240,6 +241,7 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 		if err := azservice.CheckEndpoint("blob", blobURL); err != nil {
 			return nil, err
 		}
+		cfg.blobURL = blobURL
 		if blobs, err = opts.Blobs(blobconn.Endpoint{URL: blobURL, Credential: cred, ClientOptions: opts.clientOptions()}); err != nil {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}

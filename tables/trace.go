@@ -33,8 +33,12 @@ func sdkAttributes(attrs []telemetry.Attribute) []tracing.Attribute {
 	return out
 }
 
-func (a sdkTracer) Start(ctx context.Context, name string, attrs []telemetry.Attribute) (context.Context, telemetry.Span) {
-	ctx, sp := a.t.Start(ctx, name, &tracing.SpanOptions{Kind: tracing.SpanKindInternal, Attributes: sdkAttributes(attrs)})
+func (a sdkTracer) Start(ctx context.Context, name string, kind telemetry.SpanKind, attrs []telemetry.Attribute) (context.Context, telemetry.Span) {
+	k := tracing.SpanKindInternal
+	if kind == telemetry.KindClient {
+		k = tracing.SpanKindClient
+	}
+	ctx, sp := a.t.Start(ctx, name, &tracing.SpanOptions{Kind: k, Attributes: sdkAttributes(attrs)})
 	return ctx, sdkSpan{sp}
 }
 
@@ -49,7 +53,7 @@ func (s sdkSpan) AddEvent(name string, attrs ...telemetry.Attribute) {
 }
 
 func (s sdkSpan) SetError(kind, description string) {
-	s.s.SetAttributes(tracing.Attribute{Key: telemetry.AttrErrorKind, Value: kind})
+	s.s.SetAttributes(tracing.Attribute{Key: telemetry.AttrErrorType, Value: kind})
 	s.s.SetStatus(tracing.SpanStatusError, description)
 }
 

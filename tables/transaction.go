@@ -54,6 +54,9 @@ type Transaction struct {
 	seen  map[string]bool // the row keys named so far
 	errs  []error         // the refusals, in the order the writes were added
 	done  bool
+	// op is the store operation of every accepted write ("create", "insert", …), "" when
+	// they differ: Commit's telemetry names the batch after it.
+	op string
 }
 
 // txTyped is what a typed write of a transaction does after the commit.
@@ -109,9 +112,10 @@ func (tx *Transaction) refuse(kind error, rk, msg string) error {
 	return err
 }
 
-// accept adds the action a of a store of acct and table to the transaction, after checking
-// that it may join it; t is what a typed write does after the commit (nil for the others).
-func (tx *Transaction) accept(acct *engine.Account, table string, a service.Action, t *txTyped) {
+// accept adds the action a of a store of acct and table, the store's operation op, to the
+// transaction, after checking that it may join it; t is what a typed write does after the
+// commit (nil for the others).
+func (tx *Transaction) accept(acct *engine.Account, table, op string, a service.Action, t *txTyped) {
 	pk, rk := a.Row.PartitionKey, a.Row.RowKey
 	switch {
 	case tx.done:
@@ -133,6 +137,11 @@ func (tx *Transaction) accept(acct *engine.Account, table string, a service.Acti
 			"a key containing ' cannot be replaced or upserted in a transaction (the Azure SDK does not escape it); write that row on its own")
 	default:
 		tx.seen[rk] = true
+		if len(tx.acts) == 0 {
+			tx.op = op
+		} else if tx.op != op {
+			tx.op = ""
+		}
 		tx.acts = append(tx.acts, a)
 		tx.typed = append(tx.typed, t)
 	}
@@ -164,7 +173,7 @@ func (tx *Transaction) Commit(ctx context.Context) (err error) {
 	if tx == nil {
 		return fmt.Errorf("%w: the transaction is nil; start one with Store.Transaction or PolyStore.Transaction", abstractions.ErrInvalidArgument)
 	}
-	ctx, c := tx.host.Acct.Tel.Begin(ctx, tx.host.Name, "transaction")
+	ctx, c := tx.host.Acct.Tel.BeginBatch(ctx, tx.host.Name, tx.op, len(tx.acts))
 	if c.Traced() {
 		c.Keys(tx.pk, "")
 	}
@@ -255,7 +264,7 @@ func (s *Store[T]) typedWrite(tx *Transaction, op string, v *T, a service.Action
 			return &cache.Entry{Row: *cache.Written(p.Row, w), TTL: s.core.Policy.TTL, Sliding: s.core.Policy.Sliding}
 		}
 	}
-	tx.accept(s.core.Acct, s.core.Name, a, t)
+	tx.accept(s.core.Acct, s.core.Name, op, a, t)
 }
 
 // txSupported refuses the typed rows a transaction cannot carry.
@@ -339,7 +348,7 @@ func (s *Store[T]) DeleteIn(tx *Transaction, id, ifMatch string) {
 	if ifMatch != "" {
 		cond = ifMatch
 	}
-	tx.accept(s.core.Acct, s.core.Name, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: cond}, nil)
+	tx.accept(s.core.Acct, s.core.Name, "delete", service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: cond}, nil)
 }
 
 // InsertIn adds w to tx as Insert writes it: a new row (the transaction fails with
@@ -377,5 +386,5 @@ func (s *PolyStore[B]) txWrite(tx *Transaction, op string, kind service.Op, w *a
 		tx.refused(err)
 		return
 	}
-	tx.accept(s.host.Acct, s.host.Name, a, nil)
+	tx.accept(s.host.Acct, s.host.Name, op, a, nil)
 }

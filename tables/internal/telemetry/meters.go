@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,7 +15,6 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -28,33 +28,37 @@ import (
 // udtables_nometrics tag the hooks compile to nothing at all, which is what the benchmark
 // compares against.
 //
-// Attributes are few and bounded: the operation and the table (names the program chose),
-// the outcome (a sentinel's name, callerr.Kind), the HTTP status of a busy answer. Each
-// combination's attribute set is built once and kept (attrs), so that a measurement with
-// metrics on allocates nothing either beyond what the SDK does.
+// A call's duration is OpenTelemetry's db.client.operation.duration, with the conventions'
+// attributes and bucket boundaries; its count is the number of calls, so no counter of calls
+// repeats it. The other instruments are the library's own (udtables.*): the conventions have
+// no name for what they count.
+//
+// Attributes are few and bounded: the account's (Endpoint), the operation and the table
+// (names the program chose), the error type (a sentinel's name, callerr.Kind) and the
+// service's status of a failed call, the HTTP status of a busy answer. Each combination's
+// attribute set is built once and kept (attrs), so that a measurement with metrics on
+// allocates nothing either beyond what the SDK does.
 
-// Instrument names and attribute keys.
+// Instrument names.
 const (
-	MetricCalls         = "udtables.calls"
-	MetricCallDuration  = "udtables.call.duration"
-	MetricRetries       = "udtables.retries"
-	MetricBusy          = "udtables.busy_answers"
-	MetricLostRaces     = "udtables.verb.lost_races"
-	MetricExhausted     = "udtables.verb.exhausted"
-	MetricOwnEchoes     = "udtables.own_echoes"
-	MetricCacheHits     = "udtables.cache.hits"
-	MetricCacheMisses   = "udtables.cache.misses"
-	MetricCacheEvicted  = "udtables.cache.evictions"
-	MetricBatchInFlight = "udtables.batch.transactions.active"
-	MetricOffloaded     = "udtables.offload.bytes"
+	MetricOperationDuration = "db.client.operation.duration" // the conventions'
+	MetricRetries           = "udtables.retries"
+	MetricBusy              = "udtables.busy_answers"
+	MetricLostRaces         = "udtables.verb.lost_races"
+	MetricExhausted         = "udtables.verb.exhausted"
+	MetricOwnEchoes         = "udtables.own_echoes"
+	MetricCacheHits         = "udtables.cache.hits"
+	MetricCacheMisses       = "udtables.cache.misses"
+	MetricCacheEvicted      = "udtables.cache.evictions"
+	MetricBatchInFlight     = "udtables.batch.transactions.active"
+	MetricOffloaded         = "udtables.offload.bytes"
 
-	AttrOutcome = "udtables.outcome"          // "ok" or callerr.Kind's name
-	AttrStatus  = "http.response.status_code" // of a busy answer
+	AttrHTTPStatus = "http.response.status_code" // of a busy answer
 )
 
-// durationBuckets are the call duration histogram's bucket bounds in seconds, from the
-// in-memory backend's microseconds to the retries of a throttled service.
-var durationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+// DurationBuckets are the bucket boundaries in seconds the conventions give
+// db.client.operation.duration.
+var DurationBuckets = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10}
 
 // maxAttrSets bounds the attribute sets a Meters keeps; past it (a program with very many
 // tables), a measurement builds its set each time.
@@ -62,7 +66,6 @@ const maxAttrSets = 4096
 
 // Meters are an account's instruments. A nil *Meters records nothing.
 type Meters struct {
-	calls     metric.Int64Counter
 	duration  metric.Float64Histogram
 	retries   metric.Int64Counter
 	busy      metric.Int64Counter
@@ -80,9 +83,11 @@ type Meters struct {
 	none *opts                             // the empty set
 }
 
-// attrKey names one attribute set; "" and 0 leave an attribute out.
+// attrKey names one attribute set; nil, "" and 0 leave an attribute out. With ep, the set
+// is a call's (status is db.response.status_code); without, status is a busy answer's.
 type attrKey struct {
-	table, op, outcome string
+	ep                 *Endpoint
+	table, op, errType string
 	status             int
 }
 
@@ -109,7 +114,6 @@ func NewMeters(p metric.MeterProvider, log *slog.Logger) *Meters {
 		errs = append(errs, err)
 		return c
 	}
-	m.calls = counter(MetricCalls, "{call}", "Store and outcome verb calls, by operation, table and outcome.")
 	m.retries = counter(MetricRetries, "{retry}", "Requests the account's retry policy sent again.")
 	m.busy = counter(MetricBusy, "{answer}", "Busy answers of the table service (429, 503, 500 OperationTimedOut).")
 	m.lost = counter(MetricLostRaces, "{attempt}", "Attempts of the outcome verbs that lost their race to another writer.")
@@ -120,9 +124,9 @@ func NewMeters(p metric.MeterProvider, log *slog.Logger) *Meters {
 	m.evictions = counter(MetricCacheEvicted, "{entry}", "Read cache entries removed before a write replaced them.")
 	m.offloaded = counter(MetricOffloaded, "By", "Bytes uploaded to blobs by blob offload (large values and files).")
 	var err error
-	m.duration, err = mt.Float64Histogram(MetricCallDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of store and outcome verb calls, by operation, table and outcome."),
-		metric.WithExplicitBucketBoundaries(durationBuckets...))
+	m.duration, err = mt.Float64Histogram(MetricOperationDuration, metric.WithUnit("s"),
+		metric.WithDescription("Duration of database client operations."),
+		metric.WithExplicitBucketBoundaries(DurationBuckets...))
 	errs = append(errs, err)
 	m.inFlight, err = mt.Int64UpDownCounter(MetricBatchInFlight, metric.WithUnit("{transaction}"),
 		metric.WithDescription("Transactions of batch calls out at once (the parallelism in use)."))
@@ -162,18 +166,25 @@ func (m *Meters) attrs(k attrKey) *opts {
 }
 
 func newOpts(k attrKey) *opts {
-	kvs := make([]otelattr.KeyValue, 0, 4)
+	kvs := make([]otelattr.KeyValue, 0, 8)
+	if k.ep != nil {
+		kvs = append(kvs, k.ep.kvs...)
+	}
 	if k.op != "" {
 		kvs = append(kvs, otelattr.String(AttrOperation, k.op))
 	}
 	if k.table != "" {
 		kvs = append(kvs, otelattr.String(AttrTable, k.table))
 	}
-	if k.outcome != "" {
-		kvs = append(kvs, otelattr.String(AttrOutcome, k.outcome))
+	if k.errType != "" {
+		kvs = append(kvs, otelattr.String(AttrErrorType, k.errType))
 	}
-	if k.status != 0 {
-		kvs = append(kvs, otelattr.Int(AttrStatus, k.status))
+	switch {
+	case k.status == 0:
+	case k.ep != nil:
+		kvs = append(kvs, otelattr.String(AttrStatusCode, strconv.Itoa(k.status)))
+	default:
+		kvs = append(kvs, otelattr.Int(AttrHTTPStatus, k.status))
 	}
 	set := metric.WithAttributeSet(otelattr.NewSet(kvs...))
 	return &opts{add: []metric.AddOption{set}, rec: []metric.RecordOption{set}}
@@ -183,18 +194,21 @@ func newOpts(k attrKey) *opts {
 // udtables_nometrics tag, so that the compiler drops every hook's body.
 func (m *Meters) On() bool { return MetricsCompiled && m != nil }
 
-// called records a store or verb call that started at start and returned err.
-func (m *Meters) called(ctx context.Context, table, op string, start time.Time, err error) {
+// called records a store or verb call of the service ep that started at start and
+// returned err.
+func (m *Meters) called(ctx context.Context, ep *Endpoint, table, op string, start time.Time, err error) {
 	if !m.On() {
 		return
 	}
-	outcome := "ok"
+	k := attrKey{ep: ep, table: table, op: op}
 	if err != nil {
-		outcome = callerr.KindName(err)
+		k.errType = ErrorType(err)
+		var se *abstractions.StatusError
+		if errors.As(err, &se) {
+			k.status = se.StatusCode
+		}
 	}
-	o := m.attrs(attrKey{table: table, op: op, outcome: outcome})
-	m.calls.Add(ctx, 1, o.add...)
-	m.duration.Record(ctx, time.Since(start).Seconds(), o.rec...)
+	m.duration.Record(ctx, time.Since(start).Seconds(), m.attrs(k).rec...)
 }
 
 // Retried records a request sent again by the account's retry policy (the Azure SDK's, in

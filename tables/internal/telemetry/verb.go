@@ -16,7 +16,7 @@ func (t *Telemetry) Verb(ctx context.Context, table, op, id, pk, rk string) (con
 	if t != nil && t.RecordKeys {
 		vs.id = id
 	}
-	ctx, vs.call = t.Begin(ctx, table, op)
+	ctx, vs.call = t.begin(ctx, table, op, -1, true)
 	if vs.call.Traced() {
 		vs.call.Keys(pk, rk)
 	}
