@@ -3,7 +3,9 @@
 // provider, and an account given it in its client options makes every store call and every
 // outcome verb call a span, parent of the SDK's HTTP spans.
 //
-// Its test runs the documented spans against Azurite with an in-memory exporter.
+// Its tests run the documented spans against Azurite with an in-memory exporter, and check
+// every call kind's metric and spans against OpenTelemetry's database client conventions in
+// memory and on Azurite (conventions_test.go).
 package tracing
 
 import (
