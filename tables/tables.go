@@ -76,10 +76,12 @@ type Options struct {
 	// row in a missing table succeeds with deleted=false, an Update or Patch fails with
 	// ErrNotFound.
 	NeverCreateTables bool
-	// MeterProvider turns the account's OpenTelemetry metrics on: calls and their durations
-	// by operation, table and outcome, request retries and busy answers, the outcome verbs'
-	// lost races and exhausted calls, writes that met their own echo, read cache hits, misses
-	// and evictions, the batch transactions out at once and the bytes offloaded to blobs. nil
+	// MeterProvider turns the account's OpenTelemetry metrics on: the duration of every call
+	// as the database conventions' db.client.operation.duration (its count is the number of
+	// calls), by operation, table and error type, request retries and busy answers, the
+	// outcome verbs' lost races and exhausted calls, writes that met their own echo, read
+	// cache hits, misses and evictions, the batch transactions out at once and the bytes
+	// offloaded to blobs. nil
 	// (or the API's no-op provider) turns them off, and then no call records or allocates
 	// anything for them. The production guide (docs/production.md, "Metrics") lists every
 	// instrument with its unit and attributes.
