@@ -207,7 +207,7 @@ func checkConventions(t *testing.T, newAccount func(*tables.Options) (*tables.Ac
 		}
 		got := map[string]string{}
 		for _, kv := range p.Attributes.ToSlice() {
-			got[string(kv.Key)] = kv.Value.Emit()
+			got[string(kv.Key)] = kv.Value.String()
 		}
 		wantAttrs := map[string]string{"db.system.name": "azure.tables", "db.operation.name": tc.op, "db.collection.name": tc.coll}
 		maps.Copy(wantAttrs, tc.failure)
@@ -247,7 +247,7 @@ func checkConventions(t *testing.T, newAccount func(*tables.Options) (*tables.Ac
 	} {
 		got := map[string]string{}
 		for _, kv := range tc.span.Attributes() {
-			got[string(kv.Key)] = kv.Value.Emit()
+			got[string(kv.Key)] = kv.Value.String()
 		}
 		wantAttrs := map[string]string{"db.system.name": "azure.tables", "db.collection.name": table}
 		maps.Copy(wantAttrs, tc.attrs)
