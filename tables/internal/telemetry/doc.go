@@ -17,12 +17,13 @@
 // db.system.name, db.namespace (the storage account), db.collection.name (the table, or a
 // blob document's container), db.operation.name, server.address and server.port (a port
 // other than the scheme's), and on failure error.type and db.response.status_code (the
-// service's HTTP status). A batch is "BATCH <op>" with db.operation.batch.size, as the
-// conventions name batches; a batch of one write is that write. The instruments the
-// conventions have no name for are the library's own (udtables.*), and so are the span
-// attributes azure.tables.partition_key, azure.tables.row_key and azure.tables.error_code
-// (the service's error code, which the conventions and the Azure SDK's own spans have no
-// attribute for).
+// service's HTTP status). A call of the whole account (Ping) has no collection, and its
+// span is named after the namespace (or the server) instead. A batch is "BATCH <op>" with
+// db.operation.batch.size, as the conventions name batches; a batch of one write is that
+// write. The instruments the conventions have no name for are the library's own
+// (udtables.*), and so are the span attributes azure.tables.partition_key,
+// azure.tables.row_key and azure.tables.error_code (the service's error code, which the
+// conventions and the Azure SDK's own spans have no attribute for).
 //
 // The conventions register no db.system.name for Azure Table Storage. The library reports
 // "azure.tables", in the form of the registered cloud values (aws.dynamodb,

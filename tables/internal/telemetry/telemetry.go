@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"strconv"
 	"time"
 
@@ -120,7 +121,8 @@ type Call struct {
 }
 
 // Begin starts the span of a call of op on table when t traces, and its measurement when t
-// has metrics. op is the operation as users read it ("create", "page", "commit", …).
+// has metrics. op is the operation as users read it ("create", "page", "commit", …); table
+// is "" for a call of the whole account.
 func (t *Telemetry) Begin(ctx context.Context, table, op string) (context.Context, Call) {
 	return t.begin(ctx, table, op, -1, false)
 }
@@ -149,7 +151,10 @@ func (t *Telemetry) begin(ctx context.Context, table, op string, size int, verb 
 	var c Call
 	if t.Tracer != nil {
 		attrs := make([]Attribute, 0, len(ep.span)+3)
-		attrs = append(append(attrs, ep.span...), Attribute{Key: AttrOperation, Value: op}, Attribute{Key: AttrTable, Value: table})
+		attrs = append(append(attrs, ep.span...), Attribute{Key: AttrOperation, Value: op})
+		if table != "" {
+			attrs = append(attrs, Attribute{Key: AttrTable, Value: table})
+		}
 		if size >= 0 {
 			attrs = append(attrs, Attribute{Key: AttrBatchSize, Value: size})
 		}
@@ -158,13 +163,30 @@ func (t *Telemetry) begin(ctx context.Context, table, op string, size int, verb 
 			kind = KindClient
 		}
 		var sp Span
-		ctx, sp = t.Tracer.Start(ctx, op+" "+table, kind, attrs)
+		ctx, sp = t.Tracer.Start(ctx, spanName(op, table, ep), kind, attrs)
 		c.span, c.recordKeys = sp, t.RecordKeys
 	}
 	if t.Meters.On() {
 		c.m, c.ctx, c.ep, c.table, c.op, c.start = t.Meters, ctx, ep, table, op, time.Now()
 	}
 	return ctx, c
+}
+
+// spanName is the conventions' name of a call's span: "{db.operation.name} {target}", the
+// target being the table, or for a call of the whole account (table "", as Ping) the
+// namespace, or else the server's address and port; op alone when there is none.
+func spanName(op, table string, ep *Endpoint) string {
+	switch {
+	case table != "":
+		return op + " " + table
+	case ep.Namespace != "":
+		return op + " " + ep.Namespace
+	case ep.Port != 0:
+		return op + " " + net.JoinHostPort(ep.Address, strconv.Itoa(ep.Port))
+	case ep.Address != "":
+		return op + " " + ep.Address
+	}
+	return op
 }
 
 // batchNames are the batch names of the stores' operations, built once.

@@ -122,7 +122,8 @@ func TestErrorType(t *testing.T) {
 }
 
 // A batch is named "BATCH <op>" with its size, a batch of one is its write, and writes that
-// differ are "BATCH"; a call of a remote service is a client span, a verb an internal one.
+// differ are "BATCH"; a call of the whole account is named after the account; a call of a
+// remote service is a client span, a verb an internal one.
 func TestBatchSpans(t *testing.T) {
 	sp := &spans{}
 	tel := &Telemetry{Tracer: sp, Endpoint: NewEndpoint("https://acct.table.core.windows.net", "")}
@@ -142,6 +143,11 @@ func TestBatchSpans(t *testing.T) {
 		if sp.name != tc.name || sp.attrs[AttrBatchSize] != tc.size || sp.span != KindClient || sp.attrs[AttrNamespace] != "acct" {
 			t.Errorf("batch of %d %q: span %q, size %v, kind %v, attributes %v", tc.n, tc.op, sp.name, sp.attrs[AttrBatchSize], sp.span, sp.attrs)
 		}
+	}
+	_, c := tel.Begin(context.Background(), "", "ping")
+	c.Finish(&err)
+	if _, ok := sp.attrs[AttrTable]; ok || sp.name != "ping acct" {
+		t.Errorf("a call of the account: span %q with attributes %v", sp.name, sp.attrs)
 	}
 	_, vs := tel.Verb(context.Background(), "Orders", "mutate", "p|r", "p", "r")
 	vs.End(nil)

@@ -149,6 +149,8 @@ func checkConventions(t *testing.T, newAccount func(*tables.Options) (*tables.Ac
 		BlobName: func(c blobdocs.NameContext) string { return c.ID + ".json" }})
 	must(err)
 	must(docs.Put(ctx, "d1", &Doc{Title: "one"}))
+	// A call of the whole account: no collection.
+	must(acct.Ping(ctx))
 
 	// The metric: one histogram of the conventions' name, unit and buckets, a data point per
 	// call kind, each with the conventions' attributes and no other.
@@ -195,6 +197,7 @@ func checkConventions(t *testing.T, newAccount func(*tables.Options) (*tables.Ac
 		{"Transaction.Commit", "BATCH upsert", table, false, nil},
 		{"PolyStore.Insert", "insert", polyTable, false, nil},
 		{"blob documents' Put", "put", container, true, nil},
+		{"Account.Ping", "ping", "", false, nil},
 	} {
 		name := tc.op + " " + tc.coll
 		if tc.failure != nil {
@@ -210,6 +213,9 @@ func checkConventions(t *testing.T, newAccount func(*tables.Options) (*tables.Ac
 			got[string(kv.Key)] = kv.Value.String()
 		}
 		wantAttrs := map[string]string{"db.system.name": "azure.tables", "db.operation.name": tc.op, "db.collection.name": tc.coll}
+		if tc.coll == "" {
+			delete(wantAttrs, "db.collection.name")
+		}
 		maps.Copy(wantAttrs, tc.failure)
 		maps.Copy(wantAttrs, want.table)
 		if tc.blob {
@@ -234,6 +240,12 @@ func checkConventions(t *testing.T, newAccount func(*tables.Options) (*tables.Ac
 		}
 		return byName[name][i]
 	}
+	// Ping's target is the account (db.namespace), when the endpoint names one.
+	ping := "ping"
+	if ns := want.table["db.namespace"]; ns != "" {
+		ping += " " + ns
+	}
+	span(ping, 0)
 	for _, tc := range []struct {
 		what  string
 		span  sdktrace.ReadOnlySpan
