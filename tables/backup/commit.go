@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/attempt"
 	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/internal/echo"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
+	"github.com/unified-data/gotables/tables/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -150,7 +151,7 @@ func (rs *restorer) commit(ctx context.Context, pack []unit) error {
 func (rs *restorer) existingRows(ctx context.Context, pack []unit) (map[string]service.Row, error) {
 	first, last := pack[0].rk, largevalue.ContinuationKey(pack[len(pack)-1].rk, 9999)
 	q := service.Query{
-		Filter: partitionFilter(pack[0].pk) + " and RowKey ge " + service.QuoteString(first) + " and RowKey le " + service.QuoteString(last),
+		Filter: odata.Partition(pack[0].pk) + " and RowKey ge " + service.QuoteString(first) + " and RowKey le " + service.QuoteString(last),
 		Select: []string{largevalue.OfColumn, largevalue.PartsColumn},
 		Top:    pageSize,
 	}
@@ -279,7 +280,7 @@ func (rs *restorer) holds(ctx context.Context, acts []service.Action) (bool, err
 		want[rk] = &acts[i]
 	}
 	q := service.Query{
-		Filter: partitionFilter(pk) + " and RowKey ge " + service.QuoteString(lo) + " and RowKey le " + service.QuoteString(hi),
+		Filter: odata.Partition(pk) + " and RowKey ge " + service.QuoteString(lo) + " and RowKey le " + service.QuoteString(hi),
 		Top:    pageSize,
 	}
 	found := 0
@@ -294,7 +295,7 @@ func (rs *restorer) holds(ctx context.Context, acts []service.Action) (bool, err
 			if !ok {
 				continue
 			}
-			if a.Op == service.OpDelete || !sameCells(&page.Rows[i], a.Row.Properties) {
+			if a.Op == service.OpDelete || !echo.Holds(&page.Rows[i], a.Row.Properties, true) {
 				return false, nil
 			}
 			found++
@@ -311,28 +312,4 @@ func (rs *restorer) holds(ctx context.Context, acts []service.Action) (bool, err
 		}
 	}
 	return found == upserts, nil
-}
-
-// sameCells reports whether stored holds exactly the cells sent (times compared at the
-// service's 100 ns).
-func sameCells(stored *service.Row, sent []service.Property) bool {
-	n := 0
-	for _, p := range sent {
-		if !p.Value.IsValid() {
-			continue
-		}
-		n++
-		v, ok := stored.Get(p.Name)
-		if !ok {
-			return false
-		}
-		if p.Value.Kind() == service.KindDateTime && v.Kind() == service.KindDateTime {
-			if !v.Time().Truncate(100 * time.Nanosecond).Equal(p.Value.Time().Truncate(100 * time.Nanosecond)) {
-				return false
-			}
-		} else if !v.Equal(p.Value) {
-			return false
-		}
-	}
-	return n == len(stored.Properties)
 }

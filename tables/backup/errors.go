@@ -18,22 +18,9 @@ import (
 // contract's sentinel (ErrNotFound, ErrUnavailable, context.Canceled, …) with errors.Is and
 // keeps the service's answer or the network's error in its chain.
 
-// ownSentinels are the library's own refusals and findings: an error that matches one keeps
-// its kind.
-var ownSentinels = []error{
-	abstractions.ErrIntegrity, abstractions.ErrBlobOffloadNotConfigured, abstractions.ErrNotSupported,
-	abstractions.ErrInvalidArgument, abstractions.ErrInvalidKey, abstractions.ErrOversizedCell,
-	abstractions.ErrOversizedValue, ErrNotEmpty,
-}
-
-func ownError(err error) bool {
-	for _, s := range ownSentinels {
-		if errors.Is(err, s) {
-			return true
-		}
-	}
-	return false
-}
+// ownError reports the library's own refusals and findings (callerr.Own) and ErrNotEmpty:
+// an error that matches one keeps its kind.
+func ownError(err error) bool { return callerr.Own(err) || errors.Is(err, ErrNotEmpty) }
 
 // answered reports whether the service answered the request: with a status, or with a
 // transaction's refusal that blames an action.

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/unified-data/gotables/tables/internal/odata"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
@@ -46,10 +48,6 @@ type segment struct {
 	filter string
 }
 
-func partitionFilter(pk string) string {
-	return "PartitionKey eq " + service.QuoteString(pk)
-}
-
 // segments sends the segments of a backup in key order: each partition of opts.Partitions,
 // the partitions found one by one when Parallel > 1, or one scan of the table.
 func (s *source) segments(ctx context.Context, parts []string, parallel int, from position, emit func(segment) bool) error {
@@ -59,7 +57,7 @@ func (s *source) segments(ctx context.Context, parts []string, parallel int, fro
 			if from.Set && service.CompareUTF16(pk, from.PK) < 0 {
 				continue
 			}
-			f := partitionFilter(pk)
+			f := odata.Partition(pk)
 			if from.Set && pk == from.PK {
 				f += " and RowKey gt " + service.QuoteString(from.RK)
 			}
@@ -75,7 +73,7 @@ func (s *source) segments(ctx context.Context, parts []string, parallel int, fro
 		}
 		// The rest of the partition, then the partitions after it: two range queries the
 		// service answers from its index (an "or" of both may scan the table).
-		if emit(segment{filter: partitionFilter(from.PK) + " and RowKey gt " + service.QuoteString(from.RK)}) {
+		if emit(segment{filter: odata.Partition(from.PK) + " and RowKey gt " + service.QuoteString(from.RK)}) {
 			emit(segment{filter: "PartitionKey gt " + service.QuoteString(from.PK)})
 		}
 		return nil
@@ -83,7 +81,7 @@ func (s *source) segments(ctx context.Context, parts []string, parallel int, fro
 	// Discover partitions: the first row after the previous partition names the next.
 	prev, first := "", true
 	if from.Set {
-		f := partitionFilter(from.PK) + " and RowKey gt " + service.QuoteString(from.RK)
+		f := odata.Partition(from.PK) + " and RowKey gt " + service.QuoteString(from.RK)
 		if !emit(segment{filter: f}) {
 			return nil
 		}
@@ -98,7 +96,7 @@ func (s *source) segments(ctx context.Context, parts []string, parallel int, fro
 		if err != nil || !ok {
 			return err
 		}
-		if !emit(segment{filter: partitionFilter(pk)}) {
+		if !emit(segment{filter: odata.Partition(pk)}) {
 			return nil
 		}
 		prev, first = pk, false
@@ -246,7 +244,7 @@ func (s *source) parts(ctx context.Context, main service.Row) (entity, error) {
 // continuations reads continuation rows 1…n of main row rk, in order.
 func (s *source) continuations(ctx context.Context, pk, rk string, n int) ([]service.Row, error) {
 	q := service.Query{
-		Filter: partitionFilter(pk) + " and RowKey ge " + service.QuoteString(largevalue.ContinuationKey(rk, 1)) +
+		Filter: odata.Partition(pk) + " and RowKey ge " + service.QuoteString(largevalue.ContinuationKey(rk, 1)) +
 			" and RowKey le " + service.QuoteString(largevalue.ContinuationKey(rk, n)),
 		Top: pageSize,
 	}

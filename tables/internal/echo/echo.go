@@ -111,12 +111,12 @@ func Applied(ctx context.Context, svc service.Tables, table string, a *service.A
 		return service.Row{}, false
 	}
 	whole := a.Op == service.OpInsert || a.Op == service.OpReplace || a.Op == service.OpUpsertReplace
-	return stored, holds(&stored, a.Row.Properties, whole)
+	return stored, Holds(&stored, a.Row.Properties, whole)
 }
 
-// holds reports whether stored carries every sent cell with its value and, when whole, no
+// Holds reports whether stored carries every sent cell with its value and, when whole, no
 // other cell.
-func holds(stored *service.Row, sent []service.Property, whole bool) bool {
+func Holds(stored *service.Row, sent []service.Property, whole bool) bool {
 	n := 0
 	for _, p := range sent {
 		if !p.Value.IsValid() {

@@ -62,13 +62,13 @@ func TestHolds(t *testing.T) {
 		{Name: "T", Value: service.DateTime(at.Truncate(100 * time.Nanosecond))},
 	}}
 	sent := []service.Property{{Name: "A", Value: service.String("x")}, {Name: "T", Value: service.DateTime(at)}}
-	if !holds(&stored, sent, true) {
+	if !Holds(&stored, sent, true) {
 		t.Error("the row written does not hold its cells")
 	}
-	if !holds(&stored, sent[:1], false) || holds(&stored, sent[:1], true) {
+	if !Holds(&stored, sent[:1], false) || Holds(&stored, sent[:1], true) {
 		t.Error("a merge's cells are held; a whole write's are not when the row has more")
 	}
-	if holds(&stored, []service.Property{{Name: "A", Value: service.String("y")}}, false) {
+	if Holds(&stored, []service.Property{{Name: "A", Value: service.String("y")}}, false) {
 		t.Error("another value is held")
 	}
 }
