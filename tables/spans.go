@@ -3,7 +3,6 @@ package tables
 import (
 	"context"
 
-	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/internal/telemetry"
 )
@@ -15,11 +14,7 @@ import (
 // startSpan starts the span of an outcome verb (the span of the store's [driver.Hooks]): a
 // span when the account traces, and in every case a debug log line per lost attempt.
 func (s *Store[T]) startSpan(ctx context.Context, op, id string) (context.Context, driver.Span) {
-	var pk, rk string
-	if s.core.Acct.Tel.Tracer != nil {
-		pk, rk = abstractions.SplitID(id)
-	}
-	return s.core.Acct.Tel.Verb(ctx, s.core.Name, op, id, pk, rk)
+	return s.core.Acct.Tel.Verb(ctx, s.core.Name, op, id)
 }
 
 // beginEntity is BeginID for a call given an entity (which may be nil).

@@ -25,7 +25,7 @@ func TestOffRecordsNothing(t *testing.T) {
 		c.Keys("p", "r")
 		err := errors.New("x")
 		c.Finish(&err)
-		_, vs := tel.Verb(ctx, "T", "mutate", "p|r", "p", "r")
+		_, vs := tel.Verb(ctx, "T", "mutate", "p|r")
 		vs.Event(driver.EventAttemptLost, "attempt", 1)
 		vs.End(nil)
 	}
@@ -149,7 +149,7 @@ func TestBatchSpans(t *testing.T) {
 	if _, ok := sp.attrs[AttrTable]; ok || sp.name != "ping acct" {
 		t.Errorf("a call of the account: span %q with attributes %v", sp.name, sp.attrs)
 	}
-	_, vs := tel.Verb(context.Background(), "Orders", "mutate", "p|r", "p", "r")
+	_, vs := tel.Verb(context.Background(), "Orders", "mutate", "p|r")
 	vs.End(nil)
 	if sp.span != KindInternal || sp.name != "mutate Orders" {
 		t.Errorf("verb span %q of kind %v", sp.name, sp.span)

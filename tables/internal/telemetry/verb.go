@@ -4,21 +4,23 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/unified-data/gotables/abstractions"
+
 	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables/internal/callerr"
 )
 
 // Verb starts the span of an outcome verb (the span of [driver.Hooks]) on the row id of
-// table: a span when t traces, and in every case a debug log line per lost attempt. pk and
-// rk are the row's keys as the store resolves id.
-func (t *Telemetry) Verb(ctx context.Context, table, op, id, pk, rk string) (context.Context, driver.Span) {
+// table: a span when t traces, with the keys of id as written, and in every case a debug log
+// line per lost attempt.
+func (t *Telemetry) Verb(ctx context.Context, table, op, id string) (context.Context, driver.Span) {
 	vs := &verbSpan{t: t, op: op, table: table}
 	if t != nil && t.RecordKeys {
 		vs.id = id
 	}
 	ctx, vs.call = t.begin(ctx, table, op, -1, true)
 	if vs.call.Traced() {
-		vs.call.Keys(pk, rk)
+		vs.call.Keys(abstractions.SplitID(id))
 	}
 	return ctx, vs
 }
