@@ -184,15 +184,7 @@ func TestDocsQuoteLatest(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "go.work")); errors.Is(err, fs.ErrNotExist) {
 		t.Skip("not inside the repository: no README or docs/ to check")
 	}
-	file, err := os.Open(committed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	rep, err := parse(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := parseCommitted(t)
 	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)

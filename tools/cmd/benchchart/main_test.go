@@ -74,9 +74,9 @@ func show(r row) string {
 	return r.workload + "/" + r.backend + " ratio " + s(r.ratio) + " floor " + s(r.floor)
 }
 
-// TestParseCommitted reads the committed output: every workload the harness runs against
-// an account is there with its ratio, the single-row ones with their floor too.
-func TestParseCommitted(t *testing.T) {
+// parseCommitted parses the committed run.
+func parseCommitted(t *testing.T) report {
+	t.Helper()
 	file, err := os.Open(committed)
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +86,13 @@ func TestParseCommitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rep
+}
+
+// TestParseCommitted reads the committed output: every workload the harness runs against
+// an account is there with its ratio, the single-row ones with their floor too.
+func TestParseCommitted(t *testing.T) {
+	rep := parseCommitted(t)
 	if !strings.HasPrefix(rep.command, "udtables bench") {
 		t.Errorf("command %q", rep.command)
 	}
@@ -135,15 +142,7 @@ func TestParseRefuses(t *testing.T) {
 // TestSVG draws the committed output and checks the document is well-formed XML that names
 // every charted workload, both series, the axes and the 1.0 line.
 func TestSVG(t *testing.T) {
-	file, err := os.Open(committed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	rep, err := parse(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := parseCommitted(t)
 	var out bytes.Buffer
 	if err := writeSVG(&out, rep); err != nil {
 		t.Fatal(err)

@@ -39,6 +39,19 @@ func run(t *testing.T, stream string) (out, last string, failed bool) {
 	return out, lines[len(lines)-1], failed
 }
 
+// runFailed runs the report over a stream that must fail, and checks its last line.
+func runFailed(t *testing.T, stream, wantLast string) string {
+	t.Helper()
+	out, last, failed := run(t, stream)
+	if !failed {
+		t.Error("not failed")
+	}
+	if last != wantLast {
+		t.Errorf("last line %q, want %q", last, wantLast)
+	}
+	return out
+}
+
 func recorded(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
@@ -67,13 +80,7 @@ func lacks(t *testing.T, out string, unwanted ...string) {
 }
 
 func TestPassAndFail(t *testing.T) {
-	out, last, failed := run(t, recorded(t, "passfail.json"))
-	if !failed {
-		t.Error("not failed")
-	}
-	if want := "tests: 4 passed, 1 failed, 1 skipped; packages: 1 failed of 2"; last != want {
-		t.Errorf("last line %q, want %q", last, want)
-	}
+	out := runFailed(t, recorded(t, "passfail.json"), "tests: 4 passed, 1 failed, 1 skipped; packages: 1 failed of 2")
 	contains(t, out,
 		"ok  \texample.com/rec/pass\t",
 		"fail_test.go:9: got 1, want 2\n--- FAIL: TestBad",
@@ -100,13 +107,7 @@ func TestAllPass(t *testing.T) {
 // TestTimeout is the run issue 36 reported: a package that ran into go test's -timeout printed
 // its RUN and PAUSE lines, no word of the timeout, and a last line of "0 failed".
 func TestTimeout(t *testing.T) {
-	out, last, failed := run(t, recorded(t, "timeout.json"))
-	if !failed {
-		t.Error("not failed")
-	}
-	if want := "tests: 1 passed, 0 failed, 0 skipped; packages: 1 failed of 1"; last != want {
-		t.Errorf("last line %q, want %q", last, want)
-	}
+	out := runFailed(t, recorded(t, "timeout.json"), "tests: 1 passed, 0 failed, 0 skipped; packages: 1 failed of 1")
 	why := "test timed out after 2s, running TestA (2s), TestB/sub (2s)"
 	contains(t, out,
 		"panic: test timed out after 2s\n\trunning tests:\n\t\tTestA (2s)\n\t\tTestB/sub (2s)\n",
@@ -123,26 +124,14 @@ func TestCutStream(t *testing.T) {
 	stream := recorded(t, "timeout.json")
 	stream = stream[:strings.Index(stream, "panic: test timed out")]
 	stream = stream[:strings.LastIndex(stream, "\n")+1]
-	out, last, failed := run(t, stream)
-	if !failed {
-		t.Error("not failed")
-	}
-	if want := "tests: 1 passed, 0 failed, 0 skipped; packages: 1 failed of 1"; last != want {
-		t.Errorf("last line %q, want %q", last, want)
-	}
+	out := runFailed(t, stream, "tests: 1 passed, 0 failed, 0 skipped; packages: 1 failed of 1")
 	contains(t, out,
 		"FAIL\texample.com/rec/ptimeout [no result]\n",
 		"example.com/rec/ptimeout: no result: the stream ended while it ran (go test interrupted or killed?), running TestA, TestB, TestB/sub\n")
 }
 
 func TestBuildFailure(t *testing.T) {
-	out, last, failed := run(t, recorded(t, "build.json"))
-	if !failed {
-		t.Error("not failed")
-	}
-	if want := "tests: 3 passed, 0 failed, 1 skipped; packages: 1 failed of 2"; last != want {
-		t.Errorf("last line %q, want %q", last, want)
-	}
+	out := runFailed(t, recorded(t, "build.json"), "tests: 3 passed, 0 failed, 1 skipped; packages: 1 failed of 2")
 	compile := `build/build.go:3:23: cannot use "x" (untyped string constant) as int value in return statement`
 	contains(t, out,
 		"# example.com/rec/build [example.com/rec/build.test]\n"+compile+"\n",
@@ -151,13 +140,7 @@ func TestBuildFailure(t *testing.T) {
 }
 
 func TestTestMainFailure(t *testing.T) {
-	out, last, failed := run(t, recorded(t, "testmain.json"))
-	if !failed {
-		t.Error("not failed")
-	}
-	if want := "tests: 1 passed, 0 failed, 0 skipped; packages: 1 failed of 2"; last != want {
-		t.Errorf("last line %q, want %q", last, want)
-	}
+	out := runFailed(t, recorded(t, "testmain.json"), "tests: 1 passed, 0 failed, 0 skipped; packages: 1 failed of 2")
 	contains(t, out,
 		"?   \texample.com/rec/notest\t[no test files]\n",
 		"goleak: found unexpected goroutines: [Goroutine 7 in state sleep]\nFAIL\texample.com/rec/mainfail",
@@ -165,13 +148,7 @@ func TestTestMainFailure(t *testing.T) {
 }
 
 func TestPanicAndExit(t *testing.T) {
-	out, last, failed := run(t, recorded(t, "panic-exit.json"))
-	if !failed {
-		t.Error("not failed")
-	}
-	if want := "tests: 2 passed, 1 failed, 0 skipped; packages: 2 failed of 2"; last != want {
-		t.Errorf("last line %q, want %q", last, want)
-	}
+	out := runFailed(t, recorded(t, "panic-exit.json"), "tests: 2 passed, 1 failed, 0 skipped; packages: 2 failed of 2")
 	contains(t, out,
 		"--- FAIL: TestPanics (0.00s)\npanic: assignment to entry in nil map",
 		"example.com/rec/panics: a test failed: TestPanics\n",
