@@ -97,6 +97,10 @@ func (s *Store[T]) patchRow(p driver.Patch, pk, rk string,
 		case f.Split != "" || f.Offload != "" || f.File || (engine.CoveredByTypeLevel(s.core.Plan, f)):
 			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 				"%s may hold a large value, which partial updates cannot write; replace the entity instead", f.Path)
+		case len(f.Indexes) > 0:
+			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
+				"%s is indexed (index=%s), and a patch does not rewrite index rows; change it with Update, which writes the entity and its index rows together",
+				f.Path, strings.Join(f.Indexes, "|"))
 		case len(f.Protected) > 0 && !p.AllowProtected:
 			return service.Row{}, false, refuse(abstractions.ErrProtectedProperty, nil,
 				"%s is protected (roles %s); check the caller's right yourself and call AllowProtected on the patch",

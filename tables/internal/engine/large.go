@@ -9,6 +9,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/indexrow"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
@@ -197,11 +198,13 @@ type Stored struct {
 	// (aliases included) whose value the stored row holds in a blob, which the write
 	// replaces: they are logged (ReleasedBlobs), as nothing here deletes their blobs.
 	Blobs []string
+	// Ix are the row keys of the index rows the stored main row lists (package indexrow).
+	Ix []string
 }
 
 // StoredState is what the stored main row r tells a write.
 func (s *Table) StoredState(r *service.Row) (Stored, error) {
-	st := Stored{Found: true, ETag: r.ETag, Refs: BlobRefs(r)}
+	st := Stored{Found: true, ETag: r.ETag, Refs: BlobRefs(r), Ix: indexrow.Stored(r)}
 	if s.Acct.Off == nil {
 		for _, c := range s.Large {
 			if _, ok := r.Get(c.Name + largevalue.BlobSuffix); ok {

@@ -73,7 +73,7 @@ func (s *Table) UnitActions(p *Write, mode WriteMode, etag string, st *Stored) [
 			acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: p.PK, RowKey: k}, IfMatch: tag})
 		}
 	}
-	return acts
+	return append(acts, IndexActions(p, st)...)
 }
 
 // A SplitUnit is one entity of a split-aware write.
