@@ -258,6 +258,7 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 	cached, hit := s.core.CachedRow(key)
 	s.core.CountCache(ctx, hit)
 	if hit {
+		s.rememberIndexed(cached)
 		return s.decode(cached)
 	}
 	var row service.Row
@@ -291,7 +292,16 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 	if err != nil {
 		return nil, s.core.Translate("read", pk, rk, err)
 	}
+	s.rememberIndexed(&row)
 	return s.decode(&row)
+}
+
+// rememberIndexed records the index keys of a row of an indexed store read whole (see
+// engine.IxSeen), so that a Strict update of the entity needs no read first.
+func (s *Store[T]) rememberIndexed(row *service.Row) {
+	if s.core.Seen != nil {
+		s.core.Seen.Remember(row.PartitionKey, row.RowKey, row.ETag, indexrow.Stored(row))
+	}
 }
 
 // decode decodes a row of the store's table. A type that is not split-aware first

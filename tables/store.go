@@ -145,6 +145,7 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 	if len(specs) > 0 && !s.core.Split {
 		// The read before a write that may replace the row: its version and index keys.
 		s.core.StateSel = []string{indexrow.Column}
+		s.core.Seen = &engine.IxSeen{}
 	}
 	return s, nil
 }

@@ -40,6 +40,9 @@ type Table struct {
 	// stored row's index keys first where the write may replace it, and writes the index
 	// rows in the entity's transaction.
 	Indexes []indexrow.Spec
+	// Seen remembers the index keys of versions the store read whole or wrote (nil
+	// without indexes).
+	Seen *IxSeen
 }
 
 // Units reports whether the store's writes go through the unit path: a split-aware type's,
