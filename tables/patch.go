@@ -61,6 +61,14 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 	if err != nil {
 		return "", err
 	}
+	if s.core.TouchesIndex(&row) {
+		// The index rows of the changed values go in the merge's transaction.
+		w, err := s.core.PatchIndexed(ctx, op, row, dp.ETag)
+		if err != nil {
+			return "", err
+		}
+		return w.ETag, nil
+	}
 	ifMatch := service.ETagAny
 	if dp.ETag != "" {
 		ifMatch = dp.ETag
@@ -97,10 +105,6 @@ func (s *Store[T]) patchRow(p driver.Patch, pk, rk string,
 		case f.Split != "" || f.Offload != "" || f.File || (engine.CoveredByTypeLevel(s.core.Plan, f)):
 			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 				"%s may hold a large value, which partial updates cannot write; replace the entity instead", f.Path)
-		case len(f.Indexes) > 0:
-			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
-				"%s is indexed (index=%s), and a patch does not rewrite index rows; change it with Update, which writes the entity and its index rows together",
-				f.Path, strings.Join(f.Indexes, "|"))
 		case len(f.Protected) > 0 && !p.AllowProtected:
 			return service.Row{}, false, refuse(abstractions.ErrProtectedProperty, nil,
 				"%s is protected (roles %s); check the caller's right yourself and call AllowProtected on the patch",
