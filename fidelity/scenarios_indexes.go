@@ -259,6 +259,50 @@ func ixScenarios() []Scenario {
 			},
 		},
 		{
+			Name: "indexes/transactions",
+			Run: func(ctx context.Context, e *Env) {
+				s := ixStore(e)
+				a := &ixOrder{Entity: abstractions.Entity{ID: "t1|a"}, Number: 1, Status: "open", Placed: at(1)}
+				b := &ixOrder{Entity: abstractions.Entity{ID: "t1|b"}, Number: 2, Status: "open", Placed: at(2), Note: note("n")}
+				tx := s.Transaction("t1")
+				s.CreateIn(tx, a)
+				s.CreateIn(tx, b)
+				e.OK("commit creates", tx.Commit(ctx))
+				ixCheck(ctx, e, s, "after creates", "t1")
+
+				// A Strict update of the version written, a last-writer-wins update, an
+				// upsert of a new row and a delete, in one transaction.
+				a.Status, a.Number = "paid", 10
+				tx = s.Transaction("t1")
+				s.UpdateIn(tx, a, abstractions.Strict)
+				s.UpdateIn(tx, &ixOrder{Entity: abstractions.Entity{ID: "t1|b"}, Number: 20, Status: "shipped", Placed: at(3)}, abstractions.LastWriterWins)
+				s.UpsertIn(tx, &ixOrder{Entity: abstractions.Entity{ID: "t1|c"}, Number: 30, Status: "open", Placed: at(4)})
+				e.OK("commit updates", tx.Commit(ctx))
+				ixCheck(ctx, e, s, "after updates", "t1")
+				tx = s.Transaction("t1")
+				s.DeleteIn(tx, "t1|c", "")
+				s.UpsertIn(tx, &ixOrder{Entity: abstractions.Entity{ID: "t1|b"}, Number: 21, Status: "open", Placed: at(3)})
+				e.OK("commit delete and upsert", tx.Commit(ctx))
+				ixCheck(ctx, e, s, "after delete and upsert", "t1")
+
+				// A stale Strict update and a delete of a missing row refuse the whole
+				// transaction, which writes nothing.
+				stale := *a
+				a.Status = "shipped"
+				e.OK("update a", s.Update(ctx, a, abstractions.Strict))
+				stale.Status = "open"
+				tx = s.Transaction("t1")
+				s.UpdateIn(tx, &stale, abstractions.Strict)
+				s.CreateIn(tx, &ixOrder{Entity: abstractions.Entity{ID: "t1|d"}, Number: 4, Status: "open", Placed: at(5)})
+				e.Is("stale update in a transaction", tx.Commit(ctx), abstractions.ErrConcurrencyConflict)
+				tx = s.Transaction("t1")
+				s.DeleteIn(tx, "t1|none", "")
+				s.CreateIn(tx, &ixOrder{Entity: abstractions.Entity{ID: "t1|d"}, Number: 4, Status: "open", Placed: at(5)})
+				e.Is("delete of a missing row in a transaction", tx.Commit(ctx), abstractions.ErrNotFound)
+				ixCheck(ctx, e, s, "after refused transactions", "t1")
+			},
+		},
+		{
 			Name: "indexes/refusals",
 			Run: func(ctx context.Context, e *Env) {
 				s := ixStore(e)
