@@ -75,12 +75,12 @@ type Transaction struct {
 // create, else one read), makes the action conditional on that version and adds the index
 // rows' actions (see resolveIndexed).
 type ixWrite struct {
-	at    int
-	core  *engine.Table
-	w     *engine.Write // nil for a delete
-	mode  engine.WriteMode
-	etag  string // a Strict update's or a conditional delete's version
-	del   bool
+	at   int
+	core *engine.Table
+	w    *engine.Write // nil for a delete
+	mode engine.WriteMode
+	etag string // a Strict update's or a conditional delete's version
+	del  bool
 }
 
 // txTyped is what a typed write of a transaction does after the commit.

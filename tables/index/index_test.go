@@ -14,8 +14,8 @@ import (
 	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/azservice"
 	"github.com/unified-data/gotables/tables/azuritetest"
-	"github.com/unified-data/gotables/tables/service"
 	"github.com/unified-data/gotables/tables/index"
+	"github.com/unified-data/gotables/tables/service"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
