@@ -64,8 +64,10 @@ type Spec struct {
 	Name   string // as declared
 	Column string // the indexed cell
 	Field  string // the Go path of the field, for messages
-	Kind   service.Kind
-	Desc   bool
+	// Kind is the stored type of the indexed values; 0 (an index declared by its column,
+	// by a tool without the Go type) takes each value as it is stored.
+	Kind service.Kind
+	Desc bool
 }
 
 // base is the row-key prefix of every row of the index.
@@ -144,7 +146,7 @@ func IsKey(rk string) bool { return strings.HasPrefix(rk, Prefix) }
 // shorter first when one is a prefix of the other) as the values compare. ok is false for a
 // value that has none (a NaN, another kind than the index's).
 func valueBytes(kind service.Kind, v service.Value) ([]byte, string) {
-	if v.Kind() != kind && !(isInt(kind) && isInt(v.Kind())) {
+	if kind != 0 && v.Kind() != kind && !(isInt(kind) && isInt(v.Kind())) {
 		return nil, fmt.Sprintf("is a %v value, and the index holds %v values", v.Kind(), kind)
 	}
 	var b [16]byte
@@ -350,4 +352,16 @@ func (s *Spec) bound(b []byte) string {
 		k += "Z"
 	}
 	return k
+}
+
+// Declared returns the spec of an index declared by its column, for a program without the
+// entity's Go type (see Spec.Kind).
+func Declared(name, column string, desc bool) (Spec, error) {
+	if reason := checkName(name); reason != "" {
+		return Spec{}, fmt.Errorf("the name %s", reason)
+	}
+	if column == "" || strings.HasPrefix(column, "_") {
+		return Spec{}, fmt.Errorf("the column %q is not one an entity's field is stored in", column)
+	}
+	return Spec{Name: name, Column: column, Field: column, Desc: desc}, nil
 }
