@@ -346,4 +346,3 @@ func sameSet(a, b []string) bool {
 	slices.Sort(y)
 	return slices.Equal(x, y)
 }
-
