@@ -303,6 +303,42 @@ func ixScenarios() []Scenario {
 			},
 		},
 		{
+			Name: "indexes/large-values",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[ixDoc](e, nil)
+				consistent := func(step string) {
+					ents, ix, err := ixConsistent(ctx, e.Tables, e.Table, "t")
+					e.OK(step+": index rows agree", err)
+					e.Observe(step, fmt.Sprintf("%d entities, %d index rows", ents, ix))
+				}
+				big := strings.Repeat("x", 40_000) // split over cells
+				d := &ixDoc{Entity: abstractions.Entity{ID: "t|d1"}, Title: "alpha", Body: big}
+				e.OK("create", s.Create(ctx, d))
+				e.OK("create small", s.Create(ctx, &ixDoc{Entity: abstractions.Entity{ID: "t|d2"}, Title: "beta", Body: "b"}))
+				consistent("after creates")
+				d.Title, d.Body = "gamma", big+big
+				e.OK("strict update", s.Update(ctx, d, abstractions.Strict))
+				e.OK("upsert", s.Upsert(ctx, &ixDoc{Entity: abstractions.Entity{ID: "t|d2"}, Title: "alpha", Body: big}))
+				consistent("after updates")
+				ix, err := index.On(s, "title")
+				e.OK("index", err)
+				found, err := ix.Find(ctx, "t", "alpha")
+				e.OK("find", err)
+				e.Equal("find returns the whole value", len(found) == 1 && found[0].ID == "t|d2" && len(found[0].Body) == len(big), true)
+				n, err := s.Count(ctx, "t")
+				e.OK("count", err)
+				e.Observe("count", n)
+				e.Deleted("delete", true)(s.Delete(ctx, "t|d1", ""))
+				consistent("after delete")
+				deleted, err := s.DeletePartition(ctx, "t")
+				e.OK("delete partition", err)
+				e.Observe("delete partition count", deleted)
+				rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+				e.OK("rows", err)
+				e.Equal("no row is left", len(rows), 0)
+			},
+		},
+		{
 			Name: "indexes/refusals",
 			Run: func(ctx context.Context, e *Env) {
 				s := ixStore(e)
@@ -335,4 +371,11 @@ type ixTwice struct {
 	abstractions.Entity
 	A string `table:",index=same"`
 	B string `table:",index=Same"`
+}
+
+// ixDoc is an indexed type with a large value.
+type ixDoc struct {
+	abstractions.Entity
+	Title string `table:",index=title"`
+	Body  string `table:",split=text"`
 }

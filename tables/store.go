@@ -113,10 +113,6 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 	if err != nil {
 		return nil, fmt.Errorf("%w: store of %v: %w", abstractions.ErrInvalidArgument, t, err)
 	}
-	if len(specs) > 0 && plan.LargeValues() {
-		return nil, fmt.Errorf("%w: store of %v: a split-aware type (a split or offload option) cannot have partition indexes yet; index a type without large values",
-			abstractions.ErrNotSupported, t)
-	}
 	if cfg.SharedTable && plan.LargeValues() {
 		return nil, fmt.Errorf("%w: store of %v: a split-aware type (a split or offload option) cannot share its table with polymorphic stores; give it a table of its own",
 			abstractions.ErrNotSupported, t)
@@ -139,6 +135,9 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 		s.core.Large = engine.LargeColumns(plan, a.e.Off != nil)
 		s.core.Files = engine.FileFields(plan)
 		s.core.StateSel = engine.StateProjection(s.core.Large, s.core.Files)
+		if len(specs) > 0 && s.core.StateSel != nil {
+			s.core.StateSel = append(s.core.StateSel, indexrow.Column)
+		}
 	} else {
 		s.core.Plain = engine.PlainColumns(plan)
 	}

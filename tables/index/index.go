@@ -121,10 +121,11 @@ func convertible(from, to reflect.Kind) bool {
 }
 
 func (ix *Index[T]) cell(op string, v *T) (service.Value, error) {
-	row, err := codec.EncodeRow(v, "p", "r", &ix.core.Acct.Codec)
+	cells, err := codec.EncodeColumns(v, []string{ix.field.Name}, &ix.core.Acct.Codec)
 	if err != nil {
 		return service.Value{}, ix.refuse(op, "the value cannot be stored in the field: "+err.Error())
 	}
+	row := service.Row{Properties: cells}
 	c, ok := row.Get(ix.spec.Column)
 	if !ok {
 		return service.Value{}, ix.refuse(op, "the value has no cell (a nil or omitted value has no index row)")
@@ -179,10 +180,11 @@ func (ix *Index[T]) entity(ctx context.Context, pk string, r *service.Row) (*T, 
 	if err != nil {
 		return nil, err
 	}
-	row, err := codec.EncodeRow(v, pk, rk, &ix.core.Acct.Codec)
+	cells, err := codec.EncodeColumns(v, []string{ix.field.Name}, &ix.core.Acct.Codec)
 	if err != nil {
 		return nil, nil
 	}
+	row := service.Row{Properties: cells}
 	c, ok := row.Get(ix.spec.Column)
 	if !ok {
 		return nil, nil

@@ -152,6 +152,14 @@ func (s *Table) PrepareLarge(op string, p *Write) error {
 	if err != nil {
 		return RowError(op, s.Name, p.PK, p.RK, "the entity cannot be stored; nothing was sent", err)
 	}
+	if len(s.Indexes) > 0 {
+		props, keys, err := s.IndexCells(p.RK, fixed)
+		if err != nil {
+			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.Name, PartitionKey: p.PK, RowKey: p.RK,
+				Message: err.Error() + "; nothing was sent"}
+		}
+		fixed, p.Ix = props, keys
+	}
 	p.Fixed = fixed
 	p.Values = make([]largevalue.Value, len(large))
 	p.Files = nil
