@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,42 +14,6 @@ import (
 	"github.com/unified-data/gotables/tables/index"
 	"github.com/unified-data/gotables/tables/service"
 )
-
-// ixConsistent checks the index rows of partition pk against its entities: every entity's
-// main row lists the index rows that exist for it, and every index row is listed by the
-// entity it names.
-func ixConsistent(ctx context.Context, ts service.Tables, table, pk string) (entities, ixRows int, err error) {
-	rows, err := allRows(ctx, ts, table, service.Query{Filter: "PartitionKey eq " + service.QuoteString(pk)})
-	if err != nil {
-		return 0, 0, err
-	}
-	listed := map[string]string{}
-	exists := map[string]string{}
-	for _, r := range rows {
-		if strings.HasPrefix(r.RowKey, "~ix.") {
-			of, _ := r.Get("_IxOf")
-			exists[r.RowKey] = of.Str()
-			continue
-		}
-		entities++
-		if v, ok := r.Get("_Ix"); ok {
-			for _, k := range strings.Split(v.Str(), "/") {
-				listed[k] = r.RowKey
-			}
-		}
-	}
-	for k, of := range exists {
-		if listed[k] != of {
-			return 0, 0, fmt.Errorf("index row %s names %q, which does not list it", k, of)
-		}
-	}
-	for k, rk := range listed {
-		if exists[k] != rk {
-			return 0, 0, fmt.Errorf("entity %s lists the index row %s, which does not exist", rk, k)
-		}
-	}
-	return entities, len(exists), nil
-}
 
 // TestIndexRace: 64 goroutines of two accounts (two processes) change indexed values,
 // delete and create the rows of one partition; afterwards the index rows are exactly what
