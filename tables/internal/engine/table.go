@@ -34,6 +34,8 @@ type Table struct {
 	// Shared: the table is shared with polymorphic stores (StoreOptions.SharedTable), so
 	// reads skip the rows that carry a discriminator.
 	Shared bool
+	// Scans is what the store does with a table scan (Options.TableScans, or the store's own).
+	Scans ScanPolicy
 }
 
 // EnsureCreated is Store.EnsureCreated and PolyStore.EnsureCreated: it creates the table
