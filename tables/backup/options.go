@@ -56,6 +56,8 @@ type Options struct {
 	// Progress, when not nil, is called with the counts so far, at most five times a
 	// second and once at the end, on the goroutine that called the function.
 	Progress func(Stats)
+	// DryRun makes Delete count what it would delete, deleting nothing.
+	DryRun bool
 	// Logger receives a line for each backoff after a throttled or busy answer; nil means
 	// slog.Default().
 	Logger *slog.Logger

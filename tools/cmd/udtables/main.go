@@ -8,6 +8,8 @@
 //	udtables backup --table T --archive F   back a table up into an archive file, resumably
 //	udtables restore --table T --archive F  restore an archive into a table (--verify: check it)
 //	udtables copy --table T --to-table U    copy a table to another table or account
+//	udtables delete --table T --where F     delete the entities an OData filter selects
+//	udtables clear --table T --all-rows     delete every row of a table, keeping the table
 //	udtables help [command]                 show what a command does
 //
 // Every command accepts --help. A failure prints one line, "udtables: …", on standard error
@@ -44,7 +46,7 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func commands() []*command {
-	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), helpCommand()}
+	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), deleteCommand(false), deleteCommand(true), helpCommand()}
 }
 
 func lookup(name string) *command {
