@@ -28,6 +28,7 @@ func storeScenarios() []Scenario {
 	all = append(all, queryStoreScenarios...)
 	all = append(all, planScenarios...)
 	all = append(all, deleteWhereScenarios...)
+	all = append(all, csvScenarios...)
 	all = append(all, typeMismatchStoreScenarios...)
 	all = append(all, emptyKeyScenarios...)
 	all = append(all, cacheScenarios...)

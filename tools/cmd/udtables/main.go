@@ -10,6 +10,8 @@
 //	udtables copy --table T --to-table U    copy a table to another table or account
 //	udtables delete --table T --where F     delete the entities an OData filter selects
 //	udtables clear --table T --all-rows     delete every row of a table, keeping the table
+//	udtables export --table T --out F       export a table as typed CSV (Storage Explorer's)
+//	udtables import --table T --file F      import a typed CSV file, checked whole first
 //	udtables help [command]                 show what a command does
 //
 // Every command accepts --help. A failure prints one line, "udtables: …", on standard error
@@ -46,7 +48,7 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func commands() []*command {
-	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), deleteCommand(false), deleteCommand(true), helpCommand()}
+	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), deleteCommand(false), deleteCommand(true), exportCommand(), importCommand(), helpCommand()}
 }
 
 func lookup(name string) *command {
