@@ -22,7 +22,7 @@ PUSH ?= 0
 
 export FUZZTIME
 
-.PHONY: help test demo bench files-bench backup-bench backup-long lint tidy fuzz soak size consumer-check release azurite-start azurite-stop
+.PHONY: help test demo bench files-bench backup-bench backup-long lint tidy fuzz soak faults-full size consumer-check release azurite-start azurite-stop
 
 help: ## List the targets.
 	@echo "Targets:"
@@ -97,6 +97,9 @@ release: ## Release at VERSION=v0.x.y: prints the plan; DRY_RUN=0 commits and ta
 
 fuzz: ## Run each fuzz target for FUZZTIME (10s).
 	@bash scripts/fuzz.sh
+
+faults-full: ## Run the indexed stores' fault matrix with every fault (make test runs the faults that lose or break an answer) on Azurite and in memory.
+	@UNIFIED_TABLES_FAULTS_FULL=1 bash scripts/with-azurite.sh go test -count=1 -race -run '^TestIndexFaultMatrix$$' -v ./fidelity/ | grep -E '^(---|ok|FAIL|PASS)|faults_indexes_test'
 
 soak: ## Run the soak test long (SOAK_OPS=1000 operations per goroutine, 32 goroutines) on Azurite and in memory.
 	@UNIFIED_TABLES_SOAK_OPS=$${SOAK_OPS:-1000} bash scripts/with-azurite.sh go test -count=1 -timeout 30m -run '^TestSoak$$' -v ./fidelity/ | grep -E '^(---|ok|FAIL|PASS)|soak_test'

@@ -35,6 +35,7 @@ func storeScenarios() []Scenario {
 	all = append(all, blobDocScenarios()...)
 	all = append(all, polyScenarios()...)
 	all = append(all, sharedScenarios()...)
+	all = append(all, ixScenarios()...)
 	all = append(all, identityScenarios()...)
 	all = append(all, largeScenarios()...)
 	all = append(all, safetyScenarios()...)

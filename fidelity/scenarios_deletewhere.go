@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
@@ -128,6 +129,28 @@ var deleteWhereScenarios = []Scenario{
 			e.OK("delete the rest", err)
 			e.Equal("the rest", n, 2)
 			e.observeBlobs(ctx, c, "no blob is left")
+		},
+	},
+	{
+		Name: "store/delete-where-indexed",
+		Run: func(ctx context.Context, e *Env) {
+			s := ixStore(e)
+			var batch []*ixOrder
+			for i := range 6 {
+				batch = append(batch, &ixOrder{Entity: abstractions.Entity{ID: fmt.Sprintf("t1|o%d", i)}, Number: int64(i),
+					Status: []string{"open", "paid"}[i%2], Placed: time.Date(2026, 12, 1, 10, i, 0, 0, time.UTC)})
+			}
+			e.OK("create batch", s.CreateBatch(ctx, batch))
+			ixCheck(ctx, e, s, "before", "t1")
+			status := abstractions.Field(func(o *ixOrder) *string { return &o.Status })
+			n, err := s.DeleteWhere(ctx, abstractions.Query[ixOrder]{Partition: "t1", Where: status.Eq("paid")}, nil)
+			e.OK("delete where", err)
+			e.Equal("deleted", n, 3)
+			ixCheck(ctx, e, s, "after: the deleted entities' index rows are gone with them", "t1")
+			left, err := s.List(ctx, "t1")
+			e.OK("list", err)
+			e.Observe("left", ids(left))
+			e.clearTable(ctx)
 		},
 	},
 }

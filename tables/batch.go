@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/unified-data/gotables/tables/internal/indexrow"
+
 	"github.com/unified-data/gotables/tables/internal/engine"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -45,7 +47,7 @@ func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) (err error) {
 		}
 		seen[k] = true
 	}
-	if s.core.Split {
+	if s.core.Units() {
 		ws := writes(ps)
 		_, err = s.core.BatchLarge(ctx, "create batch", engine.ModeCreate, ws, engine.LastOccurrences(ws), commitTo(vs, ps))
 		return err
@@ -71,7 +73,7 @@ func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (_ int, err error) 
 				Message: "a key containing ' cannot be written in a batched upsert (the Azure SDK does not escape it); upsert that entity on its own; nothing was sent"}
 		}
 	}
-	if s.core.Split {
+	if s.core.Units() {
 		// A repeated key is written once, as its last occurrence, and counts as passed.
 		ws := writes(ps)
 		order := engine.LastOccurrences(ws)
@@ -128,17 +130,30 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (_ int
 		return s.core.DeletePartitionLarge(ctx, pk)
 	}
 	p := &engine.Plan{SkipGone: true}
+	// The rows of the store's partition indexes go after the entities (a stop between the
+	// two leaves index rows without an entity, which lookups skip), and are not counted.
+	var ixRows []service.Action
 	err = s.core.Scan(ctx, service.Query{Filter: odata.Partition(pk), Select: s.core.SharedSel(engine.KeysOnly)}, func(r *service.Row) error {
-		if s.core.Foreign(r) {
-			return nil // a polymorphic row of a shared table is not this store's
+		del := service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: r.PartitionKey, RowKey: r.RowKey}, IfMatch: service.ETagAny}
+		switch {
+		case indexrow.IsKey(r.RowKey):
+			if len(s.core.Indexes) > 0 {
+				ixRows = append(ixRows, del)
+			}
+		case s.core.Foreign(r):
+			// a polymorphic row of a shared table is not this store's
+		default:
+			p.Actions = append(p.Actions, del)
 		}
-		p.Actions = append(p.Actions, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: r.PartitionKey, RowKey: r.RowKey}, IfMatch: service.ETagAny})
 		return nil
 	})
 	if err != nil {
 		return 0, s.core.Translate("delete partition", pk, "", err)
 	}
+	entities := len(p.Actions)
+	p.Actions = append(p.Actions, ixRows...)
 	n, err := s.core.RunBatch(ctx, "delete partition", p, nil)
+	n = min(n, entities)
 	// One partition: its own error says it all (the count says what was deleted).
 	var be *abstractions.BatchError
 	if errors.As(err, &be) && len(be.Partitions) == 1 {

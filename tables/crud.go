@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/tables/internal/engine"
+	"github.com/unified-data/gotables/tables/internal/indexrow"
 
 	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/wire"
@@ -55,6 +56,11 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 		return nil, engine.RowError(op, s.core.Name, pk, rk, "the entity cannot be stored; nothing was sent", err)
 	}
 	p.Row = row
+	if len(s.core.Indexes) > 0 {
+		if err := s.core.PrepareIndexed(op, &p.Write); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -92,7 +98,7 @@ func (s *Store[T]) Create(ctx context.Context, v *T) (err error) {
 	if err != nil {
 		return err
 	}
-	if s.core.Split {
+	if s.core.Units() {
 		return s.writeLargeOf(ctx, "create", v, p, engine.ModeCreate, "")
 	}
 	w, err := s.write(ctx, "create", p, service.Action{Op: service.OpInsert})
@@ -111,7 +117,7 @@ func (s *Store[T]) Upsert(ctx context.Context, v *T) (err error) {
 	if err != nil {
 		return err
 	}
-	if s.core.Split {
+	if s.core.Units() {
 		return s.writeLargeOf(ctx, "upsert", v, p, engine.ModeUpsert, "")
 	}
 	// Protected fields are checked here (protect.go); batch writes are trusted paths.
@@ -138,7 +144,7 @@ func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.Concurren
 	if err != nil {
 		return err
 	}
-	if s.core.Split {
+	if s.core.Units() {
 		if mode == abstractions.Strict {
 			return s.writeLargeOf(ctx, "update", v, p, engine.ModeStrict, etag)
 		}
@@ -210,7 +216,7 @@ func (s *Store[T]) Delete(ctx context.Context, id, ifMatch string) (_ bool, err 
 		return false, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "delete", Table: s.core.Name, PartitionKey: pk, RowKey: rk,
 			Message: engine.BadETag(ifMatch)}
 	}
-	if s.core.Split {
+	if s.core.Units() {
 		return s.core.DeleteLarge(ctx, pk, rk, ifMatch)
 	}
 	cond := service.ETagAny
@@ -252,6 +258,7 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 	cached, hit := s.core.CachedRow(key)
 	s.core.CountCache(ctx, hit)
 	if hit {
+		s.rememberIndexed(cached)
 		return s.decode(cached)
 	}
 	var row service.Row
@@ -270,8 +277,11 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 			return nil
 		}
 		if s.core.Foreign(&row) {
-			err = &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "read", Table: s.core.Name, PartitionKey: pk, RowKey: rk,
-				Message: "no row of this store has this key (the row there is a polymorphic row of the shared table)"}
+			msg := "no row of this store has this key (the row there is a polymorphic row of the shared table)"
+			if indexrow.IsKey(rk) {
+				msg = "no entity has this key (the row there is a partition index's row)"
+			}
+			err = &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "read", Table: s.core.Name, PartitionKey: pk, RowKey: rk, Message: msg}
 			return nil
 		}
 		if !s.core.Policy.Enabled() {
@@ -282,7 +292,16 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 	if err != nil {
 		return nil, s.core.Translate("read", pk, rk, err)
 	}
+	s.rememberIndexed(&row)
 	return s.decode(&row)
+}
+
+// rememberIndexed records the index keys of a row of an indexed store read whole (see
+// engine.IxSeen), so that a Strict update of the entity needs no read first.
+func (s *Store[T]) rememberIndexed(row *service.Row) {
+	if s.core.Seen != nil {
+		s.core.Seen.Remember(row.PartitionKey, row.RowKey, row.ETag, indexrow.Stored(row))
+	}
 }
 
 // decode decodes a row of the store's table. A type that is not split-aware first

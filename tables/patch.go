@@ -61,6 +61,14 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 	if err != nil {
 		return "", err
 	}
+	if s.core.TouchesIndex(&row) {
+		// The index rows of the changed values go in the merge's transaction.
+		w, err := s.core.PatchIndexed(ctx, op, row, dp.ETag)
+		if err != nil {
+			return "", err
+		}
+		return w.ETag, nil
+	}
 	ifMatch := service.ETagAny
 	if dp.ETag != "" {
 		ifMatch = dp.ETag

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/unified-data/gotables/tables/internal/engine"
+	"github.com/unified-data/gotables/tables/internal/indexrow"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/abstractions/driver"
@@ -22,6 +23,9 @@ type Store[T any] struct {
 	// (startSpan) and say whether the store caches reads (driver.CachesReads); it has no
 	// exported member, so it adds nothing to the store's API.
 	verbHooks
+	// handle gives the packages built on a store (tables/index) its engine table; it has
+	// no exported member either.
+	handle
 	core    *engine.Table
 	account *Account
 	// entity returns the Entity base of a *T: P(v).Base() for the P of New, so the
@@ -33,6 +37,9 @@ var _ abstractions.Storage[struct{ abstractions.Entity }] = (*Store[struct{ abst
 
 // verbHooks names driver.Hooks unexported, so that the field Store embeds is unexported.
 type verbHooks = driver.Hooks
+
+// handle names engine.Handle unexported, as verbHooks does driver.Hooks.
+type handle = engine.Handle
 
 // StoreOptions configure one store. A nil *StoreOptions, like the zero value, means the
 // defaults.
@@ -104,6 +111,10 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 	if err := service.CheckTableName(cfg.Table); err != nil {
 		return nil, fmt.Errorf("store of %v: %w (name the table with StoreOptions.Table)", t, err)
 	}
+	specs, err := indexrow.Specs(plan)
+	if err != nil {
+		return nil, fmt.Errorf("%w: store of %v: %w", abstractions.ErrInvalidArgument, t, err)
+	}
 	if cfg.SharedTable && plan.LargeValues() {
 		return nil, fmt.Errorf("%w: store of %v: a split-aware type (a split or offload option) cannot share its table with polymorphic stores; give it a table of its own",
 			abstractions.ErrNotSupported, t)
@@ -118,15 +129,24 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 		}
 	}
 	s := &Store[T]{account: a, core: &engine.Table{Acct: a.e, Name: cfg.Table, CacheTable: strings.ToLower(cfg.Table), Keys: cache.NewKeys(cfg.Table), Plan: plan, Policy: policy.rule(),
-		Split: plan.LargeValues(), Shared: cfg.SharedTable, Scans: scanPolicy(a.opts.TableScans, cfg.TableScans)},
+		Split: plan.LargeValues(), Shared: cfg.SharedTable, Indexes: specs, Scans: scanPolicy(a.opts.TableScans, cfg.TableScans)},
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
+	s.handle = engine.NewHandle(s.core)
 	s.verbHooks = driver.NewHooks(s.turn, s.startSpan, policy.enabled())
 	if s.core.Split {
 		s.core.Large = engine.LargeColumns(plan, a.e.Off != nil)
 		s.core.Files = engine.FileFields(plan)
 		s.core.StateSel = engine.StateProjection(s.core.Large, s.core.Files)
+		if len(specs) > 0 && s.core.StateSel != nil {
+			s.core.StateSel = append(s.core.StateSel, indexrow.Column)
+		}
 	} else {
 		s.core.Plain = engine.PlainColumns(plan)
+	}
+	if len(specs) > 0 && !s.core.Split {
+		// The read before a write that may replace the row: its version and index keys.
+		s.core.StateSel = []string{indexrow.Column}
+		s.core.Seen = &engine.IxSeen{}
 	}
 	return s, nil
 }

@@ -36,6 +36,15 @@ import (
 // (ErrNotSupported: a split-aware type, whose values may need rows or blobs of their own, and
 // a type with protected fields, which a whole-row write checks with a read first).
 //
+// A write of a store with partition indexes (package tables/index) carries its index rows:
+// Commit adds them to the transaction. A create needs nothing more, nor does a Strict update
+// of a version the store read or wrote; for the other writes Commit first reads the row's
+// index keys, makes the write conditional on the version it read, and refuses, sending
+// nothing, a row found missing (ErrNotFound; an upsert inserts it) or at another version than
+// a Strict update or a conditional delete names (ErrConcurrencyConflict). A writer that
+// changes the row between that read and the commit makes the transaction fail with
+// ErrConcurrencyConflict: read again and retry.
+//
 // A Transaction is not safe for concurrent use, and is committed once.
 type Transaction struct {
 	// host carries the engine's per-table machinery (error translation, cache keys), as a
@@ -57,6 +66,21 @@ type Transaction struct {
 	// op is the store operation of every accepted write ("create", "insert", …), "" when
 	// they differ: Commit's telemetry names the batch after it.
 	op string
+	// indexed are the writes of indexed stores, whose index rows Commit adds (ixWrite).
+	indexed []*ixWrite
+}
+
+// ixWrite is a write of an indexed store in a transaction: its main action is acts[at];
+// Commit learns the stored index keys (the version the store saw for a Strict update or a
+// create, else one read), makes the action conditional on that version and adds the index
+// rows' actions (see resolveIndexed).
+type ixWrite struct {
+	at   int
+	core *engine.Table
+	w    *engine.Write // nil for a delete
+	mode engine.WriteMode
+	etag string // a Strict update's or a conditional delete's version
+	del  bool
 }
 
 // txTyped is what a typed write of a transaction does after the commit.
@@ -147,6 +171,67 @@ func (tx *Transaction) accept(acct *engine.Account, table, op string, a service.
 	}
 }
 
+// acceptIndexed adds the write of an indexed store (see ixWrite).
+func (tx *Transaction) acceptIndexed(acct *engine.Account, table, op string, a service.Action, t *txTyped, x *ixWrite) {
+	n := len(tx.acts)
+	tx.accept(acct, table, op, a, t)
+	if len(tx.acts) > n {
+		x.at = n
+		tx.indexed = append(tx.indexed, x)
+	}
+}
+
+// resolveIndexed completes the writes of indexed stores: each main action becomes
+// conditional on the version whose index keys are known, and the index rows' actions are
+// added. A row found missing or at another version than a condition names is refused here,
+// as the service would refuse the transaction.
+func (tx *Transaction) resolveIndexed(ctx context.Context) error {
+	for _, x := range tx.indexed {
+		a := &tx.acts[x.at]
+		pk, rk := a.Row.PartitionKey, a.Row.RowKey
+		st := engine.Stored{}
+		switch {
+		case x.mode == engine.ModeCreate:
+		case x.etag != "" && !x.del:
+			if keys, ok := x.core.Seen.Known(pk, rk, x.etag); ok {
+				st = engine.Stored{Found: true, ETag: x.etag, Parts: 1, Ix: keys}
+				break
+			}
+			fallthrough
+		default:
+			var err error
+			if st, err = x.core.ReadState(ctx, pk, rk); err != nil {
+				return x.core.Translate("transaction", pk, rk, err)
+			}
+			switch {
+			case !st.Found && (x.del || x.mode != engine.ModeUpsert):
+				return &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "transaction", Table: x.core.Name, PartitionKey: pk, RowKey: rk,
+					Message: "no row has this key, so the transaction would fail; nothing was sent"}
+			case x.etag != "" && st.ETag != x.etag:
+				return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: "transaction", Table: x.core.Name, PartitionKey: pk, RowKey: rk,
+					Message: "the row changed since the version the write is based on, so the transaction would fail; read it again and retry; nothing was sent"}
+			}
+		}
+		switch {
+		case x.del:
+			a.IfMatch = st.ETag
+		case st.Found:
+			a.Op, a.IfMatch = service.OpReplace, st.ETag
+		default:
+			a.Op, a.IfMatch = service.OpInsert, ""
+		}
+		w := x.w
+		if w == nil {
+			w = &engine.Write{PK: pk, RK: rk}
+		}
+		for _, ia := range engine.IndexActions(w, &st) {
+			tx.acts = append(tx.acts, ia)
+			tx.typed = append(tx.typed, nil)
+		}
+	}
+	return nil
+}
+
 // Commit sends the transaction's writes as one entity-group transaction: every write is
 // applied or none is. A transaction without writes commits nothing and returns nil.
 //
@@ -187,6 +272,9 @@ func (tx *Transaction) Commit(ctx context.Context) (err error) {
 	tx.done = true
 	if len(tx.acts) == 0 {
 		return nil
+	}
+	if err := tx.resolveIndexed(ctx); err != nil {
+		return err
 	}
 	if n := len(tx.acts); n > service.MaxTransactionActions {
 		return tx.refuse(abstractions.ErrInvalidArgument, "",
@@ -230,6 +318,11 @@ func (tx *Transaction) Commit(ctx context.Context) (err error) {
 		return withConflictAdvice(tx.host.TranslateTx("transaction", tx.acts, err),
 			"the row is no longer at the version the write's condition names (another writer changed it), so the transaction wrote nothing; read again and decide whether to retry")
 	}
+	for _, x := range tx.indexed {
+		if x.w != nil && x.at < len(ws) {
+			x.core.Seen.Remember(x.w.PK, x.w.RK, ws[x.at].ETag, x.w.Ix)
+		}
+	}
 	for i, t := range tx.typed {
 		if t != nil {
 			var w service.Written
@@ -263,6 +356,19 @@ func (s *Store[T]) typedWrite(tx *Transaction, op string, v *T, a service.Action
 		t.keep = func(w service.Written) *cache.Entry {
 			return &cache.Entry{Row: *cache.Written(p.Row, w), TTL: s.core.Policy.TTL, Sliding: s.core.Policy.Sliding}
 		}
+	}
+	if len(s.core.Indexes) > 0 {
+		x := &ixWrite{core: s.core, w: &p.Write, mode: engine.ModeUpsert}
+		switch {
+		case a.Op == service.OpInsert:
+			x.mode = engine.ModeCreate
+		case a.Op == service.OpReplace && a.IfMatch != service.ETagAny:
+			x.mode, x.etag = engine.ModeStrict, a.IfMatch
+		case a.Op == service.OpReplace:
+			x.mode = engine.ModeReplace
+		}
+		tx.acceptIndexed(s.core.Acct, s.core.Name, op, a, t, x)
+		return
 	}
 	tx.accept(s.core.Acct, s.core.Name, op, a, t)
 }
@@ -348,7 +454,12 @@ func (s *Store[T]) DeleteIn(tx *Transaction, id, ifMatch string) {
 	if ifMatch != "" {
 		cond = ifMatch
 	}
-	tx.accept(s.core.Acct, s.core.Name, "delete", service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: cond}, nil)
+	a := service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: cond}
+	if len(s.core.Indexes) > 0 {
+		tx.acceptIndexed(s.core.Acct, s.core.Name, "delete", a, nil, &ixWrite{core: s.core, del: true, mode: engine.ModeReplace, etag: ifMatch})
+		return
+	}
+	tx.accept(s.core.Acct, s.core.Name, "delete", a, nil)
 }
 
 // InsertIn adds w to tx as Insert writes it: a new row (the transaction fails with

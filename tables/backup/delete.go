@@ -8,6 +8,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/internal/indexrow"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -17,8 +18,8 @@ import (
 // program that knows its entity type calls tables.Store.DeleteWhere instead, which also
 // sweeps the entities' blobs.
 //
-// An entity goes whole: its main row and its continuation rows in one entity-group
-// transaction, several entities of a partition in one transaction of at most 100 deletes,
+// An entity goes whole: its main row, its continuation rows and the partition-index rows
+// it lists in one entity-group transaction, several entities of a partition in one transaction of at most 100 deletes,
 // each row on condition of the version read. An entity changed or deleted by another
 // writer meanwhile is left (and not counted). Blobs the deleted entities referenced are
 // left to the orphan sweep of the program that owns the table, which removes them once
@@ -84,8 +85,14 @@ func Delete(ctx context.Context, acct *tables.Account, table, filter string, opt
 	}
 	var failed error
 	err := src.scan(ctx, segment{filter: filter}, func(ent entity) bool {
+		ixRow := indexrow.IsKey(ent.rows[0].RowKey)
+		if ixRow && filter != "" {
+			return ctx.Err() == nil // it goes with the entity that lists it
+		}
 		if opts.DryRun {
-			st.Entities++
+			if !ixRow {
+				st.Entities++
+			}
 			st.Rows += int64(len(ent.rows))
 			prog.report(&st, false)
 			return ctx.Err() == nil
@@ -94,12 +101,22 @@ func Delete(ctx context.Context, acct *tables.Account, table, filter string, opt
 		for i, r := range ent.rows {
 			acts[i] = service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: r.PartitionKey, RowKey: r.RowKey}, IfMatch: r.ETag}
 		}
+		if filter != "" {
+			// The partition-index rows the main row lists go with it (a filter that selects
+			// every row reaches them on its own).
+			for _, k := range indexrow.Stored(&ent.rows[0]) {
+				acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: ent.rows[0].PartitionKey, RowKey: k}, IfMatch: service.ETagAny})
+			}
+		}
 		if len(pack) > 0 && (pack[0].Row.PartitionKey != acts[0].Row.PartitionKey || len(pack)+len(acts) > service.MaxTransactionActions) {
 			if failed = flush(); failed != nil {
 				return false
 			}
 		}
-		pack, ents = append(pack, acts...), append(ents, acts)
+		pack = append(pack, acts...)
+		if !ixRow {
+			ents = append(ents, acts) // an index row of a cleared table is a row, not an entity
+		}
 		return ctx.Err() == nil
 	})
 	if failed == nil && err == nil {

@@ -247,7 +247,12 @@ func TestRunAzurite(t *testing.T) {
 			t.Errorf("no row for %q", name)
 		}
 	}
-	if want := len(workloadNames(z)) + 2 + len(bulkDegrees) + 1; len(az) != want {
+	for _, name := range []string{"insert, indexed (÷ unindexed)", "update (Strict), indexed (÷ unindexed)", z.lookupName()} {
+		if az[name] == nil {
+			t.Errorf("no row for %q", name)
+		}
+	}
+	if want := len(workloadNames(z)) + 2 + len(bulkDegrees) + 1 + 3; len(az) != want {
 		t.Errorf("%d azure rows, want %d", len(az), want)
 	}
 	hot := az[z.hotRowName()]
@@ -256,7 +261,7 @@ func TestRunAzurite(t *testing.T) {
 		t.Errorf("the hot-row row: %v", hot)
 	}
 	names := deletedTables(progress.String())
-	if len(names) != 1 {
+	if len(names) != 2 { // the workloads' table and the index workloads'
 		t.Fatalf("progress names %d deleted tables:\n%s", len(names), progress.String())
 	}
 	checkGone(t, conn, names)
@@ -292,7 +297,7 @@ func TestRunAzuriteCancelledCleansUp(t *testing.T) {
 	// The rows measured before the interrupt are printed.
 	checkPartialTable(t, out.String(), BackendAzure, "it was interrupted", "point read", "point read (cache on)")
 	names := deletedTables(progress.buf.String())
-	if len(names) != 1 {
+	if len(names) != 2 { // the workloads' table and the index workloads'
 		t.Fatalf("progress names %d deleted tables:\n%s", len(names), progress.buf.String())
 	}
 	checkGone(t, conn, names)

@@ -100,6 +100,9 @@ type Field struct {
 	// Protected lists the roles of the tag option protected=, kept for the store's
 	// protected-property check.
 	Protected []string
+	// Indexes are the items of the tag option index=: each names an index of the field's
+	// values, "name" or "name:desc" (package tables/internal/indexrow checks and builds them).
+	Indexes []string
 }
 
 // A Plan is the codec's map of one struct type: its fields and, for each column, how to

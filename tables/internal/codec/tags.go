@@ -14,6 +14,9 @@ type tagInfo struct {
 	split     string
 	offload   string
 	protected []string
+	// indexes are the index= option's items: an index name, with ":desc" for one that lists
+	// its values from the largest.
+	indexes []string
 	// typeAliases are the "Target:Old" pairs of a blank marker field's alias option.
 	typeAliases []typeAlias
 }
@@ -22,7 +25,7 @@ type typeAlias struct{ target, old string }
 
 func (ti *tagInfo) hasOptions() bool {
 	return len(ti.aliases) > 0 || ti.split != "" || ti.offload != "" || len(ti.protected) > 0 ||
-		len(ti.typeAliases) > 0
+		len(ti.typeAliases) > 0 || len(ti.indexes) > 0
 }
 
 // parseTag parses a field's `table` tag. marker says the field is a blank `_` field, whose
@@ -49,10 +52,10 @@ func parseTag(tag string, marker bool) (tagInfo, string) {
 		}
 		seen[key] = true
 		switch key {
-		case "alias", "split", "offload", "protected":
+		case "alias", "split", "offload", "protected", "index":
 		default:
 			return ti, "the `table` tag has an unknown option " + quote(opt) +
-				"; the options are alias=, split=, offload= and protected="
+				"; the options are alias=, split=, offload=, protected= and index="
 		}
 		if !hasVal || val == "" {
 			return ti, "the `table` tag option " + quote(key) + " needs a value, such as " + key + "=..."
@@ -110,6 +113,18 @@ func parseTag(tag string, marker bool) (tagInfo, string) {
 					return ti, "protected= lists roles separated by '|', with no empty role"
 				}
 				ti.protected = append(ti.protected, role)
+			}
+		case "index":
+			if marker {
+				return ti, "index= applies to a field, not to a type; tag the field to index"
+			}
+			for _, item := range strings.Split(val, "|") {
+				// The names and their order are checked where indexes are built
+				// (package tables/internal/indexrow), which owns their rules.
+				if strings.TrimSpace(item) == "" {
+					return ti, "index= lists index names separated by '|', with no empty name"
+				}
+				ti.indexes = append(ti.indexes, item)
 			}
 		}
 	}

@@ -14,8 +14,8 @@ import (
 //
 // A plain type's rows go in entity-group transactions of at most 100 deletes of one
 // partition (RunBatch); a row deleted meanwhile by another writer is skipped. A
-// split-aware entity goes by DeleteLarge, with its continuation rows in one transaction, and
-// the blobs of each partition it touched are then swept as after DeletePartition
+// split-aware or indexed entity goes by DeleteLarge, with its continuation rows and index
+// rows in one transaction, and the blobs of each partition it touched are then swept as after DeletePartition
 // (CleanupPartition: those older than the grace that no row references). A run that stops
 // part-way (an error, a cancelled context) leaves the rows it did not reach: running it again
 // deletes them, since the deleted rows no longer match.
@@ -50,7 +50,7 @@ func (s *Table) DeleteWhere(ctx context.Context, op, filter string, dryRun bool,
 			switch {
 			case dryRun:
 				n++
-			case s.Split:
+			case s.Units():
 				if !touched[r.PartitionKey] {
 					touched[r.PartitionKey] = true
 					order = append(order, r.PartitionKey)

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/internal/indexrow"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/service"
@@ -99,6 +100,9 @@ func (s *Table) ResolveKeys(op, id string, read bool) (stored, pk, rk string, er
 				"; write the row under an id with both keys (see abstractions.SplitID)"
 		default:
 			reason = CheckKey(k.key)
+			if reason == "" && k.which == "row key" && indexrow.IsKey(k.key) {
+				reason = fmt.Sprintf("starts with %q, which marks the rows of partition indexes (package tables/internal/indexrow); give the row another key", indexrow.Prefix)
+			}
 		}
 		if reason != "" {
 			return "", pk, rk, KeyError(op, s.Name, pk, rk, k.which, reason)

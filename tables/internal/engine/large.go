@@ -9,6 +9,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/indexrow"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
@@ -151,6 +152,14 @@ func (s *Table) PrepareLarge(op string, p *Write) error {
 	if err != nil {
 		return RowError(op, s.Name, p.PK, p.RK, "the entity cannot be stored; nothing was sent", err)
 	}
+	if len(s.Indexes) > 0 {
+		props, keys, err := s.IndexCells(p.RK, fixed)
+		if err != nil {
+			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.Name, PartitionKey: p.PK, RowKey: p.RK,
+				Message: err.Error() + "; nothing was sent"}
+		}
+		fixed, p.Ix = props, keys
+	}
 	p.Fixed = fixed
 	p.Values = make([]largevalue.Value, len(large))
 	p.Files = nil
@@ -197,11 +206,13 @@ type Stored struct {
 	// (aliases included) whose value the stored row holds in a blob, which the write
 	// replaces: they are logged (ReleasedBlobs), as nothing here deletes their blobs.
 	Blobs []string
+	// Ix are the row keys of the index rows the stored main row lists (package indexrow).
+	Ix []string
 }
 
 // StoredState is what the stored main row r tells a write.
 func (s *Table) StoredState(r *service.Row) (Stored, error) {
-	st := Stored{Found: true, ETag: r.ETag, Refs: BlobRefs(r)}
+	st := Stored{Found: true, ETag: r.ETag, Refs: BlobRefs(r), Ix: indexrow.Stored(r)}
 	if s.Acct.Off == nil {
 		for _, c := range s.Large {
 			if _, ok := r.Get(c.Name + largevalue.BlobSuffix); ok {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/internal/indexrow"
 	"github.com/unified-data/gotables/tables/internal/odata"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -148,7 +149,12 @@ func (s *Table) DeletePartitionLarge(ctx context.Context, pk string) (int, error
 	var mains []service.Row
 	conts := map[string][]service.Row{}
 	var ofOrder []string
+	var ixRows []service.Row // the partition indexes' rows, deleted after the entities
 	err := s.Scan(ctx, service.Query{Filter: odata.Partition(pk), Select: OfOnly}, func(r *service.Row) error {
+		if indexrow.IsKey(r.RowKey) {
+			ixRows = append(ixRows, r.Clone())
+			return nil
+		}
 		of, ok := r.Get(largevalue.OfColumn)
 		if !ok {
 			mains = append(mains, r.Clone())
@@ -217,6 +223,19 @@ func (s *Table) DeletePartitionLarge(ctx context.Context, pk string) (int, error
 	}
 	if err := flush(); err != nil {
 		return deleted, err
+	}
+	// The index rows, which count for nothing (a stop before them leaves index rows without
+	// an entity, which lookups skip).
+	for len(ixRows) > 0 && len(s.Indexes) > 0 {
+		n := min(len(ixRows), service.MaxTransactionActions)
+		acts := make([]service.Action, n)
+		for i, r := range ixRows[:n] {
+			acts[i] = service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: r.RowKey}, IfMatch: service.ETagAny}
+		}
+		ixRows = ixRows[n:]
+		if err := s.Send(ctx, acts); err != nil && !abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
+			return deleted, s.TranslateTx(op, acts, err)
+		}
 	}
 	// Continuation rows listed without their main row: leftovers, or the rows of an entity
 	// written meanwhile.

@@ -34,7 +34,7 @@ func (s *Table) ReadFullState(ctx context.Context, pk, rk string) (service.Row, 
 // removes the leftover continuation rows that name it.
 func (s *Table) DeleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, error) {
 	const op = "delete"
-	if _, _, ok := largevalue.IsContinuationKey(rk); ok {
+	if _, _, ok := largevalue.IsContinuationKey(rk); ok && s.Split {
 		return false, nil
 	}
 	var lastErr error
@@ -54,7 +54,12 @@ func (s *Table) DeleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, 
 		if st.Found {
 			acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: st.ETag})
 		}
-		if !st.Found || unreadable {
+		if !s.Split {
+			// An indexed type: the main row and its index rows.
+			for _, k := range st.Ix {
+				acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: k}, IfMatch: service.ETagAny})
+			}
+		} else if !st.Found || unreadable {
 			// No main row, or one whose part count cannot be read: delete what is there.
 			own, _, err := s.ContinuationRows(ctx, pk, rk, 0, ContSelect)
 			if err != nil {
@@ -67,6 +72,9 @@ func (s *Table) DeleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, 
 			for i := 1; i < st.Parts; i++ {
 				acts = append(acts, service.Action{Op: service.OpDelete,
 					Row: service.Row{PartitionKey: pk, RowKey: largevalue.ContinuationKey(rk, i)}, IfMatch: service.ETagAny})
+			}
+			for _, k := range st.Ix {
+				acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: k}, IfMatch: service.ETagAny})
 			}
 		}
 		if len(acts) == 0 {

@@ -73,7 +73,7 @@ func (s *Table) UnitActions(p *Write, mode WriteMode, etag string, st *Stored) [
 			acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: p.PK, RowKey: k}, IfMatch: tag})
 		}
 	}
-	return acts
+	return append(acts, IndexActions(p, st)...)
 }
 
 // A SplitUnit is one entity of a split-aware write.
@@ -144,6 +144,13 @@ func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (
 		var acts []service.Action
 		var refs []ActionRef
 		for ui, u := range units {
+			if u.Mode == ModeStrict && !u.Read && !s.Split {
+				// An indexed entity at a version this store read or wrote: its index keys
+				// are known, and the write is conditional on that version anyway.
+				if keys, ok := s.Seen.Known(u.P.PK, u.P.RK, u.ETag); ok {
+					u.St, u.Read = Stored{Found: true, ETag: u.ETag, Parts: 1, Ix: keys}, true
+				}
+			}
 			if u.Mode != ModeCreate && !u.Read {
 				var err error
 				var full service.Row
@@ -193,6 +200,7 @@ func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (
 			keys = append(keys, [2]string{u.P.PK, u.P.RK})
 		}
 		var w service.Written
+		var ws []service.Written
 		var err error
 		if len(acts) == 1 {
 			u := units[0]
@@ -204,7 +212,6 @@ func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (
 			// The entity is not cached: the cache keeps what one row's write reports.
 			tracked := s.WriteKeys(keys...)
 			s.BeginWrite(tracked)
-			var ws []service.Written
 			ws, err = s.Acct.Tables.Transact(ctx, s.Name, acts)
 			if err == nil && len(ws) == len(acts) {
 				w = ws[0] // the first unit's main row
@@ -214,6 +221,9 @@ func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (
 		if err == nil {
 			for _, u := range units {
 				s.ReleasedBlobs(op, u.P.PK, u.P.RK, u.St.Blobs)
+			}
+			if s.Seen != nil {
+				s.rememberWritten(units, refs, acts, ws, w)
 			}
 			return w, nil
 		}
@@ -298,4 +308,23 @@ func (s *Table) ReleasedBlobs(op, pk, rk string, blobs []string) {
 	}
 	s.Acct.Logger().Warn("unified tables: the write replaced values held in blobs, which an account without blob offload does not delete; "+
 		"an orphan sweep from an account with blob offload configured (or by the library that offloaded them) removes them", args...)
+}
+
+// rememberWritten records the index keys of the versions a committed write of indexed
+// entities stored: w for a write of one action, else each main row's entry of ws.
+func (s *Table) rememberWritten(units []*SplitUnit, refs []ActionRef, acts []service.Action, ws []service.Written, w service.Written) {
+	if len(acts) == 1 {
+		u := units[0]
+		s.Seen.Remember(u.P.PK, u.P.RK, w.ETag, u.P.Ix)
+		return
+	}
+	if len(ws) != len(acts) {
+		return
+	}
+	for i, ref := range refs {
+		if ref.Main && acts[i].Op != service.OpDelete {
+			u := units[ref.Unit]
+			s.Seen.Remember(u.P.PK, u.P.RK, ws[i].ETag, u.P.Ix)
+		}
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/unified-data/gotables/tables/internal/indexrow"
+
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/codec"
@@ -28,6 +30,9 @@ type Write struct {
 	Values   []largevalue.Value
 	Files    []FileValue
 	Uploaded map[string]bool
+	// Ix are the row keys of the entity's index rows (package indexrow), as its main row
+	// lists them.
+	Ix []string
 }
 
 // DeleteConflict is the error of a delete whose row is at another version than ifMatch.
@@ -56,6 +61,9 @@ var OfOnly = []string{largevalue.OfColumn}
 // Foreign reports a row that a store sharing its table (StoreOptions.SharedTable) leaves
 // to the polymorphic stores: one that carries the discriminator column.
 func (s *Table) Foreign(r *service.Row) bool {
+	if indexrow.IsKey(r.RowKey) {
+		return true // a partition index's row (package indexrow), never an entity
+	}
 	if !s.Shared {
 		return false
 	}
@@ -120,4 +128,57 @@ func CoveredByTypeLevel(pl *codec.Plan, f *codec.Field) bool {
 		return false
 	}
 	return f.JSON || f.Kind == service.KindString || f.Kind == service.KindBinary
+}
+
+// PrepareIndexed plans the rows of an entity of an indexed type that is not split-aware:
+// its main row (p.Row, which lists the entity's index keys in indexrow.Column) as a layout of
+// one row, which the unit path writes with the index rows.
+func (s *Table) PrepareIndexed(op string, p *Write) error {
+	props, keys, err := s.IndexCells(p.RK, p.Row.Properties)
+	if err != nil {
+		return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.Name, PartitionKey: p.PK, RowKey: p.RK,
+			Message: err.Error() + "; nothing was sent"}
+	}
+	p.Row.Properties, p.Ix = props, keys
+	p.Layout = &largevalue.Layout{Rows: []service.Row{p.Row}}
+	p.Logical = p.Row
+	return nil
+}
+
+// IndexCells returns the cells of a main row with indexrow.Column listing the keys of its
+// index rows (no such cell when it has none), and those keys.
+func (s *Table) IndexCells(rk string, props []service.Property) ([]service.Property, []string, error) {
+	keys, err := indexrow.Keys(s.Indexes, &service.Row{RowKey: rk, Properties: props})
+	if err != nil || len(keys) == 0 {
+		return props, nil, err
+	}
+	out := append(props[:len(props):len(props)], service.Property{Name: indexrow.Column, Value: service.String(indexrow.Join(keys))})
+	return out, keys, nil
+}
+
+// IndexActions returns the actions that bring the index rows of the entity p from what the
+// stored row st lists to what p lists: a write of each new key, a delete of each key that
+// went (unless another writer already removed it).
+func IndexActions(p *Write, st *Stored) []service.Action {
+	if len(p.Ix) == 0 && len(st.Ix) == 0 {
+		return nil
+	}
+	var acts []service.Action
+	had := map[string]bool{}
+	for _, k := range st.Ix {
+		had[k] = true
+	}
+	now := map[string]bool{}
+	for _, k := range p.Ix {
+		now[k] = true
+		if !had[k] {
+			acts = append(acts, service.Action{Op: service.OpUpsertReplace, Row: indexrow.Row(p.PK, k, p.RK)})
+		}
+	}
+	for _, k := range st.Ix {
+		if !now[k] && !st.Gone[k] {
+			acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: p.PK, RowKey: k}, IfMatch: service.ETagAny})
+		}
+	}
+	return acts
 }

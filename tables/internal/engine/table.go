@@ -7,6 +7,7 @@ import (
 	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/indexrow"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/internal/telemetry"
 	"github.com/unified-data/gotables/tables/service"
@@ -34,9 +35,21 @@ type Table struct {
 	// Shared: the table is shared with polymorphic stores (StoreOptions.SharedTable), so
 	// reads skip the rows that carry a discriminator.
 	Shared bool
+	// Indexes are the type's partition indexes (package indexrow). A store with indexes
+	// writes through the unit path (WriteUnits, BatchLarge, DeleteLarge), which reads the
+	// stored row's index keys first where the write may replace it, and writes the index
+	// rows in the entity's transaction.
+	Indexes []indexrow.Spec
+	// Seen remembers the index keys of versions the store read whole or wrote (nil
+	// without indexes).
+	Seen *IxSeen
 	// Scans is what the store does with a table scan (Options.TableScans, or the store's own).
 	Scans ScanPolicy
 }
+
+// Units reports whether the store's writes go through the unit path: a split-aware type's,
+// or an indexed one's, whose rows beyond the main row are written in its transaction.
+func (s *Table) Units() bool { return s.Split || len(s.Indexes) > 0 }
 
 // EnsureCreated is Store.EnsureCreated and PolyStore.EnsureCreated: it creates the table
 // unless the account knows it exists, or with NeverCreateTables only checks that it does.

@@ -19,7 +19,7 @@ func deleteCommand(clear bool) *command {
 		summary: "delete the entities an OData filter selects",
 		about: `Delete deletes the entities of a table whose main row the OData filter selects, as the
 service evaluates it ("PartitionKey eq 'p1' and Status eq 'done'"). An entity goes whole: its
-continuation rows with it, in entity-group transactions of at most 100 deletes of one
+continuation rows and partition-index rows with it, in entity-group transactions of at most 100 deletes of one
 partition, each row on condition of the version read, so an entity another writer changes
 meanwhile is left. Blobs of deleted entities are left to the orphan sweep of the program that
 owns the table. --dry-run counts what would go and deletes nothing.

@@ -99,3 +99,51 @@ func TestDeleteAndClearCommands(t *testing.T) {
 		t.Errorf("clear keeps the table: %v, %v", ok, err)
 	}
 }
+
+type cliIx struct {
+	abstractions.Entity
+	Status string `table:",index=status"`
+}
+
+// TestDeleteCommandTakesIndexRows deletes indexed entities by a filter on Azurite: their
+// index rows go with them, the others' stay.
+func TestDeleteCommandTakesIndexRows(t *testing.T) {
+	conn := azuritetest.ConnectionString(t)
+	acct, closeAcct, err := openAccount(conn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAcct()
+	ctx := context.Background()
+	table := "CliDelIx" + fmt.Sprint(rand.Uint32())
+	defer acct.Tables().DeleteTable(ctx, table) //nolint:errcheck
+	s, err := tables.For[cliIx](acct, &tables.StoreOptions{Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if err := s.Create(ctx, &cliIx{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%d", i)}, Status: []string{"open", "done"}[i%2]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"delete", "--table", table, "--where", "PartitionKey eq 'p' and Status eq 'done'", "--connection-string", conn, "--progress", "none"}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "deleted 3 entities (6 rows)") {
+		t.Fatalf("delete: exit %d: %s%s", code, out.String(), errb.String())
+	}
+	page, err := acct.Tables().Query(ctx, table, service.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := 0
+	for _, r := range page.Rows {
+		if strings.HasPrefix(r.RowKey, "~ix.") {
+			ix++
+		} else if v, _ := r.Get("Status"); v.Str() != "open" {
+			t.Errorf("%s is left", r.RowKey)
+		}
+	}
+	if len(page.Rows) != 6 || ix != 3 {
+		t.Errorf("%d rows, %d of them index rows; want 3 entities and their 3 index rows", len(page.Rows), ix)
+	}
+}

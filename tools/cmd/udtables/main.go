@@ -12,6 +12,8 @@
 //	udtables clear --table T --all-rows     delete every row of a table, keeping the table
 //	udtables export --table T --out F       export a table as typed CSV (Storage Explorer's)
 //	udtables import --table T --file F      import a typed CSV file, checked whole first
+//	udtables index verify|rebuild --table T --index name=Column...
+//	                                        check a table's partition indexes, or rebuild them
 //	udtables help [command]                 show what a command does
 //
 // Every command accepts --help. A failure prints one line, "udtables: …", on standard error
@@ -48,7 +50,8 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func commands() []*command {
-	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), deleteCommand(false), deleteCommand(true), exportCommand(), importCommand(), helpCommand()}
+	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), indexCommand(),
+		deleteCommand(false), deleteCommand(true), exportCommand(), importCommand(), helpCommand()}
 }
 
 func lookup(name string) *command {

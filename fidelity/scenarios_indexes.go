@@ -1,0 +1,381 @@
+package fidelity
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/index"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// The index scenarios write an indexed type through every write path and check, after each
+// step, that the index rows agree with the entities (an oracle that recomputes them from
+// the entities read back) and that lookups and index-order pages return what sorting the
+// entities by value returns.
+
+// ixOrder is the indexed type of the index scenarios.
+type ixOrder struct {
+	abstractions.Entity
+	Number int64     `table:",index=number"`
+	Status string    `table:",index=status"`
+	Placed time.Time `table:",index=newest:desc"`
+	Note   *string   `table:",index=note"`
+}
+
+func ixStore(e *Env) *tables.Store[ixOrder] { return storeOf[ixOrder](e, nil) }
+
+// ixCheck checks the oracle on partition pk and records what the indexes return.
+func ixCheck(ctx context.Context, e *Env, s *tables.Store[ixOrder], step, pk string) {
+	e.t.Helper()
+	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq " + service.QuoteString(pk)})
+	if err != nil {
+		e.Fatalf("%s: rows: %v", step, err)
+	}
+	ents, err := s.List(ctx, pk)
+	e.OK(step+": list", err)
+	// Every entity's main row lists its index rows; every index row names an entity that
+	// lists it; an entity has one per non-nil indexed field.
+	listed := map[string]string{}
+	var ixRows []service.Row
+	for _, r := range rows {
+		if strings.HasPrefix(r.RowKey, "~ix.") {
+			ixRows = append(ixRows, r)
+			continue
+		}
+		v, _ := r.Get("_Ix")
+		keys := []string{}
+		if v.IsValid() {
+			keys = strings.Split(v.Str(), "/")
+		}
+		want := 3 // Number, Status and Placed always hold a value; Note may not
+		for _, en := range ents {
+			if en.ID == pk+"|"+r.RowKey && en.Note != nil {
+				want = 4
+			}
+		}
+		if len(keys) != want {
+			e.Errorf("%s: row %s lists %d index rows, want %d: %q", step, r.RowKey, len(keys), want, keys)
+		}
+		for _, k := range keys {
+			listed[k] = r.RowKey
+		}
+	}
+	if len(ixRows) != len(listed) {
+		e.Errorf("%s: %d index rows, %d listed by entities", step, len(ixRows), len(listed))
+	}
+	for _, r := range ixRows {
+		of, _ := r.Get("_IxOf")
+		if listed[r.RowKey] != of.Str() || !strings.HasSuffix(r.RowKey, of.Str()) {
+			e.Errorf("%s: index row %s names %q, listed by %q", step, r.RowKey, of.Str(), listed[r.RowKey])
+		}
+	}
+	e.Observe(step+": rows", fmt.Sprintf("%d entities, %d index rows", len(rows)-len(ixRows), len(ixRows)))
+
+	// Index-order pages equal the entities sorted by value, the row key breaking ties.
+	ids := func(os []*ixOrder) []string {
+		out := make([]string, len(os))
+		for i, o := range os {
+			out[i] = o.ID
+		}
+		return out
+	}
+	walk := func(name string, r index.Range) []*ixOrder {
+		ix, err := index.On(s, name)
+		e.OK(step+": index "+name, err)
+		var got []*ixOrder
+		cursor := ""
+		for {
+			p, err := ix.Page(ctx, pk, r, 2, cursor)
+			e.OK(step+": page "+name, err)
+			got = append(got, p.Items...)
+			if !p.HasMore() {
+				return got
+			}
+			cursor = p.Cursor
+		}
+	}
+	sorted := func(less func(a, b *ixOrder) int) []*ixOrder {
+		out := slices.Clone(ents)
+		sort.SliceStable(out, func(i, j int) bool {
+			if c := less(out[i], out[j]); c != 0 {
+				return c < 0
+			}
+			return out[i].ID < out[j].ID
+		})
+		return out
+	}
+	byNumber := sorted(func(a, b *ixOrder) int { return int(a.Number - b.Number) })
+	e.Equal(step+": pages by number", ids(walk("number", index.Range{})), ids(byNumber))
+	e.Observe(step+": by number", ids(byNumber))
+	byStatus := sorted(func(a, b *ixOrder) int { return strings.Compare(a.Status, b.Status) })
+	e.Equal(step+": pages by status", ids(walk("status", index.Range{})), ids(byStatus))
+	newest := sorted(func(a, b *ixOrder) int { return b.Placed.Compare(a.Placed) })
+	e.Equal(step+": pages newest first", ids(walk("newest", index.Range{})), ids(newest))
+	var withNote []*ixOrder
+	for _, o := range sorted(func(a, b *ixOrder) int {
+		if a.Note == nil || b.Note == nil {
+			return 0
+		}
+		return strings.Compare(*a.Note, *b.Note)
+	}) {
+		if o.Note != nil {
+			withNote = append(withNote, o)
+		}
+	}
+	gotNotes := walk("note", index.Range{})
+	e.Equal(step+": pages by note hold the entities with a note", len(gotNotes), len(withNote))
+	// A range: numbers in [10, 30).
+	var inRange []*ixOrder
+	for _, o := range byNumber {
+		if o.Number >= 10 && o.Number < 30 {
+			inRange = append(inRange, o)
+		}
+	}
+	e.Equal(step+": range [10, 30)", ids(walk("number", index.Range{From: 10, To: 30})), ids(inRange))
+
+	// Find and Count by each status.
+	ix, err := index.On(s, "status")
+	e.OK(step+": index status", err)
+	for _, st := range []string{"open", "paid", "shipped"} {
+		var want []*ixOrder
+		for _, o := range ents {
+			if o.Status == st {
+				want = append(want, o)
+			}
+		}
+		got, err := ix.Find(ctx, pk, st)
+		e.OK(step+": find "+st, err)
+		e.Equal(step+": find "+st, ids(got), ids(want))
+		n, err := ix.Count(ctx, pk, st)
+		e.OK(step+": count "+st, err)
+		e.Equal(step+": count "+st, n, len(want))
+	}
+}
+
+func ixScenarios() []Scenario {
+	at := func(min int) time.Time { return time.Date(2026, 12, 1, 10, min, 0, 0, time.UTC) }
+	note := func(s string) *string { return &s }
+	return []Scenario{
+		{
+			Name: "indexes/every-write-path",
+			Run: func(ctx context.Context, e *Env) {
+				s := ixStore(e)
+				batch := []*ixOrder{
+					{Entity: abstractions.Entity{ID: "t1|o1"}, Number: 30, Status: "open", Placed: at(1)},
+					{Entity: abstractions.Entity{ID: "t1|o2"}, Number: 10, Status: "paid", Placed: at(3), Note: note("gift")},
+					{Entity: abstractions.Entity{ID: "t1|o3"}, Number: 20, Status: "open", Placed: at(2)},
+					{Entity: abstractions.Entity{ID: "t1|o4"}, Number: -5, Status: "open", Placed: at(2), Note: note("")},
+				}
+				e.OK("create batch", s.CreateBatch(ctx, batch))
+				ixCheck(ctx, e, s, "after create batch", "t1")
+
+				o5 := &ixOrder{Entity: abstractions.Entity{ID: "t1|o5"}, Number: 25, Status: "shipped", Placed: at(9)}
+				e.OK("create", s.Create(ctx, o5))
+				dup := &ixOrder{Entity: abstractions.Entity{ID: "t1|o5"}, Number: 99, Status: "open", Placed: at(0)}
+				e.Is("create over an existing row", s.Create(ctx, dup), abstractions.ErrDuplicateKey)
+				ixCheck(ctx, e, s, "after create", "t1")
+
+				// Strict update changes two indexed values; a stale one changes nothing.
+				stale := *o5
+				o5.Status, o5.Number = "paid", 11
+				e.OK("strict update", s.Update(ctx, o5, abstractions.Strict))
+				stale.Status = "open"
+				e.Is("stale strict update", s.Update(ctx, &stale, abstractions.Strict), abstractions.ErrConcurrencyConflict)
+				ixCheck(ctx, e, s, "after strict update", "t1")
+
+				// Last-writer-wins update, upsert over a row and of a new one.
+				lww := &ixOrder{Entity: abstractions.Entity{ID: "t1|o1"}, Number: 31, Status: "shipped", Placed: at(1), Note: note("late")}
+				e.OK("lww update", s.Update(ctx, lww, abstractions.LastWriterWins))
+				e.OK("upsert over", s.Upsert(ctx, &ixOrder{Entity: abstractions.Entity{ID: "t1|o3"}, Number: 20, Status: "paid", Placed: at(4)}))
+				e.OK("upsert new", s.Upsert(ctx, &ixOrder{Entity: abstractions.Entity{ID: "t1|o6"}, Number: 12, Status: "open", Placed: at(5)}))
+				missing := &ixOrder{Entity: abstractions.Entity{ID: "t1|none"}, Number: 1, Status: "open"}
+				e.Is("lww update of a missing row", s.Update(ctx, missing, abstractions.LastWriterWins), abstractions.ErrNotFound)
+				ixCheck(ctx, e, s, "after updates and upserts", "t1")
+
+				// The outcome verbs write through Update.
+				_, err := abstractions.Mutate(ctx, s, "t1|o2", func(o *ixOrder) error { o.Status = "shipped"; o.Note = nil; return nil }, nil)
+				e.OK("mutate", err)
+				ixCheck(ctx, e, s, "after mutate", "t1")
+
+				// Upsert batch: replaces and inserts; a repeated key writes its last occurrence.
+				n, err := s.UpsertBatch(ctx, []*ixOrder{
+					{Entity: abstractions.Entity{ID: "t1|o4"}, Number: 40, Status: "paid", Placed: at(7)},
+					{Entity: abstractions.Entity{ID: "t1|o7"}, Number: 15, Status: "open", Placed: at(8), Note: note("b")},
+					{Entity: abstractions.Entity{ID: "t1|o7"}, Number: 16, Status: "shipped", Placed: at(8), Note: note("c")},
+				})
+				e.OK("upsert batch", err)
+				e.Observe("upsert batch count", n)
+				ixCheck(ctx, e, s, "after upsert batch", "t1")
+
+				// A patch of indexed fields rewrites their index rows in its transaction; one
+				// at a stale version changes nothing.
+				status := abstractions.Field(func(o *ixOrder) *string { return &o.Status })
+				notes := abstractions.NullableField(func(o *ixOrder) **string { return &o.Note })
+				_, err = s.Patch(ctx, "t1|o6", abstractions.Set(abstractions.Set(abstractions.NewPatch[ixOrder](), status, "paid"), notes, "patched"))
+				e.OK("patch of indexed fields", err)
+				_, err = s.Patch(ctx, "t1|o6", abstractions.Set(abstractions.NewPatch[ixOrder](), status, "open").WithETag(`W/"datetime'2020-01-01T00%3A00%3A00Z'"`))
+				e.Is("patch at a stale version", err, abstractions.ErrConcurrencyConflict)
+				_, err = s.Patch(ctx, "t1|none", abstractions.Set(abstractions.NewPatch[ixOrder](), status, "open"))
+				e.Is("patch of a missing row", err, abstractions.ErrNotFound)
+				ixCheck(ctx, e, s, "after patches", "t1")
+
+				// Deletes: conditional on a stale version (refused), unconditional, missing.
+				cur, err := s.One(ctx, "t1|o6")
+				e.OK("read o6", err)
+				e.OK("bump o6", s.Update(ctx, cur, abstractions.Strict))
+				_, err = s.Delete(ctx, "t1|o6", `W/"datetime'2020-01-01T00%3A00%3A00Z'"`)
+				e.Is("delete at a stale version", err, abstractions.ErrConcurrencyConflict)
+				e.Deleted("delete", true)(s.Delete(ctx, "t1|o6", ""))
+				e.Deleted("delete a missing row", false)(s.Delete(ctx, "t1|o6", ""))
+				ixCheck(ctx, e, s, "after deletes", "t1")
+
+				// Index rows are no entities: not read, counted or listed, and an id of their
+				// shape is refused for writes.
+				c, err := s.Count(ctx, "t1")
+				e.OK("count", err)
+				e.Observe("count", c)
+				e.Is("create at an index key", s.Create(ctx, &ixOrder{Entity: abstractions.Entity{ID: "t1|~ix.x"}}), abstractions.ErrInvalidKey)
+
+				// Another partition is not affected; DeletePartition removes entities and
+				// index rows and counts the entities.
+				e.OK("create in t2", s.Create(ctx, &ixOrder{Entity: abstractions.Entity{ID: "t2|o1"}, Number: 1, Status: "open", Placed: at(1)}))
+				deleted, err := s.DeletePartition(ctx, "t1")
+				e.OK("delete partition", err)
+				e.Observe("delete partition count", deleted)
+				left, err := allRows(ctx, e.Tables, e.Table, service.Query{Select: []string{}})
+				e.OK("rows left", err)
+				var keys []string
+				for _, r := range left {
+					keys = append(keys, r.PartitionKey+"|"+strings.SplitN(r.RowKey, ".", 3)[0])
+				}
+				e.Observe("rows left", keys)
+				ixCheck(ctx, e, s, "t2", "t2")
+			},
+		},
+		{
+			Name: "indexes/transactions",
+			Run: func(ctx context.Context, e *Env) {
+				s := ixStore(e)
+				a := &ixOrder{Entity: abstractions.Entity{ID: "t1|a"}, Number: 1, Status: "open", Placed: at(1)}
+				b := &ixOrder{Entity: abstractions.Entity{ID: "t1|b"}, Number: 2, Status: "open", Placed: at(2), Note: note("n")}
+				tx := s.Transaction("t1")
+				s.CreateIn(tx, a)
+				s.CreateIn(tx, b)
+				e.OK("commit creates", tx.Commit(ctx))
+				ixCheck(ctx, e, s, "after creates", "t1")
+
+				// A Strict update of the version written, a last-writer-wins update, an
+				// upsert of a new row and a delete, in one transaction.
+				a.Status, a.Number = "paid", 10
+				tx = s.Transaction("t1")
+				s.UpdateIn(tx, a, abstractions.Strict)
+				s.UpdateIn(tx, &ixOrder{Entity: abstractions.Entity{ID: "t1|b"}, Number: 20, Status: "shipped", Placed: at(3)}, abstractions.LastWriterWins)
+				s.UpsertIn(tx, &ixOrder{Entity: abstractions.Entity{ID: "t1|c"}, Number: 30, Status: "open", Placed: at(4)})
+				e.OK("commit updates", tx.Commit(ctx))
+				ixCheck(ctx, e, s, "after updates", "t1")
+				tx = s.Transaction("t1")
+				s.DeleteIn(tx, "t1|c", "")
+				s.UpsertIn(tx, &ixOrder{Entity: abstractions.Entity{ID: "t1|b"}, Number: 21, Status: "open", Placed: at(3)})
+				e.OK("commit delete and upsert", tx.Commit(ctx))
+				ixCheck(ctx, e, s, "after delete and upsert", "t1")
+
+				// A stale Strict update and a delete of a missing row refuse the whole
+				// transaction, which writes nothing.
+				stale := *a
+				a.Status = "shipped"
+				e.OK("update a", s.Update(ctx, a, abstractions.Strict))
+				stale.Status = "open"
+				tx = s.Transaction("t1")
+				s.UpdateIn(tx, &stale, abstractions.Strict)
+				s.CreateIn(tx, &ixOrder{Entity: abstractions.Entity{ID: "t1|d"}, Number: 4, Status: "open", Placed: at(5)})
+				e.Is("stale update in a transaction", tx.Commit(ctx), abstractions.ErrConcurrencyConflict)
+				tx = s.Transaction("t1")
+				s.DeleteIn(tx, "t1|none", "")
+				s.CreateIn(tx, &ixOrder{Entity: abstractions.Entity{ID: "t1|d"}, Number: 4, Status: "open", Placed: at(5)})
+				e.Is("delete of a missing row in a transaction", tx.Commit(ctx), abstractions.ErrNotFound)
+				ixCheck(ctx, e, s, "after refused transactions", "t1")
+			},
+		},
+		{
+			Name: "indexes/large-values",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[ixDoc](e, nil)
+				consistent := func(step string) {
+					ents, ix, err := ixConsistent(ctx, e.Tables, e.Table, "t")
+					e.OK(step+": index rows agree", err)
+					e.Observe(step, fmt.Sprintf("%d entities, %d index rows", ents, ix))
+				}
+				big := strings.Repeat("x", 40_000) // split over cells
+				d := &ixDoc{Entity: abstractions.Entity{ID: "t|d1"}, Title: "alpha", Body: big}
+				e.OK("create", s.Create(ctx, d))
+				e.OK("create small", s.Create(ctx, &ixDoc{Entity: abstractions.Entity{ID: "t|d2"}, Title: "beta", Body: "b"}))
+				consistent("after creates")
+				d.Title, d.Body = "gamma", big+big
+				e.OK("strict update", s.Update(ctx, d, abstractions.Strict))
+				e.OK("upsert", s.Upsert(ctx, &ixDoc{Entity: abstractions.Entity{ID: "t|d2"}, Title: "alpha", Body: big}))
+				consistent("after updates")
+				ix, err := index.On(s, "title")
+				e.OK("index", err)
+				found, err := ix.Find(ctx, "t", "alpha")
+				e.OK("find", err)
+				e.Equal("find returns the whole value", len(found) == 1 && found[0].ID == "t|d2" && len(found[0].Body) == len(big), true)
+				n, err := s.Count(ctx, "t")
+				e.OK("count", err)
+				e.Observe("count", n)
+				e.Deleted("delete", true)(s.Delete(ctx, "t|d1", ""))
+				consistent("after delete")
+				deleted, err := s.DeletePartition(ctx, "t")
+				e.OK("delete partition", err)
+				e.Observe("delete partition count", deleted)
+				rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+				e.OK("rows", err)
+				e.Equal("no row is left", len(rows), 0)
+			},
+		},
+		{
+			Name: "indexes/refusals",
+			Run: func(ctx context.Context, e *Env) {
+				s := ixStore(e)
+				ix, err := index.On(s, "number")
+				e.OK("index", err)
+				_, err = index.On(s, "nope")
+				e.Is("an index the type does not declare", err, abstractions.ErrInvalidArgument)
+				_, err = ix.Find(ctx, "t1", "ten")
+				e.Is("a value of another type", err, abstractions.ErrInvalidArgument)
+				long := strings.Repeat("x", 400)
+				e.Is("a value too long for a key", s.Create(ctx, &ixOrder{Entity: abstractions.Entity{ID: "t1|o1"}, Status: long}), abstractions.ErrInvalidArgument)
+				_, err = tables.For[ixBadKind](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
+				e.Is("an index on a JSON-stored field", err, abstractions.ErrInvalidArgument)
+				_, err = tables.For[ixTwice](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
+				e.Is("two indexes of one name", err, abstractions.ErrInvalidArgument)
+				rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+				e.OK("rows", err)
+				e.Equal("nothing was written", len(rows), 0)
+			},
+		},
+	}
+}
+
+type ixBadKind struct {
+	abstractions.Entity
+	Tags []string `table:",index=tags"`
+}
+
+type ixTwice struct {
+	abstractions.Entity
+	A string `table:",index=same"`
+	B string `table:",index=Same"`
+}
+
+// ixDoc is an indexed type with a large value.
+type ixDoc struct {
+	abstractions.Entity
+	Title string `table:",index=title"`
+	Body  string `table:",split=text"`
+}

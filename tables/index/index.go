@@ -1,0 +1,327 @@
+// Package index looks entities up by the partition indexes their type declares, and lists a
+// partition in an index's order.
+//
+// A field of a stored type declares an index with the `table` tag option index=:
+//
+//	type Order struct {
+//		abstractions.Entity
+//		Number int64     `table:",index=number"`
+//		Placed time.Time `table:",index=newest:desc"`
+//		Status string
+//	}
+//
+// For each entity the store keeps one index row per index whose field holds a value, in the
+// entity's partition, and writes it in the same entity-group transaction as the entity
+// (Create, Upsert, Update in both modes, Delete, CreateBatch, UpsertBatch, DeletePartition,
+// and the outcome verbs, which use them): an index row never disagrees with its entity.
+// The declaration is on the type, not on a store, so every store and every process that
+// writes the type keeps the same index rows. Index rows are invisible to every read of the
+// store. See docs/indexes.md for the key encoding, the costs and the limits.
+//
+// [On] returns an index of a store; its [Index.Find], [Index.Count] and [Index.Page] read
+// one partition through it.
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/engine"
+	"github.com/unified-data/gotables/tables/internal/indexrow"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// Index is one partition index of a store. It is safe for concurrent use.
+type Index[T any] struct {
+	store *tables.Store[T]
+	core  *engine.Table
+	spec  *indexrow.Spec
+	field *codec.Field
+}
+
+// On returns the index named name of the store. A name the type does not declare fails with
+// [abstractions.ErrInvalidArgument], listing the names it does.
+func On[T any](s *tables.Store[T], name string) (*Index[T], error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: index %q of a nil store", abstractions.ErrInvalidArgument, name)
+	}
+	core := engine.Of(s)
+	sp := indexrow.Find(core.Indexes, name)
+	if sp == nil {
+		var names []string
+		for _, x := range core.Indexes {
+			names = append(names, x.Name)
+		}
+		return nil, fmt.Errorf("%w: %v declares no index %q (it declares %q; declare one with the tag option `table:\",index=%s\"` on a field)",
+			abstractions.ErrInvalidArgument, reflect.TypeFor[T](), name, names, name)
+	}
+	ix := &Index[T]{store: s, core: core, spec: sp}
+	fields := core.Plan.Fields()
+	for i := range fields {
+		if fields[i].Cell == sp.Column {
+			ix.field = &fields[i]
+		}
+	}
+	return ix, nil
+}
+
+// Name returns the index's name.
+func (ix *Index[T]) Name() string { return ix.spec.Name }
+
+// value returns the cell value v stands for, encoded as a write of the field would store
+// it: v is a value of the field's type (or, for a pointer field, of its element type), or a
+// value convertible to it (an untyped constant, another integer type).
+func (ix *Index[T]) value(op string, v any) (service.Value, error) {
+	if v == nil {
+		return service.Value{}, ix.refuse(op, "the value is nil; a nil field has no index row, so it cannot be looked up")
+	}
+	f := ix.field
+	var zero T
+	rv := reflect.ValueOf(&zero).Elem()
+	fv, err := rv.FieldByIndexErr(f.Index)
+	if err != nil || !fv.CanSet() {
+		return service.Value{}, ix.refuse(op, fmt.Sprintf("the field %s lies below a pointer, so a value cannot be placed in it", f.Path))
+	}
+	val := reflect.ValueOf(v)
+	target := fv.Type()
+	ptr := target.Kind() == reflect.Pointer
+	if ptr {
+		target = target.Elem()
+	}
+	switch {
+	case val.Type() == fv.Type():
+		fv.Set(val)
+		return ix.cell(op, &zero)
+	case val.Type().AssignableTo(target):
+	case val.Type().ConvertibleTo(target) && convertible(val.Kind(), target.Kind()):
+		val = val.Convert(target)
+	default:
+		return service.Value{}, ix.refuse(op, fmt.Sprintf("the value is a %v; the field %s holds %v", val.Type(), f.Path, fv.Type()))
+	}
+	if ptr {
+		p := reflect.New(target)
+		p.Elem().Set(val)
+		fv.Set(p)
+	} else {
+		fv.Set(val)
+	}
+	return ix.cell(op, &zero)
+}
+
+// convertible reports the conversions value accepts: between numbers, and between strings
+// of named types; never number to string.
+func convertible(from, to reflect.Kind) bool {
+	num := func(k reflect.Kind) bool { return k >= reflect.Int && k <= reflect.Float64 }
+	return num(from) && num(to) || from == reflect.String && to == reflect.String
+}
+
+func (ix *Index[T]) cell(op string, v *T) (service.Value, error) {
+	cells, err := codec.EncodeColumns(v, []string{ix.field.Name}, &ix.core.Acct.Codec)
+	if err != nil {
+		return service.Value{}, ix.refuse(op, "the value cannot be stored in the field: "+err.Error())
+	}
+	row := service.Row{Properties: cells}
+	c, ok := row.Get(ix.spec.Column)
+	if !ok {
+		return service.Value{}, ix.refuse(op, "the value has no cell (a nil or omitted value has no index row)")
+	}
+	return c, nil
+}
+
+func (ix *Index[T]) refuse(op, msg string) error {
+	return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "index " + op, Table: ix.core.Name,
+		Message: fmt.Sprintf("index %q: %s; nothing was sent", ix.spec.Name, msg)}
+}
+
+// scan runs the query of a range of index rows of partition pk, handing each index row to
+// fn until it says stop.
+func (ix *Index[T]) scan(ctx context.Context, op, pk string, r indexrow.Range, top int, cont *service.Continuation,
+	fn func(*service.Row) bool) (*service.Continuation, error) {
+	q := service.Query{Filter: rangeFilter(pk, r), Select: []string{indexrow.OfColumn}, Top: top, Continuation: cont}
+	for {
+		page, err := ix.core.Acct.Tables.Query(ctx, ix.core.Name, q)
+		if err != nil {
+			return nil, ix.core.Translate("index "+op, pk, "", err)
+		}
+		for i := range page.Rows {
+			if !fn(&page.Rows[i]) {
+				return page.Next, nil
+			}
+		}
+		if page.Next == nil || top > 0 && len(page.Rows) > 0 {
+			return page.Next, nil
+		}
+		q.Continuation = page.Next
+	}
+}
+
+func rangeFilter(pk string, r indexrow.Range) string {
+	return "PartitionKey eq " + service.QuoteString(pk) + " and RowKey ge " + service.QuoteString(r.From) +
+		" and RowKey lt " + service.QuoteString(r.To)
+}
+
+// entity reads the entity an index row names and checks that it still holds the row's
+// value (a writer that does not know the index, such as another program, may have changed
+// it): it returns nil for an entity that is gone or holds another value.
+func (ix *Index[T]) entity(ctx context.Context, pk string, r *service.Row) (*T, error) {
+	rk, ok := indexrow.Of(r)
+	if !ok {
+		return nil, nil
+	}
+	v, err := ix.store.One(ctx, pk+abstractions.IDSeparator+rk)
+	if errors.Is(err, abstractions.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cells, err := codec.EncodeColumns(v, []string{ix.field.Name}, &ix.core.Acct.Codec)
+	if err != nil {
+		return nil, nil
+	}
+	row := service.Row{Properties: cells}
+	c, ok := row.Get(ix.spec.Column)
+	if !ok {
+		return nil, nil
+	}
+	if k, err := ix.spec.Key(c, rk); err != nil || k != r.RowKey {
+		return nil, nil
+	}
+	return v, nil
+}
+
+// Find returns the entities of the partition whose field holds value, ordered by row key:
+// one query of the index, then one read of each entity (which the store's read cache may
+// answer). An entity that a writer which does not know the index changed or deleted is left
+// out. A value of another type than the field's fails with
+// [abstractions.ErrInvalidArgument] before anything is sent.
+func (ix *Index[T]) Find(ctx context.Context, partition string, value any) (_ []*T, err error) {
+	pk, err := ix.core.CheckPartition("index find", partition)
+	if err != nil {
+		return nil, err
+	}
+	v, err := ix.value("find", value)
+	if err != nil {
+		return nil, err
+	}
+	r, err := ix.spec.Equal(v)
+	if err != nil {
+		return nil, ix.refuse("find", err.Error())
+	}
+	var rows []service.Row
+	if _, err := ix.scan(ctx, "find", pk, r, 0, nil, func(row *service.Row) bool {
+		rows = append(rows, row.Clone())
+		return true
+	}); err != nil {
+		return nil, err
+	}
+	out := make([]*T, 0, len(rows))
+	for i := range rows {
+		e, err := ix.entity(ctx, pk, &rows[i])
+		if err != nil {
+			return nil, err
+		}
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Count returns how many index rows of the partition hold value: the number of its entities
+// with that value, reading keys only.
+func (ix *Index[T]) Count(ctx context.Context, partition string, value any) (int, error) {
+	pk, err := ix.core.CheckPartition("index count", partition)
+	if err != nil {
+		return 0, err
+	}
+	v, err := ix.value("count", value)
+	if err != nil {
+		return 0, err
+	}
+	r, err := ix.spec.Equal(v)
+	if err != nil {
+		return 0, ix.refuse("count", err.Error())
+	}
+	n := 0
+	_, err = ix.scan(ctx, "count", pk, r, 0, nil, func(*service.Row) bool { n++; return true })
+	return n, err
+}
+
+// Range bounds a Page of an index: the values v with From ≤ v < To in the index's order
+// (From ≥ v > To for an index declared :desc). A nil bound leaves that side open.
+type Range struct {
+	From, To any
+}
+
+// Page returns one page of the partition's entities in the index's order (equal values in
+// row-key order), at most take of them (0: abstractions.DefaultPageSize), and the cursor of
+// the next page ("" when there is none). Give the cursor back, with the same partition and
+// range, to continue. Each entity is read by its id, as Find reads them; entities that no
+// longer hold their index row's value are left out, so a page may hold fewer than take.
+func (ix *Index[T]) Page(ctx context.Context, partition string, r Range, take int, cursor string) (_ abstractions.Page[T], err error) {
+	pk, err := ix.core.CheckPartition("index page", partition)
+	if err != nil {
+		return abstractions.Page[T]{}, err
+	}
+	if take < 0 || take > engine.MaxPage {
+		return abstractions.Page[T]{}, ix.refuse("page", fmt.Sprintf("take is %d; a page holds 0 (the default, %d) to %d entities", take, abstractions.DefaultPageSize, engine.MaxPage))
+	}
+	if take == 0 {
+		take = abstractions.DefaultPageSize
+	}
+	var from, to service.Value
+	if r.From != nil {
+		if from, err = ix.value("page", r.From); err != nil {
+			return abstractions.Page[T]{}, err
+		}
+	}
+	if r.To != nil {
+		if to, err = ix.value("page", r.To); err != nil {
+			return abstractions.Page[T]{}, err
+		}
+	}
+	rg, err := ix.spec.Between(from, to)
+	if err != nil {
+		return abstractions.Page[T]{}, ix.refuse("page", err.Error())
+	}
+	bounds := ix.core.Bounds(&engine.PreparedQuery{PK: pk, Filter: "index " + ix.spec.Name + ": " + rangeFilter(pk, rg)}, take)
+	var cont *service.Continuation
+	if cursor != "" {
+		c, ok := engine.DecodeCursor(cursor)
+		if !ok {
+			return abstractions.Page[T]{}, ix.refuse("page", "the cursor is not one Page returned")
+		}
+		if why := engine.CursorRefusal(c, ix.core.Name, bounds); why != "" {
+			return abstractions.Page[T]{}, ix.refuse("page", why)
+		}
+		cont = &service.Continuation{NextPartitionKey: c.PK, NextRowKey: c.RK}
+	}
+	var rows []service.Row
+	next, err := ix.scan(ctx, "page", pk, rg, take, cont, func(row *service.Row) bool {
+		rows = append(rows, row.Clone())
+		return true
+	})
+	if err != nil {
+		return abstractions.Page[T]{}, err
+	}
+	out := abstractions.Page[T]{Items: make([]*T, 0, len(rows))}
+	for i := range rows {
+		e, err := ix.entity(ctx, pk, &rows[i])
+		if err != nil {
+			return abstractions.Page[T]{}, err
+		}
+		if e != nil {
+			out.Items = append(out.Items, e)
+		}
+	}
+	if next != nil {
+		out.Cursor = engine.EncodeCursor(engine.Cursor{PK: next.NextPartitionKey, RK: next.NextRowKey, Table: engine.TableTag(ix.core.Name), Bounds: bounds})
+	}
+	return out, nil
+}

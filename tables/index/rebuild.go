@@ -1,0 +1,348 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/engine"
+	"github.com/unified-data/gotables/tables/internal/indexrow"
+	"github.com/unified-data/gotables/tables/internal/largevalue"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// Report is what Verify found, or what Rebuild found and repaired, so far.
+type Report struct {
+	Partitions int // partitions looked at
+	Entities   int // entities looked at
+	IndexRows  int // index rows looked at
+	// Missing are index rows an entity's values call for that do not exist; Stale are
+	// index rows no entity's values call for (a changed value, a deleted entity); Unlisted
+	// are entities whose list of index keys differs from what their values call for.
+	Missing, Stale, Unlisted int
+	// Repaired are the entities and orphan index rows a Rebuild rewrote or deleted.
+	Repaired int
+}
+
+// Consistent reports whether the index rows looked at agree with the entities.
+func (r Report) Consistent() bool { return r.Missing == 0 && r.Stale == 0 && r.Unlisted == 0 }
+
+// Declaration names an index of a table by its column, for a program that does not have
+// the entity's Go type (udtables index): the index row keys of a value are computed from
+// the value as it is stored, so they are the keys the type's store writes when Column is
+// the column its index= option is on.
+type Declaration struct {
+	Name   string
+	Column string
+	Desc   bool
+}
+
+// Verify compares the index rows of the partition ("" for every partition of the table)
+// with what the entities' values call for, and reports the differences; it changes nothing.
+// progress, when not nil, receives the report so far after each partition.
+func Verify[T any](ctx context.Context, s *tables.Store[T], partition string, progress func(Report)) (Report, error) {
+	return check(ctx, engine.Of(s), engine.Of(s).Indexes, partition, false, progress)
+}
+
+// Rebuild brings the index rows of the partition ("" for every partition of the table) in
+// line with the entities: it writes the missing index rows, deletes the stale ones and
+// corrects each entity's list of its index keys, an entity's changes in one transaction
+// conditional on the version read, so that a concurrent write is never undone (an entity
+// that changes meanwhile is looked at again). Run it after adding an index to a type whose
+// table has rows, or when Verify reports differences; running it again is harmless, and an
+// interrupted run is resumed by running it again. progress, when not nil, receives the
+// report so far after each partition.
+func Rebuild[T any](ctx context.Context, s *tables.Store[T], partition string, progress func(Report)) (Report, error) {
+	return check(ctx, engine.Of(s), engine.Of(s).Indexes, partition, true, progress)
+}
+
+// VerifyTable is Verify for a table named by the account and name, its indexes declared by
+// their columns.
+func VerifyTable(ctx context.Context, acct *tables.Account, table string, decls []Declaration, partition string, progress func(Report)) (Report, error) {
+	core, specs, err := tableOf(acct, table, decls)
+	if err != nil {
+		return Report{}, err
+	}
+	return check(ctx, core, specs, partition, false, progress)
+}
+
+// RebuildTable is Rebuild for a table named by the account and name, its indexes declared
+// by their columns.
+func RebuildTable(ctx context.Context, acct *tables.Account, table string, decls []Declaration, partition string, progress func(Report)) (Report, error) {
+	core, specs, err := tableOf(acct, table, decls)
+	if err != nil {
+		return Report{}, err
+	}
+	return check(ctx, core, specs, partition, true, progress)
+}
+
+// anyRow is the type of the store tableOf makes: rows of any columns, which it never decodes.
+type anyRow struct{ abstractions.Entity }
+
+func tableOf(acct *tables.Account, table string, decls []Declaration) (*engine.Table, []indexrow.Spec, error) {
+	s, err := tables.For[anyRow](acct, &tables.StoreOptions{Table: table})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(decls) == 0 {
+		return nil, nil, fmt.Errorf("%w: no index is declared; name each as name=Column", abstractions.ErrInvalidArgument)
+	}
+	var specs []indexrow.Spec
+	for _, d := range decls {
+		item := d.Name
+		if d.Desc {
+			item += ":desc"
+		}
+		sp, err := indexrow.Declared(d.Name, d.Column, d.Desc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: index %s on %s: %w", abstractions.ErrInvalidArgument, item, d.Column, err)
+		}
+		for _, other := range specs {
+			if other.Name == sp.Name {
+				return nil, nil, fmt.Errorf("%w: the index %q is declared twice", abstractions.ErrInvalidArgument, sp.Name)
+			}
+		}
+		specs = append(specs, sp)
+	}
+	return engine.Of(s), specs, nil
+}
+
+// rebuildAttempts bounds the passes over a partition whose entities keep changing.
+const rebuildAttempts = 5
+
+func check(ctx context.Context, core *engine.Table, specs []indexrow.Spec, partition string, repair bool, progress func(Report)) (Report, error) {
+	var rep Report
+	if len(specs) == 0 {
+		return rep, fmt.Errorf("%w: the table %s has no index declared", abstractions.ErrInvalidArgument, core.Name)
+	}
+	filter := ""
+	if partition != "" {
+		pk, err := core.CheckPartition("index rebuild", partition)
+		if err != nil {
+			return rep, err
+		}
+		filter = "PartitionKey eq " + service.QuoteString(pk)
+	}
+	sel := []string{indexrow.Column, indexrow.OfColumn, largevalue.OfColumn, codec.TypeNameColumn}
+	for _, sp := range specs {
+		sel = append(sel, sp.Column)
+	}
+	// Rows come in key order, so each partition's rows are together.
+	var rows []service.Row
+	flush := func() error {
+		if len(rows) == 0 {
+			return nil
+		}
+		pk := rows[0].PartitionKey
+		for attempt := 1; ; attempt++ {
+			p := examine(specs, rows)
+			if !repair || p.consistent() || attempt == rebuildAttempts {
+				rep.add(p, false)
+				break
+			}
+			changed, err := p.repair(ctx, core)
+			if err != nil {
+				return err
+			}
+			if !changed {
+				rep.add(p, true)
+				break
+			}
+			// An entity changed while it was repaired: read the partition again.
+			rows = rows[:0]
+			if err := core.Scan(ctx, service.Query{Filter: "PartitionKey eq " + service.QuoteString(pk), Select: sel}, func(r *service.Row) error {
+				rows = append(rows, r.Clone())
+				return nil
+			}); err != nil {
+				return core.Translate("index rebuild", pk, "", err)
+			}
+		}
+		rows = rows[:0]
+		if progress != nil {
+			progress(rep)
+		}
+		return nil
+	}
+	err := core.Scan(ctx, service.Query{Filter: filter, Select: sel}, func(r *service.Row) error {
+		if len(rows) > 0 && rows[0].PartitionKey != r.PartitionKey {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		rows = append(rows, r.Clone())
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		var se *abstractions.StoreError
+		if !errors.As(err, &se) {
+			err = core.Translate("index rebuild", partition, "", err)
+		}
+		return rep, err
+	}
+	return rep, nil
+}
+
+// partitionState is what examine found in one partition.
+type partitionState struct {
+	pk        string
+	entities  int
+	indexRows int
+	fixes     []entityFix
+	orphans   []service.Row // stale index rows of no entity of the partition
+	missing   int
+	stale     int
+	unlisted  int
+}
+
+// entityFix is what one entity needs.
+type entityFix struct {
+	rk, etag string
+	want     []string      // its index keys, as its values call for
+	add      []string      // missing index rows
+	remove   []service.Row // stale index rows that name it
+	relist   bool          // its list of index keys is wrong
+}
+
+func (p *partitionState) consistent() bool { return p.missing == 0 && p.stale == 0 && p.unlisted == 0 }
+
+func (r *Report) add(p *partitionState, repaired bool) {
+	r.Partitions++
+	r.Entities += p.entities
+	r.IndexRows += p.indexRows
+	r.Missing += p.missing
+	r.Stale += p.stale
+	r.Unlisted += p.unlisted
+	if repaired {
+		r.Repaired += len(p.fixes) + len(p.orphans)
+	}
+}
+
+func examine(specs []indexrow.Spec, rows []service.Row) *partitionState {
+	p := &partitionState{pk: rows[0].PartitionKey}
+	ixRows := map[string]service.Row{}
+	type entity struct {
+		etag       string
+		want, list []string
+	}
+	ents := map[string]*entity{}
+	var order []string
+	for i := range rows {
+		r := &rows[i]
+		if indexrow.IsKey(r.RowKey) {
+			ixRows[r.RowKey] = *r
+			p.indexRows++
+			continue
+		}
+		if _, ok := r.Get(largevalue.OfColumn); ok {
+			continue // a continuation row
+		}
+		if _, ok := r.Get(codec.TypeNameColumn); ok {
+			continue // a polymorphic row of a shared table
+		}
+		want, err := indexrow.Keys(specs, r)
+		if err != nil {
+			want = nil // a value no index row can hold: the store refuses to write it
+		}
+		ents[r.RowKey] = &entity{etag: r.ETag, want: want, list: indexrow.Stored(r)}
+		order = append(order, r.RowKey)
+		p.entities++
+	}
+	wanted := map[string]string{} // index key → entity
+	for _, rk := range order {
+		for _, k := range ents[rk].want {
+			wanted[k] = rk
+		}
+	}
+	removeOf := map[string][]service.Row{}
+	for k, r := range ixRows {
+		if _, ok := wanted[k]; ok {
+			continue
+		}
+		p.stale++
+		if of, ok := indexrow.Of(&r); ok && ents[of] != nil {
+			removeOf[of] = append(removeOf[of], r)
+		} else {
+			p.orphans = append(p.orphans, r)
+		}
+	}
+	slices.SortFunc(p.orphans, func(a, b service.Row) int { return strings.Compare(a.RowKey, b.RowKey) })
+	for _, rk := range order {
+		e := ents[rk]
+		fix := entityFix{rk: rk, etag: e.etag, want: e.want, remove: removeOf[rk]}
+		for _, k := range e.want {
+			if _, ok := ixRows[k]; !ok {
+				fix.add = append(fix.add, k)
+				p.missing++
+			}
+		}
+		if !sameSet(e.want, e.list) {
+			fix.relist = true
+			p.unlisted++
+		}
+		if len(fix.add) > 0 || len(fix.remove) > 0 || fix.relist {
+			p.fixes = append(p.fixes, fix)
+		}
+	}
+	return p
+}
+
+// repair applies the fixes, each entity's in one transaction on condition of its version
+// read; it reports whether an entity or orphan changed meanwhile (its fix was not applied).
+func (p *partitionState) repair(ctx context.Context, core *engine.Table) (changed bool, err error) {
+	send := func(rk string, acts []service.Action) error {
+		tracked := core.WriteKeys([2]string{p.pk, rk})
+		core.BeginWrite(tracked)
+		err := core.Send(ctx, acts)
+		core.EndWrite(tracked, err, nil, service.Written{})
+		switch {
+		case err == nil:
+			return nil
+		case abstractions.HasStatus(err, http.StatusPreconditionFailed, "") || abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound"):
+			changed = true
+			return nil
+		}
+		return core.TranslateTx("index rebuild", acts, err)
+	}
+	for _, f := range p.fixes {
+		main := service.Row{PartitionKey: p.pk, RowKey: f.rk, Properties: []service.Property{{Name: indexrow.Column, Value: service.String(indexrow.Join(f.want))}}}
+		acts := []service.Action{{Op: service.OpMerge, Row: main, IfMatch: f.etag}}
+		for _, k := range f.add {
+			acts = append(acts, service.Action{Op: service.OpUpsertReplace, Row: indexrow.Row(p.pk, k, f.rk)})
+		}
+		for _, r := range f.remove {
+			acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: p.pk, RowKey: r.RowKey}, IfMatch: r.ETag})
+		}
+		if len(acts) > service.MaxTransactionActions {
+			return changed, fmt.Errorf("%w: the entity %s|%s needs %d index changes, more than one transaction holds", abstractions.ErrNotSupported, p.pk, f.rk, len(acts))
+		}
+		if err := send(f.rk, acts); err != nil {
+			return changed, err
+		}
+	}
+	for _, r := range p.orphans {
+		if err := send(r.RowKey, []service.Action{{Op: service.OpDelete, Row: service.Row{PartitionKey: p.pk, RowKey: r.RowKey}, IfMatch: r.ETag}}); err != nil {
+			return changed, err
+		}
+	}
+	return changed, nil
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	x := slices.Clone(a)
+	y := slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
+}
