@@ -339,6 +339,83 @@ func ixScenarios() []Scenario {
 			},
 		},
 		{
+			Name: "indexes/unique",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[ixUser](e, nil)
+				email, err := index.On(s, "email")
+				e.OK("index", err)
+				get := func(step, value, want string) {
+					u, err := email.Get(ctx, value)
+					if want == "" {
+						e.Is(step, err, abstractions.ErrNotFound)
+						return
+					}
+					e.OK(step, err)
+					if err == nil {
+						e.Equal(step, u.ID+" "+u.Email, want+" "+value)
+					}
+				}
+				alice := &ixUser{Entity: abstractions.Entity{ID: "t1|alice"}, Email: "a@x", Name: "Alice"}
+				e.OK("create alice", s.Create(ctx, alice))
+				e.Is("create bob with alice's email, in another partition", s.Create(ctx, &ixUser{Entity: abstractions.Entity{ID: "t2|bob"}, Email: "a@x"}), abstractions.ErrDuplicateKey)
+				ok, err := s.Exists(ctx, "t2|bob")
+				e.OK("exists", err)
+				e.Equal("the refused create left no row", ok, false)
+				e.OK("create bob", s.Create(ctx, &ixUser{Entity: abstractions.Entity{ID: "t2|bob"}, Email: "b@x", Name: "Bob"}))
+				get("get a@x", "a@x", "t1|alice")
+				get("get b@x", "b@x", "t2|bob")
+
+				// Changing a value moves its claim; a value another entity holds is refused
+				// and the write undone.
+				alice.Email = "c@x"
+				e.OK("alice moves to c@x", s.Update(ctx, alice, abstractions.Strict))
+				get("get a@x after the move", "a@x", "")
+				get("get c@x", "c@x", "t1|alice")
+				bob, err := s.One(ctx, "t2|bob")
+				e.OK("read bob", err)
+				bob.Email = "c@x"
+				e.Is("bob to alice's c@x", s.Update(ctx, bob, abstractions.Strict), abstractions.ErrDuplicateKey)
+				again, err := s.One(ctx, "t2|bob")
+				e.OK("read bob again", err)
+				e.Equal("bob's write was undone", again.Email, "b@x")
+				get("b@x is still bob's", "b@x", "t2|bob")
+				e.Is("upsert carol with b@x", s.Upsert(ctx, &ixUser{Entity: abstractions.Entity{ID: "t3|carol"}, Email: "b@x"}), abstractions.ErrDuplicateKey)
+				ok, _ = s.Exists(ctx, "t3|carol")
+				e.Equal("the refused upsert left no row", ok, false)
+				e.OK("upsert carol", s.Upsert(ctx, &ixUser{Entity: abstractions.Entity{ID: "t3|carol"}, Email: "d@x"}))
+				_, err = abstractions.Mutate(ctx, s, "t3|carol", func(u *ixUser) error { u.Email = "e@x"; return nil }, nil)
+				e.OK("mutate carol to e@x", err)
+				get("d@x after the mutate", "d@x", "")
+				get("e@x", "e@x", "t3|carol")
+
+				// A stale claim (its owner gone) is taken over; the sweep deletes stale claims.
+				e.Deleted("delete alice", true)(s.Delete(ctx, "t1|alice", ""))
+				get("c@x after the delete", "c@x", "")
+				claims := func(step string, want int) {
+					rows, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey ge '~ux.' and PartitionKey lt '~ux/'"})
+					e.OK(step, err)
+					e.Equal(step, len(rows), want)
+				}
+				claims("claims after the delete: bob's and carol's", 2)
+				stale := service.Row{PartitionKey: "~ux.email.CPG7G", RowKey: "claim", Properties: []service.Property{
+					{Name: "_UxPK", Value: service.String("t9")}, {Name: "_UxRK", Value: service.String("ghost")}}}
+				_, err = e.Tables.Write(ctx, e.Table, service.Action{Op: service.OpUpsertReplace, Row: stale})
+				e.OK("a stale claim, as a crash leaves it", err)
+				n, err := email.SweepClaims(ctx)
+				e.OK("sweep", err)
+				e.Equal("stale claims swept", n, 1)
+				claims("claims after the sweep", 2)
+
+				// Claims are no entities; their partitions are not the store's.
+				c, err := s.CountAll(ctx)
+				e.OK("count all", err)
+				e.Equal("count all: bob and carol", c, 2)
+				_, err = s.List(ctx, "~ux.email.x")
+				e.Is("a claim partition", err, abstractions.ErrInvalidKey)
+				e.Is("a batch of a type with unique indexes", s.CreateBatch(ctx, []*ixUser{{Entity: abstractions.Entity{ID: "t1|z"}, Email: "z@x"}}), abstractions.ErrNotSupported)
+			},
+		},
+		{
 			Name: "indexes/refusals",
 			Run: func(ctx context.Context, e *Env) {
 				s := ixStore(e)
@@ -378,4 +455,11 @@ type ixDoc struct {
 	abstractions.Entity
 	Title string `table:",index=title"`
 	Body  string `table:",split=text"`
+}
+
+// ixUser has a unique index across the table and a partition index.
+type ixUser struct {
+	abstractions.Entity
+	Email string `table:",unique=email"`
+	Name  string `table:",index=name"`
 }

@@ -32,6 +32,9 @@ func (s *Store[T]) prepareAll(op string, vs []*T) ([]*prepared[T], error) {
 // CreateBatch inserts the entities in per-partition transactions; see
 // [abstractions.Storage.CreateBatch].
 func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) (err error) {
+	if err := s.noUniqueBatch("create batch"); err != nil {
+		return err
+	}
 	ctx, c := s.core.Acct.Tel.BeginBatch(ctx, s.core.Name, "create", len(vs))
 	defer c.Finish(&err)
 	ps, err := s.prepareAll("create batch", vs)
@@ -59,6 +62,9 @@ func (s *Store[T]) CreateBatch(ctx context.Context, vs []*T) (err error) {
 // UpsertBatch inserts or replaces the entities in per-partition transactions; see
 // [abstractions.Storage.UpsertBatch].
 func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (_ int, err error) {
+	if err := s.noUniqueBatch("upsert batch"); err != nil {
+		return 0, err
+	}
 	ctx, c := s.core.Acct.Tel.BeginBatch(ctx, s.core.Name, "upsert", len(vs))
 	defer c.Finish(&err)
 	ps, err := s.prepareAll("upsert batch", vs)
@@ -169,4 +175,14 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (_ int
 		s.core.Acct.Cache.Drop(s.core.WriteKeys(keys...))
 	}
 	return n, err
+}
+
+// noUniqueBatch refuses a batch of a type with unique indexes: each entity's claims are
+// rows of other partitions, written after it one by one.
+func (s *Store[T]) noUniqueBatch(op string) error {
+	if len(s.core.Uniques) == 0 {
+		return nil
+	}
+	return &abstractions.StoreError{Kind: abstractions.ErrNotSupported, Op: op, Table: s.core.Name,
+		Message: "the type has unique indexes, whose claims are written after each entity; write the entities one by one (Create, Upsert); nothing was sent"}
 }

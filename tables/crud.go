@@ -90,8 +90,17 @@ func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a servi
 	return w, s.core.Translate(op, p.PK, p.RK, err)
 }
 
-// Create inserts a new row; see [abstractions.Creator.Create].
-func (s *Store[T]) Create(ctx context.Context, v *T) (err error) {
+// Create inserts a new row; see [abstractions.Creator.Create]. A type with unique indexes
+// claims its values after the row is written, and deletes the row again when a value is
+// another entity's (ErrDuplicateKey); see package tables/index.
+func (s *Store[T]) Create(ctx context.Context, v *T) error {
+	if len(s.core.Uniques) > 0 {
+		return s.createUnique(ctx, v)
+	}
+	return s.create(ctx, v)
+}
+
+func (s *Store[T]) create(ctx context.Context, v *T) (err error) {
 	ctx, c := s.beginEntity(ctx, "create", v)
 	defer c.Finish(&err)
 	p, err := s.prepare("create", v, s.core.Acct.Now())
@@ -110,7 +119,16 @@ func (s *Store[T]) Create(ctx context.Context, v *T) (err error) {
 }
 
 // Upsert inserts or replaces the row in one round trip; see [abstractions.Storage.Upsert].
-func (s *Store[T]) Upsert(ctx context.Context, v *T) (err error) {
+// A type with unique indexes reads the row first and claims its new values after the write
+// (see package tables/index).
+func (s *Store[T]) Upsert(ctx context.Context, v *T) error {
+	if len(s.core.Uniques) > 0 {
+		return s.upsertUnique(ctx, v)
+	}
+	return s.upsert(ctx, v)
+}
+
+func (s *Store[T]) upsert(ctx context.Context, v *T) (err error) {
 	ctx, c := s.beginEntity(ctx, "upsert", v)
 	defer c.Finish(&err)
 	p, err := s.prepare("upsert", v, s.core.Acct.Now())
@@ -130,7 +148,14 @@ func (s *Store[T]) Upsert(ctx context.Context, v *T) (err error) {
 }
 
 // Update replaces a stored row under mode; see [abstractions.ReadWriter.Update].
-func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) (err error) {
+func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) error {
+	if len(s.core.Uniques) > 0 {
+		return s.updateUnique(ctx, v, mode)
+	}
+	return s.update(ctx, v, mode)
+}
+
+func (s *Store[T]) update(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) (err error) {
 	ctx, c := s.beginEntity(ctx, "update", v)
 	defer c.Finish(&err)
 	if v == nil {
@@ -205,7 +230,14 @@ func (s *Store[T]) updateCondition(v *T, mode abstractions.ConcurrencyMode) (abs
 
 // Delete deletes the row, unconditionally or at the version ifMatch names, and reports
 // whether it did; see [abstractions.Storage.Delete].
-func (s *Store[T]) Delete(ctx context.Context, id, ifMatch string) (_ bool, err error) {
+func (s *Store[T]) Delete(ctx context.Context, id, ifMatch string) (bool, error) {
+	if len(s.core.Uniques) > 0 {
+		return s.deleteUnique(ctx, id, ifMatch)
+	}
+	return s.delete(ctx, id, ifMatch)
+}
+
+func (s *Store[T]) delete(ctx context.Context, id, ifMatch string) (_ bool, err error) {
 	ctx, c := s.core.BeginID(ctx, "delete", id)
 	defer c.Finish(&err)
 	_, pk, rk, err := s.core.ResolveID("delete", id)

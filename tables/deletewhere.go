@@ -22,8 +22,9 @@ type DeleteOptions struct {
 // returns how many it deleted. Rows go in entity-group transactions of at most 100 deletes
 // of one partition; a split-aware entity goes with its continuation rows and an indexed one
 // with its index rows, in one transaction, and blobs are swept once they are older than the
-// cleanup grace, as after DeletePartition. A row another
-// writer deletes meanwhile is not counted. In a shared table only this store's rows go.
+// cleanup grace, as after DeletePartition. Like DeletePartition it leaves the claims of
+// unique indexes: stale claims, which lookups treat as absent and SweepClaims removes. A
+// row another writer deletes meanwhile is not counted. In a shared table only this store's rows go.
 //
 // The query is checked as Query checks it, and its plan is subject to the store's
 // table-scan policy. Take, Select and Cursor are refused with ErrInvalidArgument, and so is a

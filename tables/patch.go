@@ -105,6 +105,9 @@ func (s *Store[T]) patchRow(p driver.Patch, pk, rk string,
 		case f.Split != "" || f.Offload != "" || f.File || (engine.CoveredByTypeLevel(s.core.Plan, f)):
 			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
 				"%s may hold a large value, which partial updates cannot write; replace the entity instead", f.Path)
+		case len(f.Uniques) > 0:
+			return service.Row{}, false, refuse(abstractions.ErrNotSupported, nil,
+				"%s has a unique index (unique=%s), whose claim a patch does not move; change it with Update", f.Path, strings.Join(f.Uniques, "|"))
 		case len(f.Protected) > 0 && !p.AllowProtected:
 			return service.Row{}, false, refuse(abstractions.ErrProtectedProperty, nil,
 				"%s is protected (roles %s); check the caller's right yourself and call AllowProtected on the patch",

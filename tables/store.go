@@ -129,24 +129,36 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 		}
 	}
 	s := &Store[T]{account: a, core: &engine.Table{Acct: a.e, Name: cfg.Table, CacheTable: strings.ToLower(cfg.Table), Keys: cache.NewKeys(cfg.Table), Plan: plan, Policy: policy.rule(),
-		Split: plan.LargeValues(), Shared: cfg.SharedTable, Indexes: specs, Scans: scanPolicy(a.opts.TableScans, cfg.TableScans)},
+		Split: plan.LargeValues(), Shared: cfg.SharedTable, Scans: scanPolicy(a.opts.TableScans, cfg.TableScans)},
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
 	s.handle = engine.NewHandle(s.core)
 	s.verbHooks = driver.NewHooks(s.turn, s.startSpan, policy.enabled())
+	for _, sp := range specs {
+		if sp.Unique {
+			s.core.Uniques = append(s.core.Uniques, sp)
+		} else {
+			s.core.Indexes = append(s.core.Indexes, sp)
+		}
+	}
+	if len(s.core.Uniques) > 0 && plan.LargeValues() {
+		return nil, fmt.Errorf("%w: store of %v: a split-aware type (a split or offload option) cannot have unique indexes yet",
+			abstractions.ErrNotSupported, t)
+	}
+	indexed := len(s.core.Indexes) > 0
 	if s.core.Split {
 		s.core.Large = engine.LargeColumns(plan, a.e.Off != nil)
 		s.core.Files = engine.FileFields(plan)
 		s.core.StateSel = engine.StateProjection(s.core.Large, s.core.Files)
-		if len(specs) > 0 && s.core.StateSel != nil {
+		if indexed && s.core.StateSel != nil {
 			s.core.StateSel = append(s.core.StateSel, indexrow.Column)
 		}
 	} else {
 		s.core.Plain = engine.PlainColumns(plan)
-	}
-	if len(specs) > 0 && !s.core.Split {
-		// The read before a write that may replace the row: its version and index keys.
-		s.core.StateSel = []string{indexrow.Column}
-		s.core.Seen = &engine.IxSeen{}
+		if indexed {
+			// The read before a write that may replace the row: its version and index keys.
+			s.core.StateSel = []string{indexrow.Column}
+			s.core.Seen = &engine.IxSeen{}
+		}
 	}
 	return s, nil
 }

@@ -380,6 +380,9 @@ func (s *Store[T]) txSupported(tx *Transaction, op string) error {
 	case s.core.Split:
 		reason = fmt.Sprintf("%v is split-aware (a split or offload option): its values may need continuation rows or blobs beyond the one row a transaction writes; write it with the store's own verbs",
 			reflect.TypeFor[T]())
+	case len(s.core.Uniques) > 0:
+		reason = fmt.Sprintf("%v has unique indexes, whose claims are rows of other partitions, which one transaction cannot write; write it with the store's own verbs",
+			reflect.TypeFor[T]())
 	case (op == "upsert" || op == "update") && len(s.core.ProtectedFields()) > 0:
 		reason = fmt.Sprintf("%v has protected fields, which a whole-row write checks against the stored row first; write it with the store's own %s",
 			reflect.TypeFor[T](), op)

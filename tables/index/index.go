@@ -53,8 +53,11 @@ func On[T any](s *tables.Store[T], name string) (*Index[T], error) {
 	core := engine.Of(s)
 	sp := indexrow.Find(core.Indexes, name)
 	if sp == nil {
+		sp = indexrow.Find(core.Uniques, name)
+	}
+	if sp == nil {
 		var names []string
-		for _, x := range core.Indexes {
+		for _, x := range append(core.Indexes[:len(core.Indexes):len(core.Indexes)], core.Uniques...) {
 			names = append(names, x.Name)
 		}
 		return nil, fmt.Errorf("%w: %v declares no index %q (it declares %q; declare one with the tag option `table:\",index=%s\"` on a field)",
@@ -201,6 +204,9 @@ func (ix *Index[T]) entity(ctx context.Context, pk string, r *service.Row) (*T, 
 // out. A value of another type than the field's fails with
 // [abstractions.ErrInvalidArgument] before anything is sent.
 func (ix *Index[T]) Find(ctx context.Context, partition string, value any) (_ []*T, err error) {
+	if err := ix.partitioned("find"); err != nil {
+		return nil, err
+	}
 	pk, err := ix.core.CheckPartition("index find", partition)
 	if err != nil {
 		return nil, err
@@ -236,6 +242,9 @@ func (ix *Index[T]) Find(ctx context.Context, partition string, value any) (_ []
 // Count returns how many index rows of the partition hold value: the number of its entities
 // with that value, reading keys only.
 func (ix *Index[T]) Count(ctx context.Context, partition string, value any) (int, error) {
+	if err := ix.partitioned("count"); err != nil {
+		return 0, err
+	}
 	pk, err := ix.core.CheckPartition("index count", partition)
 	if err != nil {
 		return 0, err
@@ -265,6 +274,9 @@ type Range struct {
 // range, to continue. Each entity is read by its id, as Find reads them; entities that no
 // longer hold their index row's value are left out, so a page may hold fewer than take.
 func (ix *Index[T]) Page(ctx context.Context, partition string, r Range, take int, cursor string) (_ abstractions.Page[T], err error) {
+	if err := ix.partitioned("page"); err != nil {
+		return abstractions.Page[T]{}, err
+	}
 	pk, err := ix.core.CheckPartition("index page", partition)
 	if err != nil {
 		return abstractions.Page[T]{}, err
@@ -324,4 +336,58 @@ func (ix *Index[T]) Page(ctx context.Context, partition string, r Range, take in
 		out.Cursor = engine.EncodeCursor(engine.Cursor{PK: next.NextPartitionKey, RK: next.NextRowKey, Table: engine.TableTag(ix.core.Name), Bounds: bounds})
 	}
 	return out, nil
+}
+
+// partitioned refuses a partition index's call on a unique index.
+func (ix *Index[T]) partitioned(op string) error {
+	if !ix.spec.Unique {
+		return nil
+	}
+	return ix.refuse(op, "it is a unique index, which has no rows in the entities' partitions; look a value up with Get")
+}
+
+// Get returns the entity that holds value in the field of a unique index (declared with
+// `table:",unique=name"`), wherever its partition: the claim of the value, then the entity
+// it names, two point reads. A claim whose entity is gone or holds another value (left by a
+// crash, or by a writer that does not know the index) counts as none. No entity holding the
+// value fails with an error matching [abstractions.ErrNotFound]; a partition index fails
+// with [abstractions.ErrInvalidArgument] (use Find).
+func (ix *Index[T]) Get(ctx context.Context, value any) (*T, error) {
+	if !ix.spec.Unique {
+		return nil, ix.refuse("get", "it is a partition index; look a value up with Find, in a partition")
+	}
+	v, err := ix.value("get", value)
+	if err != nil {
+		return nil, err
+	}
+	pk, rk, found, err := ix.core.LookupClaim(ctx, ix.spec, v)
+	if err != nil {
+		var se *abstractions.StoreError
+		if errors.As(err, &se) {
+			return nil, err
+		}
+		return nil, ix.refuse("get", err.Error())
+	}
+	if found {
+		e, err := ix.store.One(ctx, pk+abstractions.IDSeparator+rk)
+		if err == nil {
+			return e, nil
+		}
+		if !errors.Is(err, abstractions.ErrNotFound) {
+			return nil, err
+		}
+	}
+	return nil, &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "index get", Table: ix.core.Name,
+		Message: fmt.Sprintf("no entity holds the value %v in the unique index %q", value, ix.spec.Name)}
+}
+
+// SweepClaims deletes the stale claims of a unique index (their entity gone or holding
+// another value, left by a crash between an entity's write and its claim's release), each
+// on condition of the version read, and returns how many it deleted. It reads the index's
+// claims only, not the entities' partitions. Lookups already treat stale claims as absent.
+func (ix *Index[T]) SweepClaims(ctx context.Context) (int, error) {
+	if !ix.spec.Unique {
+		return 0, ix.refuse("sweep claims", "it is a partition index, whose rows are written with their entities and need no sweep")
+	}
+	return ix.core.SweepClaims(ctx, ix.spec)
 }

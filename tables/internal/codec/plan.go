@@ -103,6 +103,9 @@ type Field struct {
 	// Indexes are the items of the tag option index=: each names an index of the field's
 	// values, "name" or "name:desc" (package tables/internal/indexrow checks and builds them).
 	Indexes []string
+	// Uniques are the items of the tag option unique=: each names a unique index of the
+	// field's values across the table.
+	Uniques []string
 }
 
 // A Plan is the codec's map of one struct type: its fields and, for each column, how to

@@ -17,6 +17,8 @@ type tagInfo struct {
 	// indexes are the index= option's items: an index name, with ":desc" for one that lists
 	// its values from the largest.
 	indexes []string
+	// uniques are the unique= option's index names.
+	uniques []string
 	// typeAliases are the "Target:Old" pairs of a blank marker field's alias option.
 	typeAliases []typeAlias
 }
@@ -25,7 +27,7 @@ type typeAlias struct{ target, old string }
 
 func (ti *tagInfo) hasOptions() bool {
 	return len(ti.aliases) > 0 || ti.split != "" || ti.offload != "" || len(ti.protected) > 0 ||
-		len(ti.typeAliases) > 0 || len(ti.indexes) > 0
+		len(ti.typeAliases) > 0 || len(ti.indexes) > 0 || len(ti.uniques) > 0
 }
 
 // parseTag parses a field's `table` tag. marker says the field is a blank `_` field, whose
@@ -52,10 +54,10 @@ func parseTag(tag string, marker bool) (tagInfo, string) {
 		}
 		seen[key] = true
 		switch key {
-		case "alias", "split", "offload", "protected", "index":
+		case "alias", "split", "offload", "protected", "index", "unique":
 		default:
 			return ti, "the `table` tag has an unknown option " + quote(opt) +
-				"; the options are alias=, split=, offload=, protected= and index="
+				"; the options are alias=, split=, offload=, protected=, index= and unique="
 		}
 		if !hasVal || val == "" {
 			return ti, "the `table` tag option " + quote(key) + " needs a value, such as " + key + "=..."
@@ -125,6 +127,16 @@ func parseTag(tag string, marker bool) (tagInfo, string) {
 					return ti, "index= lists index names separated by '|', with no empty name"
 				}
 				ti.indexes = append(ti.indexes, item)
+			}
+		case "unique":
+			if marker {
+				return ti, "unique= applies to a field, not to a type; tag the field whose values are unique"
+			}
+			for _, item := range strings.Split(val, "|") {
+				if strings.TrimSpace(item) == "" {
+					return ti, "unique= lists index names separated by '|', with no empty name"
+				}
+				ti.uniques = append(ti.uniques, item)
 			}
 		}
 	}

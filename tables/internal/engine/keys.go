@@ -103,6 +103,9 @@ func (s *Table) ResolveKeys(op, id string, read bool) (stored, pk, rk string, er
 			if reason == "" && k.which == "row key" && indexrow.IsKey(k.key) {
 				reason = fmt.Sprintf("starts with %q, which marks the rows of partition indexes (package tables/internal/indexrow); give the row another key", indexrow.Prefix)
 			}
+			if reason == "" && k.which == "partition key" && indexrow.IsClaimPartition(k.key) {
+				reason = fmt.Sprintf("starts with %q, which marks the claims of unique indexes; give the row another partition", indexrow.ClaimPrefix)
+			}
 		}
 		if reason != "" {
 			return "", pk, rk, KeyError(op, s.Name, pk, rk, k.which, reason)
@@ -130,6 +133,10 @@ func (s *Table) CheckPartition(op, partition string) (string, error) {
 	if pk == "" && partition != "" {
 		return "", KeyError(op, s.Name, pk, "", "partition key",
 			fmt.Sprintf("%q is empty once normalised (white space at its start is trimmed, as at the start of an id)", partition))
+	}
+	if indexrow.IsClaimPartition(pk) {
+		return "", KeyError(op, s.Name, pk, "", "partition key",
+			fmt.Sprintf("starts with %q, which marks the claims of unique indexes, not a partition of entities", indexrow.ClaimPrefix))
 	}
 	if reason := CheckKey(pk); reason != "" {
 		return "", KeyError(op, s.Name, pk, "", "partition key", reason)

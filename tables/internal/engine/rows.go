@@ -61,8 +61,8 @@ var OfOnly = []string{largevalue.OfColumn}
 // Foreign reports a row that a store sharing its table (StoreOptions.SharedTable) leaves
 // to the polymorphic stores: one that carries the discriminator column.
 func (s *Table) Foreign(r *service.Row) bool {
-	if indexrow.IsKey(r.RowKey) {
-		return true // a partition index's row (package indexrow), never an entity
+	if indexrow.IsKey(r.RowKey) || indexrow.IsClaimPartition(r.PartitionKey) {
+		return true // a partition index's row or a unique index's claim, never an entity
 	}
 	if !s.Shared {
 		return false

@@ -40,6 +40,8 @@ type Table struct {
 	// stored row's index keys first where the write may replace it, and writes the index
 	// rows in the entity's transaction.
 	Indexes []indexrow.Spec
+	// Uniques are the type's unique indexes (claims: unique.go).
+	Uniques []indexrow.Spec
 	// Seen remembers the index keys of versions the store read whole or wrote (nil
 	// without indexes).
 	Seen *IxSeen

@@ -68,6 +68,9 @@ type Spec struct {
 	// by a tool without the Go type) takes each value as it is stored.
 	Kind service.Kind
 	Desc bool
+	// Unique: a unique index across the table (the tag option unique=), kept in claim
+	// rows (ClaimPartition) instead of index rows of the entity's partition.
+	Unique bool
 }
 
 // base is the row-key prefix of every row of the index.
@@ -81,9 +84,24 @@ func Specs(pl *codec.Plan) ([]Spec, error) {
 	fields := pl.Fields()
 	for i := range fields {
 		f := &fields[i]
+		type decl struct {
+			item   string
+			unique bool
+		}
+		var decls []decl
 		for _, item := range f.Indexes {
+			decls = append(decls, decl{item, false})
+		}
+		for _, item := range f.Uniques {
+			decls = append(decls, decl{item, true})
+		}
+		for _, d := range decls {
+			item, unique := d.item, d.unique
 			name, opt, hasOpt := strings.Cut(item, ":")
-			sp := Spec{Name: name, Column: f.Cell, Field: f.Path, Kind: f.Kind}
+			sp := Spec{Name: name, Column: f.Cell, Field: f.Path, Kind: f.Kind, Unique: unique}
+			if unique && hasOpt {
+				return nil, fmt.Errorf("field %s: unique=%s: a unique index takes no option", f.Path, item)
+			}
 			if hasOpt {
 				if opt != "desc" {
 					return nil, fmt.Errorf("field %s: index=%s: %q is not an index option; the one option is :desc (largest value first)", f.Path, item, opt)
@@ -247,6 +265,9 @@ func (s *Spec) Key(v service.Value, rk string) (string, error) {
 func Keys(specs []Spec, r *service.Row) ([]string, error) {
 	var out []string
 	for i := range specs {
+		if specs[i].Unique {
+			continue
+		}
 		v, ok := r.Get(specs[i].Column)
 		if !ok || !v.IsValid() {
 			continue
@@ -364,4 +385,48 @@ func Declared(name, column string, desc bool) (Spec, error) {
 		return Spec{}, fmt.Errorf("the column %q is not one an entity's field is stored in", column)
 	}
 	return Spec{Name: name, Column: column, Field: column, Desc: desc}, nil
+}
+
+// Claim rows: the rows of unique indexes. The claim of a value is the one row of the
+// partition ClaimPartition returns, row key ClaimRowKey, naming its owner's keys in
+// ClaimPKColumn and ClaimRKColumn. Partition keys of entities may not start with
+// ClaimPrefix, and reads skip the rows whose do.
+const (
+	ClaimPrefix   = "~ux."
+	ClaimRowKey   = "claim"
+	ClaimPKColumn = "_UxPK"
+	ClaimRKColumn = "_UxRK"
+)
+
+// IsClaimPartition reports whether a partition key is a claim row's.
+func IsClaimPartition(pk string) bool { return strings.HasPrefix(pk, ClaimPrefix) }
+
+// ClaimPartition returns the partition of the claim row of the value v of a unique index.
+func (s *Spec) ClaimPartition(v service.Value) (string, error) {
+	b, reason := valueBytes(s.Kind, v)
+	if reason != "" {
+		return "", fmt.Errorf("the value of %s for the unique index %q %s", s.Field, s.Name, reason)
+	}
+	k := ClaimPrefix + s.Name + "." + encode(b, false)
+	if n := service.UTF16Len(k); n > MaxKeyLength {
+		return "", fmt.Errorf("the unique index %q cannot hold the value of %s: its claim's partition key would be %d UTF-16 code units long, and the limit is %d "+
+			"(a string or binary value takes 8 key characters for each 5 bytes); index a shorter value", s.Name, s.Field, n, MaxKeyLength)
+	}
+	return k, nil
+}
+
+// ClaimRow returns the claim row of partition cpk for the owner at pk, rk.
+func ClaimRow(cpk, pk, rk string) service.Row {
+	return service.Row{PartitionKey: cpk, RowKey: ClaimRowKey, Properties: []service.Property{
+		{Name: ClaimPKColumn, Value: service.String(pk)}, {Name: ClaimRKColumn, Value: service.String(rk)}}}
+}
+
+// ClaimOwner returns the owner keys a claim row names.
+func ClaimOwner(r *service.Row) (pk, rk string, ok bool) {
+	p, ok1 := r.Get(ClaimPKColumn)
+	k, ok2 := r.Get(ClaimRKColumn)
+	if !ok1 || !ok2 || p.Kind() != service.KindString || k.Kind() != service.KindString {
+		return "", "", false
+	}
+	return p.Str(), k.Str(), true
 }

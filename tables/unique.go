@@ -1,0 +1,293 @@
+package tables
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/engine"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// The writes of a type with unique indexes (engine/unique.go has the claim rules): the
+// entity's row is written first, as the type's own write writes it (with its partition
+// indexes), then each unique value it now holds is claimed and each it no longer holds
+// released. When a value is another entity's, the write is undone (the row deleted, or put
+// back as it was, on condition of the version this write stored) and the call fails with
+// ErrDuplicateKey.
+
+// uniqueValues returns the claim partitions of the unique values a row's cells hold, one
+// per unique index ("" where it holds none).
+func (s *Store[T]) uniqueValues(r *service.Row) ([]string, []service.Value, error) {
+	cpks := make([]string, len(s.core.Uniques))
+	vals := make([]service.Value, len(s.core.Uniques))
+	for i := range s.core.Uniques {
+		cpk, v, err := engine.UniqueValue(&s.core.Uniques[i], r)
+		if err != nil {
+			return nil, nil, err
+		}
+		cpks[i], vals[i] = cpk, v
+	}
+	return cpks, vals, nil
+}
+
+// uniqueCells returns the cells of v's unique columns, as a write stores them.
+func (s *Store[T]) uniqueCells(op string, v *T) (*service.Row, error) {
+	names := make([]string, len(s.core.Uniques))
+	fields := s.core.Plan.Fields()
+	for i, sp := range s.core.Uniques {
+		for j := range fields {
+			if fields[j].Cell == sp.Column {
+				names[i] = fields[j].Name
+			}
+		}
+	}
+	cells, err := codec.EncodeColumns(v, names, &s.core.Acct.Codec)
+	if err != nil {
+		return nil, engine.RowError(op, s.core.Name, "", "", "the entity cannot be stored; nothing was sent", err)
+	}
+	return &service.Row{Properties: cells}, nil
+}
+
+// checkUnique refuses, before anything is sent, a value no claim can hold (too long).
+func (s *Store[T]) checkUnique(op string, v *T) (*service.Row, error) {
+	r, err := s.uniqueCells(op, v)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := s.uniqueValues(r); err != nil {
+		pk, rk := abstractions.SplitID(s.entity(v).ID)
+		return nil, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.core.Name, PartitionKey: pk, RowKey: rk,
+			Message: err.Error() + "; nothing was sent"}
+	}
+	return r, nil
+}
+
+// claimChanged claims the values of now that before does not hold (before nil: none), for
+// the owner pk, rk. On a failure it releases the claims it made and returns the error.
+func (s *Store[T]) claimChanged(ctx context.Context, op, pk, rk string, now, before *service.Row) error {
+	cpks, vals, err := s.uniqueValues(now)
+	if err != nil {
+		return err
+	}
+	var old []string
+	if before != nil {
+		if old, _, err = s.uniqueValues(before); err != nil {
+			old = nil // a stored value no claim can hold: claim the new ones all the same
+		}
+	}
+	var made []string
+	for i, cpk := range cpks {
+		if cpk == "" || (old != nil && old[i] == cpk) {
+			continue
+		}
+		if err := s.core.Claim(ctx, op, &s.core.Uniques[i], cpk, vals[i], pk, rk); err != nil {
+			for _, m := range made {
+				_ = s.core.Release(context.WithoutCancel(ctx), m, pk, rk)
+			}
+			return err
+		}
+		made = append(made, cpk)
+	}
+	return nil
+}
+
+// releaseChanged releases the claims of the values of before that now does not hold (now
+// nil: all of them). A release that fails leaves a stale claim, which lookups treat as
+// absent and the next claim of the value takes over.
+func (s *Store[T]) releaseChanged(ctx context.Context, pk, rk string, before, now *service.Row) {
+	old, _, err := s.uniqueValues(before)
+	if err != nil {
+		return
+	}
+	var cur []string
+	if now != nil {
+		if cur, _, err = s.uniqueValues(now); err != nil {
+			return
+		}
+	}
+	for i, cpk := range old {
+		if cpk != "" && (cur == nil || cur[i] != cpk) {
+			_ = s.core.Release(ctx, cpk, pk, rk)
+		}
+	}
+}
+
+// storedRow reads the row at pk, rk whole; nil when there is none.
+func (s *Store[T]) storedRow(ctx context.Context, op, pk, rk string) (*service.Row, error) {
+	r, err := s.core.Acct.Tables.GetRow(ctx, s.core.Name, pk, rk, nil)
+	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, s.core.Translate(op, pk, rk, err)
+	}
+	if s.core.Foreign(&r) {
+		return nil, nil
+	}
+	return &r, nil
+}
+
+func (s *Store[T]) createUnique(ctx context.Context, v *T) error {
+	if v == nil {
+		return s.create(ctx, v)
+	}
+	now, err := s.checkUnique("create", v)
+	if err != nil {
+		return err
+	}
+	w := *v
+	if err := s.create(ctx, &w); err != nil {
+		return err
+	}
+	pk, rk := abstractions.SplitID(s.entity(&w).ID)
+	if err := s.claimChanged(ctx, "create", pk, rk, now, nil); err != nil {
+		// Undo the row, on condition of the version this call wrote.
+		_, _ = s.delete(context.WithoutCancel(ctx), s.entity(&w).ID, s.entity(&w).ETag)
+		return err
+	}
+	*v = w
+	return nil
+}
+
+func (s *Store[T]) upsertUnique(ctx context.Context, v *T) error {
+	return s.replaceUnique(ctx, "upsert", v, abstractions.LastWriterWins, true)
+}
+
+func (s *Store[T]) updateUnique(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) error {
+	if v == nil {
+		return s.update(ctx, v, mode)
+	}
+	mode, etag, err := s.updateCondition(v, mode)
+	if err != nil {
+		return err
+	}
+	if mode == abstractions.Strict && etag != s.entity(v).ETag {
+		return s.update(ctx, v, mode) // cannot happen: a Strict update's ETag is v's
+	}
+	return s.replaceUnique(ctx, "update", v, mode, false)
+}
+
+// replaceUnique writes v over the stored row: the stored row is read, the write is made
+// conditional on its version (Strict: v's ETag, which must be it), the new values claimed
+// and the old ones released. A lost race with another writer is retried (but for Strict),
+// SplitAttempts in all. With create set a missing row is created (Upsert); otherwise it is
+// ErrNotFound. v is updated only on success.
+func (s *Store[T]) replaceUnique(ctx context.Context, op string, v *T, mode abstractions.ConcurrencyMode, create bool) error {
+	if v == nil {
+		return s.upsert(ctx, v)
+	}
+	now, err := s.checkUnique(op, v)
+	if err != nil {
+		return err
+	}
+	_, pk, rk, err := s.core.ResolveID(op, s.entity(v).ID)
+	if err != nil {
+		return err
+	}
+	var lastErr error
+	for attempt := 1; attempt <= engine.SplitAttempts; attempt++ {
+		if err := engine.SplitRetry.Wait(ctx, attempt); err != nil {
+			return err
+		}
+		old, err := s.storedRow(ctx, op, pk, rk)
+		if err != nil {
+			return err
+		}
+		w := *v
+		switch {
+		case old == nil && create:
+			err = s.create(ctx, &w)
+			if errors.Is(err, abstractions.ErrDuplicateKey) {
+				lastErr = err
+				continue // created meanwhile: read it again
+			}
+		case old == nil:
+			return &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: op, Table: s.core.Name, PartitionKey: pk, RowKey: rk,
+				Message: "no row has this key; Create or Upsert it"}
+		case mode == abstractions.Strict && old.ETag != s.entity(v).ETag:
+			return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: op, Table: s.core.Name, PartitionKey: pk, RowKey: rk,
+				Message: "the row changed since the version this write was based on; read it again and retry (Mutate does that for you)"}
+		default:
+			s.entity(&w).ETag = old.ETag
+			err = s.update(ctx, &w, abstractions.Strict)
+			if errors.Is(err, abstractions.ErrConcurrencyConflict) || errors.Is(err, abstractions.ErrNotFound) {
+				if mode == abstractions.Strict {
+					return err
+				}
+				lastErr = err
+				continue // another writer won: read again
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.claimChanged(ctx, op, pk, rk, now, old); err != nil {
+			s.undo(ctx, &w, old)
+			return err
+		}
+		if old != nil {
+			s.releaseChanged(ctx, pk, rk, old, now)
+		}
+		*v = w
+		return nil
+	}
+	return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: op, Table: s.core.Name, PartitionKey: pk, RowKey: rk, Err: lastErr,
+		Message: "other writers changed the row during each attempt; retry, or serialize the writes of this row"}
+}
+
+// undo puts back what a write whose claim failed replaced: the stored row old (deleted
+// when there was none), on condition of the version the write stored. When another writer
+// changed the row meanwhile, its write stands.
+func (s *Store[T]) undo(ctx context.Context, written *T, old *service.Row) {
+	ctx = context.WithoutCancel(ctx)
+	id, etag := s.entity(written).ID, s.entity(written).ETag
+	if old == nil {
+		_, _ = s.delete(ctx, id, etag)
+		return
+	}
+	prev, err := s.decode(old)
+	if err != nil {
+		return
+	}
+	s.entity(prev).ETag = etag
+	_ = s.update(ctx, prev, abstractions.Strict)
+}
+
+func (s *Store[T]) deleteUnique(ctx context.Context, id, ifMatch string) (bool, error) {
+	_, pk, rk, err := s.core.ResolveID("delete", id)
+	if err != nil {
+		return s.delete(ctx, id, ifMatch)
+	}
+	var lastErr error
+	for attempt := 1; attempt <= engine.SplitAttempts; attempt++ {
+		if err := engine.SplitRetry.Wait(ctx, attempt); err != nil {
+			return false, err
+		}
+		old, err := s.storedRow(ctx, "delete", pk, rk)
+		if err != nil {
+			return false, err
+		}
+		if old == nil {
+			return s.delete(ctx, id, ifMatch)
+		}
+		cond := ifMatch
+		if cond == "" {
+			cond = old.ETag // so that the values released are the ones deleted
+		}
+		deleted, err := s.delete(ctx, id, cond)
+		if errors.Is(err, abstractions.ErrConcurrencyConflict) && ifMatch == "" {
+			lastErr = err
+			continue
+		}
+		if err != nil || !deleted {
+			return deleted, err
+		}
+		s.releaseChanged(ctx, pk, rk, old, nil)
+		return true, nil
+	}
+	return false, &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: "delete", Table: s.core.Name, PartitionKey: pk, RowKey: rk, Err: lastErr,
+		Message: "other writers changed the row during each attempt; retry"}
+}
