@@ -142,6 +142,10 @@ func TestEveryCallIsMeasured(t *testing.T) {
 			_, err := items.DeletePartition(ctx, "gone")
 			return err
 		}},
+		"DeleteWhere": {op: "delete where", prep: put("gone|3"), call: func(ctx context.Context) error {
+			_, err := items.DeleteWhere(ctx, abstractions.Query[walkItem]{Partition: "gone"}, nil)
+			return err
+		}},
 		"EnsureCreated": {op: "create table", call: items.EnsureCreated},
 		"Exists": {op: "exists", prep: put("p|a"), call: func(ctx context.Context) error {
 			ok, err := items.Exists(ctx, "p|a")

@@ -61,6 +61,9 @@ func (s *Store[T]) List(ctx context.Context, partition string) (_ []*T, err erro
 	if err != nil {
 		return nil, err
 	}
+	if err := s.core.Planned(&c, "list", odata.Partition(pk), false); err != nil {
+		return nil, err
+	}
 	return s.list(ctx, "list", pk, s.core.PartitionKey(pk), odata.Partition(pk))
 }
 
@@ -68,6 +71,9 @@ func (s *Store[T]) List(ctx context.Context, partition string) (_ []*T, err erro
 func (s *Store[T]) ListAll(ctx context.Context) (_ []*T, err error) {
 	ctx, c := s.core.Begin(ctx, "list")
 	defer c.Finish(&err)
+	if err := s.core.Planned(&c, "list", "", true); err != nil {
+		return nil, err
+	}
 	return s.list(ctx, "list", "", s.core.TableKey(), "")
 }
 
@@ -79,6 +85,9 @@ func (s *Store[T]) Count(ctx context.Context, partition string) (_ int, err erro
 	if err != nil {
 		return 0, err
 	}
+	if err := s.core.Planned(&c, "count", odata.Partition(pk), false); err != nil {
+		return 0, err
+	}
 	return s.core.Count(ctx, pk, odata.Partition(pk))
 }
 
@@ -86,5 +95,8 @@ func (s *Store[T]) Count(ctx context.Context, partition string) (_ int, err erro
 func (s *Store[T]) CountAll(ctx context.Context) (_ int, err error) {
 	ctx, c := s.core.Begin(ctx, "count")
 	defer c.Finish(&err)
+	if err := s.core.Planned(&c, "count", "", true); err != nil {
+		return 0, err
+	}
 	return s.core.Count(ctx, "", "")
 }

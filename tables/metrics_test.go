@@ -476,3 +476,31 @@ func TestMetricsOnAddNoAllocations(t *testing.T) {
 		t.Errorf("a cached read allocates %v times with metrics on, %v with them off", on, off)
 	}
 }
+
+// A query's class is on its duration and on its span; calls that send no query have none.
+func TestQueryPlanOnMetricAndSpan(t *testing.T) {
+	ctx := context.Background()
+	m := newMetered(t)
+	tr := &recorder{}
+	s, _ := newStore[item](t, &Options{MeterProvider: m, TableScans: AllowTableScans}, withTracer(tr))
+	if _, err := s.List(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Query(ctx, abstractions.Query[item]{Partition: "p", RowKeyPrefix: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CountAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const sys = "db.system.name=azure.tables"
+	wantPoints(t, m.points(t), telemetry.MetricOperationDuration, map[string]float64{
+		"db.client.operation.duration{azure.tables.query.plan=partition_scan,db.collection.name=Items,db.operation.name=list," + sys + "}": 1,
+		"db.client.operation.duration{azure.tables.query.plan=row_range,db.collection.name=Items,db.operation.name=query," + sys + "}":     1,
+		"db.client.operation.duration{azure.tables.query.plan=table_scan,db.collection.name=Items,db.operation.name=count," + sys + "}":    1,
+	})
+	for i, want := range []string{"partition_scan", "row_range", "table_scan"} {
+		if got := tr.spans[i].attrs[telemetry.AttrQueryPlan]; got != want {
+			t.Errorf("span %s: plan %v, want %s", tr.spans[i].name, got, want)
+		}
+	}
+}

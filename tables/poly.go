@@ -104,7 +104,7 @@ func PolyFor[B any](a *Account, types *abstractions.TypeRegistry, opts *StoreOpt
 	if err := service.CheckTableName(cfg.Table); err != nil {
 		return nil, fmt.Errorf("polymorphic store of %v: %w (name the table with StoreOptions.Table)", base, err)
 	}
-	host, err := For[polyHost](a, &StoreOptions{Table: cfg.Table, Cache: Disabled})
+	host, err := For[polyHost](a, &StoreOptions{Table: cfg.Table, Cache: Disabled, TableScans: cfg.TableScans})
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +161,9 @@ func (s *PolyStore[B]) List(ctx context.Context, partition string) (_ []*abstrac
 	defer c.Finish(&err)
 	if reason := engine.CheckKey(partition); reason != "" {
 		return nil, engine.KeyError("list", s.host.Name, partition, "", "partition key", reason)
+	}
+	if err := s.host.Planned(&c, "list", odata.Partition(partition), false); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, s.translate("list", partition, "", err)

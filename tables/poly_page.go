@@ -55,6 +55,9 @@ func (s *PolyStore[B]) Page(ctx context.Context, q abstractions.Query[abstractio
 	if err != nil {
 		return none, err
 	}
+	if err := s.host.Planned(&c, op, p.Filter, false); err != nil {
+		return none, err
+	}
 	// The cursor is bound to a polymorphic query: the prefix's share says so, so that a
 	// typed store's cursor of the same table and bounds is not taken.
 	bounds := s.host.Bounds(&engine.PreparedQuery{PK: p.PK, Prefix: "poly\x00" + p.Prefix, Filter: p.Filter}, size)

@@ -87,6 +87,9 @@ func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, 
 	if err != nil {
 		return nil, err
 	}
+	if err := s.core.Planned(&c, "query", p.Filter, false); err != nil {
+		return nil, err
+	}
 	out := []*T{}
 	err = s.core.Pages(ctx, "query", p, p.Sel, p.Take, func(r *service.Row) (bool, error) {
 		v, skip, err := s.decodeListed(ctx, "query", r)
@@ -114,6 +117,9 @@ func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq
 		}
 		var p *engine.PreparedQuery
 		p, err = s.prepareQuery("query", &q)
+		if err == nil {
+			err = s.core.Planned(&c, "query", p.Filter, false)
+		}
 		if err != nil {
 			yield(nil, err)
 			return
@@ -140,6 +146,9 @@ func (s *Store[T]) Any(ctx context.Context, q abstractions.Query[T]) (_ bool, er
 	}
 	p, err := s.prepareQuery("any", &q)
 	if err != nil {
+		return false, err
+	}
+	if err := s.core.Planned(&c, "any", p.Filter, false); err != nil {
 		return false, err
 	}
 	found := false
@@ -169,6 +178,9 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 	}
 	p, err := s.prepareQuery("page", &q)
 	if err != nil {
+		return abstractions.Page[T]{}, err
+	}
+	if err := s.core.Planned(&c, "page", p.Filter, false); err != nil {
 		return abstractions.Page[T]{}, err
 	}
 	bounds := s.core.Bounds(p, size)

@@ -72,6 +72,8 @@ type StoreOptions struct {
 	// without a discriminator that holds data columns with ErrIntegrity. Keys are the
 	// application's to keep apart: a write addresses its row whoever wrote it.
 	SharedTable bool
+	// TableScans overrides Options.TableScans for this store unless it is zero.
+	TableScans TableScanPolicy
 }
 
 // For returns the store of entity type T in the account: T is a struct that embeds
@@ -127,7 +129,7 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 		}
 	}
 	s := &Store[T]{account: a, core: &engine.Table{Acct: a.e, Name: cfg.Table, CacheTable: strings.ToLower(cfg.Table), Keys: cache.NewKeys(cfg.Table), Plan: plan, Policy: policy.rule(),
-		Split: plan.LargeValues(), Shared: cfg.SharedTable},
+		Split: plan.LargeValues(), Shared: cfg.SharedTable, Scans: scanPolicy(a.opts.TableScans, cfg.TableScans)},
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
 	s.handle = engine.NewHandle(s.core)
 	s.verbHooks = driver.NewHooks(s.turn, s.startSpan, policy.enabled())

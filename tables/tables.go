@@ -86,6 +86,12 @@ type Options struct {
 	// anything for them. The production guide (docs/production.md, "Metrics") lists every
 	// instrument with its unit and attributes.
 	MeterProvider metric.MeterProvider
+	// TableScans is what the account's stores do with a query that the service answers by
+	// reading the whole table: log it once per query shape (the zero policy, the default),
+	// send it silently (AllowTableScans) or refuse it (RefuseTableScans).
+	// StoreOptions.TableScans overrides it for one store; Store.Explain tells a query's
+	// plan without sending it. See docs/queries.md, "Query plans".
+	TableScans TableScanPolicy
 
 	// ClientOptions are the Azure SDK's client options, applied to every client the account
 	// builds (the table client, and the blob client when Blobs is set), with the library's

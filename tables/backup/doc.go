@@ -12,6 +12,11 @@
 //	st, err = backup.Restore(ctx, other, "Orders", f, &backup.Options{Existing: backup.Skip})
 //	st, err = backup.Copy(ctx, acct, "Orders", other, "Orders", nil)
 //
+// Two more tools read and write entities the same way: [ExportCSV] and [ImportCSV] move a
+// table to and from Azure Storage Explorer's typed CSV (an import is checked whole, then
+// written as Restore writes an archive), and [Delete] deletes the entities a filter
+// selects, each with its continuation rows.
+//
 // # Format
 //
 // An archive (version 1) is JSON Lines, one record a line, compressed as a sequence of gzip

@@ -56,6 +56,13 @@ type Options struct {
 	// Progress, when not nil, is called with the counts so far, at most five times a
 	// second and once at the end, on the goroutine that called the function.
 	Progress func(Stats)
+	// Untyped makes ExportCSV write no @type columns, and ImportCSV infer the type of each
+	// value that has no @type column from its text.
+	Untyped bool
+	// Timestamps makes ExportCSV write each row's Timestamp column.
+	Timestamps bool
+	// DryRun makes Delete count what it would delete, deleting nothing.
+	DryRun bool
 	// Logger receives a line for each backoff after a throttled or busy answer; nil means
 	// slog.Default().
 	Logger *slog.Logger

@@ -28,6 +28,7 @@ type Account struct {
 	Pressure *retry.Pressure     // how many batch transactions may be out at once
 	Tel      telemetry.Telemetry // the account's spans and metrics
 	Cfg      Config
+	Scans    ScanShapes // the table scans' shapes already logged
 }
 
 // Config are the options the engine reads.
@@ -39,6 +40,7 @@ type Config struct {
 	Authorizer             abstractions.Authorizer
 	Logger                 *slog.Logger
 	NowFunc                func() time.Time
+	TableScans             ScanPolicy // the stores' table-scan policy unless a store sets its own
 }
 
 // Logger is the account's logger: Options.Logger, or slog.Default().

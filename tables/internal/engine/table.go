@@ -45,6 +45,8 @@ type Table struct {
 	// Seen remembers the index keys of versions the store read whole or wrote (nil
 	// without indexes).
 	Seen *IxSeen
+	// Scans is what the store does with a table scan (Options.TableScans, or the store's own).
+	Scans ScanPolicy
 }
 
 // Units reports whether the store's writes go through the unit path: a split-aware type's,

@@ -88,6 +88,7 @@ type Meters struct {
 type attrKey struct {
 	ep                 *Endpoint
 	table, op, errType string
+	plan               string // a query's class (package plan), db.client.operation.duration only
 	status             int
 }
 
@@ -179,6 +180,9 @@ func newOpts(k attrKey) *opts {
 	if k.errType != "" {
 		kvs = append(kvs, otelattr.String(AttrErrorType, k.errType))
 	}
+	if k.plan != "" {
+		kvs = append(kvs, otelattr.String(AttrQueryPlan, k.plan))
+	}
 	switch {
 	case k.status == 0:
 	case k.ep != nil:
@@ -196,11 +200,11 @@ func (m *Meters) On() bool { return MetricsCompiled && m != nil }
 
 // called records a store or verb call of the service ep that started at start and
 // returned err.
-func (m *Meters) called(ctx context.Context, ep *Endpoint, table, op string, start time.Time, err error) {
+func (m *Meters) called(ctx context.Context, ep *Endpoint, table, op, plan string, start time.Time, err error) {
 	if !m.On() {
 		return
 	}
-	k := attrKey{ep: ep, table: table, op: op}
+	k := attrKey{ep: ep, table: table, op: op, plan: plan}
 	if err != nil {
 		k.errType = ErrorType(err)
 		var se *abstractions.StatusError

@@ -35,6 +35,7 @@ const (
 	AttrPartition = "azure.tables.partition_key"
 	AttrRowKey    = "azure.tables.row_key" // only with RecordKeys
 	AttrErrorCode = "azure.tables.error_code"
+	AttrQueryPlan = "azure.tables.query.plan" // a query's class: point_read, row_range, partition_scan, partitions, table_scan
 )
 
 // otherError is error.type of an error that matches none of the library's sentinels: the
@@ -117,6 +118,7 @@ type Call struct {
 	ctx       context.Context
 	ep        *Endpoint
 	table, op string
+	plan      string
 	start     time.Time
 }
 
@@ -218,13 +220,22 @@ func (c Call) Keys(pk, rk string) {
 	c.span.SetAttributes(attrs...)
 }
 
+// Plan records the class of the query the call sends (package plan), on its span and on
+// its duration. Finish must be deferred on the same variable for the metric to see it.
+func (c *Call) Plan(class string) {
+	c.plan = class
+	if c.span != nil {
+		c.span.SetAttributes(Attribute{Key: AttrQueryPlan, Value: class})
+	}
+}
+
 // Finish measures the call and ends its span with the error *err holds; it is meant to be
 // deferred with the address of the call's named result. A failed call's span carries
 // error.type, the service's HTTP status (db.response.status_code) and its error code
 // (azure.tables.error_code) when it answered.
-func (c Call) Finish(err *error) {
+func (c *Call) Finish(err *error) {
 	if c.m != nil {
-		c.m.called(c.ctx, c.ep, c.table, c.op, c.start, *err)
+		c.m.called(c.ctx, c.ep, c.table, c.op, c.plan, c.start, *err)
 	}
 	if c.span == nil {
 		return

@@ -8,6 +8,10 @@
 //	udtables backup --table T --archive F   back a table up into an archive file, resumably
 //	udtables restore --table T --archive F  restore an archive into a table (--verify: check it)
 //	udtables copy --table T --to-table U    copy a table to another table or account
+//	udtables delete --table T --where F     delete the entities an OData filter selects
+//	udtables clear --table T --all-rows     delete every row of a table, keeping the table
+//	udtables export --table T --out F       export a table as typed CSV (Storage Explorer's)
+//	udtables import --table T --file F      import a typed CSV file, checked whole first
 //	udtables index verify|rebuild --table T --index name=Column...
 //	                                        check a table's partition indexes, or rebuild them
 //	udtables help [command]                 show what a command does
@@ -46,7 +50,8 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func commands() []*command {
-	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), indexCommand(), helpCommand()}
+	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), indexCommand(),
+		deleteCommand(false), deleteCommand(true), exportCommand(), importCommand(), helpCommand()}
 }
 
 func lookup(name string) *command {

@@ -34,7 +34,10 @@ var (
 	convAttrs = []string{"db.system.name", "db.namespace", "db.collection.name", "db.operation.name",
 		"db.response.status_code", "error.type", "server.address", "server.port"}
 	// ownSpanAttrs are the library's own span attributes (row keys only with RecordKeys).
-	ownSpanAttrs = []string{"azure.tables.partition_key", "azure.tables.error_code"}
+	ownSpanAttrs = []string{"azure.tables.partition_key", "azure.tables.error_code", "azure.tables.query.plan"}
+	// queryPlan is the library's own attribute of a call that sends a query, on its
+	// duration and span: the query's class.
+	queryPlan = map[string]string{"azure.tables.query.plan": "partition_scan"}
 )
 
 type Event struct{ Kind string }
@@ -187,17 +190,18 @@ func checkConventions(t *testing.T, newAccount func(*tables.Options) (*tables.Ac
 		call, op, coll string
 		blob           bool
 		failure        map[string]string
+		own            map[string]string // the library's own attributes
 	}{
-		{"Store.Create", "create", table, false, nil},
-		{"Store.One", "read", table, false, nil},
-		{"Store.Query", "query", table, false, nil},
-		{"Store.CreateBatch", "BATCH create", table, false, nil},
-		{"Store.Create, failing", "create", table, false, map[string]string{"error.type": "duplicate_key", "db.response.status_code": "409"}},
-		{"Mutate", "mutate", table, false, nil},
-		{"Transaction.Commit", "BATCH upsert", table, false, nil},
-		{"PolyStore.Insert", "insert", polyTable, false, nil},
-		{"blob documents' Put", "put", container, true, nil},
-		{"Account.Ping", "ping", "", false, nil},
+		{"Store.Create", "create", table, false, nil, nil},
+		{"Store.One", "read", table, false, nil, nil},
+		{"Store.Query", "query", table, false, nil, queryPlan},
+		{"Store.CreateBatch", "BATCH create", table, false, nil, nil},
+		{"Store.Create, failing", "create", table, false, map[string]string{"error.type": "duplicate_key", "db.response.status_code": "409"}, nil},
+		{"Mutate", "mutate", table, false, nil, nil},
+		{"Transaction.Commit", "BATCH upsert", table, false, nil, nil},
+		{"PolyStore.Insert", "insert", polyTable, false, nil, nil},
+		{"blob documents' Put", "put", container, true, nil, nil},
+		{"Account.Ping", "ping", "", false, nil, nil},
 	} {
 		name := tc.op + " " + tc.coll
 		if tc.failure != nil {
@@ -217,6 +221,7 @@ func checkConventions(t *testing.T, newAccount func(*tables.Options) (*tables.Ac
 			delete(wantAttrs, "db.collection.name")
 		}
 		maps.Copy(wantAttrs, tc.failure)
+		maps.Copy(wantAttrs, tc.own)
 		maps.Copy(wantAttrs, want.table)
 		if tc.blob {
 			wantAttrs["db.system.name"] = "azure.blob"
@@ -252,7 +257,8 @@ func checkConventions(t *testing.T, newAccount func(*tables.Options) (*tables.Ac
 		attrs map[string]string
 	}{
 		{"point read", span("read "+table, 0), map[string]string{"db.operation.name": "read", "azure.tables.partition_key": "p"}},
-		{"query", span("query "+table, 0), map[string]string{"db.operation.name": "query", "azure.tables.partition_key": "p"}},
+		{"query", span("query "+table, 0), map[string]string{"db.operation.name": "query", "azure.tables.partition_key": "p",
+			"azure.tables.query.plan": "partition_scan"}},
 		{"batch", span("BATCH create "+table, 0), map[string]string{"db.operation.name": "BATCH create", "db.operation.batch.size": "3"}},
 		{"failed call", span("create "+table, 1), map[string]string{"db.operation.name": "create", "azure.tables.partition_key": "p",
 			"error.type": "duplicate_key", "db.response.status_code": "409", "azure.tables.error_code": "EntityAlreadyExists"}},
