@@ -26,7 +26,6 @@
 package indexrow
 
 import (
-	"encoding/base32"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -56,8 +55,6 @@ const (
 const MaxKeyLength = 512
 
 const maxNameLength = 32
-
-var enc = base32.HexEncoding.WithPadding(base32.NoPadding)
 
 // Spec is one index of a type.
 type Spec struct {
@@ -215,27 +212,36 @@ func ticks(v service.Value) int64 {
 	return t.Unix()*10_000_000 + int64(t.Nanosecond()/100)
 }
 
-// encode returns the key form of value bytes for an index of the direction desc.
+// encode returns the key form of value bytes for an index of the direction desc: base32
+// with the extended-hex alphabet, unpadded (RFC 4648, section 7), which keeps byte order;
+// descending, each digit inverted.
 func encode(b []byte, desc bool) string {
-	s := enc.EncodeToString(b)
-	if !desc {
-		return s
+	out := make([]byte, 0, (len(b)*8+4)/5)
+	var acc uint16 // bits not yet written, in the low n bits
+	n := 0
+	for _, c := range b {
+		acc = acc<<8 | uint16(c)
+		n += 8
+		for n >= 5 {
+			n -= 5
+			out = append(out, digit(int(acc>>n)&31, desc))
+		}
 	}
-	out := []byte(s)
-	for i, c := range out {
-		out[i] = digits[31-digitValue(c)]
+	if n > 0 {
+		out = append(out, digit(int(acc<<(5-n))&31, desc))
 	}
 	return string(out)
 }
 
+func digit(v int, desc bool) byte {
+	if desc {
+		v = 31 - v
+	}
+	return digits[v]
+}
+
 const digits = "0123456789ABCDEFGHIJKLMNOPQRSTUV"
 
-func digitValue(c byte) int {
-	if c <= '9' {
-		return int(c - '0')
-	}
-	return int(c-'A') + 10
-}
 
 func (s *Spec) end() string {
 	if s.Desc {

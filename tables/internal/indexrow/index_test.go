@@ -2,6 +2,7 @@ package indexrow
 
 import (
 	"bytes"
+	"encoding/base32"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -224,5 +225,20 @@ func TestKeysAndStored(t *testing.T) {
 	ir := Row("p", ks[0], "r")
 	if of, ok := Of(&ir); !ok || of != "r" {
 		t.Fatalf("Of = %q %v", of, ok)
+	}
+}
+
+// TestEncodeIsBase32Hex: the key digits are RFC 4648's extended-hex base32, unpadded.
+func TestEncodeIsBase32Hex(t *testing.T) {
+	want := base32.HexEncoding.WithPadding(base32.NoPadding)
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 500 {
+		b := make([]byte, r.IntN(12))
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		if got, w := encode(b, false), want.EncodeToString(b); got != w {
+			t.Fatalf("encode(%x) = %q, want %q", b, got, w)
+		}
 	}
 }
