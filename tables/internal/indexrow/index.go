@@ -242,7 +242,6 @@ func digit(v int, desc bool) byte {
 
 const digits = "0123456789ABCDEFGHIJKLMNOPQRSTUV"
 
-
 func (s *Spec) end() string {
 	if s.Desc {
 		return "Z"
