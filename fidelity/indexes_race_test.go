@@ -15,6 +15,55 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
+// raceStores returns two stores of T (two accounts: two processes) over a new table of
+// backend b, which the test deletes at its end.
+func raceStores[T any, P abstractions.EntityPtr[T]](t *testing.T, ctx context.Context, b backend, prefix string) [2]*tables.Store[T] {
+	t.Helper()
+	table := fmt.Sprintf("%s%d", prefix, rand.Uint32())
+	var stores [2]*tables.Store[T]
+	for i := range stores {
+		s, err := tables.For[T, P](tables.NewAccountOver(b.Name, b.Tables, b.Blobs, nil), &tables.StoreOptions{Table: table})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores[i] = s
+	}
+	if err := stores[0].EnsureCreated(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Tables.DeleteTable(context.Background(), table) })
+	return stores
+}
+
+// race runs op ops times in each of 64 goroutines, each with a random source of its own
+// (seeded with its number and seed) and one of the two stores; an error other than a
+// missing row, a duplicate or a lost race fails t.
+func race[T any](t *testing.T, stores [2]*tables.Store[T], ops int, seed uint64, op func(r *rand.Rand, s *tables.Store[T]) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), seed))
+			for range ops {
+				err := op(r, stores[g%2])
+				if err != nil && !errors.Is(err, abstractions.ErrNotFound) && !errors.Is(err, abstractions.ErrDuplicateKey) &&
+					!errors.Is(err, abstractions.ErrConcurrencyConflict) {
+					errs <- fmt.Errorf("goroutine %d: %w", g, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
 // TestIndexRace: 64 goroutines of two accounts (two processes) change indexed values,
 // delete and create the rows of one partition; afterwards the index rows are exactly what
 // the entities list, and each index finds exactly the entities that hold its values.
@@ -23,64 +72,31 @@ func TestIndexRace(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			table := fmt.Sprintf("ixrace%d", rand.Uint32())
-			var stores [2]*tables.Store[ixOrder]
-			for i := range stores {
-				acct := tables.NewAccountOver(b.Name, b.Tables, b.Blobs, nil)
-				s, err := tables.For[ixOrder](acct, &tables.StoreOptions{Table: table})
-				if err != nil {
-					t.Fatal(err)
-				}
-				stores[i] = s
-			}
-			if err := stores[0].EnsureCreated(ctx); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = b.Tables.DeleteTable(context.Background(), table) }()
+			stores := raceStores[ixOrder](t, ctx, b, "ixrace")
 			statuses := []string{"open", "paid", "shipped"}
 			ops := 12
 			if b.Name == Azurite {
 				ops = 3 // Azurite is slow per request; the memory service runs the longer race
 			}
-			var wg sync.WaitGroup
-			errs := make(chan error, 64)
-			for g := range 64 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r := rand.New(rand.NewPCG(uint64(g), 7))
-					s := stores[g%2]
-					for range ops {
-						id := fmt.Sprintf("t|o%d", r.IntN(8))
-						n := int64(r.IntN(5))
-						st := statuses[r.IntN(3)]
-						var err error
-						switch r.IntN(5) {
-						case 0:
-							_, err = abstractions.Mutate(ctx, s, id, func(o *ixOrder) error { o.Number, o.Status = n, st; return nil }, nil)
-						case 1:
-							err = s.Update(ctx, &ixOrder{Entity: abstractions.Entity{ID: id}, Number: n, Status: st}, abstractions.LastWriterWins)
-						case 2:
-							err = s.Upsert(ctx, &ixOrder{Entity: abstractions.Entity{ID: id}, Number: n, Status: st})
-						case 3:
-							_, err = s.Delete(ctx, id, "")
-						case 4:
-							err = s.Create(ctx, &ixOrder{Entity: abstractions.Entity{ID: id}, Number: n, Status: st})
-						}
-						if err != nil && !errors.Is(err, abstractions.ErrNotFound) && !errors.Is(err, abstractions.ErrDuplicateKey) &&
-							!errors.Is(err, abstractions.ErrConcurrencyConflict) {
-							errs <- fmt.Errorf("goroutine %d: %w", g, err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Error(err)
-			}
-			ents, ixRows, err := ixConsistent(ctx, b.Tables, table, "t")
+			race(t, stores, ops, 7, func(r *rand.Rand, s *tables.Store[ixOrder]) error {
+				id := fmt.Sprintf("t|o%d", r.IntN(8))
+				n := int64(r.IntN(5))
+				st := statuses[r.IntN(3)]
+				switch r.IntN(5) {
+				case 0:
+					_, err := abstractions.Mutate(ctx, s, id, func(o *ixOrder) error { o.Number, o.Status = n, st; return nil }, nil)
+					return err
+				case 1:
+					return s.Update(ctx, &ixOrder{Entity: abstractions.Entity{ID: id}, Number: n, Status: st}, abstractions.LastWriterWins)
+				case 2:
+					return s.Upsert(ctx, &ixOrder{Entity: abstractions.Entity{ID: id}, Number: n, Status: st})
+				case 3:
+					_, err := s.Delete(ctx, id, "")
+					return err
+				}
+				return s.Create(ctx, &ixOrder{Entity: abstractions.Entity{ID: id}, Number: n, Status: st})
+			})
+			ents, ixRows, err := ixConsistent(ctx, b.Tables, stores[0].Table(), "t")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,59 +142,27 @@ func TestUniqueRace(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			table := fmt.Sprintf("uxrace%d", rand.Uint32())
-			var stores [2]*tables.Store[ixUser]
-			for i := range stores {
-				s, err := tables.For[ixUser](tables.NewAccountOver(b.Name, b.Tables, b.Blobs, nil), &tables.StoreOptions{Table: table})
-				if err != nil {
-					t.Fatal(err)
-				}
-				stores[i] = s
-			}
-			if err := stores[0].EnsureCreated(ctx); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = b.Tables.DeleteTable(context.Background(), table) }()
+			stores := raceStores[ixUser](t, ctx, b, "uxrace")
 			values := []string{"a@x", "b@x", "c@x", "d@x"}
 			ops := 8
 			if b.Name == Azurite {
 				ops = 3
 			}
-			var wg sync.WaitGroup
-			errs := make(chan error, 64)
-			for g := range 64 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r := rand.New(rand.NewPCG(uint64(g), 11))
-					s := stores[g%2]
-					for range ops {
-						id := fmt.Sprintf("t%d|u%d", r.IntN(4), r.IntN(3))
-						v := values[r.IntN(len(values))]
-						var err error
-						switch r.IntN(4) {
-						case 0:
-							err = s.Create(ctx, &ixUser{Entity: abstractions.Entity{ID: id}, Email: v})
-						case 1:
-							err = s.Upsert(ctx, &ixUser{Entity: abstractions.Entity{ID: id}, Email: v})
-						case 2:
-							_, err = abstractions.Mutate(ctx, s, id, func(u *ixUser) error { u.Email = v; return nil }, nil)
-						case 3:
-							_, err = s.Delete(ctx, id, "")
-						}
-						if err != nil && !errors.Is(err, abstractions.ErrNotFound) && !errors.Is(err, abstractions.ErrDuplicateKey) &&
-							!errors.Is(err, abstractions.ErrConcurrencyConflict) {
-							errs <- fmt.Errorf("goroutine %d: %w", g, err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Error(err)
-			}
+			race(t, stores, ops, 11, func(r *rand.Rand, s *tables.Store[ixUser]) error {
+				id := fmt.Sprintf("t%d|u%d", r.IntN(4), r.IntN(3))
+				v := values[r.IntN(len(values))]
+				switch r.IntN(4) {
+				case 0:
+					return s.Create(ctx, &ixUser{Entity: abstractions.Entity{ID: id}, Email: v})
+				case 1:
+					return s.Upsert(ctx, &ixUser{Entity: abstractions.Entity{ID: id}, Email: v})
+				case 2:
+					_, err := abstractions.Mutate(ctx, s, id, func(u *ixUser) error { u.Email = v; return nil }, nil)
+					return err
+				}
+				_, err := s.Delete(ctx, id, "")
+				return err
+			})
 			all, err := stores[0].ListAll(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -208,7 +192,7 @@ func TestUniqueRace(t *testing.T) {
 			if _, err := ix.SweepClaims(ctx); err != nil {
 				t.Fatal(err)
 			}
-			rows, err := allRows(ctx, b.Tables, table, service.Query{Filter: "PartitionKey ge '~ux.' and PartitionKey lt '~ux/'"})
+			rows, err := allRows(ctx, b.Tables, stores[0].Table(), service.Query{Filter: "PartitionKey ge '~ux.' and PartitionKey lt '~ux/'"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -116,27 +117,20 @@ func parseTag(tag string, marker bool) (tagInfo, string) {
 				}
 				ti.protected = append(ti.protected, role)
 			}
-		case "index":
+		case "index", "unique":
+			// The names and their order are checked where indexes are built (package
+			// tables/internal/indexrow), which owns their rules.
 			if marker {
-				return ti, "index= applies to a field, not to a type; tag the field to index"
+				return ti, key + "= applies to a field, not to a type; tag the field to index"
 			}
-			for _, item := range strings.Split(val, "|") {
-				// The names and their order are checked where indexes are built
-				// (package tables/internal/indexrow), which owns their rules.
-				if strings.TrimSpace(item) == "" {
-					return ti, "index= lists index names separated by '|', with no empty name"
-				}
-				ti.indexes = append(ti.indexes, item)
+			items := strings.Split(val, "|")
+			if slices.ContainsFunc(items, func(item string) bool { return strings.TrimSpace(item) == "" }) {
+				return ti, key + "= lists index names separated by '|', with no empty name"
 			}
-		case "unique":
-			if marker {
-				return ti, "unique= applies to a field, not to a type; tag the field whose values are unique"
-			}
-			for _, item := range strings.Split(val, "|") {
-				if strings.TrimSpace(item) == "" {
-					return ti, "unique= lists index names separated by '|', with no empty name"
-				}
-				ti.uniques = append(ti.uniques, item)
+			if key == "index" {
+				ti.indexes = append(ti.indexes, items...)
+			} else {
+				ti.uniques = append(ti.uniques, items...)
 			}
 		}
 	}
