@@ -240,6 +240,12 @@ func ixScenarios() []Scenario {
 				c, err := s.Count(ctx, "t1")
 				e.OK("count", err)
 				e.Observe("count", c)
+				// The service returns no index row to a page of entities: a page with room
+				// for one more than there are holds them all, and nothing follows.
+				pg, err := s.Page(ctx, abstractions.Query[ixOrder]{Partition: "t1", Take: c + 1})
+				e.OK("page of every entity", err)
+				e.Equal("a page holds every entity", len(pg.Items), c)
+				e.Equal("no page follows", pg.HasMore(), false)
 				e.Is("create at an index key", s.Create(ctx, &ixOrder{Entity: abstractions.Entity{ID: "t1|~ix.x"}}), abstractions.ErrInvalidKey)
 
 				// Another partition is not affected; DeletePartition removes entities and

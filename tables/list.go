@@ -24,7 +24,7 @@ func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, 
 	if !cached {
 		var err error
 		s.core.ReadThrough(key, func() *cache.Entry {
-			err = s.core.Scan(ctx, service.Query{Filter: filter}, func(r *service.Row) error {
+			err = s.core.Scan(ctx, service.Query{Filter: s.core.EntityFilter(filter)}, func(r *service.Row) error {
 				// The cache keeps whole entities: continuation rows are left out and a
 				// split-aware entity is kept reassembled.
 				row, skip, err := s.core.Materialize(ctx, op, r)

@@ -184,7 +184,7 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 		return abstractions.Page[T]{}, err
 	}
 	bounds := s.core.Bounds(p, size)
-	sq := service.Query{Filter: p.Filter, Select: p.Sel, Top: size}
+	sq := service.Query{Filter: s.core.EntityFilter(p.Filter), Select: p.Sel, Top: size}
 	if q.Cursor != "" {
 		c, ok := engine.DecodeCursor(q.Cursor)
 		if !ok {

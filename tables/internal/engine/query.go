@@ -45,7 +45,7 @@ func (s *Table) FilterError(op string, e *odata.Error) error {
 // says stop, take rows were handed (0: no limit) or the service has no more. Each page asks
 // for no more rows than are still wanted.
 func (s *Table) Pages(ctx context.Context, op string, p *PreparedQuery, sel []string, take int, fn func(*service.Row) (bool, error)) error {
-	sq := service.Query{Filter: p.Filter, Select: sel}
+	sq := service.Query{Filter: s.EntityFilter(p.Filter), Select: sel}
 	remaining := take
 	for {
 		sq.Top = MaxPage

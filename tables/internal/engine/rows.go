@@ -182,3 +182,18 @@ func IndexActions(p *Write, st *Stored) []service.Action {
 	}
 	return acts
 }
+
+// EntityFilter is the filter a query of the store's entities sends: filter, and, for a
+// store with partition indexes, not their rows, so that the service does not return them
+// (they sort after ASCII row keys, and would take places in a page). The query's plan and
+// its cursor's bounds are those of filter: this adds no scan.
+func (s *Table) EntityFilter(filter string) string {
+	if len(s.Indexes) == 0 {
+		return filter
+	}
+	not := "(RowKey lt " + service.QuoteString(indexrow.Prefix) + " or RowKey ge " + service.QuoteString(indexrow.PrefixEnd) + ")"
+	if filter == "" {
+		return not
+	}
+	return "(" + filter + ") and " + not
+}

@@ -152,7 +152,7 @@ func (s *Table) Count(ctx context.Context, pk, filter string) (int, error) {
 		// The split-aware type counts entities, not their continuation rows.
 		sel = OfOnly
 	}
-	err := s.Scan(ctx, service.Query{Filter: filter, Select: s.SharedSel(sel)}, func(r *service.Row) error {
+	err := s.Scan(ctx, service.Query{Filter: s.EntityFilter(filter), Select: s.SharedSel(sel)}, func(r *service.Row) error {
 		if !largevalue.IsContinuation(r) && !s.Foreign(r) {
 			n++
 		}
