@@ -109,6 +109,11 @@ type StoreError struct {
 	Table, PartitionKey, RowKey string
 	// Message says what happened and what to do.
 	Message string
+	// Index names the unique index (the tag option unique=) whose value another entity
+	// holds, for an ErrDuplicateKey of a value rather than of the row's keys; "" otherwise.
+	// The outcome verbs that retry a create which lost a race for its keys (GetOrCreate,
+	// MutateOrCreate, Append) return such an error at once.
+	Index string
 	// Err is the underlying error, typically a *StatusError.
 	Err error
 }
@@ -148,3 +153,13 @@ func (e *StoreError) Is(target error) bool { return target != nil && target == e
 
 // Unwrap returns the underlying error.
 func (e *StoreError) Unwrap() error { return e.Err }
+
+// keyTaken reports a create that found its row's keys taken: ErrDuplicateKey, and not of a
+// unique index's value (StoreError.Index), which another try of the same row cannot win.
+func keyTaken(err error) bool {
+	if !errors.Is(err, ErrDuplicateKey) {
+		return false
+	}
+	var se *StoreError
+	return !errors.As(err, &se) || se.Index == ""
+}

@@ -212,7 +212,7 @@ func transition[T any, P EntityPtr[T]](ctx context.Context, s ReadWriter[T], id 
 			if err == nil {
 				return Outcome[T]{Status: OutcomeUpdated, Value: v, Attempts: attempt}, nil
 			}
-			if !errors.Is(err, ErrDuplicateKey) {
+			if !keyTaken(err) {
 				return Outcome[T]{Attempts: attempt}, err
 			}
 			// Another caller created the row first: apply the change to theirs.
@@ -381,7 +381,7 @@ func GetOrCreate[T any, P EntityPtr[T]](ctx context.Context, s ReadWriter[T], id
 		if err == nil {
 			return nv, true, nil
 		}
-		if !errors.Is(err, ErrDuplicateKey) {
+		if !keyTaken(err) {
 			return nil, false, err
 		}
 		if err := ctx.Err(); err != nil {

@@ -2,7 +2,6 @@ package abstractions
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"strings"
@@ -56,7 +55,7 @@ func AppendAt[T any, P EntityPtr[T]](ctx context.Context, s Creator[T], partitio
 			*v = c
 			return nil
 		}
-		if !errors.Is(err, ErrDuplicateKey) || attempt == appendRetries {
+		if !keyTaken(err) || attempt == appendRetries {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -388,6 +389,14 @@ func ixScenarios() []Scenario {
 				e.Is("upsert carol with b@x", s.Upsert(ctx, &ixUser{Entity: abstractions.Entity{ID: "t3|carol"}, Email: "b@x"}), abstractions.ErrDuplicateKey)
 				ok, _ = s.Exists(ctx, "t3|carol")
 				e.Equal("the refused upsert left no row", ok, false)
+				// A value another entity holds is not a lost race for the row's keys: the
+				// verbs that retry such a race return it at once, naming the index.
+				gctx, gcancel := context.WithTimeout(ctx, 10*time.Second)
+				_, _, err = abstractions.GetOrCreate(gctx, s, "t3|carol", func() *ixUser { return &ixUser{Email: "b@x"} })
+				gcancel()
+				e.Is("GetOrCreate with a taken value", err, abstractions.ErrDuplicateKey)
+				var se *abstractions.StoreError
+				e.Equal("the error names the unique index", errors.As(err, &se) && se.Index == "email", true)
 				e.OK("upsert carol", s.Upsert(ctx, &ixUser{Entity: abstractions.Entity{ID: "t3|carol"}, Email: "d@x"}))
 				_, err = abstractions.Mutate(ctx, s, "t3|carol", func(u *ixUser) error { u.Email = "e@x"; return nil }, nil)
 				e.OK("mutate carol to e@x", err)

@@ -84,7 +84,7 @@ func (s *Table) Claim(ctx context.Context, op string, sp *indexrow.Spec, cpk str
 		}
 		if live {
 			opk, ork, _ := indexrow.ClaimOwner(&cur)
-			return &abstractions.StoreError{Kind: abstractions.ErrDuplicateKey, Op: op, Table: s.Name, PartitionKey: pk, RowKey: rk,
+			return &abstractions.StoreError{Kind: abstractions.ErrDuplicateKey, Op: op, Table: s.Name, PartitionKey: pk, RowKey: rk, Index: sp.Name,
 				Message: fmt.Sprintf("the unique index %q holds the value %v for %s already (the entity %s); nothing of this write was kept",
 					sp.Name, v, sp.Field, opk+abstractions.IDSeparator+ork)}
 		}
