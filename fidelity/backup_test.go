@@ -46,7 +46,7 @@ const bkContainer = "backuptest"
 
 func bkAccount(h Harness) *tables.Account {
 	return tables.NewAccountOver(h.Name(), h.Tables(), h.Blobs(), &tables.Options{
-		Oversized:   tables.OversizedCompress,
+		Oversized: tables.OversizedCompress,
 		// A threshold below the default keeps the offloaded value small (the test runs
 		// under -race in make test); the split values stay below it.
 		BlobOffload: &tables.BlobOffloadOptions{Container: bkContainer, CleanupGrace: -1, ThresholdBytes: 500_000},
