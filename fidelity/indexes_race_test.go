@@ -104,8 +104,8 @@ func TestIndexRace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(list) != ents {
-				t.Fatalf("List returned %d entities, the table holds %d", len(list), ents)
+			if len(list) != len(ents) {
+				t.Fatalf("List returned %d entities, the table holds %d", len(list), len(ents))
 			}
 			ix, err := index.On(stores[1], "status")
 			if err != nil {
@@ -128,7 +128,7 @@ func TestIndexRace(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("%d entities, %d index rows left", ents, ixRows)
+			t.Logf("%d entities, %d index rows left", len(ents), ixRows)
 		})
 	}
 }

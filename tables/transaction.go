@@ -70,19 +70,6 @@ type Transaction struct {
 	indexed []*ixWrite
 }
 
-// ixWrite is a write of an indexed store in a transaction: its main action is acts[at];
-// Commit learns the stored index keys (the version the store saw for a Strict update or a
-// create, else one read), makes the action conditional on that version and adds the index
-// rows' actions (see resolveIndexed).
-type ixWrite struct {
-	at   int
-	core *engine.Table
-	w    *engine.Write // nil for a delete
-	mode engine.WriteMode
-	etag string // a Strict update's or a conditional delete's version
-	del  bool
-}
-
 // txTyped is what a typed write of a transaction does after the commit.
 type txTyped struct {
 	commit func(service.Written)
@@ -169,67 +156,6 @@ func (tx *Transaction) accept(acct *engine.Account, table, op string, a service.
 		tx.acts = append(tx.acts, a)
 		tx.typed = append(tx.typed, t)
 	}
-}
-
-// acceptIndexed adds the write of an indexed store (see ixWrite).
-func (tx *Transaction) acceptIndexed(acct *engine.Account, table, op string, a service.Action, t *txTyped, x *ixWrite) {
-	n := len(tx.acts)
-	tx.accept(acct, table, op, a, t)
-	if len(tx.acts) > n {
-		x.at = n
-		tx.indexed = append(tx.indexed, x)
-	}
-}
-
-// resolveIndexed completes the writes of indexed stores: each main action becomes
-// conditional on the version whose index keys are known, and the index rows' actions are
-// added. A row found missing or at another version than a condition names is refused here,
-// as the service would refuse the transaction.
-func (tx *Transaction) resolveIndexed(ctx context.Context) error {
-	for _, x := range tx.indexed {
-		a := &tx.acts[x.at]
-		pk, rk := a.Row.PartitionKey, a.Row.RowKey
-		st := engine.Stored{}
-		switch {
-		case x.mode == engine.ModeCreate:
-		case x.etag != "" && !x.del:
-			if keys, ok := x.core.Seen.Known(pk, rk, x.etag); ok {
-				st = engine.Stored{Found: true, ETag: x.etag, Parts: 1, Ix: keys}
-				break
-			}
-			fallthrough
-		default:
-			var err error
-			if st, err = x.core.ReadState(ctx, pk, rk); err != nil {
-				return x.core.Translate("transaction", pk, rk, err)
-			}
-			switch {
-			case !st.Found && (x.del || x.mode != engine.ModeUpsert):
-				return &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "transaction", Table: x.core.Name, PartitionKey: pk, RowKey: rk,
-					Message: "no row has this key, so the transaction would fail; nothing was sent"}
-			case x.etag != "" && st.ETag != x.etag:
-				return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: "transaction", Table: x.core.Name, PartitionKey: pk, RowKey: rk,
-					Message: "the row changed since the version the write is based on, so the transaction would fail; read it again and retry; nothing was sent"}
-			}
-		}
-		switch {
-		case x.del:
-			a.IfMatch = st.ETag
-		case st.Found:
-			a.Op, a.IfMatch = service.OpReplace, st.ETag
-		default:
-			a.Op, a.IfMatch = service.OpInsert, ""
-		}
-		w := x.w
-		if w == nil {
-			w = &engine.Write{PK: pk, RK: rk}
-		}
-		for _, ia := range engine.IndexActions(w, &st) {
-			tx.acts = append(tx.acts, ia)
-			tx.typed = append(tx.typed, nil)
-		}
-	}
-	return nil
 }
 
 // Commit sends the transaction's writes as one entity-group transaction: every write is

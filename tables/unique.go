@@ -33,16 +33,13 @@ func (s *Store[T]) uniqueValues(r *service.Row) ([]string, []service.Value, erro
 	return cpks, vals, nil
 }
 
-// uniqueCells returns the cells of v's unique columns, as a write stores them.
+// uniqueCells returns the cells of v's unique columns, as a write stores them. A unique
+// index's column is its field's own (indexes refuse JSON-stored fields, whose cell has a
+// suffix), so it names the field for EncodeColumns.
 func (s *Store[T]) uniqueCells(op string, v *T) (*service.Row, error) {
 	names := make([]string, len(s.core.Uniques))
-	fields := s.core.Plan.Fields()
 	for i, sp := range s.core.Uniques {
-		for j := range fields {
-			if fields[j].Cell == sp.Column {
-				names[i] = fields[j].Name
-			}
-		}
+		names[i] = sp.Column
 	}
 	cells, err := codec.EncodeColumns(v, names, &s.core.Acct.Codec)
 	if err != nil {
