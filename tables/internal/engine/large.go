@@ -208,11 +208,14 @@ type Stored struct {
 	Blobs []string
 	// Ix are the row keys of the index rows the stored main row lists (package indexrow).
 	Ix []string
+	// Expired reports a stored row whose expiry time has come (expiry.go): a write treats
+	// it as missing, and one that creates the entity replaces it on condition of its ETag.
+	Expired bool
 }
 
 // StoredState is what the stored main row r tells a write.
 func (s *Table) StoredState(r *service.Row) (Stored, error) {
-	st := Stored{Found: true, ETag: r.ETag, Refs: BlobRefs(r), Ix: indexrow.Stored(r)}
+	st := Stored{Found: true, ETag: r.ETag, Refs: BlobRefs(r), Ix: indexrow.Stored(r), Expired: s.Expired(r)}
 	if s.Acct.Off == nil {
 		for _, c := range s.Large {
 			if _, ok := r.Get(c.Name + largevalue.BlobSuffix); ok {

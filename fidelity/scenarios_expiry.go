@@ -1,0 +1,238 @@
+package fidelity
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/index"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// The expiry scenarios drive a store whose rows expire with a clock they move: every read
+// path must hide a row whose time has come, writes must treat it as missing, and the rows
+// left behind must be the same on both backends.
+
+// expSession is a row with a default time to live; Expires may also be set by the caller.
+type expSession struct {
+	abstractions.Entity
+	User    string    `table:",index=user"`
+	Expires time.Time `table:",expires=1h"`
+}
+
+// expLarge is a split-aware row that expires: its continuation rows go with it.
+type expLarge struct {
+	abstractions.Entity
+	Body    string    `table:",split=text"`
+	Expires time.Time `table:",expires"`
+}
+
+// expClock is a clock a scenario moves.
+type expClock struct{ at atomic.Int64 }
+
+func newExpClock() *expClock {
+	c := &expClock{}
+	c.set(expT0)
+	return c
+}
+
+var expT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func (c *expClock) now() time.Time      { return time.Unix(0, c.at.Load()).UTC() }
+func (c *expClock) set(t time.Time)     { c.at.Store(t.UnixNano()) }
+func (c *expClock) at0(d time.Duration) { c.set(expT0.Add(d)) }
+
+// expStores returns the session store over the scenario's services with clock c, caching
+// reads when cache is set.
+func expStores(e *Env, c *expClock, cache bool) *tables.Store[expSession] {
+	o := &tables.Options{Now: c.now}
+	if cache {
+		o.Cache = tables.Absolute(time.Hour)
+	}
+	return storeOf[expSession](e, o)
+}
+
+// expReads records what every read path of s returns for partition pk.
+func expReads(ctx context.Context, e *Env, s *tables.Store[expSession], step, pk string, want ...string) {
+	e.t.Helper()
+	ids := func(xs []*expSession) []string {
+		out := make([]string, 0, len(xs))
+		for _, x := range xs {
+			out = append(out, x.ID)
+		}
+		sort.Strings(out)
+		return out
+	}
+	list, err := s.List(ctx, pk)
+	e.OK(step+": list", err)
+	for i := range want {
+		want[i] = pk + "|" + want[i]
+	}
+	if want == nil {
+		want = []string{}
+	}
+	e.Equal(step+": list ids", ids(list), want)
+	all, err := s.ListAll(ctx)
+	e.OK(step+": list all", err)
+	e.Observe(step+": list all ids", ids(all))
+	n, err := s.Count(ctx, pk)
+	e.OK(step+": count", err)
+	e.Equal(step+": count equals list", n, len(list))
+	na, err := s.CountAll(ctx)
+	e.OK(step+": count all", err)
+	e.Equal(step+": count all equals list all", na, len(all))
+	q, err := s.Query(ctx, abstractions.Query[expSession]{Partition: pk})
+	e.OK(step+": query", err)
+	e.Equal(step+": query ids", ids(q), ids(list))
+	// A projection that leaves the expiry field out still hides an expired row.
+	user := abstractions.Field(func(x *expSession) *string { return &x.User })
+	qs, err := s.Query(ctx, abstractions.Query[expSession]{Partition: pk, Select: []abstractions.Selector[expSession]{user}})
+	e.OK(step+": query with a projection", err)
+	e.Equal(step+": projected ids", ids(qs), ids(list))
+	var streamed []*expSession
+	for v, err := range s.Stream(ctx, abstractions.Query[expSession]{Partition: pk}) {
+		e.OK(step+": stream", err)
+		streamed = append(streamed, v)
+	}
+	e.Equal(step+": stream ids", ids(streamed), ids(list))
+	var paged []*expSession
+	cursor := ""
+	for {
+		p, err := s.Page(ctx, abstractions.Query[expSession]{Partition: pk, Take: 2, Cursor: cursor})
+		e.OK(step+": page", err)
+		paged = append(paged, p.Items...)
+		if !p.HasMore() {
+			break
+		}
+		cursor = p.Cursor
+	}
+	e.Equal(step+": page ids", ids(paged), ids(list))
+	recent, err := abstractions.Recent(ctx, s, pk, 10, "")
+	e.OK(step+": recent", err)
+	e.Equal(step+": recent ids", ids(recent), ids(list))
+	any, err := s.Any(ctx, abstractions.Query[expSession]{Partition: pk})
+	e.OK(step+": any", err)
+	e.Equal(step+": any", any, len(list) > 0)
+	ix, err := index.On(s, "user")
+	e.OK(step+": index", err)
+	found, err := ix.Find(ctx, pk, "ann")
+	e.OK(step+": index find", err)
+	e.Observe(step+": index find ids", ids(found))
+	ip, err := ix.Page(ctx, pk, index.Range{}, 10, "")
+	e.OK(step+": index page", err)
+	e.Equal(step+": index page ids", ids(ip.Items), ids(list))
+	for _, id := range []string{pk + "|a", pk + "|b", pk + "|c"} {
+		v, err := s.One(ctx, id)
+		if err != nil {
+			e.Is(step+": one "+id, err, abstractions.ErrNotFound)
+		} else {
+			e.Observe(step+": one "+id, v.User+" "+v.Expires.Format(time.RFC3339))
+		}
+		ok, err := s.Exists(ctx, id)
+		e.OK(step+": exists "+id, err)
+		e.Equal(step+": exists "+id+" agrees with one", ok, v != nil)
+	}
+}
+
+// expRaw returns the row keys of partition pk as the service holds them.
+func expRaw(ctx context.Context, e *Env, pk string) []string {
+	e.t.Helper()
+	var keys []string
+	err := scanAll(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq " + service.QuoteString(pk), Select: []string{}}, func(r *service.Row) {
+		keys = append(keys, r.RowKey)
+	})
+	e.OK("raw scan", err)
+	return keys
+}
+
+// scanAll runs q to its end.
+func scanAll(ctx context.Context, t service.Tables, table string, q service.Query, fn func(*service.Row)) error {
+	for {
+		p, err := t.Query(ctx, table, q)
+		if err != nil {
+			return err
+		}
+		for i := range p.Rows {
+			fn(&p.Rows[i])
+		}
+		if p.Next == nil {
+			return nil
+		}
+		q.Continuation = p.Next
+	}
+}
+
+func expiryScenarios() []Scenario {
+	return []Scenario{
+		{
+			Name: "expiry/declaration-and-bad-input",
+			Run: func(ctx context.Context, e *Env) {
+				type notTime struct {
+					abstractions.Entity
+					Expires int64 `table:",expires"`
+				}
+				type zeroTTL struct {
+					abstractions.Entity
+					Expires time.Time `table:",expires=0s"`
+				}
+				type negTTL struct {
+					abstractions.Entity
+					Expires time.Time `table:",expires=-5m"`
+				}
+				type twoFields struct {
+					abstractions.Entity
+					A time.Time `table:",expires"`
+					B time.Time `table:",expires"`
+				}
+				acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock})
+				_, err := tables.For[notTime](acct, &tables.StoreOptions{Table: e.Table})
+				e.Is("an expiry field that is not a time", err, abstractions.ErrInvalidArgument)
+				_, err = tables.For[zeroTTL](acct, &tables.StoreOptions{Table: e.Table})
+				e.Is("a zero time to live", err, abstractions.ErrInvalidArgument)
+				_, err = tables.For[negTTL](acct, &tables.StoreOptions{Table: e.Table})
+				e.Is("a negative time to live", err, abstractions.ErrInvalidArgument)
+				_, err = tables.For[twoFields](acct, &tables.StoreOptions{Table: e.Table})
+				e.Is("two expiry fields", err, abstractions.ErrInvalidArgument)
+
+				s := storeOf[expSession](e, nil)
+				far := &expSession{Entity: abstractions.Entity{ID: "p|far"}, Expires: time.Date(10001, 1, 1, 0, 0, 0, 0, time.UTC)}
+				e.Is("an expiry beyond the service's dates", s.Create(ctx, far), abstractions.ErrInvalidArgument)
+				early := &expSession{Entity: abstractions.Entity{ID: "p|early"}, Expires: time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC)}
+				e.Is("an expiry before the service's dates", s.Create(ctx, early), abstractions.ErrInvalidArgument)
+				e.Observe("nothing was written", expRaw(ctx, e, "p"))
+			},
+		},
+		{
+			Name: "expiry/every-read-hides-an-expired-row",
+			Run: func(ctx context.Context, e *Env) {
+				for _, cache := range []bool{false, true} {
+					c := newExpClock()
+					s := expStores(e, c, cache)
+					pk := fmt.Sprintf("cache%v", cache)
+					// a: the default time to live (1h); b: its own time (2h); c: 30m.
+					e.OK("create a", s.Create(ctx, &expSession{Entity: abstractions.Entity{ID: pk + "|a"}, User: "ann"}))
+					e.OK("create b", s.Create(ctx, &expSession{Entity: abstractions.Entity{ID: pk + "|b"}, User: "ann", Expires: expT0.Add(2 * time.Hour)}))
+					e.OK("create c", s.Create(ctx, &expSession{Entity: abstractions.Entity{ID: pk + "|c"}, User: "bob", Expires: expT0.Add(30 * time.Minute)}))
+					expReads(ctx, e, s, pk+": at t0", pk, "a", "b", "c")
+					c.at0(30*time.Minute - time.Nanosecond)
+					expReads(ctx, e, s, pk+": just before 30m", pk, "a", "b", "c")
+					c.at0(59 * time.Minute)
+					expReads(ctx, e, s, pk+": at 59m", pk, "a", "b")
+					c.at0(time.Hour) // a row is expired from its expiry time on
+					expReads(ctx, e, s, pk+": at 1h", pk, "b")
+					// The account's expiry clock never goes back: set back, a is still gone.
+					c.at0(10 * time.Minute)
+					expReads(ctx, e, s, pk+": clock set back", pk, "b")
+					c.at0(3 * time.Hour)
+					expReads(ctx, e, s, pk+": at 3h", pk)
+					// Every row is still stored: reads hide them, a sweep deletes them.
+					e.Observe(pk+": raw rows", len(expRaw(ctx, e, pk)))
+				}
+			},
+		},
+	}
+}
