@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -141,29 +142,9 @@ func expReads(ctx context.Context, e *Env, s *tables.Store[expSession], step, pk
 // expRaw returns the row keys of partition pk as the service holds them.
 func expRaw(ctx context.Context, e *Env, pk string) []string {
 	e.t.Helper()
-	var keys []string
-	err := scanAll(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq " + service.QuoteString(pk), Select: []string{}}, func(r *service.Row) {
-		keys = append(keys, r.RowKey)
-	})
+	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq " + service.QuoteString(pk), Select: []string{}})
 	e.OK("raw scan", err)
-	return keys
-}
-
-// scanAll runs q to its end.
-func scanAll(ctx context.Context, t service.Tables, table string, q service.Query, fn func(*service.Row)) error {
-	for {
-		p, err := t.Query(ctx, table, q)
-		if err != nil {
-			return err
-		}
-		for i := range p.Rows {
-			fn(&p.Rows[i])
-		}
-		if p.Next == nil {
-			return nil
-		}
-		q.Continuation = p.Next
-	}
+	return keysOf(rows)
 }
 
 func expiryScenarios() []Scenario {
@@ -232,6 +213,75 @@ func expiryScenarios() []Scenario {
 					// Every row is still stored: reads hide them, a sweep deletes them.
 					e.Observe(pk+": raw rows", len(expRaw(ctx, e, pk)))
 				}
+			},
+		},
+		{
+			Name: "expiry/writes-over-an-expired-row",
+			Run: func(ctx context.Context, e *Env) {
+				c := newExpClock()
+				s := expStores(e, c, true)
+				id := func(k string) string { return "w|" + k }
+				for _, k := range []string{"create", "lww", "strict", "mutate", "getorcreate", "upsert", "patch", "delete"} {
+					e.OK("create "+k, s.Create(ctx, &expSession{Entity: abstractions.Entity{ID: id(k)}, User: "old"}))
+				}
+				strict, err := s.One(ctx, id("strict"))
+				e.OK("read strict", err)
+				c.at0(time.Hour + time.Second)
+				// A patch that would renew an expired row finds it missing.
+				expires := abstractions.Field(func(x *expSession) *time.Time { return &x.Expires })
+				_, err = s.Patch(ctx, id("patch"), abstractions.Set(abstractions.NewPatch[expSession](), expires, expT0.Add(5*time.Hour)))
+				e.Is("patch of an expired row", err, abstractions.ErrNotFound)
+
+				fresh := &expSession{Entity: abstractions.Entity{ID: id("create")}, User: "new"}
+				e.OK("create over an expired row", s.Create(ctx, fresh))
+				e.Equal("the new row's expiry", fresh.Expires, expT0.Add(2*time.Hour+time.Second))
+				got, err := s.One(ctx, id("create"))
+				e.OK("read the new row", err)
+				e.Equal("the new row", got.User, "new")
+				e.Is("create over the new row", s.Create(ctx, &expSession{Entity: abstractions.Entity{ID: id("create")}}), abstractions.ErrDuplicateKey)
+
+				e.Is("lww update of an expired row", s.Update(ctx, &expSession{Entity: abstractions.Entity{ID: id("lww")}, User: "x"}, abstractions.LastWriterWins), abstractions.ErrNotFound)
+				strict.User = "x"
+				e.Is("strict update of an expired row", s.Update(ctx, strict, abstractions.Strict), abstractions.ErrNotFound)
+				_, err = abstractions.Mutate(ctx, s, id("mutate"), func(x *expSession) error { x.User = "x"; return nil }, nil)
+				e.Is("mutate of an expired row", err, abstractions.ErrNotFound)
+				v, created, err := abstractions.GetOrCreate(ctx, s, id("getorcreate"), func() *expSession { return &expSession{User: "made"} })
+				e.OK("get or create over an expired row", err)
+				e.Equal("get or create created", created, true)
+				e.Equal("get or create's row", v.User, "made")
+				e.OK("upsert over an expired row", s.Upsert(ctx, &expSession{Entity: abstractions.Entity{ID: id("upsert")}, User: "up"}))
+				e.Deleted("delete of an expired row", false)(s.Delete(ctx, id("delete"), ""))
+
+				ents, err := s.List(ctx, "w")
+				e.OK("list", err)
+				var live []string
+				for _, x := range ents {
+					live = append(live, x.ID+" "+x.User)
+				}
+				sort.Strings(live)
+				e.Equal("live rows", live, []string{"w|create new", "w|getorcreate made", "w|upsert up"})
+				// The index rows of the replaced rows went with them.
+				listedBy, ixRows, err := ixConsistent(ctx, e.Tables, e.Table, "w")
+				if err != nil {
+					e.Errorf("index rows: %v", err)
+				}
+				e.Observe("index rows", fmt.Sprint(len(listedBy), " ", ixRows))
+				e.Observe("raw rows", expRaw(ctx, e, "w"))
+
+				// A split-aware row that expired: a create over it replaces it and releases
+				// its continuation rows.
+				ls := storeOf[expLarge](e, &tables.Options{Now: c.now})
+				big := strings.Repeat("x", 100_000)
+				e.OK("create large", ls.Create(ctx, &expLarge{Entity: abstractions.Entity{ID: "l|a"}, Body: big, Expires: c.now().Add(time.Minute)}))
+				e.Observe("large rows", len(expRaw(ctx, e, "l")))
+				c.set(c.now().Add(2 * time.Minute))
+				_, err = ls.One(ctx, "l|a")
+				e.Is("read an expired large row", err, abstractions.ErrNotFound)
+				e.OK("create small over it", ls.Create(ctx, &expLarge{Entity: abstractions.Entity{ID: "l|a"}, Body: "small"}))
+				e.Equal("large rows after", expRaw(ctx, e, "l"), []string{"l|a"})
+				lv, err := ls.One(ctx, "l|a")
+				e.OK("read it", err)
+				e.Equal("its body", lv.Body, "small")
 			},
 		},
 	}

@@ -26,7 +26,9 @@ func (s *Table) TouchesIndex(row *service.Row) bool {
 // written, the replaced ones deleted, and the main row's list of index keys updated. It
 // learns the stored index keys as Strict updates do (the version the store saw, else one
 // read), and merges on condition of that version: ifMatch when given, whose mismatch is a
-// conflict; otherwise the version read, retried as the unit path retries a lost race.
+// conflict; otherwise the version read, retried as the unit path retries a lost race. A
+// store whose rows expire patches through it too, indexed or not: the read tells an
+// expired row, which a patch finds missing.
 func (s *Table) PatchIndexed(ctx context.Context, op string, row service.Row, ifMatch string) (service.Written, error) {
 	pk, rk := row.PartitionKey, row.RowKey
 	// The index keys of the indexes the patch sets, and the name prefixes of those indexes.
@@ -52,7 +54,7 @@ func (s *Table) PatchIndexed(ctx context.Context, op string, row service.Row, if
 			return service.Written{}, err
 		}
 		st := Stored{Found: true, ETag: ifMatch}
-		if keys, ok := s.Seen.Known(pk, rk, ifMatch); ok && ifMatch != "" {
+		if keys, ok := s.Seen.Known(pk, rk, ifMatch); ok && ifMatch != "" && s.Expiry == nil {
 			st.Ix = keys
 		} else {
 			var err error
@@ -60,6 +62,8 @@ func (s *Table) PatchIndexed(ctx context.Context, op string, row service.Row, if
 				return service.Written{}, s.Translate(op, pk, rk, err)
 			}
 			switch {
+			case st.Found && st.Expired:
+				return service.Written{}, s.expiredError(op, pk, rk)
 			case !st.Found:
 				return service.Written{}, &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: op, Table: s.Name, PartitionKey: pk, RowKey: rk,
 					Message: "no row has this key; a patch changes an existing row (Create or Upsert it)"}
@@ -76,8 +80,10 @@ func (s *Table) PatchIndexed(ctx context.Context, op string, row service.Row, if
 			}
 		}
 		main := row
-		main.Properties = append(row.Properties[:len(row.Properties):len(row.Properties)],
-			service.Property{Name: indexrow.Column, Value: service.String(indexrow.Join(keys))})
+		if len(s.Indexes) > 0 {
+			main.Properties = append(row.Properties[:len(row.Properties):len(row.Properties)],
+				service.Property{Name: indexrow.Column, Value: service.String(indexrow.Join(keys))})
+		}
 		p := &Write{PK: pk, RK: rk, Ix: keys}
 		acts := append([]service.Action{{Op: service.OpMerge, Row: main, IfMatch: st.ETag}}, IndexActions(p, &st)...)
 		tracked := s.WriteKeys([2]string{pk, rk})

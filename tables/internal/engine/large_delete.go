@@ -115,7 +115,7 @@ func (s *Table) DeleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, 
 				s.Cleanup(ctx, time.Time{}, s.Released(pk, rk, st.Refs, nil))
 			}
 			s.ReleasedBlobs(op, pk, rk, st.Blobs)
-			return st.Found, nil
+			return st.Found && !st.Expired, nil // an expired row was deleted, but was absent already
 		case st.Found && (abstractions.HasStatus(err, http.StatusPreconditionFailed, "") ||
 			abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound")):
 			// Another writer changed or deleted the row since it was read: read it again
