@@ -10,6 +10,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/expiry"
 	"github.com/unified-data/gotables/tables/index"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -282,6 +283,80 @@ func expiryScenarios() []Scenario {
 				lv, err := ls.One(ctx, "l|a")
 				e.OK("read it", err)
 				e.Equal("its body", lv.Body, "small")
+			},
+		},
+		{
+			Name: "expiry/sweep-and-touch",
+			Run: func(ctx context.Context, e *Env) {
+				c := newExpClock()
+				s := expStores(e, c, false)
+				// Rows expiring over three hours in three partitions; one that never expires.
+				for i := range 9 {
+					pk := fmt.Sprintf("s%d", i%3)
+					at := expT0.Add(time.Duration(10+i*20) * time.Minute)
+					e.OK("create", s.Create(ctx, &expSession{Entity: abstractions.Entity{ID: fmt.Sprintf("%s|r%d", pk, i)}, User: "u", Expires: at}))
+				}
+				type forever struct {
+					abstractions.Entity
+					Expires *time.Time `table:",expires"`
+				}
+				fs := storeOf[forever](e, &tables.Options{Now: c.now})
+				e.OK("create a row that never expires", fs.Create(ctx, &forever{Entity: abstractions.Entity{ID: "s0|forever"}}))
+				raw := func(step string) []string {
+					var keys []string
+					for _, pk := range []string{"s0", "s1", "s2", "~ux._expires"} {
+						keys = append(keys, expRaw(ctx, e, pk)...)
+					}
+					e.Observe(step, keys)
+					return keys
+				}
+				e.Equal("rows before", len(raw("rows before")), 9*3+1+3*3) // entity, user and expiry index rows; a mark per partition and hour
+
+				e.Is("sweep of a store without expiry", func() error { _, err := expiry.Sweep(ctx, storeOf[customerRow](e, nil), nil); return err }(), abstractions.ErrInvalidArgument)
+				_, err := expiry.Touch(ctx, s, "s0|r0", -time.Minute)
+				e.Is("touch with a negative time to live", err, abstractions.ErrInvalidArgument)
+
+				// At 1h05m: r0 (10m), r1 (30m) and r2 (50m) expired more than the margin ago.
+				c.at0(65 * time.Minute)
+				// r3 (70m) is renewed before it expires; r1 cannot be: it expired.
+				at, err := expiry.Touch(ctx, s, "s0|r3", 0)
+				e.OK("touch r3", err)
+				e.Equal("r3's new expiry", at, expT0.Add(125*time.Minute))
+				_, err = expiry.Touch(ctx, s, "s1|r1", time.Hour)
+				e.Is("touch of an expired row", err, abstractions.ErrNotFound)
+				rep, err := expiry.Sweep(ctx, s, nil)
+				e.OK("sweep at 1h05m", err)
+				e.Equal("report at 1h05m", fmt.Sprintf("%+v", rep), "{Partitions:3 Expired:3 Swept:3 Renewed:0 OldestUnswept:0s}")
+				raw("rows after the first sweep")
+
+				// At 2h25m: r3 (renewed to 2h05m), r4..r6 (1h30m–2h10m) expired; r7 (2h30m), r8 not.
+				c.at0(145 * time.Minute)
+				var seen []expiry.Report
+				rep, err = expiry.Sweep(ctx, s, &expiry.SweepOptions{Max: 2, Progress: func(r expiry.Report) { seen = append(seen, r) }})
+				e.OK("sweep with a bound", err)
+				e.Equal("bounded sweep swept", rep.Swept, 2)
+				e.Equal("bounded sweep left an expired row", rep.OldestUnswept > 0, true)
+				e.Equal("progress calls", len(seen), rep.Partitions)
+				rep, err = expiry.Sweep(ctx, s, &expiry.SweepOptions{Rate: 1000})
+				e.OK("sweep resumed", err)
+				e.Equal("resumed sweep swept", rep.Swept, 2)
+				raw("rows after the second sweep")
+				left, err := s.ListAll(ctx)
+				e.OK("list all", err)
+				var ids []string
+				for _, x := range left {
+					ids = append(ids, x.ID)
+				}
+				sort.Strings(ids)
+				e.Equal("live rows", ids, []string{"s0|forever", "s1|r7", "s2|r8"}) // the other type's row reads as one
+				_, err = fs.One(ctx, "s0|forever")
+				e.OK("the row without an expiry time is still there", err)
+				c.at0(10 * time.Hour)
+				rep, err = expiry.Sweep(ctx, s, nil)
+				e.OK("last sweep", err)
+				e.Equal("last sweep swept", rep.Swept, 2)
+				// Every expired row went with its index rows, and every mark of a past hour.
+				e.Equal("rows at the end", raw("rows at the end"), []string{"s0|forever"})
 			},
 		},
 	}

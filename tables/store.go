@@ -148,6 +148,10 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 		return nil, fmt.Errorf("%w: store of %v: a split-aware type (a split or offload option) cannot have unique indexes yet",
 			abstractions.ErrNotSupported, t)
 	}
+	if exp != nil {
+		// The expiry index, which the sweep reads (see engine.ExpirySpec).
+		s.core.Indexes = append(s.core.Indexes, engine.ExpirySpec(exp.Column, exp.Field.Path))
+	}
 	indexed := len(s.core.Indexes) > 0
 	if s.core.Split {
 		s.core.Large = engine.LargeColumns(plan, a.e.Off != nil)

@@ -22,6 +22,7 @@ type Expiry struct {
 	Field  *codec.Field
 	Column string // the cell the expiry time is stored in
 	TTL    time.Duration
+	marks  marks // the marks this store wrote (expiry_sweep.go)
 }
 
 // ExpiryOf returns the expiry declaration of the type pl maps (nil when it declares none),

@@ -47,6 +47,9 @@ func (s *Table) PatchIndexed(ctx context.Context, op string, row service.Row, if
 		}
 		fresh = append(fresh, k)
 	}
+	if err := s.MarkExpiry(ctx, op, &Write{PK: pk, RK: rk, Row: row}); err != nil {
+		return service.Written{}, err
+	}
 	var gone map[string]bool
 	var lastErr error
 	for attempt := 1; attempt <= SplitAttempts; attempt++ {

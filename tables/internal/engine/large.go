@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 	"net/http"
@@ -210,12 +212,15 @@ type Stored struct {
 	Ix []string
 	// Expired reports a stored row whose expiry time has come (expiry.go): a write treats
 	// it as missing, and one that creates the entity replaces it on condition of its ETag.
-	Expired bool
+	Expired   bool
+	ExpiresAt time.Time // the stored expiry time, zero when none
 }
 
 // StoredState is what the stored main row r tells a write.
 func (s *Table) StoredState(r *service.Row) (Stored, error) {
-	st := Stored{Found: true, ETag: r.ETag, Refs: BlobRefs(r), Ix: indexrow.Stored(r), Expired: s.Expired(r)}
+	st := Stored{Found: true, ETag: r.ETag, Refs: BlobRefs(r), Ix: indexrow.Stored(r)}
+	st.ExpiresAt, _ = s.ExpiresAt(r)
+	st.Expired = s.Expired(r)
 	if s.Acct.Off == nil {
 		for _, c := range s.Large {
 			if _, ok := r.Get(c.Name + largevalue.BlobSuffix); ok {

@@ -137,6 +137,11 @@ func (s *Table) WriteLarge(ctx context.Context, op string, p *Write, mode WriteM
 // the first unit's main row, as the write's response reports it (zero when it does not).
 func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (service.Written, error) {
 	prot := s.ProtectedFields()
+	for _, u := range units {
+		if err := s.MarkExpiry(ctx, op, u.P); err != nil {
+			return service.Written{}, err
+		}
+	}
 	var lastErr error
 	for attempt := 1; attempt <= SplitAttempts; attempt++ {
 		if err := SplitRetry.Wait(ctx, attempt); err != nil {
