@@ -247,10 +247,10 @@ func (s *Table) deleteExpired(ctx context.Context, pk, rk string, cutoff time.Ti
 		if !st.Found || st.ExpiresAt.IsZero() || st.ExpiresAt.After(cutoff) {
 			return false, time.Time{}, nil
 		}
-		_, err = s.DeleteLarge(ctx, pk, rk, st.ETag)
+		del, err := s.deleteUnit(ctx, pk, rk, st.ETag)
 		switch {
 		case err == nil:
-			return true, st.ExpiresAt, nil
+			return del.Found, st.ExpiresAt, nil // not found: another sweep deleted it
 		case errors.Is(err, abstractions.ErrConcurrencyConflict):
 			continue // changed since read: look again
 		default:
