@@ -22,7 +22,7 @@ PUSH ?= 0
 
 export FUZZTIME
 
-.PHONY: help test demo bench files-bench backup-bench backup-long lint tidy fuzz soak faults-full size consumer-check release azurite-start azurite-stop
+.PHONY: help test demo bench files-bench backup-bench backup-long lint tidy fuzz soak faults-full expiry-bench size consumer-check release azurite-start azurite-stop
 
 help: ## List the targets.
 	@echo "Targets:"
@@ -100,6 +100,9 @@ fuzz: ## Run each fuzz target for FUZZTIME (10s).
 
 faults-full: ## Run the indexed stores' fault matrix with every fault (make test runs the faults that lose or break an answer) on Azurite and in memory.
 	@UNIFIED_TABLES_FAULTS_FULL=1 bash scripts/with-azurite.sh go test -count=1 -race -run '^TestIndexFaultMatrix$$' -v ./fidelity/ | grep -E '^(---|ok|FAIL|PASS)|faults_indexes_test'
+
+expiry-bench: ## Benchmark a sweep of 1,000 expired rows among 100,000 against one of those 1,000 alone, on Azurite (EXPIRY_ROWS=100000).
+	@UNIFIED_TABLES_EXPIRY_BENCH=1 UNIFIED_TABLES_EXPIRY_BENCH_ROWS='$(EXPIRY_ROWS)' bash scripts/with-azurite.sh go test -count=1 -run '^$$' -bench '^BenchmarkSweep$$' -benchtime 1x -timeout 60m ./tables/expiry/
 
 soak: ## Run the soak test long (SOAK_OPS=1000 operations per goroutine, 32 goroutines) on Azurite and in memory.
 	@UNIFIED_TABLES_SOAK_OPS=$${SOAK_OPS:-1000} bash scripts/with-azurite.sh go test -count=1 -timeout 30m -run '^TestSoak$$' -v ./fidelity/ | grep -E '^(---|ok|FAIL|PASS)|soak_test'
