@@ -124,6 +124,9 @@ func expReads(ctx context.Context, e *Env, s *tables.Store[expSession], step, pk
 	found, err := ix.Find(ctx, pk, "ann")
 	e.OK(step+": index find", err)
 	e.Observe(step+": index find ids", ids(found))
+	nf, err := ix.Count(ctx, pk, "ann")
+	e.OK(step+": index count", err)
+	e.Equal(step+": index count equals find", nf, len(found))
 	ip, err := ix.Page(ctx, pk, index.Range{}, 10, "")
 	e.OK(step+": index page", err)
 	e.Equal(step+": index page ids", ids(ip.Items), ids(list))
@@ -251,6 +254,8 @@ func expiryScenarios() []Scenario {
 				e.Equal("get or create created", created, true)
 				e.Equal("get or create's row", v.User, "made")
 				e.OK("upsert over an expired row", s.Upsert(ctx, &expSession{Entity: abstractions.Entity{ID: id("upsert")}, User: "up"}))
+				e.OK("create batch over expired rows", s.CreateBatch(ctx, []*expSession{
+					{Entity: abstractions.Entity{ID: id("lww")}, User: "batch"}, {Entity: abstractions.Entity{ID: id("new")}, User: "batch"}}))
 				e.Deleted("delete of an expired row", false)(s.Delete(ctx, id("delete"), ""))
 
 				ents, err := s.List(ctx, "w")
@@ -260,7 +265,7 @@ func expiryScenarios() []Scenario {
 					live = append(live, x.ID+" "+x.User)
 				}
 				sort.Strings(live)
-				e.Equal("live rows", live, []string{"w|create new", "w|getorcreate made", "w|upsert up"})
+				e.Equal("live rows", live, []string{"w|create new", "w|getorcreate made", "w|lww batch", "w|new batch", "w|upsert up"})
 				// The index rows of the replaced rows went with them.
 				listedBy, ixRows, err := ixConsistent(ctx, e.Tables, e.Table, "w")
 				if err != nil {
