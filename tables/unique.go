@@ -75,18 +75,18 @@ func (s *Store[T]) claimChanged(ctx context.Context, op, pk, rk string, now, bef
 			old = nil // a stored value no claim can hold: claim the new ones all the same
 		}
 	}
-	var made []string
+	var made []int
 	for i, cpk := range cpks {
 		if cpk == "" || (old != nil && old[i] == cpk) {
 			continue
 		}
 		if err := s.core.Claim(ctx, op, &s.core.Uniques[i], cpk, vals[i], pk, rk); err != nil {
 			for _, m := range made {
-				_ = s.core.Release(context.WithoutCancel(ctx), m, pk, rk)
+				_ = s.core.Release(context.WithoutCancel(ctx), &s.core.Uniques[m], cpks[m], pk, rk)
 			}
 			return err
 		}
-		made = append(made, cpk)
+		made = append(made, i)
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func (s *Store[T]) releaseChanged(ctx context.Context, pk, rk string, before, no
 	}
 	for i, cpk := range old {
 		if cpk != "" && (cur == nil || cur[i] != cpk) {
-			_ = s.core.Release(ctx, cpk, pk, rk)
+			_ = s.core.Release(ctx, &s.core.Uniques[i], cpk, pk, rk)
 		}
 	}
 }
