@@ -90,9 +90,23 @@ func (e *Contended) Error() string {
 func (e *Contended) Unwrap() error { return e.Err }
 
 // Claim makes the claim of value name owner, whose row holds value already. A live claim of
-// another owner fails with a *[Held]; a claim that is already the owner's succeeds (a
-// retried call); a claim row that kept changing fails with a *[Contended].
+// another owner fails with a *[Held]; a claim that names the owner already is confirmed by a
+// write on condition of its version (so that a takeover decided on an older look at the
+// owner's row fails); a claim row that kept changing fails with a *[Contended].
 func (x Index[C, O]) Claim(ctx context.Context, value, owner string) error {
+	return x.claim(ctx, value, owner, false)
+}
+
+// Reclaim is Claim for an owner whose previous row held value too: it reads the claim first
+// (one read and one write when it is the owner's, instead of a refused create, a read and a
+// write). An owner that writes a row holding a value it held must claim it again all the
+// same: the previous row may have been a refused write's, whose value another owner claims,
+// or the value's claim may have been taken over while the owner's row held another.
+func (x Index[C, O]) Reclaim(ctx context.Context, value, owner string) error {
+	return x.claim(ctx, value, owner, true)
+}
+
+func (x Index[C, O]) claim(ctx context.Context, value, owner string, readFirst bool) error {
 	attempts := max(x.Attempts, 1)
 	var lastErr error
 	for attempt := 1; attempt <= attempts; attempt++ {
@@ -101,11 +115,14 @@ func (x Index[C, O]) Claim(ctx context.Context, value, owner string) error {
 				return err
 			}
 		}
-		err := x.Rows.Create(ctx, value, owner)
-		if !errors.Is(err, abstractions.ErrDuplicateKey) {
-			return err // nil: claimed
+		if !readFirst {
+			err := x.Rows.Create(ctx, value, owner)
+			if !errors.Is(err, abstractions.ErrDuplicateKey) {
+				return err // nil: claimed
+			}
+			lastErr = err
 		}
-		lastErr = err
+		readFirst = false
 		cur, err := x.Rows.Read(ctx, value)
 		if errors.Is(err, abstractions.ErrNotFound) {
 			continue // released meanwhile: create it again
@@ -113,19 +130,20 @@ func (x Index[C, O]) Claim(ctx context.Context, value, owner string) error {
 		if err != nil {
 			return err
 		}
-		if cur.Value == value && x.Rows.Same(cur.Owner, owner) {
-			return nil // ours already
+		if cur.Value != value || !x.Rows.Same(cur.Owner, owner) {
+			live, err := x.live(ctx, cur)
+			if err != nil {
+				return err
+			}
+			if live {
+				return &Held{Value: value, Owner: cur.Owner}
+			}
 		}
-		live, err := x.live(ctx, cur)
-		if err != nil {
-			return err
-		}
-		if live {
-			return &Held{Value: value, Owner: cur.Owner}
-		}
+		// Ours already (confirmed), or a stale claim taken over: on condition of the
+		// version read either way.
 		err = x.Rows.Replace(ctx, value, owner, cur)
 		if !errors.Is(err, abstractions.ErrConcurrencyConflict) && !errors.Is(err, abstractions.ErrNotFound) {
-			return err // nil: a stale claim taken over
+			return err
 		}
 		lastErr = err
 	}

@@ -126,8 +126,15 @@ func (claimRows) Same(a, b string) bool { return a == b }
 // Claim makes the claim of the value v (claim partition cpk) of the unique index sp name
 // the owner pk, rk, whose row holds v already. A live claim of another owner fails with
 // ErrDuplicateKey naming the index and the value.
-func (s *Table) Claim(ctx context.Context, op string, sp *indexrow.Spec, cpk string, v service.Value, pk, rk string) error {
-	err := s.claims(sp).Claim(ctx, cpk, pk+abstractions.IDSeparator+rk)
+// With again set the owner's previous row held v too (claims.Index.Reclaim).
+func (s *Table) Claim(ctx context.Context, op string, sp *indexrow.Spec, cpk string, v service.Value, pk, rk string, again bool) error {
+	x, owner := s.claims(sp), pk+abstractions.IDSeparator+rk
+	var err error
+	if again {
+		err = x.Reclaim(ctx, cpk, owner)
+	} else {
+		err = x.Claim(ctx, cpk, owner)
+	}
 	var held *claims.Held
 	var busy *claims.Contended
 	switch {
