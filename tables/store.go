@@ -150,7 +150,7 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 	}
 	if exp != nil {
 		// The expiry index, which the sweep reads (see engine.ExpirySpec).
-		s.core.Indexes = append(s.core.Indexes, engine.ExpirySpec(exp.Column, exp.Field.Path))
+		s.core.Indexes = append(s.core.Indexes, engine.ExpirySpec(exp.Column, exp.Path))
 	}
 	indexed := len(s.core.Indexes) > 0
 	if s.core.Split {

@@ -176,3 +176,21 @@ func pace(rate float64) func(context.Context) error {
 		}
 	}
 }
+
+// anyRow is the type of the store SweepTable makes: rows of any columns, never decoded.
+type anyRow struct{ abstractions.Entity }
+
+// SweepTable is Sweep for a table named by the account and name, for a program without the
+// entity's Go type (udtables sweep-expired): column is the one the type's expiry field is
+// stored in (the field's name; Outer_Inner for a field of a nested struct). It reads each
+// expired row whole before its delete, since it cannot tell a split-aware type's rows.
+func SweepTable(ctx context.Context, acct *tables.Account, table, column string, opts *SweepOptions) (Report, error) {
+	s, err := tables.For[anyRow](acct, &tables.StoreOptions{Table: table})
+	if err != nil {
+		return Report{}, err
+	}
+	if err := engine.Of(s).SweepAnyType(column); err != nil {
+		return Report{}, fmt.Errorf("%w: sweep expired %s: %w", abstractions.ErrInvalidArgument, table, err)
+	}
+	return Sweep(ctx, s, opts)
+}

@@ -19,8 +19,9 @@ import (
 // Expiry is a type's expiry declaration: the column of its expiry field and its default time
 // to live (0: none; an entity whose field is zero then never expires).
 type Expiry struct {
-	Field  *codec.Field
-	Column string // the cell the expiry time is stored in
+	Field  *codec.Field // nil for a table swept without its Go type (TableExpiry)
+	Path   string       // the field's Go path, or the column, for messages
+	Column string       // the cell the expiry time is stored in
 	TTL    time.Duration
 	marks  marks // the marks this store wrote (expiry_sweep.go)
 }
@@ -45,7 +46,7 @@ func ExpiryOf(pl *codec.Plan) (*Expiry, error) {
 		if t != reflect.TypeFor[time.Time]() || f.Kind != service.KindDateTime || f.JSON || len(f.Cells) != 1 {
 			return nil, fmt.Errorf("the field %s carries the tag option expires but is a %v; the expiry time is an absolute time, a time.Time (or *time.Time) field", f.Path, f.Type)
 		}
-		e = &Expiry{Field: f, Column: f.Cells[0]}
+		e = &Expiry{Field: f, Path: f.Path, Column: f.Cells[0]}
 		if f.ExpiresTTL != "" {
 			d, err := time.ParseDuration(f.ExpiresTTL)
 			if err != nil || d <= 0 {
@@ -113,7 +114,7 @@ func (s *Table) WithExpiry(sel []string) []string {
 // StampExpiry gives the entity v (a *T of the store's type) the default expiry time now+TTL
 // when its expiry field is zero and the type declares a default time to live.
 func (s *Table) StampExpiry(v any, now time.Time) {
-	if s.Expiry == nil || s.Expiry.TTL == 0 {
+	if s.Expiry == nil || s.Expiry.TTL == 0 || s.Expiry.Field == nil {
 		return
 	}
 	fv, err := reflect.ValueOf(v).Elem().FieldByIndexErr(s.Expiry.Field.Index)

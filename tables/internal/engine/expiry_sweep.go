@@ -13,6 +13,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -143,7 +144,7 @@ func (s *Table) SweepExpired(ctx context.Context, lim SweepLimits) (SweepStats, 
 	}
 	now := s.Acct.ExpiryNow()
 	cutoff := now.Add(-SweepMargin)
-	spec := ExpirySpec(s.Expiry.Column, s.Expiry.Field.Path)
+	spec := ExpirySpec(s.Expiry.Column, s.Expiry.Path)
 	// Marks of the buckets that began by the cutoff, in bucket order.
 	filter := "PartitionKey eq " + service.QuoteString(MarkPartition) +
 		" and RowKey lt " + service.QuoteString(cutoff.UTC().Truncate(Bucket).Add(Bucket).Format(markLayout))
@@ -277,4 +278,18 @@ func (s *Table) oldestLeft(ctx context.Context, pk string, rg indexrow.Range, no
 		return 0
 	}
 	return now.Sub(st.ExpiresAt)
+}
+
+// SweepAnyType makes t, a store of a table whose rows it does not decode, sweep the
+// expired rows of a type that stores its expiry time in column: it reads whole rows before a
+// delete and deletes continuation rows as for a split-aware type, since it cannot tell
+// whether the type is one.
+func (s *Table) SweepAnyType(column string) error {
+	if column == "" || strings.HasPrefix(column, "_") || strings.Contains(column, "__") {
+		return fmt.Errorf("the column %q is not one an entity's field is stored in", column)
+	}
+	s.Expiry = &Expiry{Path: column, Column: column}
+	s.Split, s.StateSel = true, nil
+	s.Indexes = append(s.Indexes, ExpirySpec(column, column))
+	return nil
 }

@@ -50,7 +50,7 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func commands() []*command {
-	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), indexCommand(),
+	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), indexCommand(), sweepExpiredCommand(),
 		deleteCommand(false), deleteCommand(true), exportCommand(), importCommand(), helpCommand()}
 }
 
