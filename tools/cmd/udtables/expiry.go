@@ -5,11 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-
-	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/expiry"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -52,13 +48,12 @@ The account is the flag's, or Azurite's with --azurite, or the one in $` + testC
 				if cs == "" {
 					return &usageError{"no account: give --connection-string or --azurite, or set $" + testConnectionEnv}
 				}
-				tr := http.DefaultTransport.(*http.Transport).Clone()
-				defer tr.CloseIdleConnections()
-				acct, err := tables.NewAccount(cs, &tables.Options{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}},
-					NeverCreateTables: true})
+				// With blobs and the offload container, so the blobs of swept rows go too.
+				acct, closeConns, err := openAccount(cs, "")
 				if err != nil {
-					return fmt.Errorf("connection string: %w", err)
+					return err
 				}
+				defer closeConns()
 				rep, err := expiry.SweepTable(ctx, acct, *table, *column, &expiry.SweepOptions{Rate: *rate, Max: *max,
 					Progress: func(r expiry.Report) {
 						fmt.Fprintf(stdout, "partition %d: %d rows swept so far\n", r.Partitions, r.Swept)
