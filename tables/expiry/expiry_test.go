@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -214,5 +215,51 @@ func BenchmarkSweep(b *testing.B) {
 			}
 			b.ReportMetric(float64(requests)/float64(b.N), "requests/op")
 		})
+	}
+}
+
+// TestDeclarationRefusals: a bad declaration is refused by For, with the rule in the message.
+func TestDeclarationRefusals(t *testing.T) {
+	type notTime struct {
+		abstractions.Entity
+		Expires string `table:",expires"`
+	}
+	type zeroTTL struct {
+		abstractions.Entity
+		Expires time.Time `table:",expires=0s"`
+	}
+	type badTTL struct {
+		abstractions.Entity
+		Expires time.Time `table:",expires=soon"`
+	}
+	type two struct {
+		abstractions.Entity
+		A, B time.Time `table:",expires"`
+	}
+	acct, err := tables.NewAccount("UseDevelopmentStorage=true", nil) // nothing is sent
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"not a time", func() error { _, err := tables.For[notTime](acct, nil); return err }(), "a time.Time (or *time.Time) field"},
+		{"zero", func() error { _, err := tables.For[zeroTTL](acct, nil); return err }(), "a positive duration"},
+		{"not a duration", func() error { _, err := tables.For[badTTL](acct, nil); return err }(), "a positive duration"},
+		{"two", func() error { _, err := tables.For[two](acct, nil); return err }(), "one expiry time"},
+	} {
+		if !errors.Is(tc.err, abstractions.ErrInvalidArgument) || !strings.Contains(fmt.Sprint(tc.err), tc.want) {
+			t.Errorf("%s: %v, want ErrInvalidArgument saying %q", tc.name, tc.err, tc.want)
+		}
+	}
+	type plain struct{ abstractions.Entity }
+	s, err := tables.For[plain](acct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := expiry.Touch(context.Background(), s, "p|a", time.Hour); !errors.Is(err, abstractions.ErrInvalidArgument) {
+		t.Errorf("Touch of a type without expiry: %v", err)
 	}
 }
