@@ -248,7 +248,7 @@ func (s *Table) deleteExpired(ctx context.Context, pk, rk string, cutoff time.Ti
 		if !st.Found || st.ExpiresAt.IsZero() || st.ExpiresAt.After(cutoff) {
 			return false, time.Time{}, nil
 		}
-		del, err := s.deleteUnit(ctx, pk, rk, st.ETag)
+		del, err := s.deleteUnit(ctx, pk, rk, st.ETag, &st)
 		switch {
 		case err == nil:
 			return del.Found, st.ExpiresAt, nil // not found: another sweep deleted it

@@ -33,13 +33,14 @@ func (s *Table) ReadFullState(ctx context.Context, pk, rk string) (service.Row, 
 // main row. An id of a continuation row's shape deletes nothing; an id with no main row
 // removes the leftover continuation rows that name it.
 func (s *Table) DeleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, error) {
-	st, err := s.deleteUnit(ctx, pk, rk, ifMatch)
+	st, err := s.deleteUnit(ctx, pk, rk, ifMatch, nil)
 	return st.Found && !st.Expired, err // an expired row is deleted, but was absent already
 }
 
 // deleteUnit is DeleteLarge, returning the state of the row it deleted (Found false: it
-// deleted no main row).
-func (s *Table) deleteUnit(ctx context.Context, pk, rk, ifMatch string) (Stored, error) {
+// deleted no main row). read, when not nil, is the state the caller has just read, which
+// its first attempt uses instead of reading again.
+func (s *Table) deleteUnit(ctx context.Context, pk, rk, ifMatch string, read *Stored) (Stored, error) {
 	const op = "delete"
 	if _, _, ok := largevalue.IsContinuationKey(rk); ok && s.Split {
 		return Stored{}, nil
@@ -49,7 +50,13 @@ func (s *Table) deleteUnit(ctx context.Context, pk, rk, ifMatch string) (Stored,
 		if err := SplitRetry.Wait(ctx, attempt); err != nil {
 			return Stored{}, err
 		}
-		st, err := s.ReadState(ctx, pk, rk)
+		var st Stored
+		var err error
+		if attempt == 1 && read != nil {
+			st = *read
+		} else {
+			st, err = s.ReadState(ctx, pk, rk)
+		}
 		unreadable := errors.Is(err, abstractions.ErrIntegrity)
 		if err != nil && !unreadable {
 			return Stored{}, s.Translate(op, pk, rk, err)
