@@ -190,6 +190,7 @@ func (s *Table) SweepExpired(ctx context.Context, lim SweepLimits) (SweepStats, 
 			return st, s.Translate("sweep expired", pk, "", err)
 		}
 		left := false
+		expired0, swept0 := st.Expired, st.Swept
 		for _, rk := range rks {
 			if stopped || lim.Max > 0 && st.Swept >= lim.Max {
 				stopped, left = true, true
@@ -229,6 +230,7 @@ func (s *Table) SweepExpired(ctx context.Context, lim SweepLimits) (SweepStats, 
 				}
 			}
 		}
+		s.Acct.Tel.Meters.Swept(ctx, s.Name, int64(st.Expired-expired0), int64(st.Swept-swept0))
 		if lim.Progress != nil {
 			lim.Progress(st)
 		}

@@ -52,6 +52,8 @@ const (
 	MetricCacheEvicted      = "udtables.cache.evictions"
 	MetricBatchInFlight     = "udtables.batch.transactions.active"
 	MetricOffloaded         = "udtables.offload.bytes"
+	MetricExpiredFound      = "udtables.expiry.expired"
+	MetricExpiredSwept      = "udtables.expiry.swept"
 
 	AttrHTTPStatus = "http.response.status_code" // of a busy answer
 )
@@ -77,6 +79,8 @@ type Meters struct {
 	evictions metric.Int64Counter
 	inFlight  metric.Int64UpDownCounter
 	offloaded metric.Int64Counter
+	expired   metric.Int64Counter
+	swept     metric.Int64Counter
 
 	mu   sync.Mutex                        // serialises additions to sets
 	sets atomic.Pointer[map[attrKey]*opts] // copied on write, read without a lock
@@ -124,6 +128,8 @@ func NewMeters(p metric.MeterProvider, log *slog.Logger) *Meters {
 	m.misses = counter(MetricCacheMisses, "{lookup}", "Read cache lookups that did not, and read the table.")
 	m.evictions = counter(MetricCacheEvicted, "{entry}", "Read cache entries removed before a write replaced them.")
 	m.offloaded = counter(MetricOffloaded, "By", "Bytes uploaded to blobs by blob offload (large values and files).")
+	m.expired = counter(MetricExpiredFound, "{row}", "Expired rows the sweeps of expired rows found.")
+	m.swept = counter(MetricExpiredSwept, "{row}", "Expired rows the sweeps of expired rows deleted.")
 	var err error
 	m.duration, err = mt.Float64Histogram(MetricOperationDuration, metric.WithUnit("s"),
 		metric.WithDescription("Duration of database client operations."),
@@ -313,4 +319,15 @@ func (m *Meters) Offload(ctx context.Context, table string, n int64) {
 		return
 	}
 	m.offloaded.Add(ctx, n, m.attrs(attrKey{table: table}).add...)
+}
+
+// Swept records what a sweep of expired rows of the table found (expired) and deleted
+// (swept) in one partition.
+func (m *Meters) Swept(ctx context.Context, table string, expired, swept int64) {
+	if !m.On() {
+		return
+	}
+	a := m.attrs(attrKey{table: table}).add
+	m.expired.Add(ctx, expired, a...)
+	m.swept.Add(ctx, swept, a...)
 }
