@@ -41,6 +41,9 @@ type (
 		_    struct{} `table:",split=text"`
 		Body string
 	}
+	expiringEvent struct {
+		Expires time.Time `table:",expires=1h"`
+	}
 	// stranger is registered but is not an event.
 	stranger struct{ X int }
 	// chanEvent is registered but has a field the codec cannot map.
@@ -50,6 +53,7 @@ type (
 func (*guardedEvent) Kind() string   { return "guarded" }
 func (*splitEvent) Kind() string     { return "split" }
 func (*splitTypeEvent) Kind() string { return "split type" }
+func (*expiringEvent) Kind() string  { return "expiring" }
 func (*chanEvent) Kind() string      { return "chan" }
 
 var openedAt = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
@@ -64,6 +68,7 @@ func polyStore(t *testing.T) (*PolyStore[event], *fakeTables) {
 		abstractions.RegisterType[guardedEvent](types, "Guarded"),
 		abstractions.RegisterType[splitEvent](types, "Split"),
 		abstractions.RegisterType[splitTypeEvent](types, "SplitType"),
+		abstractions.RegisterType[expiringEvent](types, "Expiring"),
 		abstractions.RegisterType[stranger](types, "Stranger"),
 		abstractions.RegisterType[chanEvent](types, "Chan"),
 	} {
@@ -213,6 +218,8 @@ func TestPolyRefusals(t *testing.T) {
 		{"a split field", write(&splitEvent{Body: "x"}, nil, ""), abstractions.ErrNotSupported},
 		{"a type-level split", write(&splitTypeEvent{Body: "x"}, nil, ""), abstractions.ErrNotSupported},
 		{"a registered type the codec cannot map", write(&chanEvent{}, nil, ""), abstractions.ErrNotSupported},
+		{"an expiry time", write(&expiringEvent{Expires: openedAt}, nil, ""), abstractions.ErrNotSupported},
+		{"an expiry time in a batch", s.InsertBatch(ctx, []abstractions.PolyWrite[event]{{Key: k, Item: &expiringEvent{}}}), abstractions.ErrNotSupported},
 		{"a column without '_'", write(nil, map[string]any{"Name": "x"}, ""), abstractions.ErrInvalidArgument},
 		{"the discriminator", write(nil, map[string]any{codec.TypeNameColumn: "Opened"}, ""), abstractions.ErrInvalidArgument},
 		{"a large-value marker", write(nil, map[string]any{largevalue.OfColumn: "x"}, ""), abstractions.ErrInvalidArgument},
