@@ -291,6 +291,63 @@ func expiryScenarios() []Scenario {
 			},
 		},
 		{
+			Name: "expiry/transactions",
+			Run: func(ctx context.Context, e *Env) {
+				c := newExpClock()
+				s := expStores(e, c, true)
+				for _, k := range []string{"a", "b", "c"} {
+					e.OK("create "+k, s.Create(ctx, &expSession{Entity: abstractions.Entity{ID: "t|" + k}, User: "old"}))
+				}
+				e.OK("create live", s.Create(ctx, &expSession{Entity: abstractions.Entity{ID: "t|live"}, User: "old", Expires: expT0.Add(5 * time.Hour)}))
+				strict, err := s.One(ctx, "t|b")
+				e.OK("read b", err)
+				c.at0(time.Hour + time.Second) // a, b and c expired
+				before := expRaw(ctx, e, "t")
+
+				// Update of an expired row in a transaction: missing, nothing sent.
+				tx := s.Transaction("t")
+				s.UpdateIn(tx, &expSession{Entity: abstractions.Entity{ID: "t|b"}, User: "x"}, abstractions.LastWriterWins)
+				e.Is("lww update of an expired row in a transaction", tx.Commit(ctx), abstractions.ErrNotFound)
+				strict.User = "x"
+				tx = s.Transaction("t")
+				s.UpdateIn(tx, strict, abstractions.Strict)
+				e.Is("strict update of an expired row in a transaction", tx.Commit(ctx), abstractions.ErrNotFound)
+				// A create over a live row fails as the service refuses it.
+				tx = s.Transaction("t")
+				s.CreateIn(tx, &expSession{Entity: abstractions.Entity{ID: "t|live"}, User: "x"})
+				s.CreateIn(tx, &expSession{Entity: abstractions.Entity{ID: "t|c"}, User: "x"})
+				e.Is("create over a live row in a transaction", tx.Commit(ctx), abstractions.ErrDuplicateKey)
+				e.Equal("nothing was written", expRaw(ctx, e, "t"), before)
+
+				// A create over an expired row replaces it, with its index rows; an upsert
+				// writes over one.
+				a := &expSession{Entity: abstractions.Entity{ID: "t|a"}, User: "new"}
+				tx = s.Transaction("t")
+				s.CreateIn(tx, a)
+				s.CreateIn(tx, &expSession{Entity: abstractions.Entity{ID: "t|fresh"}, User: "fresh"})
+				s.UpsertIn(tx, &expSession{Entity: abstractions.Entity{ID: "t|b"}, User: "up"})
+				e.OK("create over an expired row in a transaction", tx.Commit(ctx))
+				e.Equal("the new row's expiry", a.Expires, expT0.Add(2*time.Hour+time.Second))
+				ents, err := s.List(ctx, "t")
+				e.OK("list", err)
+				var live []string
+				for _, x := range ents {
+					live = append(live, x.ID+" "+x.User)
+				}
+				sort.Strings(live)
+				e.Equal("live rows", live, []string{"t|a new", "t|b up", "t|fresh fresh", "t|live old"})
+				tx = s.Transaction("t")
+				s.CreateIn(tx, &expSession{Entity: abstractions.Entity{ID: "t|a"}, User: "again"})
+				e.Is("create over the new row in a transaction", tx.Commit(ctx), abstractions.ErrDuplicateKey)
+				listedBy, ixRows, err := ixConsistent(ctx, e.Tables, e.Table, "t")
+				if err != nil {
+					e.Errorf("index rows: %v", err)
+				}
+				e.Observe("index rows", fmt.Sprint(len(listedBy), " ", ixRows))
+				e.Observe("raw rows", expRaw(ctx, e, "t"))
+			},
+		},
+		{
 			Name: "expiry/sweep-and-touch",
 			Run: func(ctx context.Context, e *Env) {
 				c := newExpClock()

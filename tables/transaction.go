@@ -37,13 +37,22 @@ import (
 // a type with protected fields, which a whole-row write checks with a read first).
 //
 // A write of a store with partition indexes (package tables/index) carries its index rows:
-// Commit adds them to the transaction. A create needs nothing more, nor does a Strict update
-// of a version the store read or wrote; for the other writes Commit first reads the row's
+// Commit adds them to the transaction. A create needs nothing more (but see below for a type
+// that expires), nor does a Strict update of a version the store read or wrote; for the other
+// writes Commit first reads the row's
 // index keys, makes the write conditional on the version it read, and refuses, sending
 // nothing, a row found missing (ErrNotFound; an upsert inserts it) or at another version than
 // a Strict update or a conditional delete names (ErrConcurrencyConflict). A writer that
 // changes the row between that read and the commit makes the transaction fail with
 // ErrConcurrencyConflict: read again and retry.
+//
+// A write of a type that expires (docs/expiry.md) treats an expired row as missing. Commit
+// reads the row of each of its creates: a create over an expired row replaces it, on
+// condition of the version read, with its index rows; when a sweep or another writer
+// changes that row before the commit, the transaction (which wrote nothing) is put together
+// again from a fresh read, up to three times, and then fails with ErrConcurrencyConflict. An
+// update of an expired row is refused as missing (ErrNotFound), sending nothing; an upsert
+// writes over it.
 //
 // A Transaction is not safe for concurrent use, and is committed once.
 type Transaction struct {
@@ -199,9 +208,25 @@ func (tx *Transaction) Commit(ctx context.Context) (err error) {
 	if len(tx.acts) == 0 {
 		return nil
 	}
-	if err := tx.resolveIndexed(ctx); err != nil {
-		return err
+	// A create over an expired row replaces it on condition of the version read; when a
+	// sweep or another writer changed that row before the commit, nothing was written and
+	// the transaction is put together again from a fresh read (see ixWrite.over).
+	base := len(tx.acts)
+	for attempt := 1; ; attempt++ {
+		tx.acts, tx.typed = tx.acts[:base], tx.typed[:base]
+		if err := tx.resolveIndexed(ctx); err != nil {
+			return err
+		}
+		err := tx.send(ctx)
+		if err == nil || attempt == maxOverAttempts || !tx.overChanged(err) {
+			return err
+		}
 	}
+}
+
+// send checks the resolved transaction against the service's limits, sends it and, once
+// it committed, hands each typed write its version.
+func (tx *Transaction) send(ctx context.Context) error {
 	if n := len(tx.acts); n > service.MaxTransactionActions {
 		return tx.refuse(abstractions.ErrInvalidArgument, "",
 			fmt.Sprintf("the transaction holds %d writes; the service takes at most %d in one", n, service.MaxTransactionActions))
@@ -320,7 +345,8 @@ func (s *Store[T]) txSupported(tx *Transaction, op string) error {
 }
 
 // CreateIn adds the insert of v to tx, as Create would write it (its id resolved, CreatedAt
-// and UpdatedAt stamped); the transaction fails with ErrDuplicateKey when the row exists.
+// and UpdatedAt stamped); the transaction fails with ErrDuplicateKey when the row exists
+// (an expired row of a type that expires is replaced, see [Transaction]).
 // v is updated (id, times, ETag, Timestamp) only when tx commits. A write the store refuses
 // is reported by Commit (see [Transaction]); a nil tx takes nothing.
 func (s *Store[T]) CreateIn(tx *Transaction, v *T) {

@@ -5,6 +5,7 @@ package tables
 
 import (
 	"context"
+	"errors"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/engine"
@@ -22,6 +23,29 @@ type ixWrite struct {
 	mode engine.WriteMode
 	etag string // a Strict update's or a conditional delete's version
 	del  bool
+	// over is set when the last resolution of a create found an expired row and made the
+	// write a replace of it, on condition of the version read.
+	over bool
+}
+
+// maxOverAttempts bounds how often Commit puts a transaction together again when the
+// expired row one of its creates replaces changed before the commit.
+const maxOverAttempts = 3
+
+// overChanged reports a failure of the transaction that blames a create over an expired
+// row, whose row another writer (a sweep, another creator) deleted or replaced since it was
+// read: nothing was written, and a fresh read decides again.
+func (tx *Transaction) overChanged(err error) bool {
+	var te *service.TransactionError
+	if !errors.As(err, &te) || !(errors.Is(err, abstractions.ErrNotFound) || errors.Is(err, abstractions.ErrConcurrencyConflict)) {
+		return false
+	}
+	for _, x := range tx.indexed {
+		if x.over && x.at == te.Index {
+			return true
+		}
+	}
+	return false
 }
 
 // acceptIndexed adds the write of an indexed store (see ixWrite).
@@ -43,8 +67,21 @@ func (tx *Transaction) resolveIndexed(ctx context.Context) error {
 		a := &tx.acts[x.at]
 		pk, rk := a.Row.PartitionKey, a.Row.RowKey
 		st := engine.Stored{}
+		x.over = false
 		switch {
+		case x.mode == engine.ModeCreate && x.core.Expiry == nil:
 		case x.mode == engine.ModeCreate:
+			// A create of an expiring type reads the row: an expired one is replaced on
+			// condition of its version, with its index rows; a live one is left to the
+			// service, which refuses the insert (ErrDuplicateKey).
+			var err error
+			if st, err = x.core.ReadState(ctx, pk, rk); err != nil {
+				return x.core.Translate("transaction", pk, rk, err)
+			}
+			if !st.Found || !st.Expired {
+				st = engine.Stored{}
+			}
+			x.over = st.Found
 		case x.etag != "" && !x.del:
 			if keys, ok := x.core.Seen.Known(pk, rk, x.etag); ok && x.core.Expiry == nil {
 				st = engine.Stored{Found: true, ETag: x.etag, Parts: 1, Ix: keys}
