@@ -112,8 +112,10 @@ type Report struct {
 	// Renewed counts rows the sweep left because they were renewed, replaced or deleted by
 	// another writer between its read and its delete.
 	Renewed int
-	// OldestUnswept is how long ago the oldest expired row the sweep left (stopped by Max)
-	// expired; 0 when it left none.
+	// OldestUnswept is how long ago the oldest expired row the sweep left because it
+	// stopped at Max expired; 0 when it left none. A sweep stopped by an error or its context
+	// returns that error and does not measure it (0); rows that expired less than Margin ago
+	// are not due, so not counted as left.
 	OldestUnswept time.Duration
 }
 
