@@ -56,7 +56,7 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 		return nil, engine.RowError(op, s.core.Name, pk, rk, "the entity cannot be stored; nothing was sent", err)
 	}
 	p.Row = row
-	if len(s.core.Indexes) > 0 {
+	if len(s.core.Indexes) > 0 || s.core.Feed != nil {
 		if err := s.core.PrepareIndexed(op, &p.Write); err != nil {
 			return nil, err
 		}

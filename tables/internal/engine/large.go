@@ -9,6 +9,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/feedrow"
 	"github.com/unified-data/gotables/tables/internal/indexrow"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/internal/odata"
@@ -208,11 +209,15 @@ type Stored struct {
 	Blobs []string
 	// Ix are the row keys of the index rows the stored main row lists (package indexrow).
 	Ix []string
+	// FeedSeq and FeedVer are the time of the entity's last change record and its change
+	// number, as the main row of a store with a feed keeps them (package feedrow).
+	FeedSeq, FeedVer int64
 }
 
 // StoredState is what the stored main row r tells a write.
 func (s *Table) StoredState(r *service.Row) (Stored, error) {
 	st := Stored{Found: true, ETag: r.ETag, Refs: BlobRefs(r), Ix: indexrow.Stored(r)}
+	st.FeedSeq, st.FeedVer = feedrow.Stored(r)
 	if s.Acct.Off == nil {
 		for _, c := range s.Large {
 			if _, ok := r.Get(c.Name + largevalue.BlobSuffix); ok {

@@ -47,11 +47,15 @@ type Table struct {
 	Seen *IxSeen
 	// Scans is what the store does with a table scan (Options.TableScans, or the store's own).
 	Scans ScanPolicy
+	// Feed is the store's change feed (feed.go; nil without one): its writes go through
+	// the unit path and send their records in their transactions.
+	Feed *Feed
 }
 
 // Units reports whether the store's writes go through the unit path: a split-aware type's,
-// or an indexed one's, whose rows beyond the main row are written in its transaction.
-func (s *Table) Units() bool { return s.Split || len(s.Indexes) > 0 }
+// or an indexed one's or one with a feed, whose rows beyond the main row are written in its
+// transaction.
+func (s *Table) Units() bool { return s.Split || len(s.Indexes) > 0 || s.Feed != nil }
 
 // EnsureCreated is Store.EnsureCreated and PolyStore.EnsureCreated: it creates the table
 // unless the account knows it exists, or with NeverCreateTables only checks that it does.

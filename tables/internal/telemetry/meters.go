@@ -52,6 +52,13 @@ const (
 	MetricCacheEvicted      = "udtables.cache.evictions"
 	MetricBatchInFlight     = "udtables.batch.transactions.active"
 	MetricOffloaded         = "udtables.offload.bytes"
+	MetricFeedDeliveries    = "udtables.feed.deliveries"
+	MetricFeedRedeliveries  = "udtables.feed.redeliveries"
+	MetricFeedFailures      = "udtables.feed.failures"
+	MetricFeedDeadLetters   = "udtables.feed.dead_letters"
+	MetricFeedPending       = "udtables.feed.pending"
+	MetricFeedPartitions    = "udtables.feed.partitions"
+	MetricFeedOldest        = "udtables.feed.oldest_pending_age"
 
 	AttrHTTPStatus = "http.response.status_code" // of a busy answer
 )
@@ -77,6 +84,10 @@ type Meters struct {
 	evictions metric.Int64Counter
 	inFlight  metric.Int64UpDownCounter
 	offloaded metric.Int64Counter
+	// The change feed's (package tables/feed).
+	feedDelivered, feedRedelivered, feedFailed, feedDead metric.Int64Counter
+	feedPending, feedPartitions                          metric.Int64Gauge
+	feedOldest                                           metric.Float64Gauge
 
 	mu   sync.Mutex                        // serialises additions to sets
 	sets atomic.Pointer[map[attrKey]*opts] // copied on write, read without a lock
@@ -124,7 +135,20 @@ func NewMeters(p metric.MeterProvider, log *slog.Logger) *Meters {
 	m.misses = counter(MetricCacheMisses, "{lookup}", "Read cache lookups that did not, and read the table.")
 	m.evictions = counter(MetricCacheEvicted, "{entry}", "Read cache entries removed before a write replaced them.")
 	m.offloaded = counter(MetricOffloaded, "By", "Bytes uploaded to blobs by blob offload (large values and files).")
+	m.feedDelivered = counter(MetricFeedDeliveries, "{record}", "Change records a feed relay's handler accepted.")
+	m.feedRedelivered = counter(MetricFeedRedeliveries, "{record}", "Accepted change records that had failed before (a subset of the deliveries).")
+	m.feedFailed = counter(MetricFeedFailures, "{delivery}", "Deliveries of change records whose handler failed or panicked.")
+	m.feedDead = counter(MetricFeedDeadLetters, "{record}", "Change records moved to the dead letters after failing too often.")
 	var err error
+	m.feedPending, err = mt.Int64Gauge(MetricFeedPending, metric.WithUnit("{record}"),
+		metric.WithDescription("Change records pending when a relay pass read them (at most a page per partition)."))
+	errs = append(errs, err)
+	m.feedPartitions, err = mt.Int64Gauge(MetricFeedPartitions, metric.WithUnit("{partition}"),
+		metric.WithDescription("Partitions marked as having pending change records when a relay pass began."))
+	errs = append(errs, err)
+	m.feedOldest, err = mt.Float64Gauge(MetricFeedOldest, metric.WithUnit("s"),
+		metric.WithDescription("Age of the oldest pending change record a relay pass found."))
+	errs = append(errs, err)
 	m.duration, err = mt.Float64Histogram(MetricOperationDuration, metric.WithUnit("s"),
 		metric.WithDescription("Duration of database client operations."),
 		metric.WithExplicitBucketBoundaries(DurationBuckets...))
@@ -313,4 +337,41 @@ func (m *Meters) Offload(ctx context.Context, table string, n int64) {
 		return
 	}
 	m.offloaded.Add(ctx, n, m.attrs(attrKey{table: table}).add...)
+}
+
+// FeedDelivered counts a change record a relay's handler accepted; redelivery says it had
+// failed before.
+func (m *Meters) FeedDelivered(ctx context.Context, table string, redelivery bool) {
+	if !m.On() {
+		return
+	}
+	o := m.attrs(attrKey{table: table}).add
+	m.feedDelivered.Add(ctx, 1, o...)
+	if redelivery {
+		m.feedRedelivered.Add(ctx, 1, o...)
+	}
+}
+
+// FeedFailed counts a failed delivery; dead says the record went to the dead letters.
+func (m *Meters) FeedFailed(ctx context.Context, table string, dead bool) {
+	if !m.On() {
+		return
+	}
+	o := m.attrs(attrKey{table: table}).add
+	m.feedFailed.Add(ctx, 1, o...)
+	if dead {
+		m.feedDead.Add(ctx, 1, o...)
+	}
+}
+
+// FeedBacklog records what a relay pass found: pending records, marked partitions and the
+// age of the oldest pending record.
+func (m *Meters) FeedBacklog(ctx context.Context, table string, pending, partitions int64, oldest time.Duration) {
+	if !m.On() {
+		return
+	}
+	o := m.attrs(attrKey{table: table}).rec
+	m.feedPending.Record(ctx, pending, o...)
+	m.feedPartitions.Record(ctx, partitions, o...)
+	m.feedOldest.Record(ctx, oldest.Seconds(), o...)
 }
