@@ -167,14 +167,18 @@ func withoutIndexCells(props []service.Property) []service.Property {
 }
 
 // EventRecord returns the insert of an application event's record in pk (an outbox event
-// written in a transaction), refused when it cannot be stored.
+// written in a transaction), refusing data larger than a binary cell and a long type.
 func (s *Table) EventRecord(pk, typ string, data []byte) (service.Action, error) {
+	if len(data) > service.MaxBinaryBytes {
+		return service.Action{}, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "transaction", Table: s.Name, PartitionKey: pk,
+			Message: fmt.Sprintf("the event %q carries %d bytes; an event's data is one binary cell, at most %d bytes; nothing was sent", typ, len(data), service.MaxBinaryBytes)}
+	}
+	if n := service.UTF16Len(typ); n > 256 {
+		return service.Action{}, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "transaction", Table: s.Name, PartitionKey: pk,
+			Message: fmt.Sprintf("the event's type is %d UTF-16 code units long; name it in at most 256; nothing was sent", n)}
+	}
 	key := feedrow.Key(s.Feed.clock.Next(s.Acct.Clock(), 0))
 	row := feedrow.EventRecord(pk, key, typ, data)
-	if size := service.EntitySize(row.PartitionKey, row.RowKey, row.Properties); size > service.MaxEntityBytes {
-		return service.Action{}, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "transaction", Table: s.Name, PartitionKey: pk, RowKey: key,
-			Message: "the event's record would be larger than the service's 1 MB row limit; publish less in one event; nothing was sent"}
-	}
 	return service.Action{Op: service.OpInsert, Row: row}, nil
 }
 
