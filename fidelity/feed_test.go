@@ -46,7 +46,7 @@ func fdTable(t *testing.T, b backend, prefix string) string {
 }
 
 // fdCounters returns a store of fdCounter with a feed over svc (one account: one process).
-func fdCounters(t *testing.T, name string, svc service.Tables, table string) *tables.Store[fdCounter] {
+func fdCounters(t testing.TB, name string, svc service.Tables, table string) *tables.Store[fdCounter] {
 	t.Helper()
 	s, err := tables.For[fdCounter](tables.NewAccountOver(name, svc, nil, &tables.Options{Logger: discardLogger()}), &tables.StoreOptions{Table: table})
 	if err != nil {

@@ -3,6 +3,7 @@ package feed
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/feedrow"
@@ -15,6 +16,7 @@ import (
 // once when the owner released (deleted) it.
 type lease struct {
 	pk, etag string
+	at       time.Time // when this relay last wrote it (its clock)
 }
 
 func (r *Relay) leaseRow(pk string) service.Row {
@@ -46,7 +48,7 @@ func (r *Relay) take(ctx context.Context, pk string) (*lease, bool, error) {
 		return nil, false, r.core.Translate("feed relay", feedrow.LeasePartition, pk, err)
 	}
 	r.forget(feedrow.LeasePartition, pk)
-	return &lease{pk: pk, etag: w.ETag}, true, nil
+	return &lease{pk: pk, etag: w.ETag, at: time.Now()}, true, nil
 }
 
 // errLost is the error of a relay that lost its lease to another while it worked.
@@ -56,8 +58,13 @@ func (e errLost) Error() string {
 	return "feed: the relay lost the lease of partition " + e.pk + " to another relay; its records are that relay's now"
 }
 
-// renew writes the lease again on condition of the version this relay holds.
+// renew writes the lease again on condition of the version this relay holds, unless it
+// wrote it less than a third of the lease ago (no other relay can have taken it then).
 func (r *Relay) renew(ctx context.Context, l *lease) error {
+	if time.Since(l.at) < r.o.Lease/3 {
+		return nil
+	}
+	started := time.Now()
 	w, err := r.core.Acct.Tables.Write(ctx, r.core.Name, service.Action{Op: service.OpReplace, Row: r.leaseRow(l.pk), IfMatch: l.etag})
 	if gone(err) {
 		return errLost{l.pk}
@@ -65,7 +72,7 @@ func (r *Relay) renew(ctx context.Context, l *lease) error {
 	if err != nil {
 		return r.core.Translate("feed relay", feedrow.LeasePartition, l.pk, err)
 	}
-	l.etag = w.ETag
+	l.etag, l.at = w.ETag, started
 	return nil
 }
 
