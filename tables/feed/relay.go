@@ -296,6 +296,7 @@ func (r *Relay) partition(ctx context.Context, h Handler, m service.Row) (st Pas
 			st.Failed++
 			if panicked {
 				st.Panics++
+				r.core.Acct.Logger().Warn("unified tables: a feed handler panicked; the record stays pending", "table", r.core.Name, "error", herr)
 			}
 			dead, ferr := r.failed(ctx, rec, herr)
 			r.core.Acct.Tel.Meters.FeedFailed(ctx, r.core.Name, dead)

@@ -44,6 +44,9 @@ var groups = []group{
 	// Partition indexes: a package of its own over the stores, imported by programs that
 	// look entities up by index (printed, not checked).
 	{name: "index surface (tables/index)", dirs: []string{"tables/index"}},
+	// The change feed: a package of its own over the stores, imported by programs that
+	// enable a feed, publish events or relay records (printed, not checked).
+	{name: "feed surface (tables/feed)", dirs: []string{"tables/feed"}},
 }
 
 func main() {
