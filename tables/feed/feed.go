@@ -156,32 +156,10 @@ func record(r *service.Row) Record {
 			if rec.Body == nil {
 				rec.Body = map[string]any{}
 			}
-			rec.Body[p.Name] = goValue(p.Value)
+			rec.Body[p.Name] = engine.GoValue(p.Value)
 		}
 	}
 	return rec
-}
-
-func goValue(v service.Value) any {
-	switch v.Kind() {
-	case service.KindString:
-		return v.Str()
-	case service.KindBinary:
-		return v.Bytes()
-	case service.KindBool:
-		return v.Bool()
-	case service.KindInt32:
-		return v.Int32()
-	case service.KindInt64:
-		return v.Int64()
-	case service.KindDouble:
-		return v.Float()
-	case service.KindDateTime:
-		return v.Time()
-	case service.KindGuid:
-		return abstractions.GUID(v.GuidBytes())
-	}
-	return nil
 }
 
 // tableOf returns the engine table of a store, refusing one without a feed.

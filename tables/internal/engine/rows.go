@@ -209,3 +209,28 @@ func (s *Table) EntityFilter(filter string) string {
 	}
 	return "(" + filter + ") and " + not
 }
+
+// GoValue converts a cell to the Go value of its EDM type, as a PolyEntry's Columns and a
+// change record's Body hold it: string, []byte (a copy), bool, int32, int64, float64,
+// time.Time or abstractions.GUID; nil for an invalid value.
+func GoValue(v service.Value) any {
+	switch v.Kind() {
+	case service.KindString:
+		return v.Str()
+	case service.KindBool:
+		return v.Bool()
+	case service.KindInt32:
+		return v.Int32()
+	case service.KindInt64:
+		return v.Int64()
+	case service.KindDouble:
+		return v.Float()
+	case service.KindDateTime:
+		return v.Time()
+	case service.KindBinary:
+		return append([]byte{}, v.Bytes()...)
+	case service.KindGuid:
+		return abstractions.GUID(v.GuidBytes())
+	}
+	return nil
+}
