@@ -6,27 +6,21 @@ import (
 	"fmt"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/claims"
 )
 
 // index maps a normalised value (a user name, an email, a role name) to the one row that
 // holds it. The .NET package finds such a row with a query of the user (or role) partition
 // filtered on the value; these stores keep, besides, an index row in the same table
-// (partition HashKey(value), row key a constant), so that a lookup is two point reads and
-// two stores claiming one value at once cannot both win. The index rows are this module's
-// own: the .NET package never reads those partitions, and does not write index rows, so a
-// lookup that finds none (or a stale one) falls back to the .NET package's query. Its rules:
-//
-//   - the owner's row is written first and the index row claimed after, so an index row is
-//     valid only while its owner's row exists and holds the value (a crash between the two
-//     steps leaves a stale index row, never a valid row without its index);
-//   - a claim first queries the owners' partition for another row holding the value (one a
-//     .NET service wrote has no index row), then creates the index row, never upserting it:
-//     a live one makes the claim fail with the index's duplicate error; a stale one is taken
-//     over by a write on condition of the version read, so two racing claims cannot both
-//     win;
-//   - a lookup checks the value on the index row and on the owner's row, so a stale index
-//     row, and two values with one digest, are never taken for a match.
-type index[T any] struct {
+// (partition HashKey(value), row key a constant) that claims the value for its owner, so
+// that a lookup is two point reads and two stores claiming one value at once cannot both
+// win. The claims follow the protocol of package claims, the one the stores' unique indexes
+// follow (owner first, claim after; created, never upserted; stale claims taken over on the
+// version read; lookups check both rows); these index rows are its claim rows here. They
+// are this module's own: the .NET package never reads those partitions, and does not write
+// index rows, so before claiming a value the stores query the owners' partition for a row
+// that holds it, and a lookup that finds no live claim falls back to that query.
+type index[T any, P abstractions.EntityPtr[T]] struct {
 	store abstractions.Storage[T]
 	what  string // what the value is, for messages: "user name"
 	owner string // what owns it, for messages: "user"
@@ -46,32 +40,67 @@ type index[T any] struct {
 	attempts int
 }
 
-func (x *index[T]) id(value string) string { return HashKey(value) + "|" + x.row }
+func (x *index[T, P]) id(value string) string { return HashKey(value) + "|" + x.row }
 
-// ownerRow reads the row of the owner an index row names.
-func (x *index[T]) ownerRow(ctx context.Context, owner string) (*T, error) {
-	k, err := idPart(x.owner+" id", owner)
-	if err != nil {
-		return nil, err
-	}
-	return x.store.One(ctx, x.rowID(k))
+// claims returns the protocol over the index rows.
+func (x *index[T, P]) claims() claims.Index[*T, *T] {
+	return claims.Index[*T, *T]{Rows: claimRows[T, P]{x}, Attempts: x.attempts}
 }
 
-// live reports whether the index row cur is valid: its owner's row exists and holds the
-// value the index row names.
-func (x *index[T]) live(ctx context.Context, cur *T) (bool, error) {
-	o, err := x.ownerRow(ctx, x.ownerOf(cur))
+// claimRows are an index's rows for package claims: a value's claim row is its index row.
+type claimRows[T any, P abstractions.EntityPtr[T]] struct{ x *index[T, P] }
+
+func (r claimRows[T, P]) Create(ctx context.Context, value, owner string) error {
+	var row T
+	r.x.point(&row, r.x.id(value), owner, value)
+	return r.x.store.Create(ctx, &row)
+}
+
+func (r claimRows[T, P]) Read(ctx context.Context, value string) (claims.Claim[*T], error) {
+	cur, err := r.x.store.One(ctx, r.x.id(value))
+	if err != nil {
+		return claims.Claim[*T]{}, err
+	}
+	return claims.Claim[*T]{Value: r.x.value(cur), Owner: r.x.ownerOf(cur), Version: P(cur).Base().ETag, Row: cur}, nil
+}
+
+// Replace points the index row read over to owner, keeping its creation time.
+func (r claimRows[T, P]) Replace(ctx context.Context, value, owner string, cur claims.Claim[*T]) error {
+	row := *cur.Row
+	r.x.point(&row, r.x.id(value), owner, value)
+	return r.x.store.Update(ctx, &row, abstractions.Strict)
+}
+
+func (r claimRows[T, P]) Delete(ctx context.Context, cur claims.Claim[*T]) error {
+	deleted, err := r.x.store.Delete(ctx, P(cur.Row).Base().ID, cur.Version)
+	if err == nil && !deleted {
+		return abstractions.ErrNotFound
+	}
+	return err
+}
+
+// Owner reads the row of the owner an index row names, and reports whether it holds value.
+func (r claimRows[T, P]) Owner(ctx context.Context, owner, value string) (*T, bool, error) {
+	k, err := idPart(r.x.owner+" id", owner)
+	if err != nil {
+		return nil, false, nil
+	}
+	o, err := r.x.store.One(ctx, r.x.rowID(k))
 	switch {
 	case errors.Is(err, abstractions.ErrNotFound), errors.Is(err, abstractions.ErrInvalidKey):
-		return false, nil
+		return nil, false, nil
 	case err != nil:
-		return false, err
+		return nil, false, err
 	}
-	return x.value(o) == x.value(cur), nil
+	return o, r.x.value(o) == value, nil
 }
 
-// claim makes the index row of value point to owner (whose row already holds value).
-func (x *index[T]) claim(ctx context.Context, owner, value string) error {
+func (claimRows[T, P]) Same(a, b string) bool { return sameKey(a, b) }
+
+// claim makes the index row of value point to owner (whose row already holds value), unless
+// a row of the owners' partition (one a .NET service wrote, without an index row) or a live
+// index row gives it to another owner.
+func (x *index[T, P]) claim(ctx context.Context, owner, value string) error {
 	if value == "" {
 		return nil
 	}
@@ -84,92 +113,37 @@ func (x *index[T]) claim(ctx context.Context, owner, value string) error {
 			return fmt.Errorf("%w: the %s %q belongs to %s %q; choose another", x.dup, x.what, value, x.owner, x.ownerOf(r))
 		}
 	}
-	id := x.id(value)
-	var lastErr error
-	for attempt := 0; attempt < x.attempts; attempt++ {
-		var row T
-		x.point(&row, id, owner, value)
-		err := x.store.Create(ctx, &row)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, abstractions.ErrDuplicateKey) {
-			return err
-		}
-		lastErr = err
-		cur, err := x.store.One(ctx, id)
-		if errors.Is(err, abstractions.ErrNotFound) {
-			continue // released meanwhile: create it again
-		}
-		if err != nil {
-			return err
-		}
-		if x.value(cur) == value && sameKey(x.ownerOf(cur), owner) {
-			return nil // ours already (a retried call)
-		}
-		live, err := x.live(ctx, cur)
-		if err != nil {
-			return err
-		}
-		if live {
-			return fmt.Errorf("%w: the %s %q belongs to %s %q; choose another: %w", x.dup, x.what, value, x.owner, x.ownerOf(cur), lastErr)
-		}
-		// A stale row (its owner is gone or moved on): take it over, on condition of the
-		// version read.
-		x.point(cur, id, owner, value)
-		err = x.store.Update(ctx, cur, abstractions.Strict)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, abstractions.ErrConcurrencyConflict) && !errors.Is(err, abstractions.ErrNotFound) {
-			return err
-		}
-		lastErr = err
+	err = x.claims().Claim(ctx, value, owner)
+	var held *claims.Held
+	var busy *claims.Contended
+	switch {
+	case errors.As(err, &held):
+		return fmt.Errorf("%w: the %s %q belongs to %s %q; choose another", x.dup, x.what, value, x.owner, held.Owner)
+	case errors.As(err, &busy):
+		return fmt.Errorf("%w: the index row of the %s %q kept changing during %d attempts; try again: %w",
+			abstractions.ErrConcurrencyConflict, x.what, value, busy.Attempts, busy.Err)
 	}
-	return fmt.Errorf("%w: the index row of the %s %q kept changing during %d attempts; try again: %w",
-		abstractions.ErrConcurrencyConflict, x.what, value, x.attempts, lastErr)
-}
-
-// release deletes the index row of value when it points to owner.
-func (x *index[T]) release(ctx context.Context, owner, value string) error {
-	if value == "" {
-		return nil
-	}
-	id := x.id(value)
-	cur, err := x.store.One(ctx, id)
-	if errors.Is(err, abstractions.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if x.value(cur) != value || !sameKey(x.ownerOf(cur), owner) {
-		return nil // another owner's
-	}
-	_, err = x.store.Delete(ctx, id, "")
 	return err
 }
 
+// release deletes the index row of value when it points to owner.
+func (x *index[T, P]) release(ctx context.Context, owner, value string) error {
+	if value == "" {
+		return nil
+	}
+	return x.claims().Release(ctx, value, owner)
+}
+
 // lookup returns the owner row that holds value, or an error matching ErrNotFound: the
-// owner its index row names when that row holds the value, and otherwise the first row of
-// the owners' partition that holds it (a row a .NET service wrote, which has no index row).
-func (x *index[T]) lookup(ctx context.Context, value string) (*T, error) {
+// owner its live index row names, and otherwise the first row of the owners' partition that
+// holds it (a row a .NET service wrote, which has no index row).
+func (x *index[T, P]) lookup(ctx context.Context, value string) (*T, error) {
 	if value == "" {
 		return nil, fmt.Errorf("%w: the normalised %s to look up is empty", abstractions.ErrInvalidArgument, x.what)
 	}
-	id := x.id(value)
-	cur, err := x.store.One(ctx, id)
-	switch {
-	case err == nil && x.value(cur) == value:
-		o, err := x.ownerRow(ctx, x.ownerOf(cur))
-		switch {
-		case err == nil && x.value(o) == value:
-			return o, nil
-		case err != nil && !errors.Is(err, abstractions.ErrNotFound) && !errors.Is(err, abstractions.ErrInvalidKey):
-			return nil, err
-		}
-	case err != nil && !errors.Is(err, abstractions.ErrNotFound):
-		return nil, err
+	_, o, found, err := x.claims().Lookup(ctx, value)
+	if err != nil || found {
+		return o, err
 	}
 	rows, err := x.holders(ctx, value)
 	if err != nil {
@@ -178,7 +152,7 @@ func (x *index[T]) lookup(ctx context.Context, value string) (*T, error) {
 	if len(rows) > 0 {
 		return rows[0], nil
 	}
-	pk, rk := abstractions.SplitID(id)
+	pk, rk := abstractions.SplitID(x.id(value))
 	return nil, &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "find by " + x.what, Table: x.store.Table(),
 		PartitionKey: pk, RowKey: rk, Message: fmt.Sprintf("no %s has the %s %q", x.owner, x.what, value)}
 }

@@ -10,8 +10,8 @@ import (
 
 var roleNormalizedName = abstractions.Field(func(r *Role) *string { return &r.NormalizedName })
 
-func roleIndex(s abstractions.Storage[Role], attempts int) *index[Role] {
-	return &index[Role]{store: s, what: "role name", owner: "role", row: roleNameIndexRow, dup: ErrDuplicateRoleName,
+func roleIndex(s abstractions.Storage[Role], attempts int) *index[Role, *Role] {
+	return &index[Role, *Role]{store: s, what: "role name", owner: "role", row: roleNameIndexRow, dup: ErrDuplicateRoleName,
 		attempts: attempts,
 		value:    func(r *Role) string { return r.NormalizedName },
 		ownerOf:  func(r *Role) string { return r.RoleId },

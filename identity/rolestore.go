@@ -11,7 +11,7 @@ import (
 // RoleStore keeps roles and their claims. It is safe for concurrent use.
 type RoleStore struct {
 	t     Tables
-	names *index[Role]
+	names *index[Role, *Role]
 	rows  *stamped[Role, *Role]
 }
 

@@ -18,10 +18,10 @@ type UserStore struct {
 	t        Tables
 	retry    *abstractions.RetryOptions
 	attempts int
-	names    *index[User]
-	emails   *index[User]
+	names    *index[User, *User]
+	emails   *index[User, *User]
 	rows     *stamped[User, *User]
-	roles    *index[Role]
+	roles    *index[Role, *Role]
 }
 
 // NewUserStore returns the user store over t. It needs every table but RoleClaims (Roles to
@@ -57,9 +57,9 @@ func NewUserStore(t Tables, opts *Options) (*UserStore, error) {
 }
 
 func userIndex(s abstractions.Storage[User], what, row string, dup error, attempts int,
-	field func(*User) *string) *index[User] {
+	field func(*User) *string) *index[User, *User] {
 	f := abstractions.Field(field)
-	return &index[User]{store: s, what: what, owner: "user", row: row, dup: dup, attempts: attempts,
+	return &index[User, *User]{store: s, what: what, owner: "user", row: row, dup: dup, attempts: attempts,
 		value:   func(u *User) string { return *field(u) },
 		ownerOf: func(u *User) string { return u.UserId },
 		rowID:   userRowID,
@@ -165,8 +165,8 @@ func (s *UserStore) Update(ctx context.Context, u *User) error {
 	if err != nil {
 		return err
 	}
-	var moved []*index[User]
-	for _, x := range []*index[User]{s.names, s.emails} {
+	var moved []*index[User, *User]
+	for _, x := range []*index[User, *User]{s.names, s.emails} {
 		if x.value(old) == x.value(stored) {
 			continue
 		}

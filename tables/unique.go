@@ -62,8 +62,9 @@ func (s *Store[T]) checkUnique(op string, v *T) (*service.Row, error) {
 	return r, nil
 }
 
-// claimChanged claims the values of now that before does not hold (before nil: none), for
-// the owner pk, rk. On a failure it releases the claims it made and returns the error.
+// claimChanged claims the values of now for the owner pk, rk; a value before (the row the
+// write replaced) holds too is claimed again (claims.Index.Reclaim says why). On a failure
+// it releases the claims it made (of values before did not hold) and returns the error.
 func (s *Store[T]) claimChanged(ctx context.Context, op, pk, rk string, now, before *service.Row) error {
 	cpks, vals, err := s.uniqueValues(now)
 	if err != nil {
@@ -75,20 +76,28 @@ func (s *Store[T]) claimChanged(ctx context.Context, op, pk, rk string, now, bef
 			old = nil // a stored value no claim can hold: claim the new ones all the same
 		}
 	}
-	var made []string
+	var made []int
 	for i, cpk := range cpks {
-		if cpk == "" || (old != nil && old[i] == cpk) {
+		if cpk == "" {
 			continue
 		}
-		if err := s.core.Claim(ctx, op, &s.core.Uniques[i], cpk, vals[i], pk, rk); err != nil {
-			for _, m := range made {
-				_ = s.core.Release(context.WithoutCancel(ctx), m, pk, rk)
-			}
+		again := old != nil && old[i] == cpk
+		if err := s.core.Claim(ctx, op, &s.core.Uniques[i], cpk, vals[i], pk, rk, again); err != nil {
+			s.releaseMade(ctx, made, cpks, pk, rk)
 			return err
 		}
-		made = append(made, cpk)
+		if !again {
+			made = append(made, i)
+		}
 	}
 	return nil
+}
+
+// releaseMade releases the claims made (indexes into cpks) of a write that failed.
+func (s *Store[T]) releaseMade(ctx context.Context, made []int, cpks []string, pk, rk string) {
+	for _, m := range made {
+		_ = s.core.Release(context.WithoutCancel(ctx), &s.core.Uniques[m], cpks[m], pk, rk)
+	}
 }
 
 // releaseChanged releases the claims of the values of before that now does not hold (now
@@ -107,7 +116,7 @@ func (s *Store[T]) releaseChanged(ctx context.Context, pk, rk string, before, no
 	}
 	for i, cpk := range old {
 		if cpk != "" && (cur == nil || cur[i] != cpk) {
-			_ = s.core.Release(ctx, cpk, pk, rk)
+			_ = s.core.Release(ctx, &s.core.Uniques[i], cpk, pk, rk)
 		}
 	}
 }
@@ -141,8 +150,7 @@ func (s *Store[T]) createUnique(ctx context.Context, v *T) error {
 	}
 	pk, rk := abstractions.SplitID(s.entity(&w).ID)
 	if err := s.claimChanged(ctx, "create", pk, rk, now, nil); err != nil {
-		// Undo the row, on condition of the version this call wrote.
-		_, _ = s.delete(context.WithoutCancel(ctx), s.entity(&w).ID, s.entity(&w).ETag)
+		s.undo(ctx, &w, now, nil)
 		return err
 	}
 	*v = w
@@ -222,7 +230,7 @@ func (s *Store[T]) replaceUnique(ctx context.Context, op string, v *T, mode abst
 			return err
 		}
 		if err := s.claimChanged(ctx, op, pk, rk, now, old); err != nil {
-			s.undo(ctx, &w, old)
+			s.undo(ctx, &w, now, old)
 			return err
 		}
 		if old != nil {
@@ -237,20 +245,144 @@ func (s *Store[T]) replaceUnique(ctx context.Context, op string, v *T, mode abst
 
 // undo puts back what a write whose claim failed replaced: the stored row old (deleted
 // when there was none), on condition of the version the write stored. When another writer
-// changed the row meanwhile, its write stands.
-func (s *Store[T]) undo(ctx context.Context, written *T, old *service.Row) {
+// changed the row meanwhile, its write stands, but not the refused values: repair takes
+// them out of whatever the row now is.
+func (s *Store[T]) undo(ctx context.Context, written *T, now, old *service.Row) {
 	ctx = context.WithoutCancel(ctx)
 	id, etag := s.entity(written).ID, s.entity(written).ETag
+	var err error
 	if old == nil {
-		_, _ = s.delete(ctx, id, etag)
-		return
+		_, err = s.delete(ctx, id, etag)
+	} else {
+		prev, derr := s.decode(old)
+		if derr != nil {
+			return
+		}
+		s.entity(prev).ETag = etag
+		err = s.update(ctx, prev, abstractions.Strict)
 	}
-	prev, err := s.decode(old)
+	pk, rk := abstractions.SplitID(id)
+	switch {
+	case errors.Is(err, abstractions.ErrConcurrencyConflict):
+		s.repair(ctx, pk, rk, now, old, old == nil)
+	case err == nil && old != nil:
+		// The values put back may have been taken over while the row held the refused
+		// ones: claim them again, and take out those another entity holds now.
+		cpks, vals, err := s.uniqueValues(old)
+		if err != nil {
+			return
+		}
+		lost := old.Clone()
+		lost.Properties = nil
+		for i, cpk := range cpks {
+			if cpk == "" {
+				continue
+			}
+			col := s.core.Uniques[i].Column
+			if errors.Is(s.core.Claim(ctx, "undo", &s.core.Uniques[i], cpk, vals[i], pk, rk, true), abstractions.ErrDuplicateKey) {
+				lost.Properties = append(lost.Properties, service.Property{Name: col, Value: vals[i]})
+			}
+		}
+		if len(lost.Properties) > 0 {
+			s.repair(ctx, pk, rk, &lost, nil, false)
+		}
+	}
+}
+
+// repair runs when the undo of a refused write lost to another writer of the same entity
+// (one that built on the refused version, as a patch of other fields or another refused
+// write's undo does), and when values an undo put back were taken over meanwhile: while the
+// row holds a value of now (refused) that the value's live claim gives to another entity, it
+// deletes the row when the refused write created it (created), and otherwise puts back the
+// cell of old (the row before the refused write; without one, the cell goes) and claims
+// what it put back, on condition of the version read. The other writer's other changes
+// stand.
+func (s *Store[T]) repair(ctx context.Context, pk, rk string, now, old *service.Row, created bool) {
+	refused, _, err := s.uniqueValues(now)
 	if err != nil {
 		return
 	}
-	s.entity(prev).ETag = etag
-	_ = s.update(ctx, prev, abstractions.Strict)
+	for attempt := 1; attempt <= engine.SplitAttempts; attempt++ {
+		if engine.SplitRetry.Wait(ctx, attempt) != nil {
+			return
+		}
+		cur, err := s.storedRow(ctx, "undo", pk, rk)
+		if err != nil || cur == nil {
+			return
+		}
+		held, _, err := s.uniqueValues(cur)
+		if err != nil {
+			return
+		}
+		fixed := cur.Clone()
+		changed := false
+		for i, cpk := range held {
+			if cpk == "" || cpk != refused[i] {
+				continue
+			}
+			sp := &s.core.Uniques[i]
+			opk, ork, found, err := s.core.LookupClaim(ctx, sp, mustGet(cur, sp.Column))
+			if err != nil {
+				return
+			}
+			if found && (opk != pk || ork != rk) {
+				setCell(&fixed, sp.Column, old)
+				changed = true
+			}
+		}
+		if !changed {
+			return
+		}
+		if created {
+			_, err := s.delete(ctx, pk+abstractions.IDSeparator+rk, cur.ETag)
+			if errors.Is(err, abstractions.ErrConcurrencyConflict) {
+				continue
+			}
+			return
+		}
+		v, err := s.decode(&fixed)
+		if err != nil {
+			return
+		}
+		s.entity(v).ETag = cur.ETag
+		err = s.update(ctx, v, abstractions.Strict)
+		if errors.Is(err, abstractions.ErrConcurrencyConflict) || errors.Is(err, abstractions.ErrNotFound) {
+			continue // changed again: look again
+		}
+		if err != nil {
+			return
+		}
+		if s.claimChanged(ctx, "undo", pk, rk, &fixed, cur) == nil {
+			return
+		}
+		// What was put back was taken over meanwhile: take it out too.
+		if refused, _, err = s.uniqueValues(&fixed); err != nil {
+			return
+		}
+		old = nil
+	}
+}
+
+// mustGet returns the cell name of r (the caller checked that it has one).
+func mustGet(r *service.Row, name string) service.Value {
+	v, _ := r.Get(name)
+	return v
+}
+
+// setCell makes the cell name of r what it is in from: the same value, or none.
+func setCell(r *service.Row, name string, from *service.Row) {
+	props := r.Properties[:0:0]
+	for _, p := range r.Properties {
+		if p.Name != name {
+			props = append(props, p)
+		}
+	}
+	if from != nil {
+		if v, ok := from.Get(name); ok {
+			props = append(props, service.Property{Name: name, Value: v})
+		}
+	}
+	r.Properties = props
 }
 
 func (s *Store[T]) deleteUnique(ctx context.Context, id, ifMatch string) (bool, error) {

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/claims"
 	"github.com/unified-data/gotables/tables/internal/indexrow"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -33,93 +35,127 @@ func UniqueValue(sp *indexrow.Spec, r *service.Row) (string, service.Value, erro
 	return cpk, v, err
 }
 
-// claimLive reports whether the claim row cur is valid: its owner's row exists and holds
-// the value whose claim partition cur is in.
-func (s *Table) claimLive(ctx context.Context, sp *indexrow.Spec, cur *service.Row) (bool, error) {
-	pk, rk, ok := indexrow.ClaimOwner(cur)
-	if !ok || CheckKey(pk) != "" || CheckKey(rk) != "" {
-		return false, nil
+// claimRows are the claim rows of the unique index sp, for the protocol of package claims:
+// a value is its claim partition, an owner the id of the entity's row.
+type claimRows struct {
+	t  *Table
+	sp *indexrow.Spec
+}
+
+// claims returns the protocol over the claim rows of sp.
+func (s *Table) claims(sp *indexrow.Spec) claims.Index[service.Row, struct{}] {
+	return claims.Index[service.Row, struct{}]{Rows: claimRows{s, sp}, Attempts: SplitAttempts, Wait: SplitRetry.Wait}
+}
+
+// classified is a service error with the sentinel the protocol expects of it.
+type classified struct{ kind, err error }
+
+func (e classified) Error() string   { return e.err.Error() }
+func (e classified) Unwrap() []error { return []error{e.kind, e.err} }
+
+// classify gives err the sentinel of the outcomes the protocol handles.
+func classify(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case abstractions.HasStatus(err, http.StatusConflict, "EntityAlreadyExists"):
+		return classified{abstractions.ErrDuplicateKey, err}
+	case abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound"):
+		return classified{abstractions.ErrNotFound, err}
+	case abstractions.HasStatus(err, http.StatusPreconditionFailed, ""):
+		return classified{abstractions.ErrConcurrencyConflict, err}
 	}
-	owner, err := s.Acct.Tables.GetRow(ctx, s.Name, pk, rk, []string{sp.Column})
+	return err
+}
+
+func (c claimRows) Create(ctx context.Context, cpk, owner string) error {
+	pk, rk := abstractions.SplitID(owner)
+	_, err := c.t.Acct.Tables.Write(ctx, c.t.Name, service.Action{Op: service.OpInsert, Row: indexrow.ClaimRow(cpk, pk, rk)})
+	return classify(err)
+}
+
+func (c claimRows) Read(ctx context.Context, cpk string) (claims.Claim[service.Row], error) {
+	r, err := c.t.Acct.Tables.GetRow(ctx, c.t.Name, cpk, indexrow.ClaimRowKey, nil)
+	if err != nil {
+		return claims.Claim[service.Row]{}, classify(err)
+	}
+	return claimOf(&r), nil
+}
+
+// claimOf returns what the claim row r says.
+func claimOf(r *service.Row) claims.Claim[service.Row] {
+	owner := "" // a claim without its owner's cells names no row: stale
+	if pk, rk, ok := indexrow.ClaimOwner(r); ok {
+		owner = pk + abstractions.IDSeparator + rk
+	}
+	return claims.Claim[service.Row]{Value: r.PartitionKey, Owner: owner, Version: r.ETag, Row: *r}
+}
+
+func (c claimRows) Replace(ctx context.Context, cpk, owner string, cur claims.Claim[service.Row]) error {
+	pk, rk := abstractions.SplitID(owner)
+	_, err := c.t.Acct.Tables.Write(ctx, c.t.Name, service.Action{Op: service.OpReplace, Row: indexrow.ClaimRow(cpk, pk, rk), IfMatch: cur.Version})
+	return classify(err)
+}
+
+func (c claimRows) Delete(ctx context.Context, cur claims.Claim[service.Row]) error {
+	_, err := c.t.Acct.Tables.Write(ctx, c.t.Name, service.Action{Op: service.OpDelete,
+		Row: service.Row{PartitionKey: cur.Value, RowKey: indexrow.ClaimRowKey}, IfMatch: cur.Version})
+	return classify(err)
+}
+
+// Owner reads the value column of the row owner names, and reports whether it holds the
+// value whose claim partition is cpk.
+func (c claimRows) Owner(ctx context.Context, owner, cpk string) (struct{}, bool, error) {
+	pk, rk := abstractions.SplitID(owner)
+	if owner == "" || CheckKey(pk) != "" || CheckKey(rk) != "" {
+		return struct{}{}, false, nil
+	}
+	r, err := c.t.Acct.Tables.GetRow(ctx, c.t.Name, pk, rk, []string{c.sp.Column})
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
-		return false, nil
+		return struct{}{}, false, nil
 	}
 	if err != nil {
-		return false, err
+		return struct{}{}, false, err
 	}
-	held, _, err := UniqueValue(sp, &owner)
-	return err == nil && held == cur.PartitionKey, nil
+	held, _, err := UniqueValue(c.sp, &r)
+	return struct{}{}, err == nil && held == cpk, nil
 }
+
+func (claimRows) Same(a, b string) bool { return a == b }
 
 // Claim makes the claim of the value v (claim partition cpk) of the unique index sp name
 // the owner pk, rk, whose row holds v already. A live claim of another owner fails with
 // ErrDuplicateKey naming the index and the value.
-func (s *Table) Claim(ctx context.Context, op string, sp *indexrow.Spec, cpk string, v service.Value, pk, rk string) error {
-	var lastErr error
-	for attempt := 1; attempt <= SplitAttempts; attempt++ {
-		if err := SplitRetry.Wait(ctx, attempt); err != nil {
-			return err
-		}
-		_, err := s.Acct.Tables.Write(ctx, s.Name, service.Action{Op: service.OpInsert, Row: indexrow.ClaimRow(cpk, pk, rk)})
-		if err == nil {
-			return nil
-		}
-		if !abstractions.HasStatus(err, http.StatusConflict, "EntityAlreadyExists") {
-			return s.Translate(op, pk, rk, err)
-		}
-		lastErr = err
-		cur, err := s.Acct.Tables.GetRow(ctx, s.Name, cpk, indexrow.ClaimRowKey, nil)
-		if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
-			continue // released meanwhile: create it again
-		}
-		if err != nil {
-			return s.Translate(op, pk, rk, err)
-		}
-		if opk, ork, ok := indexrow.ClaimOwner(&cur); ok && opk == pk && ork == rk {
-			return nil // ours already (a retried call)
-		}
-		live, err := s.claimLive(ctx, sp, &cur)
-		if err != nil {
-			return s.Translate(op, pk, rk, err)
-		}
-		if live {
-			opk, ork, _ := indexrow.ClaimOwner(&cur)
-			return &abstractions.StoreError{Kind: abstractions.ErrDuplicateKey, Op: op, Table: s.Name, PartitionKey: pk, RowKey: rk, Index: sp.Name,
-				Message: fmt.Sprintf("the unique index %q holds the value %v for %s already (the entity %s); nothing of this write was kept",
-					sp.Name, v, sp.Field, opk+abstractions.IDSeparator+ork)}
-		}
-		// A stale claim: take it over on condition of the version read.
-		_, err = s.Acct.Tables.Write(ctx, s.Name, service.Action{Op: service.OpReplace, Row: indexrow.ClaimRow(cpk, pk, rk), IfMatch: cur.ETag})
-		if err == nil {
-			return nil
-		}
-		if !abstractions.HasStatus(err, http.StatusPreconditionFailed, "") && !abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
-			return s.Translate(op, pk, rk, err)
-		}
-		lastErr = err
+// With again set the owner's previous row held v too (claims.Index.Reclaim).
+func (s *Table) Claim(ctx context.Context, op string, sp *indexrow.Spec, cpk string, v service.Value, pk, rk string, again bool) error {
+	x, owner := s.claims(sp), pk+abstractions.IDSeparator+rk
+	var err error
+	if again {
+		err = x.Reclaim(ctx, cpk, owner)
+	} else {
+		err = x.Claim(ctx, cpk, owner)
 	}
-	return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: op, Table: s.Name, PartitionKey: pk, RowKey: rk, Err: lastErr,
-		Message: fmt.Sprintf("the claim of the unique index %q kept changing during %d attempts; retry", sp.Name, SplitAttempts)}
+	var held *claims.Held
+	var busy *claims.Contended
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &held):
+		return &abstractions.StoreError{Kind: abstractions.ErrDuplicateKey, Op: op, Table: s.Name, PartitionKey: pk, RowKey: rk, Index: sp.Name,
+			Message: fmt.Sprintf("the unique index %q holds the value %v for %s already (the entity %s); nothing of this write was kept",
+				sp.Name, v, sp.Field, held.Owner)}
+	case errors.As(err, &busy):
+		return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: op, Table: s.Name, PartitionKey: pk, RowKey: rk, Err: busy.Err,
+			Message: fmt.Sprintf("the claim of the unique index %q kept changing during %d attempts; retry", sp.Name, busy.Attempts)}
+	}
+	return s.Translate(op, pk, rk, err)
 }
 
-// Release deletes the claim of partition cpk when it names the owner pk, rk, on condition
-// of the version read; a claim of another owner, or none, is left as it is.
-func (s *Table) Release(ctx context.Context, cpk, pk, rk string) error {
-	cur, err := s.Acct.Tables.GetRow(ctx, s.Name, cpk, indexrow.ClaimRowKey, nil)
-	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if opk, ork, ok := indexrow.ClaimOwner(&cur); !ok || opk != pk || ork != rk {
-		return nil
-	}
-	_, err = s.Acct.Tables.Write(ctx, s.Name, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: cpk, RowKey: indexrow.ClaimRowKey}, IfMatch: cur.ETag})
-	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") || abstractions.HasStatus(err, http.StatusPreconditionFailed, "") {
-		return nil // gone, or taken over meanwhile
-	}
-	return err
+// Release deletes the claim of partition cpk of the unique index sp when it names the owner
+// pk, rk, on condition of the version read; a claim of another owner, or none, is left as
+// it is.
+func (s *Table) Release(ctx context.Context, sp *indexrow.Spec, cpk, pk, rk string) error {
+	return s.claims(sp).Release(ctx, cpk, pk+abstractions.IDSeparator+rk)
 }
 
 // LookupClaim returns the owner of the live claim of the value v of the unique index sp.
@@ -128,18 +164,11 @@ func (s *Table) LookupClaim(ctx context.Context, sp *indexrow.Spec, v service.Va
 	if err != nil {
 		return "", "", false, err
 	}
-	cur, err := s.Acct.Tables.GetRow(ctx, s.Name, cpk, indexrow.ClaimRowKey, nil)
-	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
-		return "", "", false, nil
-	}
-	if err != nil {
+	owner, _, found, err := s.claims(sp).Lookup(ctx, cpk)
+	if err != nil || !found {
 		return "", "", false, err
 	}
-	live, err := s.claimLive(ctx, sp, &cur)
-	if err != nil || !live {
-		return "", "", false, err
-	}
-	pk, rk, _ = indexrow.ClaimOwner(&cur)
+	pk, rk = abstractions.SplitID(owner)
 	return pk, rk, true, nil
 }
 
@@ -151,31 +180,32 @@ func (s *Table) SweepClaims(ctx context.Context, sp *indexrow.Spec) (int, error)
 	hi := indexrow.ClaimPrefix + sp.Name + "/"
 	filter := "PartitionKey ge " + service.QuoteString(lo) + " and PartitionKey lt " + service.QuoteString(hi) +
 		" and RowKey eq " + service.QuoteString(indexrow.ClaimRowKey)
-	var claims []service.Row
+	var rows []service.Row
 	if err := s.Scan(ctx, service.Query{Filter: filter}, func(r *service.Row) error {
-		claims = append(claims, r.Clone())
+		rows = append(rows, r.Clone())
 		return nil
 	}); err != nil {
 		return 0, s.Translate("sweep claims", "", "", err)
 	}
+	x := s.claims(sp)
 	n := 0
-	for i := range claims {
-		live, err := s.claimLive(ctx, sp, &claims[i])
+	for i := range rows {
+		c := claimOf(&rows[i])
+		stale, err := x.Stale(ctx, c)
 		if err != nil {
-			return n, s.Translate("sweep claims", claims[i].PartitionKey, claims[i].RowKey, err)
+			return n, s.Translate("sweep claims", rows[i].PartitionKey, rows[i].RowKey, err)
 		}
-		if live {
+		if !stale {
 			continue
 		}
-		_, err = s.Acct.Tables.Write(ctx, s.Name, service.Action{Op: service.OpDelete,
-			Row: service.Row{PartitionKey: claims[i].PartitionKey, RowKey: indexrow.ClaimRowKey}, IfMatch: claims[i].ETag})
+		err = x.Rows.Delete(ctx, c)
 		switch {
 		case err == nil:
 			n++
-		case abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") || abstractions.HasStatus(err, http.StatusPreconditionFailed, ""):
+		case errors.Is(err, abstractions.ErrNotFound) || errors.Is(err, abstractions.ErrConcurrencyConflict):
 			// gone, or claimed again meanwhile
 		default:
-			return n, s.Translate("sweep claims", claims[i].PartitionKey, claims[i].RowKey, err)
+			return n, s.Translate("sweep claims", rows[i].PartitionKey, rows[i].RowKey, err)
 		}
 	}
 	return n, nil

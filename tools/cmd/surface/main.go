@@ -44,6 +44,9 @@ var groups = []group{
 	// Partition indexes: a package of its own over the stores, imported by programs that
 	// look entities up by index (printed, not checked).
 	{name: "index surface (tables/index)", dirs: []string{"tables/index"}},
+	// The claim protocol of unique values: for the libraries that keep values unique (the
+	// stores' unique indexes, the identity stores), not for applications (printed).
+	{name: "claims surface (abstractions/claims)", dirs: []string{"abstractions/claims"}},
 	// The change feed: a package of its own over the stores, imported by programs that
 	// enable a feed, publish events or relay records (printed, not checked).
 	{name: "feed surface (tables/feed)", dirs: []string{"tables/feed"}},
