@@ -156,7 +156,9 @@ func (p *PassStats) add(q PassStats) {
 
 // Run runs passes until ctx ends, waiting RelayOptions.Poll after a pass that delivered
 // nothing, and returns ctx's error. A pass that fails is logged and followed by the next.
+// With RelayOptions.Keep it also sweeps (Sweep) every half Keep.
 func (r *Relay) Run(ctx context.Context, h Handler) error {
+	var swept time.Time
 	for {
 		st, err := r.Pass(ctx, h)
 		if ctx.Err() != nil {
@@ -164,6 +166,12 @@ func (r *Relay) Run(ctx context.Context, h Handler) error {
 		}
 		if err != nil {
 			r.core.Acct.Logger().Warn("unified tables: a feed relay pass failed; the next pass retries", "table", r.core.Name, "error", err)
+		}
+		if r.o.Keep > 0 && time.Since(swept) >= r.o.Keep/2 {
+			swept = time.Now()
+			if _, err := r.Sweep(ctx); err != nil && ctx.Err() == nil {
+				r.core.Acct.Logger().Warn("unified tables: a feed sweep failed; the next one retries", "table", r.core.Name, "error", err)
+			}
 		}
 		if st.Delivered == 0 {
 			t := time.NewTimer(r.o.Poll)
