@@ -238,7 +238,9 @@ func TestKeep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := feed.NewRelay(s, &feed.RelayOptions{Keep: 200 * time.Millisecond, Poll: time.Millisecond})
+	written := time.Now()
+	const keep = 2 * time.Second
+	r, err := feed.NewRelay(s, &feed.RelayOptions{Keep: keep, Poll: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +277,7 @@ func TestKeep(t *testing.T) {
 	if n, err := r.Sweep(ctx); err != nil || n != 0 {
 		t.Fatalf("an early sweep deleted %d: %v", n, err)
 	}
-	time.Sleep(250 * time.Millisecond)
+	time.Sleep(time.Until(written.Add(keep + 50*time.Millisecond)))
 	if n, err := r.Sweep(ctx); err != nil || n != 3 {
 		t.Fatalf("sweep: %d, %v", n, err)
 	}
