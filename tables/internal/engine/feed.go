@@ -27,9 +27,6 @@ type Feed struct {
 	// marks again when its last mark of the partition is older than half of it, so that its
 	// transaction reaches the service while the mark stands.
 	Hold time.Duration
-	// AfterMark, when set, runs after a write's mark and before its transaction; an error
-	// fails the write as if the writer stopped there (the crash tests use it).
-	AfterMark func(pk string) error
 
 	clock  feedrow.Clock
 	mu     sync.Mutex
@@ -85,11 +82,6 @@ func (s *Table) MarkFeed(ctx context.Context, op, pk string) error {
 		}
 		f.marked[pk] = before
 		f.mu.Unlock()
-	}
-	if f.AfterMark != nil {
-		if err := f.AfterMark(pk); err != nil {
-			return s.Translate(op, pk, "", err)
-		}
 	}
 	return nil
 }
