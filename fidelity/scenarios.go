@@ -36,6 +36,7 @@ func storeScenarios() []Scenario {
 	all = append(all, polyScenarios()...)
 	all = append(all, sharedScenarios()...)
 	all = append(all, ixScenarios()...)
+	all = append(all, expiryScenarios()...)
 	all = append(all, feedScenarios()...)
 	all = append(all, identityScenarios()...)
 	all = append(all, largeScenarios()...)

@@ -3,7 +3,9 @@ package inmemory_test
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"testing"
+	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -12,6 +14,7 @@ import (
 	"github.com/unified-data/gotables/inmemory"
 	"github.com/unified-data/gotables/inmemory/memservice"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/expiry"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -98,5 +101,59 @@ func TestMetricsCountOffloadedBytes(t *testing.T) {
 	n, blobs = stored()
 	if got := offloaded(t, reader, s.Table()); blobs != 3 || got != n {
 		t.Errorf("after another row's write: offloaded %d bytes, the %d blobs hold %d", got, blobs, n)
+	}
+}
+
+// sumOf returns the sum of the int64 counter named name.
+func sumOf(t *testing.T, r *sdkmetric.ManualReader, name string) int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == name {
+				for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+					n += p.Value
+				}
+			}
+		}
+	}
+	return n
+}
+
+// A sweep of expired rows counts the rows it found expired and the rows it deleted.
+func TestMetricsCountSweptRows(t *testing.T) {
+	type session struct {
+		abstractions.Entity
+		Expires time.Time `table:",expires=1h"`
+	}
+	ctx := context.Background()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer func() { _ = mp.Shutdown(ctx) }()
+	now := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+	acct := inmemory.NewAccount(&tables.Options{MeterProvider: mp, Now: func() time.Time { return now }})
+	s, err := tables.For[session](acct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if err := s.Create(ctx, &session{Entity: abstractions.Entity{ID: fmt.Sprintf("p%d|s", i%2)}}); err != nil && i < 2 {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Create(ctx, &session{Entity: abstractions.Entity{ID: "p0|later"}, Expires: now.Add(5 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Hour)
+	rep, err := expiry.Sweep(ctx, s, nil)
+	if err != nil || rep.Swept != 2 {
+		t.Fatalf("Sweep = %+v, %v", rep, err)
+	}
+	if e, sw := sumOf(t, reader, "udtables.expiry.expired"), sumOf(t, reader, "udtables.expiry.swept"); e != 2 || sw != 2 {
+		t.Errorf("expired %d, swept %d; want 2 and 2", e, sw)
 	}
 }

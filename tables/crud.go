@@ -45,6 +45,7 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 		b.CreatedAt = now
 	}
 	b.UpdatedAt = now
+	s.core.StampExpiry(p.V, now)
 	if s.core.Split {
 		if err := s.core.PrepareLarge(op, &p.Write); err != nil {
 			return nil, err
@@ -56,7 +57,7 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 		return nil, engine.RowError(op, s.core.Name, pk, rk, "the entity cannot be stored; nothing was sent", err)
 	}
 	p.Row = row
-	if len(s.core.Indexes) > 0 || s.core.Feed != nil {
+	if s.core.Units() {
 		if err := s.core.PrepareIndexed(op, &p.Write); err != nil {
 			return nil, err
 		}
@@ -289,9 +290,12 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 	}
 	cached, hit := s.core.CachedRow(key)
 	s.core.CountCache(ctx, hit)
-	if hit {
+	if hit && !s.core.Expired(cached) {
 		s.rememberIndexed(cached)
 		return s.decode(cached)
+	}
+	if hit {
+		return nil, expiredRead(s.core.Name, pk, rk)
 	}
 	var row service.Row
 	s.core.ReadThrough(key, func() *cache.Entry {
@@ -314,6 +318,10 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 				msg = "no entity has this key (the row there is a partition index's row)"
 			}
 			err = &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "read", Table: s.core.Name, PartitionKey: pk, RowKey: rk, Message: msg}
+			return nil
+		}
+		if s.core.Expired(&row) {
+			err = expiredRead(s.core.Name, pk, rk)
 			return nil
 		}
 		if !s.core.Policy.Enabled() {
@@ -372,10 +380,10 @@ func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	_, hit := s.core.CachedRow(s.core.EntityKey(pk, rk))
+	cached, hit := s.core.CachedRow(s.core.EntityKey(pk, rk))
 	s.core.CountCache(ctx, hit)
 	if hit {
-		return true, nil
+		return !s.core.Expired(cached), nil
 	}
 	row, err := s.core.Acct.Tables.GetRow(ctx, s.core.Name, pk, rk, s.core.SharedSel(engine.OfOnly))
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
@@ -385,5 +393,11 @@ func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
 		return false, s.core.Translate("exists", pk, rk, err)
 	}
 	// A continuation row is not an entity of its own, nor, in a shared table, a polymorphic row.
-	return !largevalue.IsContinuation(&row) && !s.core.Foreign(&row), nil
+	return !largevalue.IsContinuation(&row) && !s.core.Hidden(&row), nil
+}
+
+// expiredRead is the error of a read that finds a row whose expiry time has come.
+func expiredRead(table, pk, rk string) error {
+	return &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "read", Table: table, PartitionKey: pk, RowKey: rk,
+		Message: "no row has this key (the row there expired)"}
 }

@@ -44,6 +44,9 @@ func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, 
 	}
 	out := make([]*T, 0, len(rows))
 	for i := range rows {
+		if s.core.Expired(&rows[i]) {
+			continue // the list was read (or cached) before the row expired
+		}
 		v, err := s.decode(&rows[i])
 		if err != nil {
 			return nil, err

@@ -213,6 +213,8 @@ func polyItemRefusal(t reflect.Type) string {
 			return fmt.Sprintf("%v.%s is protected; polymorphic stores do not check protected properties, so store the type with For", t, f.Path)
 		case f.Split != "" || f.Offload != "":
 			return fmt.Sprintf("%v.%s has a split or offload option; polymorphic stores write no split or offloaded values, so store the type with For", t, f.Path)
+		case f.Expires:
+			return fmt.Sprintf("%v.%s is an expiry time (the tag option expires); polymorphic stores do not hide expired rows, so store the type with For", t, f.Path)
 		}
 	}
 	return ""

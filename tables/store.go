@@ -115,6 +115,10 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 	if err != nil {
 		return nil, fmt.Errorf("%w: store of %v: %w", abstractions.ErrInvalidArgument, t, err)
 	}
+	exp, err := engine.ExpiryOf(plan)
+	if err != nil {
+		return nil, fmt.Errorf("%w: store of %v: %w", abstractions.ErrInvalidArgument, t, err)
+	}
 	if cfg.SharedTable && plan.LargeValues() {
 		return nil, fmt.Errorf("%w: store of %v: a split-aware type (a split or offload option) cannot share its table with polymorphic stores; give it a table of its own",
 			abstractions.ErrNotSupported, t)
@@ -144,6 +148,10 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 		return nil, fmt.Errorf("%w: store of %v: a split-aware type (a split or offload option) cannot have unique indexes yet",
 			abstractions.ErrNotSupported, t)
 	}
+	if exp != nil {
+		// The expiry index, which the sweep reads (see engine.ExpirySpec).
+		s.core.Indexes = append(s.core.Indexes, engine.ExpirySpec(exp.Column, exp.Path))
+	}
 	indexed := len(s.core.Indexes) > 0
 	if s.core.Split {
 		s.core.Large = engine.LargeColumns(plan, a.e.Off != nil)
@@ -158,6 +166,13 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 			// The read before a write that may replace the row: its version and index keys.
 			s.core.StateSel = []string{indexrow.Column}
 			s.core.Seen = &engine.IxSeen{}
+		}
+	}
+	if exp != nil {
+		// The read before a write tells an expired row (engine.Stored.Expired).
+		s.core.Expiry = exp
+		if s.core.StateSel != nil || !s.core.Split {
+			s.core.StateSel = append(s.core.StateSel, exp.Column)
 		}
 	}
 	return s, nil

@@ -65,8 +65,8 @@ func (tx *Transaction) resolveIndexed(ctx context.Context) error {
 		st := engine.Stored{}
 		switch {
 		case x.mode == engine.ModeCreate:
-		case x.etag != "" && !x.del && x.core.Feed == nil:
-			if keys, ok := x.core.Seen.Known(pk, rk, x.etag); ok {
+		case x.etag != "" && !x.del:
+			if keys, ok := x.core.Seen.Known(pk, rk, x.etag); ok && x.core.Expiry == nil && x.core.Feed == nil {
 				st = engine.Stored{Found: true, ETag: x.etag, Parts: 1, Ix: keys}
 				break
 			}
@@ -77,6 +77,9 @@ func (tx *Transaction) resolveIndexed(ctx context.Context) error {
 				return x.core.Translate("transaction", pk, rk, err)
 			}
 			switch {
+			case st.Expired && !x.del && x.mode != engine.ModeUpsert:
+				return &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "transaction", Table: x.core.Name, PartitionKey: pk, RowKey: rk,
+					Message: "no row has this key (the row there expired), so the write finds it missing; nothing was sent"}
 			case !st.Found && (x.del || x.mode != engine.ModeUpsert):
 				return &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: "transaction", Table: x.core.Name, PartitionKey: pk, RowKey: rk,
 					Message: "no row has this key, so the transaction would fail; nothing was sent"}
@@ -96,6 +99,8 @@ func (tx *Transaction) resolveIndexed(ctx context.Context) error {
 		w := x.w
 		if w == nil {
 			w = &engine.Write{PK: pk, RK: rk}
+		} else if err := x.core.MarkExpiry(ctx, "transaction", w); err != nil {
+			return err
 		}
 		for _, ia := range engine.IndexActions(w, &st) {
 			tx.acts = append(tx.acts, ia)

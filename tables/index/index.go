@@ -240,10 +240,15 @@ func (ix *Index[T]) Find(ctx context.Context, partition string, value any) (_ []
 }
 
 // Count returns how many index rows of the partition hold value: the number of its entities
-// with that value, reading keys only.
+// with that value, reading keys only. A type whose rows expire (package tables/expiry)
+// counts the entities Find returns instead, since only an entity tells whether it expired.
 func (ix *Index[T]) Count(ctx context.Context, partition string, value any) (int, error) {
 	if err := ix.partitioned("count"); err != nil {
 		return 0, err
+	}
+	if ix.core.Expiry != nil {
+		found, err := ix.Find(ctx, partition, value)
+		return len(found), err
 	}
 	pk, err := ix.core.CheckPartition("index count", partition)
 	if err != nil {

@@ -235,6 +235,13 @@ func examine(specs []indexrow.Spec, rows []service.Row) *partitionState {
 	}
 	ents := map[string]*entity{}
 	var order []string
+	// The expiry index rows an entity lists (package tables/expiry) are taken as wanted
+	// unless the index is declared: a declaration by columns does not name it.
+	expPrefix := indexrow.Prefix + engine.ExpiryIndex + "."
+	if slices.ContainsFunc(specs, func(sp indexrow.Spec) bool { return sp.Name == engine.ExpiryIndex }) {
+		expPrefix = ""
+	}
+	undeclared := func(k string) bool { return expPrefix != "" && strings.HasPrefix(k, expPrefix) }
 	for i := range rows {
 		r := &rows[i]
 		if indexrow.IsKey(r.RowKey) {
@@ -252,7 +259,13 @@ func examine(specs []indexrow.Spec, rows []service.Row) *partitionState {
 		if err != nil {
 			want = nil // a value no index row can hold: the store refuses to write it
 		}
-		ents[r.RowKey] = &entity{etag: r.ETag, want: want, list: indexrow.Stored(r)}
+		list := indexrow.Stored(r)
+		for _, k := range list {
+			if undeclared(k) {
+				want = append(want, k)
+			}
+		}
+		ents[r.RowKey] = &entity{etag: r.ETag, want: want, list: list}
 		order = append(order, r.RowKey)
 		p.entities++
 	}

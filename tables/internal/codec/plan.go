@@ -106,6 +106,11 @@ type Field struct {
 	// Uniques are the items of the tag option unique=: each names a unique index of the
 	// field's values across the table.
 	Uniques []string
+	// Expires reports the tag option expires: the field holds the entity's expiry time;
+	// ExpiresTTL is its value, a default time to live as time.ParseDuration reads it, or ""
+	// (package tables/internal/engine checks both).
+	Expires    bool
+	ExpiresTTL string
 }
 
 // A Plan is the codec's map of one struct type: its fields and, for each column, how to

@@ -334,7 +334,7 @@ func (b *builder) field(t reflect.Type, name, path string, at loc, ti tagInfo, r
 	// A struct to flatten into name_Child columns.
 	if ti.hasOptions() {
 		return b.errorf(path, "a nested struct is stored as one column per field; "+
-			"put alias, split, offload, protected or index on its fields instead")
+			"put alias, split, offload, protected, index or expires on its fields instead")
 	}
 	n := len(b.plan.cols)
 	if err := b.flatten(t, name+"_", path+".", at, false); err != nil {
@@ -350,7 +350,8 @@ func (b *builder) field(t reflect.Type, name, path string, at loc, ti tagInfo, r
 func (b *builder) addColumn(l leaf, name, path string, at loc, ti tagInfo, role Role) {
 	f := Field{Name: name, Kind: l.kind, JSON: l.class == classJSON, Type: l.typ, Path: path,
 		Index: at.index, Offset: at.off, Indirect: len(at.hops) > 0, Role: role,
-		Split: ti.split, Offload: ti.offload, Protected: ti.protected, Indexes: ti.indexes, Uniques: ti.uniques, Nested: len(b.nesting) > 1}
+		Split: ti.split, Offload: ti.offload, Protected: ti.protected, Indexes: ti.indexes, Uniques: ti.uniques, Nested: len(b.nesting) > 1,
+		Expires: ti.expires, ExpiresTTL: ti.expiresTTL}
 	c := column{name: name, hops: at.hops, off: at.off, leaf: l, cellName: name, gzipName: name + gzipSuffix}
 	if l.class == classJSON {
 		c.cellName = name + jsonSuffix

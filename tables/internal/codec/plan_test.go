@@ -122,6 +122,13 @@ type (
 		Embedded
 		Full_Name string
 	}
+	badExpiresEmpty struct {
+		At time.Time `table:",expires="`
+	}
+	badExpiresMarker struct {
+		_  struct{} `table:",expires"`
+		At time.Time
+	}
 )
 
 func TestRefusedShapes(t *testing.T) {
@@ -165,6 +172,8 @@ func TestRefusedShapes(t *testing.T) {
 		{badSplitTwice{}, "_", "split= is declared twice"},
 		{badOffloadTwice{}, "_", "offload= is declared twice"},
 		{badGUIDArray{}, "Full_Name", "cannot hold '_'"},
+		{badExpiresEmpty{}, "At", "needs a time to live"},
+		{badExpiresMarker{}, "_", "applies to a field"},
 	}
 	for _, tc := range cases {
 		typ := reflect.TypeOf(tc.typ)
@@ -475,5 +484,22 @@ func TestPlanIsCached(t *testing.T) {
 	b, _ := codec.PlanOf(reflect.TypeFor[*Customer]())
 	if a != b {
 		t.Fatal("two plans for one type")
+	}
+}
+
+// TestExpiresOption: the option stands alone or carries a default time to live, which the
+// plan keeps as written (the engine checks it).
+func TestExpiresOption(t *testing.T) {
+	type session struct {
+		Until time.Time `table:",expires=30m"`
+		Other time.Time `table:",expires"`
+	}
+	pl, err := codec.PlanOf(reflect.TypeOf(session{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := pl.Fields()
+	if !fs[0].Expires || fs[0].ExpiresTTL != "30m" || !fs[1].Expires || fs[1].ExpiresTTL != "" {
+		t.Errorf("fields: %+v %+v", fs[0], fs[1])
 	}
 }

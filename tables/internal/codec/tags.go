@@ -22,13 +22,17 @@ type tagInfo struct {
 	uniques []string
 	// typeAliases are the "Target:Old" pairs of a blank marker field's alias option.
 	typeAliases []typeAlias
+	// expires marks the field that holds the entity's expiry time; expiresTTL is the
+	// option's value, a default time to live ("" when none), which the engine checks.
+	expires    bool
+	expiresTTL string
 }
 
 type typeAlias struct{ target, old string }
 
 func (ti *tagInfo) hasOptions() bool {
 	return len(ti.aliases) > 0 || ti.split != "" || ti.offload != "" || len(ti.protected) > 0 ||
-		len(ti.typeAliases) > 0 || len(ti.indexes) > 0 || len(ti.uniques) > 0
+		len(ti.typeAliases) > 0 || len(ti.indexes) > 0 || len(ti.uniques) > 0 || ti.expires
 }
 
 // parseTag parses a field's `table` tag. marker says the field is a blank `_` field, whose
@@ -56,9 +60,20 @@ func parseTag(tag string, marker bool) (tagInfo, string) {
 		seen[key] = true
 		switch key {
 		case "alias", "split", "offload", "protected", "index", "unique":
+		case "expires":
+			// The one option that may stand alone: the field is the expiry time; a value is
+			// a default time to live (package tables/internal/engine checks it).
+			if marker {
+				return ti, "expires applies to a field, not to a type; tag the time.Time field that holds the expiry time"
+			}
+			ti.expires, ti.expiresTTL = true, val
+			if hasVal && val == "" {
+				return ti, "the `table` tag option \"expires=\" needs a time to live, such as expires=24h, or no '=' at all"
+			}
+			continue
 		default:
 			return ti, "the `table` tag has an unknown option " + quote(opt) +
-				"; the options are alias=, split=, offload=, protected=, index= and unique="
+				"; the options are alias=, split=, offload=, protected=, index=, unique= and expires"
 		}
 		if !hasVal || val == "" {
 			return ti, "the `table` tag option " + quote(key) + " needs a value, such as " + key + "=..."

@@ -29,6 +29,7 @@ type Account struct {
 	Tel      telemetry.Telemetry // the account's spans and metrics
 	Cfg      Config
 	Scans    ScanShapes // the table scans' shapes already logged
+	expiry   expiryClock
 }
 
 // Config are the options the engine reads.

@@ -28,7 +28,9 @@ func (s *Table) TouchesIndex(row *service.Row) bool {
 // written, the replaced ones deleted, and the main row's list of index keys updated. It
 // learns the stored index keys as Strict updates do (the version the store saw, else one
 // read), and merges on condition of that version: ifMatch when given, whose mismatch is a
-// conflict; otherwise the version read, retried as the unit path retries a lost race.
+// conflict; otherwise the version read, retried as the unit path retries a lost race. A
+// store whose rows expire patches through it too, indexed or not: the read tells an
+// expired row, which a patch finds missing.
 func (s *Table) PatchIndexed(ctx context.Context, op string, row service.Row, ifMatch string) (service.Written, error) {
 	pk, rk := row.PartitionKey, row.RowKey
 	// The index keys of the indexes the patch sets, and the name prefixes of those indexes.
@@ -47,6 +49,9 @@ func (s *Table) PatchIndexed(ctx context.Context, op string, row service.Row, if
 		}
 		fresh = append(fresh, k)
 	}
+	if err := s.MarkExpiry(ctx, op, &Write{PK: pk, RK: rk, Row: row}); err != nil {
+		return service.Written{}, err
+	}
 	var gone map[string]bool
 	var lastErr error
 	for attempt := 1; attempt <= SplitAttempts; attempt++ {
@@ -54,7 +59,7 @@ func (s *Table) PatchIndexed(ctx context.Context, op string, row service.Row, if
 			return service.Written{}, err
 		}
 		st := Stored{Found: true, ETag: ifMatch}
-		if keys, ok := s.Seen.Known(pk, rk, ifMatch); ok && ifMatch != "" && s.Feed == nil {
+		if keys, ok := s.Seen.Known(pk, rk, ifMatch); ok && ifMatch != "" && s.Expiry == nil && s.Feed == nil {
 			st.Ix = keys
 		} else {
 			var err error
@@ -62,6 +67,8 @@ func (s *Table) PatchIndexed(ctx context.Context, op string, row service.Row, if
 				return service.Written{}, s.Translate(op, pk, rk, err)
 			}
 			switch {
+			case st.Found && st.Expired:
+				return service.Written{}, s.expiredError(op, pk, rk)
 			case !st.Found:
 				return service.Written{}, &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: op, Table: s.Name, PartitionKey: pk, RowKey: rk,
 					Message: "no row has this key; a patch changes an existing row (Create or Upsert it)"}

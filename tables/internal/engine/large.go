@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 	"net/http"
@@ -209,6 +211,10 @@ type Stored struct {
 	Blobs []string
 	// Ix are the row keys of the index rows the stored main row lists (package indexrow).
 	Ix []string
+	// Expired reports a stored row whose expiry time has come (expiry.go): a write treats
+	// it as missing, and one that creates the entity replaces it on condition of its ETag.
+	Expired   bool
+	ExpiresAt time.Time // the stored expiry time, zero when none
 	// FeedSeq and FeedVer are the time of the entity's last change record and its change
 	// number, as the main row of a store with a feed keeps them (package feedrow).
 	FeedSeq, FeedVer int64
@@ -217,6 +223,8 @@ type Stored struct {
 // StoredState is what the stored main row r tells a write.
 func (s *Table) StoredState(r *service.Row) (Stored, error) {
 	st := Stored{Found: true, ETag: r.ETag, Refs: BlobRefs(r), Ix: indexrow.Stored(r)}
+	st.ExpiresAt, _ = s.ExpiresAt(r)
+	st.Expired = s.Expired(r)
 	st.FeedSeq, st.FeedVer = feedrow.Stored(r)
 	if s.Acct.Off == nil {
 		for _, c := range s.Large {

@@ -34,22 +34,36 @@ func (s *Table) ReadFullState(ctx context.Context, pk, rk string) (service.Row, 
 // main row. An id of a continuation row's shape deletes nothing; an id with no main row
 // removes the leftover continuation rows that name it.
 func (s *Table) DeleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, error) {
+	st, err := s.deleteUnit(ctx, pk, rk, ifMatch, nil)
+	return st.Found && !st.Expired, err // an expired row is deleted, but was absent already
+}
+
+// deleteUnit is DeleteLarge, returning the state of the row it deleted (Found false: it
+// deleted no main row). read, when not nil, is the state the caller has just read, which
+// its first attempt uses instead of reading again.
+func (s *Table) deleteUnit(ctx context.Context, pk, rk, ifMatch string, read *Stored) (Stored, error) {
 	const op = "delete"
 	if _, _, ok := largevalue.IsContinuationKey(rk); ok && s.Split {
-		return false, nil
+		return Stored{}, nil
 	}
 	var lastErr error
 	for attempt := 1; attempt <= SplitAttempts; attempt++ {
 		if err := SplitRetry.Wait(ctx, attempt); err != nil {
-			return false, err
+			return Stored{}, err
 		}
-		st, err := s.ReadState(ctx, pk, rk)
+		var st Stored
+		var err error
+		if attempt == 1 && read != nil {
+			st = *read
+		} else {
+			st, err = s.ReadState(ctx, pk, rk)
+		}
 		unreadable := errors.Is(err, abstractions.ErrIntegrity)
 		if err != nil && !unreadable {
-			return false, s.Translate(op, pk, rk, err)
+			return Stored{}, s.Translate(op, pk, rk, err)
 		}
 		if ifMatch != "" && st.Found && st.ETag != ifMatch {
-			return false, s.DeleteConflict(pk, rk, nil)
+			return Stored{}, s.DeleteConflict(pk, rk, nil)
 		}
 		acts := []service.Action{}
 		if st.Found {
@@ -64,7 +78,7 @@ func (s *Table) DeleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, 
 			// No main row, or one whose part count cannot be read: delete what is there.
 			own, _, err := s.ContinuationRows(ctx, pk, rk, 0, ContSelect)
 			if err != nil {
-				return false, s.Translate(op, pk, rk, err)
+				return Stored{}, s.Translate(op, pk, rk, err)
 			}
 			for _, r := range own {
 				acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: r.RowKey}, IfMatch: r.ETag})
@@ -79,13 +93,13 @@ func (s *Table) DeleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, 
 			}
 		}
 		if len(acts) == 0 {
-			return false, nil
+			return Stored{}, nil
 		}
 		if st.Found && s.Feed != nil {
 			acts = append(acts, s.FeedRecord(pk, rk, feedrow.Deleted, &st, nil))
 		}
 		if err := s.MarkFeed(ctx, op, pk); err != nil {
-			return false, err
+			return Stored{}, err
 		}
 		tracked := s.WriteKeys([2]string{pk, rk})
 		s.BeginWrite(tracked)
@@ -122,7 +136,7 @@ func (s *Table) DeleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, 
 				s.Cleanup(ctx, time.Time{}, s.Released(pk, rk, st.Refs, nil))
 			}
 			s.ReleasedBlobs(op, pk, rk, st.Blobs)
-			return st.Found, nil
+			return st, nil
 		case st.Found && (abstractions.HasStatus(err, http.StatusPreconditionFailed, "") ||
 			abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound")):
 			// Another writer changed or deleted the row since it was read: read it again
@@ -130,8 +144,8 @@ func (s *Table) DeleteLarge(ctx context.Context, pk, rk, ifMatch string) (bool, 
 			lastErr = s.Translate(op, pk, rk, err)
 			s.LostAttempt(ctx, op, pk, rk, attempt, "the row changed since it was read", lastErr)
 		default:
-			return false, s.Translate(op, pk, rk, err)
+			return Stored{}, s.Translate(op, pk, rk, err)
 		}
 	}
-	return false, s.LostRace(op, pk, rk, lastErr)
+	return Stored{}, s.LostRace(op, pk, rk, lastErr)
 }

@@ -80,7 +80,7 @@ func (s *Table) ReadLarge(ctx context.Context, op, pk, rk string, first *service
 // Materialize turns a row a query or list returned into the row to decode. skip reports a
 // row that is not an entity of its own (a continuation row) or that vanished meanwhile.
 func (s *Table) Materialize(ctx context.Context, op string, r *service.Row) (row service.Row, skip bool, err error) {
-	if largevalue.IsContinuation(r) || s.Foreign(r) {
+	if largevalue.IsContinuation(r) || s.Hidden(r) {
 		return service.Row{}, true, nil
 	}
 	if !s.Split {

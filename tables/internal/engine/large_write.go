@@ -4,6 +4,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -140,6 +141,11 @@ func (s *Table) WriteLarge(ctx context.Context, op string, p *Write, mode WriteM
 // the first unit's main row, as the write's response reports it (zero when it does not).
 func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (service.Written, error) {
 	prot := s.ProtectedFields()
+	for _, u := range units {
+		if err := s.MarkExpiry(ctx, op, u.P); err != nil {
+			return service.Written{}, err
+		}
+	}
 	var lastErr error
 	for attempt := 1; attempt <= SplitAttempts; attempt++ {
 		if err := SplitRetry.Wait(ctx, attempt); err != nil {
@@ -148,9 +154,10 @@ func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (
 		var acts []service.Action
 		var refs []ActionRef
 		for ui, u := range units {
-			if u.Mode == ModeStrict && !u.Read && !s.Split && s.Feed == nil {
+			if u.Mode == ModeStrict && !u.Read && !s.Split && s.Expiry == nil && s.Feed == nil {
 				// An indexed entity at a version this store read or wrote: its index keys
-				// are known, and the write is conditional on that version anyway.
+				// are known, and the write is conditional on that version anyway. (A row
+				// that expires is read: the version may have expired since.)
 				if keys, ok := s.Seen.Known(u.P.PK, u.P.RK, u.ETag); ok {
 					u.St, u.Read = Stored{Found: true, ETag: u.ETag, Parts: 1, Ix: keys}, true
 				}
@@ -176,6 +183,8 @@ func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (
 				case !u.St.Found && (u.Mode == ModeReplace || u.Mode == ModeStrict):
 					return service.Written{}, &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: op, Table: s.Name,
 						PartitionKey: u.P.PK, RowKey: u.P.RK, Message: "no row has this key; Create or Upsert it"}
+				case u.St.Expired && (u.Mode == ModeReplace || u.Mode == ModeStrict):
+					return service.Written{}, s.expiredError(op, u.P.PK, u.P.RK)
 				case u.Mode == ModeStrict && u.St.ETag != u.ETag:
 					return service.Written{}, &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: op, Table: s.Name,
 						PartitionKey: u.P.PK, RowKey: u.P.RK,
@@ -249,14 +258,26 @@ func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (
 		lastErr = s.Translate(op, u.P.PK, a.Row.RowKey, err)
 		switch {
 		case ref.Main && u.Mode == ModeCreate && abstractions.HasStatus(err, http.StatusConflict, "EntityAlreadyExists"):
-			return service.Written{}, s.Translate(op, u.P.PK, u.P.RK, err)
+			if s.Expiry == nil {
+				return service.Written{}, s.Translate(op, u.P.PK, u.P.RK, err)
+			}
+			// The row there may have expired: the create then replaces it on condition
+			// of the version read (createOver).
+			if over, rerr := s.createOver(ctx, u); rerr != nil || !over {
+				return service.Written{}, cmp.Or(rerr, s.Translate(op, u.P.PK, u.P.RK, err))
+			}
+			s.LostAttempt(ctx, op, u.P.PK, u.P.RK, attempt, "the row there expired; replacing it", lastErr)
 		case ref.Main && u.Mode == ModeStrict:
 			return service.Written{}, s.Translate(op, u.P.PK, u.P.RK, err)
 		case ref.Main && (abstractions.HasStatus(err, http.StatusPreconditionFailed, "") ||
 			abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") ||
 			abstractions.HasStatus(err, http.StatusConflict, "EntityAlreadyExists")):
-			// Another writer changed the row since it was read: read it again.
+			// Another writer changed the row since it was read: read it again. (A create
+			// over an expired row inserts again: the row it would replace changed.)
 			u.Read = false
+			if u.Mode == ModeCreate {
+				u.St = Stored{}
+			}
 			s.LostAttempt(ctx, op, u.P.PK, u.P.RK, attempt, "the row changed since it was read", lastErr)
 		case !ref.Main && a.Op == service.OpDelete && a.IfMatch == service.ETagAny &&
 			abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound"):

@@ -57,7 +57,7 @@ func (s *Table) Pages(ctx context.Context, op string, p *PreparedQuery, sel []st
 			return s.Translate(op, p.PK, "", err)
 		}
 		for i := range page.Rows {
-			if largevalue.IsContinuation(&page.Rows[i]) || s.Foreign(&page.Rows[i]) {
+			if largevalue.IsContinuation(&page.Rows[i]) || s.Hidden(&page.Rows[i]) {
 				// A continuation row is part of another entity, never one of its own; a
 				// polymorphic row of a shared table belongs to another store.
 				continue
@@ -141,7 +141,7 @@ func (s *Table) SplitProjection(sel []string) []string {
 			}
 		}
 	}
-	return append(sel, largevalue.OfColumn)
+	return s.WithExpiry(append(sel, largevalue.OfColumn))
 }
 
 // EncodeCursor returns the text of a cursor, as Page returns it.

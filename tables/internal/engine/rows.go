@@ -77,8 +77,10 @@ func (s *Table) Foreign(r *service.Row) bool {
 }
 
 // SharedSel is the projection sel, with the discriminator column when the store shares its
-// table, so that foreign can tell the rows it skips. A nil projection reads every column.
+// table, so that foreign can tell the rows it skips, and the expiry column when its rows
+// expire. A nil projection reads every column.
 func (s *Table) SharedSel(sel []string) []string {
+	sel = s.WithExpiry(sel)
 	if !s.Shared || sel == nil {
 		return sel
 	}

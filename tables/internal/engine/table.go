@@ -47,15 +47,21 @@ type Table struct {
 	Seen *IxSeen
 	// Scans is what the store does with a table scan (Options.TableScans, or the store's own).
 	Scans ScanPolicy
+	// Expiry is the type's expiry declaration (expiry.go), nil when its rows never expire.
+	// A store with one writes through the unit path, whose read of the stored row tells an
+	// expired row from a live one.
+	Expiry *Expiry
 	// Feed is the store's change feed (feed.go; nil without one): its writes go through
 	// the unit path and send their records in their transactions.
 	Feed *Feed
 }
 
 // Units reports whether the store's writes go through the unit path: a split-aware type's,
-// or an indexed one's or one with a feed, whose rows beyond the main row are written in its
-// transaction.
-func (s *Table) Units() bool { return s.Split || len(s.Indexes) > 0 || s.Feed != nil }
+// an indexed one's, one whose rows expire, or one with a feed, whose rows beyond the main
+// row are written in its transaction.
+func (s *Table) Units() bool {
+	return s.Split || len(s.Indexes) > 0 || s.Expiry != nil || s.Feed != nil
+}
 
 // EnsureCreated is Store.EnsureCreated and PolyStore.EnsureCreated: it creates the table
 // unless the account knows it exists, or with NeverCreateTables only checks that it does.
@@ -157,7 +163,7 @@ func (s *Table) Count(ctx context.Context, pk, filter string) (int, error) {
 		sel = OfOnly
 	}
 	err := s.Scan(ctx, service.Query{Filter: s.EntityFilter(filter), Select: s.SharedSel(sel)}, func(r *service.Row) error {
-		if !largevalue.IsContinuation(r) && !s.Foreign(r) {
+		if !largevalue.IsContinuation(r) && !s.Hidden(r) {
 			n++
 		}
 		return nil

@@ -52,6 +52,8 @@ const (
 	MetricCacheEvicted      = "udtables.cache.evictions"
 	MetricBatchInFlight     = "udtables.batch.transactions.active"
 	MetricOffloaded         = "udtables.offload.bytes"
+	MetricExpiredFound      = "udtables.expiry.expired"
+	MetricExpiredSwept      = "udtables.expiry.swept"
 	MetricFeedDeliveries    = "udtables.feed.deliveries"
 	MetricFeedRedeliveries  = "udtables.feed.redeliveries"
 	MetricFeedFailures      = "udtables.feed.failures"
@@ -84,6 +86,8 @@ type Meters struct {
 	evictions metric.Int64Counter
 	inFlight  metric.Int64UpDownCounter
 	offloaded metric.Int64Counter
+	expired   metric.Int64Counter
+	swept     metric.Int64Counter
 	// The change feed's (package tables/feed).
 	feedDelivered, feedRedelivered, feedFailed, feedDead metric.Int64Counter
 	feedPending, feedPartitions                          metric.Int64Gauge
@@ -135,6 +139,8 @@ func NewMeters(p metric.MeterProvider, log *slog.Logger) *Meters {
 	m.misses = counter(MetricCacheMisses, "{lookup}", "Read cache lookups that did not, and read the table.")
 	m.evictions = counter(MetricCacheEvicted, "{entry}", "Read cache entries removed before a write replaced them.")
 	m.offloaded = counter(MetricOffloaded, "By", "Bytes uploaded to blobs by blob offload (large values and files).")
+	m.expired = counter(MetricExpiredFound, "{row}", "Expired rows the sweeps of expired rows found.")
+	m.swept = counter(MetricExpiredSwept, "{row}", "Expired rows the sweeps of expired rows deleted.")
 	m.feedDelivered = counter(MetricFeedDeliveries, "{record}", "Change records a feed relay's handler accepted.")
 	m.feedRedelivered = counter(MetricFeedRedeliveries, "{record}", "Accepted change records that had failed before (a subset of the deliveries).")
 	m.feedFailed = counter(MetricFeedFailures, "{delivery}", "Deliveries of change records whose handler failed or panicked.")
@@ -337,6 +343,17 @@ func (m *Meters) Offload(ctx context.Context, table string, n int64) {
 		return
 	}
 	m.offloaded.Add(ctx, n, m.attrs(attrKey{table: table}).add...)
+}
+
+// Swept records what a sweep of expired rows of the table found (expired) and deleted
+// (swept) in one partition.
+func (m *Meters) Swept(ctx context.Context, table string, expired, swept int64) {
+	if !m.On() {
+		return
+	}
+	a := m.attrs(attrKey{table: table}).add
+	m.expired.Add(ctx, expired, a...)
+	m.swept.Add(ctx, swept, a...)
 }
 
 // FeedDelivered counts a change record a relay's handler accepted; redelivery says it had

@@ -47,6 +47,9 @@ var groups = []group{
 	// The claim protocol of unique values: for the libraries that keep values unique (the
 	// stores' unique indexes, the identity stores), not for applications (printed).
 	{name: "claims surface (abstractions/claims)", dirs: []string{"abstractions/claims"}},
+	// Rows that expire: renewal and the sweep, a package of its own over the stores
+	// (printed, not checked).
+	{name: "expiry surface (tables/expiry)", dirs: []string{"tables/expiry"}},
 	// The change feed: a package of its own over the stores, imported by programs that
 	// enable a feed, publish events or relay records (printed, not checked).
 	{name: "feed surface (tables/feed)", dirs: []string{"tables/feed"}},

@@ -51,7 +51,7 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func commands() []*command {
-	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), indexCommand(), feedCommand(),
+	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), indexCommand(), sweepExpiredCommand(), feedCommand(),
 		deleteCommand(false), deleteCommand(true), exportCommand(), importCommand(), helpCommand()}
 }
 
