@@ -263,3 +263,44 @@ func TestDeclarationRefusals(t *testing.T) {
 		t.Errorf("Touch of a type without expiry: %v", err)
 	}
 }
+
+// TestUniqueValueOfAnExpiredRow: a unique value an expired row holds is free: another entity
+// claims it (the expired owner's claim is stale), and the expired row cannot take it back.
+func TestUniqueValueOfAnExpiredRow(t *testing.T) {
+	type account struct {
+		abstractions.Entity
+		Email   string    `table:",unique=email"`
+		Expires time.Time `table:",expires=1h"`
+	}
+	ctx := context.Background()
+	_, c, clk := fixture(t, "expuq")
+	acct := tables.NewAccountOver("azurite", c, nil, &tables.Options{Now: clk.now})
+	s, err := tables.For[account](acct, &tables.StoreOptions{Table: fmt.Sprintf("expuq%d", time.Now().UnixNano())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.DeleteTable(context.Background(), s.Table()) })
+	if err := s.Create(ctx, &account{Entity: abstractions.Entity{ID: "p|old"}, Email: "a@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Create(ctx, &account{Entity: abstractions.Entity{ID: "p|new"}, Email: "a@example.com"})
+	if !errors.Is(err, abstractions.ErrDuplicateKey) {
+		t.Fatalf("a live owner's value: %v, want ErrDuplicateKey", err)
+	}
+	clk.add(2 * time.Hour)
+	if err := s.Create(ctx, &account{Entity: abstractions.Entity{ID: "p|new"}, Email: "a@example.com"}); err != nil {
+		t.Fatalf("the value of an expired owner: %v", err)
+	}
+	email, err := index.On(s, "email")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := email.Get(ctx, "a@example.com")
+	if err != nil || got.ID != "p|new" {
+		t.Fatalf("Get = %v, %v", got, err)
+	}
+	err = s.Create(ctx, &account{Entity: abstractions.Entity{ID: "p|old"}, Email: "a@example.com"})
+	if !errors.Is(err, abstractions.ErrDuplicateKey) {
+		t.Fatalf("a create over the expired owner with its old value: %v, want ErrDuplicateKey", err)
+	}
+}

@@ -104,13 +104,14 @@ func (c claimRows) Delete(ctx context.Context, cur claims.Claim[service.Row]) er
 }
 
 // Owner reads the value column of the row owner names, and reports whether it holds the
-// value whose claim partition is cpk.
+// value whose claim partition is cpk. An owner whose row expired (expiry.go) holds nothing,
+// as a deleted one: its claim is stale.
 func (c claimRows) Owner(ctx context.Context, owner, cpk string) (struct{}, bool, error) {
 	pk, rk := abstractions.SplitID(owner)
 	if owner == "" || CheckKey(pk) != "" || CheckKey(rk) != "" {
 		return struct{}{}, false, nil
 	}
-	r, err := c.t.Acct.Tables.GetRow(ctx, c.t.Name, pk, rk, []string{c.sp.Column})
+	r, err := c.t.Acct.Tables.GetRow(ctx, c.t.Name, pk, rk, c.t.WithExpiry([]string{c.sp.Column}))
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return struct{}{}, false, nil
 	}
@@ -118,7 +119,7 @@ func (c claimRows) Owner(ctx context.Context, owner, cpk string) (struct{}, bool
 		return struct{}{}, false, err
 	}
 	held, _, err := UniqueValue(c.sp, &r)
-	return struct{}{}, err == nil && held == cpk, nil
+	return struct{}{}, err == nil && held == cpk && !c.t.Expired(&r), nil
 }
 
 func (claimRows) Same(a, b string) bool { return a == b }
