@@ -22,7 +22,7 @@ PUSH ?= 0
 
 export FUZZTIME
 
-.PHONY: help test demo bench files-bench backup-bench backup-long lint tidy fuzz soak faults-full expiry-bench size consumer-check release azurite-start azurite-stop
+.PHONY: help test demo bench files-bench backup-bench backup-long lint tidy fuzz soak faults-full expiry-bench feed-full feed-bench size consumer-check release azurite-start azurite-stop
 
 help: ## List the targets.
 	@echo "Targets:"
@@ -98,8 +98,14 @@ release: ## Release at VERSION=v0.x.y: prints the plan; DRY_RUN=0 commits and ta
 fuzz: ## Run each fuzz target for FUZZTIME (10s).
 	@bash scripts/fuzz.sh
 
-faults-full: ## Run the indexed stores' fault matrix with every fault (make test runs the faults that lose or break an answer) on Azurite and in memory.
-	@UNIFIED_TABLES_FAULTS_FULL=1 bash scripts/with-azurite.sh go test -count=1 -race -run '^TestIndexFaultMatrix$$' -v ./fidelity/ | grep -E '^(---|ok|FAIL|PASS)|faults_indexes_test'
+faults-full: ## Run the indexed stores' and the change feed's fault matrices with every fault (make test runs the faults that lose or break an answer) on Azurite and in memory.
+	@UNIFIED_TABLES_FAULTS_FULL=1 bash scripts/with-azurite.sh go test -count=1 -race -run '^(TestIndexFaultMatrix|TestFeedFaultMatrix)$$' -v ./fidelity/ | grep -E '^(---|ok|FAIL|PASS)|faults_indexes_test|feed_crash_test'
+
+feed-full: ## Run the change feed's relay race at full size (1,000 partitions, 20,000 writes, four relays) on Azurite and in memory.
+	@UNIFIED_TABLES_FEED_FULL=1 bash scripts/with-azurite.sh go test -count=1 -timeout 30m -run '^TestFeedRelayRace$$' -v ./fidelity/ | grep -E '^(---|ok|FAIL|PASS)|feed_test'
+
+feed-bench: ## Benchmark a change feed relay pass over 10 pending partitions, with and without 10,000 partitions of history (time and requests per pass).
+	@cd fidelity && go test -run '^$$' -bench '^BenchmarkFeedPass$$' -benchtime 50x .
 
 expiry-bench: ## Benchmark a sweep of 1,000 expired rows among 100,000 against one of those 1,000 alone, on Azurite (EXPIRY_ROWS=100000).
 	@UNIFIED_TABLES_EXPIRY_BENCH=1 UNIFIED_TABLES_EXPIRY_BENCH_ROWS='$(EXPIRY_ROWS)' bash scripts/with-azurite.sh go test -count=1 -run '^$$' -bench '^BenchmarkSweep$$' -benchtime 1x -timeout 60m ./tables/expiry/

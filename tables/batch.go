@@ -132,6 +132,9 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (_ int
 	if err != nil {
 		return 0, err
 	}
+	if s.core.Feed != nil {
+		return s.core.DeletePartitionFed(ctx, pk)
+	}
 	if s.core.Split {
 		return s.core.DeletePartitionLarge(ctx, pk)
 	}

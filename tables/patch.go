@@ -61,9 +61,9 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 	if err != nil {
 		return "", err
 	}
-	if s.core.TouchesIndex(&row) || s.core.Expiry != nil {
-		// The index rows of the changed values go in the merge's transaction; a row
-		// that expires is read first, and an expired one is not found.
+	if s.core.TouchesIndex(&row) || s.core.Expiry != nil || s.core.Feed != nil {
+		// The index rows of the changed values, and the change record, go in the merge's
+		// transaction; a row that expires is read first, and an expired one is not found.
 		w, err := s.core.PatchIndexed(ctx, op, row, dp.ETag)
 		if err != nil {
 			return "", err

@@ -226,7 +226,7 @@ func (s *PolyStore[B]) entry(op string, row *service.Row) (*abstractions.PolyEnt
 		if e.Columns == nil {
 			e.Columns = map[string]any{}
 		}
-		e.Columns[p.Name] = goValue(p.Value)
+		e.Columns[p.Name] = engine.GoValue(p.Value)
 	}
 	if tn, ok := row.Get(codec.TypeNameColumn); !ok || (tn.Kind() == service.KindString && tn.Str() == "") {
 		// No discriminator, or the empty one of a marker in a shared table.

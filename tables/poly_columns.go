@@ -102,26 +102,3 @@ func cellOf(v any) (service.Value, error) {
 	}
 	return service.Value{}, fmt.Errorf("holds a %T; system columns hold string, bool, int32, int64, int, float64, time.Time, []byte or abstractions.GUID", v)
 }
-
-// goValue converts a cell to the Go value a PolyEntry's Columns holds.
-func goValue(v service.Value) any {
-	switch v.Kind() {
-	case service.KindString:
-		return v.Str()
-	case service.KindBool:
-		return v.Bool()
-	case service.KindInt32:
-		return v.Int32()
-	case service.KindInt64:
-		return v.Int64()
-	case service.KindDouble:
-		return v.Float()
-	case service.KindDateTime:
-		return v.Time()
-	case service.KindBinary:
-		return append([]byte{}, v.Bytes()...)
-	case service.KindGuid:
-		return abstractions.GUID(v.GuidBytes())
-	}
-	return nil
-}

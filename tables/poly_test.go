@@ -9,6 +9,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/engine"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -410,7 +411,7 @@ func TestPolySystemColumnValues(t *testing.T) {
 			}
 		}
 	}
-	if goValue(service.Value{}) != nil {
+	if engine.GoValue(service.Value{}) != nil {
 		t.Error("an invalid cell has a value")
 	}
 }

@@ -56,6 +56,9 @@ import (
 //
 // A Transaction is not safe for concurrent use, and is committed once.
 type Transaction struct {
+	// txHandle lets package tables/feed add events to the transaction; it has no exported
+	// member.
+	txHandle
 	// host carries the engine's per-table machinery (error translation, cache keys), as a
 	// polymorphic store's host does; it never reads or writes rows itself.
 	host *engine.Table
@@ -77,6 +80,9 @@ type Transaction struct {
 	op string
 	// indexed are the writes of indexed stores, whose index rows Commit adds (ixWrite).
 	indexed []*ixWrite
+	// fed is a store with a feed whose records the transaction carries: Commit marks the
+	// partition in its registry first (nil: none).
+	fed *engine.Table
 }
 
 // txTyped is what a typed write of a transaction does after the commit.
@@ -113,8 +119,12 @@ func (s *PolyStore[B]) Transaction(partition string) *Transaction {
 	return tx
 }
 
+// txHandle names engine.TxHandle unexported, as handle does engine.Handle.
+type txHandle = engine.TxHandle
+
 func newTransaction(host *engine.Table, pk string, err error) *Transaction {
 	tx := &Transaction{host: host, pk: pk, seen: map[string]bool{}}
+	tx.txHandle = engine.NewTxHandle(tx.publish)
 	if err != nil {
 		tx.errs = append(tx.errs, err)
 	}
@@ -242,6 +252,9 @@ func (tx *Transaction) send(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return tx.host.Translate("transaction", tx.pk, "", err)
 	}
+	if err := tx.fed.MarkFeed(ctx, "transaction", tx.pk); err != nil {
+		return err
+	}
 	rows := make([][2]string, len(tx.acts))
 	for i, a := range tx.acts {
 		rows[i] = [2]string{a.Row.PartitionKey, a.Row.RowKey}
@@ -308,7 +321,7 @@ func (s *Store[T]) typedWrite(tx *Transaction, op string, v *T, a service.Action
 			return &cache.Entry{Row: *cache.Written(p.Row, w), TTL: s.core.Policy.TTL, Sliding: s.core.Policy.Sliding}
 		}
 	}
-	if len(s.core.Indexes) > 0 {
+	if len(s.core.Indexes) > 0 || s.core.Feed != nil {
 		x := &ixWrite{core: s.core, w: &p.Write, mode: engine.ModeUpsert}
 		switch {
 		case a.Op == service.OpInsert:
@@ -410,7 +423,7 @@ func (s *Store[T]) DeleteIn(tx *Transaction, id, ifMatch string) {
 		cond = ifMatch
 	}
 	a := service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: cond}
-	if len(s.core.Indexes) > 0 {
+	if len(s.core.Indexes) > 0 || s.core.Feed != nil {
 		tx.acceptIndexed(s.core.Acct, s.core.Name, "delete", a, nil, &ixWrite{core: s.core, del: true, mode: engine.ModeReplace, etag: ifMatch})
 		return
 	}

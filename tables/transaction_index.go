@@ -9,6 +9,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/engine"
+	"github.com/unified-data/gotables/tables/internal/feedrow"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -58,6 +59,25 @@ func (tx *Transaction) acceptIndexed(acct *engine.Account, table, op string, a s
 	}
 }
 
+// publish adds an application event as a record of the feed of the store s (package
+// tables/feed, Publish); Commit marks the partition first.
+func (tx *Transaction) publish(s *engine.Table, typ string, data []byte) {
+	if s.Feed == nil {
+		tx.refuse(abstractions.ErrInvalidArgument, "", "the event's store has no change feed; enable one with feed.Enable")
+		return
+	}
+	a, err := s.EventRecord(tx.pk, typ, data)
+	if err != nil {
+		tx.refused(err)
+		return
+	}
+	n := len(tx.acts)
+	tx.accept(s.Acct, s.Name, "publish", a, nil)
+	if len(tx.acts) > n {
+		tx.fed = s
+	}
+}
+
 // resolveIndexed completes the writes of indexed stores: each main action becomes
 // conditional on the version whose index keys are known, and the index rows' actions are
 // added. A row found missing or at another version than a condition names is refused here,
@@ -83,7 +103,7 @@ func (tx *Transaction) resolveIndexed(ctx context.Context) error {
 			}
 			x.over = st.Found
 		case x.etag != "" && !x.del:
-			if keys, ok := x.core.Seen.Known(pk, rk, x.etag); ok && x.core.Expiry == nil {
+			if keys, ok := x.core.Seen.Known(pk, rk, x.etag); ok && x.core.Expiry == nil && x.core.Feed == nil {
 				st = engine.Stored{Found: true, ETag: x.etag, Parts: 1, Ix: keys}
 				break
 			}
@@ -122,6 +142,23 @@ func (tx *Transaction) resolveIndexed(ctx context.Context) error {
 		for _, ia := range engine.IndexActions(w, &st) {
 			tx.acts = append(tx.acts, ia)
 			tx.typed = append(tx.typed, nil)
+		}
+		if x.core.Feed != nil {
+			var main *service.Action
+			kind := feedrow.Deleted
+			if !x.del {
+				main, kind = a, engine.FeedKind(x.mode)
+			}
+			if x.del && !st.Found {
+				continue
+			}
+			rec := x.core.FeedRecord(pk, rk, kind, &st, main)
+			if err := x.core.FeedFit("transaction", pk, rk, []service.Action{*a, rec}); err != nil {
+				return err
+			}
+			tx.acts = append(tx.acts, rec)
+			tx.typed = append(tx.typed, nil)
+			tx.fed = x.core
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/internal/feedrow"
 	"github.com/unified-data/gotables/tables/internal/indexrow"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -24,6 +25,10 @@ import (
 // writer meanwhile is left (and not counted). Blobs the deleted entities referenced are
 // left to the orphan sweep of the program that owns the table, which removes them once
 // they are older than its cleanup grace.
+//
+// A table with a change feed (package tables/feed): a filter never selects the feed's rows,
+// and the entities deleted here get no change record (a store's DeleteWhere writes them);
+// "" deletes every row, the feed's too.
 //
 // With opts.DryRun it counts what it would delete and deletes nothing. A run that fails or
 // is cancelled has deleted what its Stats say; running it again deletes the rest, since
@@ -85,9 +90,12 @@ func Delete(ctx context.Context, acct *tables.Account, table, filter string, opt
 	}
 	var failed error
 	err := src.scan(ctx, segment{filter: filter}, func(ent entity) bool {
-		ixRow := indexrow.IsKey(ent.rows[0].RowKey)
+		ixRow := indexrow.IsKey(ent.rows[0].RowKey) ||
+			feedrow.IsKey(ent.rows[0].RowKey) || feedrow.IsPartition(ent.rows[0].PartitionKey)
 		if ixRow && filter != "" {
-			return ctx.Err() == nil // it goes with the entity that lists it
+			// An index row goes with the entity that lists it; a change feed's rows (records,
+			// marks, leases) are the relays', and a filter never selects them.
+			return ctx.Err() == nil
 		}
 		if opts.DryRun {
 			if !ixRow {

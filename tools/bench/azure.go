@@ -140,7 +140,7 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 	}()
 	wls := append(s.workloads(ctx, cfg), s.bulkWorkloads(cfg, withDegree)...)
 	for _, wl := range append(wls, s.indexWorkloads(ctx, cfg, indexed)...) {
-		if wl.library == nil {
+		if wl.library == nil || !cfg.selected(wl.name) {
 			continue
 		}
 		cfg.progress("%s: %d operations on each side…", wl.name, wl.ops)
@@ -168,6 +168,9 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 		}
 		cfg.progress("%s", line)
 		results = append(results, r)
+	}
+	if !cfg.selected(cfg.Sizes.hotRowName()) {
+		return results, nil
 	}
 	cfg.progress("%s…", cfg.Sizes.hotRowName())
 	r, err := s.hotRow(ctx)

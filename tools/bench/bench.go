@@ -43,11 +43,27 @@ type Config struct {
 	Progress io.Writer
 	// SkipMemory leaves out the memory backend.
 	SkipMemory bool
+	// Only, when set, runs only the workloads whose name contains one of its strings (the
+	// memory backend's too), to measure a few rows again without the whole run.
+	Only []string
 	// ConnectTimeout bounds the first request to the account, so that an unreachable
 	// endpoint fails fast instead of waiting out the SDK's retries (default 15s).
 	ConnectTimeout time.Duration
 	// Sizes are the amounts of data of the workloads; a zero field takes its full size.
 	Sizes Sizes
+}
+
+// selected reports whether the workload name runs under cfg.Only.
+func (cfg *Config) selected(name string) bool {
+	if len(cfg.Only) == 0 {
+		return true
+	}
+	for _, o := range cfg.Only {
+		if strings.Contains(name, o) {
+			return true
+		}
+	}
+	return false
 }
 
 // Sizes are the amounts of data the workloads write and read. The workload names state

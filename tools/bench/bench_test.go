@@ -393,3 +393,20 @@ func TestStoppedSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+func TestOnlySelectsWorkloadsByName(t *testing.T) {
+	all := Config{}
+	some := Config{Only: []string{"indexed", "find by index"}}
+	for _, c := range []struct {
+		name      string
+		all, some bool
+	}{
+		{"insert", true, false},
+		{"insert, indexed (÷ unindexed)", true, true},
+		{"find by index in 10,000 rows (÷ filtered scan)", true, true},
+	} {
+		if all.selected(c.name) != c.all || some.selected(c.name) != c.some {
+			t.Errorf("%q: selected %v and %v, want %v and %v", c.name, all.selected(c.name), some.selected(c.name), c.all, c.some)
+		}
+	}
+}

@@ -116,6 +116,9 @@ func runMemory(ctx context.Context, cfg Config) ([]Result, error) {
 	}
 	var results []Result
 	for _, wl := range wls {
+		if !cfg.selected(wl.name) {
+			continue
+		}
 		cfg.progress("memory: %s: %d operations…", wl.name, wl.ops)
 		smp, err := measure(ctx, cfg, wl)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/feedrow"
 	"github.com/unified-data/gotables/tables/internal/indexrow"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -21,7 +22,8 @@ func (s *Table) TouchesIndex(row *service.Row) bool {
 	return false
 }
 
-// PatchIndexed merges row (the cells of a patch) into a stored entity of an indexed store,
+// PatchIndexed merges row (the cells of a patch) into a stored entity of an indexed store
+// (or one with a feed, whose record goes in the same transaction),
 // with the index rows of the indexes it changes, in one transaction: the new index rows
 // written, the replaced ones deleted, and the main row's list of index keys updated. It
 // learns the stored index keys as Strict updates do (the version the store saw, else one
@@ -57,7 +59,7 @@ func (s *Table) PatchIndexed(ctx context.Context, op string, row service.Row, if
 			return service.Written{}, err
 		}
 		st := Stored{Found: true, ETag: ifMatch}
-		if keys, ok := s.Seen.Known(pk, rk, ifMatch); ok && ifMatch != "" && s.Expiry == nil {
+		if keys, ok := s.Seen.Known(pk, rk, ifMatch); ok && ifMatch != "" && s.Expiry == nil && s.Feed == nil {
 			st.Ix = keys
 		} else {
 			var err error
@@ -89,6 +91,15 @@ func (s *Table) PatchIndexed(ctx context.Context, op string, row service.Row, if
 		}
 		p := &Write{PK: pk, RK: rk, Ix: keys}
 		acts := append([]service.Action{{Op: service.OpMerge, Row: main, IfMatch: st.ETag}}, IndexActions(p, &st)...)
+		if s.Feed != nil {
+			acts = append(acts, s.FeedRecord(pk, rk, feedrow.Patched, &st, &acts[0]))
+			if err := s.FeedFit(op, pk, rk, acts); err != nil {
+				return service.Written{}, err
+			}
+			if err := s.MarkFeed(ctx, op, pk); err != nil {
+				return service.Written{}, err
+			}
+		}
 		tracked := s.WriteKeys([2]string{pk, rk})
 		s.BeginWrite(tracked)
 		var w service.Written

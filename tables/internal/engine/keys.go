@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/internal/feedrow"
 	"github.com/unified-data/gotables/tables/internal/indexrow"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -103,6 +104,9 @@ func (s *Table) ResolveKeys(op, id string, read bool) (stored, pk, rk string, er
 			if reason == "" && k.which == "row key" && indexrow.IsKey(k.key) {
 				reason = fmt.Sprintf("starts with %q, which marks the rows of partition indexes (package tables/internal/indexrow); give the row another key", indexrow.Prefix)
 			}
+			if reason == "" && feedrow.IsKey(k.key) {
+				reason = fmt.Sprintf("starts with %q, which marks the rows of change feeds (package tables/internal/feedrow); give the row another key", feedrow.Prefix)
+			}
 			if reason == "" && k.which == "partition key" && indexrow.IsClaimPartition(k.key) {
 				reason = fmt.Sprintf("starts with %q, which marks the claims of unique indexes; give the row another partition", indexrow.ClaimPrefix)
 			}
@@ -133,6 +137,10 @@ func (s *Table) CheckPartition(op, partition string) (string, error) {
 	if pk == "" && partition != "" {
 		return "", KeyError(op, s.Name, pk, "", "partition key",
 			fmt.Sprintf("%q is empty once normalised (white space at its start is trimmed, as at the start of an id)", partition))
+	}
+	if feedrow.IsPartition(pk) {
+		return "", KeyError(op, s.Name, pk, "", "partition key",
+			fmt.Sprintf("starts with %q, which marks the registry and leases of change feeds, not a partition of entities", feedrow.Prefix))
 	}
 	if indexrow.IsClaimPartition(pk) {
 		return "", KeyError(op, s.Name, pk, "", "partition key",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/feedrow"
 	"github.com/unified-data/gotables/tables/internal/indexrow"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/internal/odata"
@@ -214,6 +215,9 @@ type Stored struct {
 	// it as missing, and one that creates the entity replaces it on condition of its ETag.
 	Expired   bool
 	ExpiresAt time.Time // the stored expiry time, zero when none
+	// FeedSeq and FeedVer are the time of the entity's last change record and its change
+	// number, as the main row of a store with a feed keeps them (package feedrow).
+	FeedSeq, FeedVer int64
 }
 
 // StoredState is what the stored main row r tells a write.
@@ -221,6 +225,7 @@ func (s *Table) StoredState(r *service.Row) (Stored, error) {
 	st := Stored{Found: true, ETag: r.ETag, Refs: BlobRefs(r), Ix: indexrow.Stored(r)}
 	st.ExpiresAt, _ = s.ExpiresAt(r)
 	st.Expired = s.Expired(r)
+	st.FeedSeq, st.FeedVer = feedrow.Stored(r)
 	if s.Acct.Off == nil {
 		for _, c := range s.Large {
 			if _, ok := r.Get(c.Name + largevalue.BlobSuffix); ok {

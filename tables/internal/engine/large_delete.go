@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/feedrow"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -93,6 +94,12 @@ func (s *Table) deleteUnit(ctx context.Context, pk, rk, ifMatch string, read *St
 		}
 		if len(acts) == 0 {
 			return Stored{}, nil
+		}
+		if st.Found && s.Feed != nil {
+			acts = append(acts, s.FeedRecord(pk, rk, feedrow.Deleted, &st, nil))
+		}
+		if err := s.MarkFeed(ctx, op, pk); err != nil {
+			return Stored{}, err
 		}
 		tracked := s.WriteKeys([2]string{pk, rk})
 		s.BeginWrite(tracked)

@@ -74,7 +74,11 @@ func (s *Table) UnitActions(p *Write, mode WriteMode, etag string, st *Stored) [
 			acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: p.PK, RowKey: k}, IfMatch: tag})
 		}
 	}
-	return append(acts, IndexActions(p, st)...)
+	acts = append(acts, IndexActions(p, st)...)
+	if s.Feed != nil {
+		acts = append(acts, s.FeedRecord(p.PK, p.RK, FeedKind(mode), st, &acts[0]))
+	}
+	return acts
 }
 
 // A SplitUnit is one entity of a split-aware write.
@@ -150,7 +154,7 @@ func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (
 		var acts []service.Action
 		var refs []ActionRef
 		for ui, u := range units {
-			if u.Mode == ModeStrict && !u.Read && !s.Split && s.Expiry == nil {
+			if u.Mode == ModeStrict && !u.Read && !s.Split && s.Expiry == nil && s.Feed == nil {
 				// An indexed entity at a version this store read or wrote: its index keys
 				// are known, and the write is conditional on that version anyway. (A row
 				// that expires is read: the version may have expired since.)
@@ -199,10 +203,16 @@ func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (
 			if err := u.P.Layout.Fit(ua); err != nil {
 				return service.Written{}, RowError(op, s.Name, u.P.PK, u.P.RK, "the entity cannot be stored; nothing was stored", err)
 			}
+			if err := s.FeedFit(op, u.P.PK, u.P.RK, ua); err != nil {
+				return service.Written{}, err
+			}
 			for _, a := range ua {
 				refs = append(refs, ActionRef{Unit: ui, Key: a.Row.RowKey, Main: a.Row.RowKey == u.P.RK})
 			}
 			acts = append(acts, ua...)
+		}
+		if err := s.MarkFeed(ctx, op, units[0].P.PK); err != nil {
+			return service.Written{}, err
 		}
 		keys := make([][2]string, 0, len(units))
 		for _, u := range units {

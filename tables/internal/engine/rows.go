@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/unified-data/gotables/tables/internal/feedrow"
 	"github.com/unified-data/gotables/tables/internal/indexrow"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -63,6 +65,9 @@ var OfOnly = []string{largevalue.OfColumn}
 func (s *Table) Foreign(r *service.Row) bool {
 	if indexrow.IsKey(r.RowKey) || indexrow.IsClaimPartition(r.PartitionKey) {
 		return true // a partition index's row or a unique index's claim, never an entity
+	}
+	if feedrow.IsKey(r.RowKey) || feedrow.IsPartition(r.PartitionKey) {
+		return true // a change record, a dead letter, a mark or a lease of a feed
 	}
 	if !s.Shared {
 		return false
@@ -186,16 +191,48 @@ func IndexActions(p *Write, st *Stored) []service.Action {
 }
 
 // EntityFilter is the filter a query of the store's entities sends: filter, and, for a
-// store with partition indexes, not their rows, so that the service does not return them
+// store with partition indexes or a feed, not their rows, so that the service does not return them
 // (they sort after ASCII row keys, and would take places in a page). The query's plan and
 // its cursor's bounds are those of filter: this adds no scan.
 func (s *Table) EntityFilter(filter string) string {
-	if len(s.Indexes) == 0 {
+	var nots []string
+	if len(s.Indexes) > 0 {
+		nots = append(nots, "(RowKey lt "+service.QuoteString(indexrow.Prefix)+" or RowKey ge "+service.QuoteString(indexrow.PrefixEnd)+")")
+	}
+	if s.Feed != nil {
+		nots = append(nots, "(RowKey lt "+service.QuoteString(feedrow.Prefix)+" or RowKey ge "+service.QuoteString(feedrow.PrefixEnd)+")")
+	}
+	if len(nots) == 0 {
 		return filter
 	}
-	not := "(RowKey lt " + service.QuoteString(indexrow.Prefix) + " or RowKey ge " + service.QuoteString(indexrow.PrefixEnd) + ")"
+	not := strings.Join(nots, " and ")
 	if filter == "" {
 		return not
 	}
 	return "(" + filter + ") and " + not
+}
+
+// GoValue converts a cell to the Go value of its EDM type, as a PolyEntry's Columns and a
+// change record's Body hold it: string, []byte (a copy), bool, int32, int64, float64,
+// time.Time or abstractions.GUID; nil for an invalid value.
+func GoValue(v service.Value) any {
+	switch v.Kind() {
+	case service.KindString:
+		return v.Str()
+	case service.KindBool:
+		return v.Bool()
+	case service.KindInt32:
+		return v.Int32()
+	case service.KindInt64:
+		return v.Int64()
+	case service.KindDouble:
+		return v.Float()
+	case service.KindDateTime:
+		return v.Time()
+	case service.KindBinary:
+		return append([]byte{}, v.Bytes()...)
+	case service.KindGuid:
+		return abstractions.GUID(v.GuidBytes())
+	}
+	return nil
 }

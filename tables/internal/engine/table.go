@@ -51,11 +51,17 @@ type Table struct {
 	// A store with one writes through the unit path, whose read of the stored row tells an
 	// expired row from a live one.
 	Expiry *Expiry
+	// Feed is the store's change feed (feed.go; nil without one): its writes go through
+	// the unit path and send their records in their transactions.
+	Feed *Feed
 }
 
 // Units reports whether the store's writes go through the unit path: a split-aware type's,
-// or an indexed one's, whose rows beyond the main row are written in its transaction.
-func (s *Table) Units() bool { return s.Split || len(s.Indexes) > 0 || s.Expiry != nil }
+// an indexed one's, one whose rows expire, or one with a feed, whose rows beyond the main
+// row are written in its transaction.
+func (s *Table) Units() bool {
+	return s.Split || len(s.Indexes) > 0 || s.Expiry != nil || s.Feed != nil
+}
 
 // EnsureCreated is Store.EnsureCreated and PolyStore.EnsureCreated: it creates the table
 // unless the account knows it exists, or with NeverCreateTables only checks that it does.

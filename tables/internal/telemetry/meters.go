@@ -54,6 +54,13 @@ const (
 	MetricOffloaded         = "udtables.offload.bytes"
 	MetricExpiredFound      = "udtables.expiry.expired"
 	MetricExpiredSwept      = "udtables.expiry.swept"
+	MetricFeedDeliveries    = "udtables.feed.deliveries"
+	MetricFeedRedeliveries  = "udtables.feed.redeliveries"
+	MetricFeedFailures      = "udtables.feed.failures"
+	MetricFeedDeadLetters   = "udtables.feed.dead_letters"
+	MetricFeedPending       = "udtables.feed.pending"
+	MetricFeedPartitions    = "udtables.feed.partitions"
+	MetricFeedOldest        = "udtables.feed.oldest_pending_age"
 
 	AttrHTTPStatus = "http.response.status_code" // of a busy answer
 )
@@ -81,6 +88,10 @@ type Meters struct {
 	offloaded metric.Int64Counter
 	expired   metric.Int64Counter
 	swept     metric.Int64Counter
+	// The change feed's (package tables/feed).
+	feedDelivered, feedRedelivered, feedFailed, feedDead metric.Int64Counter
+	feedPending, feedPartitions                          metric.Int64Gauge
+	feedOldest                                           metric.Float64Gauge
 
 	mu   sync.Mutex                        // serialises additions to sets
 	sets atomic.Pointer[map[attrKey]*opts] // copied on write, read without a lock
@@ -130,7 +141,20 @@ func NewMeters(p metric.MeterProvider, log *slog.Logger) *Meters {
 	m.offloaded = counter(MetricOffloaded, "By", "Bytes uploaded to blobs by blob offload (large values and files).")
 	m.expired = counter(MetricExpiredFound, "{row}", "Expired rows the sweeps of expired rows found.")
 	m.swept = counter(MetricExpiredSwept, "{row}", "Expired rows the sweeps of expired rows deleted.")
+	m.feedDelivered = counter(MetricFeedDeliveries, "{record}", "Change records a feed relay's handler accepted.")
+	m.feedRedelivered = counter(MetricFeedRedeliveries, "{record}", "Accepted change records that had failed before (a subset of the deliveries).")
+	m.feedFailed = counter(MetricFeedFailures, "{delivery}", "Deliveries of change records whose handler failed or panicked.")
+	m.feedDead = counter(MetricFeedDeadLetters, "{record}", "Change records moved to the dead letters after failing too often.")
 	var err error
+	m.feedPending, err = mt.Int64Gauge(MetricFeedPending, metric.WithUnit("{record}"),
+		metric.WithDescription("Change records pending when a relay pass read them (at most a page per partition)."))
+	errs = append(errs, err)
+	m.feedPartitions, err = mt.Int64Gauge(MetricFeedPartitions, metric.WithUnit("{partition}"),
+		metric.WithDescription("Partitions marked as having pending change records when a relay pass began."))
+	errs = append(errs, err)
+	m.feedOldest, err = mt.Float64Gauge(MetricFeedOldest, metric.WithUnit("s"),
+		metric.WithDescription("Age of the oldest pending change record a relay pass found."))
+	errs = append(errs, err)
 	m.duration, err = mt.Float64Histogram(MetricOperationDuration, metric.WithUnit("s"),
 		metric.WithDescription("Duration of database client operations."),
 		metric.WithExplicitBucketBoundaries(DurationBuckets...))
@@ -330,4 +354,41 @@ func (m *Meters) Swept(ctx context.Context, table string, expired, swept int64) 
 	a := m.attrs(attrKey{table: table}).add
 	m.expired.Add(ctx, expired, a...)
 	m.swept.Add(ctx, swept, a...)
+}
+
+// FeedDelivered counts a change record a relay's handler accepted; redelivery says it had
+// failed before.
+func (m *Meters) FeedDelivered(ctx context.Context, table string, redelivery bool) {
+	if !m.On() {
+		return
+	}
+	o := m.attrs(attrKey{table: table}).add
+	m.feedDelivered.Add(ctx, 1, o...)
+	if redelivery {
+		m.feedRedelivered.Add(ctx, 1, o...)
+	}
+}
+
+// FeedFailed counts a failed delivery; dead says the record went to the dead letters.
+func (m *Meters) FeedFailed(ctx context.Context, table string, dead bool) {
+	if !m.On() {
+		return
+	}
+	o := m.attrs(attrKey{table: table}).add
+	m.feedFailed.Add(ctx, 1, o...)
+	if dead {
+		m.feedDead.Add(ctx, 1, o...)
+	}
+}
+
+// FeedBacklog records what a relay pass found: pending records, marked partitions and the
+// age of the oldest pending record.
+func (m *Meters) FeedBacklog(ctx context.Context, table string, pending, partitions int64, oldest time.Duration) {
+	if !m.On() {
+		return
+	}
+	o := m.attrs(attrKey{table: table}).rec
+	m.feedPending.Record(ctx, pending, o...)
+	m.feedPartitions.Record(ctx, partitions, o...)
+	m.feedOldest.Record(ctx, oldest.Seconds(), o...)
 }

@@ -66,6 +66,20 @@ func openAccount(cs, container string) (*tables.Account, func(), error) {
 	return acct, tr.CloseIdleConnections, nil
 }
 
+// tableAccount returns an account over a connection string that never creates a table
+// (the commands that read or repair one table), and the function that closes its
+// connections.
+func tableAccount(cs string) (*tables.Account, func(), error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	acct, err := tables.NewAccount(cs, &tables.Options{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}},
+		NeverCreateTables: true})
+	if err != nil {
+		tr.CloseIdleConnections()
+		return nil, nil, fmt.Errorf("connection string: %w", err)
+	}
+	return acct, tr.CloseIdleConnections, nil
+}
+
 func (f *archiveFlags) check(args []string) error {
 	if len(args) > 0 {
 		return &usageError{fmt.Sprintf("unexpected argument %q", args[0])}

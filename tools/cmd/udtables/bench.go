@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/unified-data/gotables/tools/bench"
@@ -66,12 +67,13 @@ deletes it at the end, also when interrupted. Progress goes to standard error.
 
 Interrupted (SIGINT, SIGTERM), stopped by --timeout or by a failing workload, it prints the
 rows of the workloads measured so far, with a last line saying it stopped, and exits with
-status 1.`,
+status 1. --only runs a few workloads again without the whole run.`,
 		flags: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 			account := accountFlags(fs)
 			ops := fs.Int("ops", 200, "measured operations per single-row workload and side (1/20 of it for the workloads over many rows)")
 			conc := fs.Int("concurrency", 1, "workers running each workload side by side")
 			asJSON := fs.Bool("json", false, "write one JSON array instead of a table")
+			only := fs.String("only", "", "run only the workloads whose name contains one of these comma-separated strings (such as \"indexed,find by index\")")
 			return func(ctx context.Context, args []string, stdout io.Writer) error {
 				if len(args) > 0 {
 					return &usageError{fmt.Sprintf("unexpected argument %q", args[0])}
@@ -94,10 +96,22 @@ status 1.`,
 					Ops:              *ops,
 					Concurrency:      *conc,
 					JSON:             *asJSON,
+					Only:             splitList(*only),
 					Progress:         os.Stderr,
 					ConnectTimeout:   connectTimeout,
 				}, stdout)
 			}
 		},
 	}
+}
+
+// splitList returns the non-empty comma-separated items of s.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

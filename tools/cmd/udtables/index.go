@@ -5,12 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-
-	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/index"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -86,13 +82,11 @@ The account is the flag's, or Azurite's with --azurite, or the one in $` + testC
 				if cs == "" {
 					return &usageError{"no account: give --connection-string or --azurite, or set $" + testConnectionEnv}
 				}
-				tr := http.DefaultTransport.(*http.Transport).Clone()
-				defer tr.CloseIdleConnections()
-				acct, err := tables.NewAccount(cs, &tables.Options{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}},
-					NeverCreateTables: true})
+				acct, closeAccount, err := tableAccount(cs)
 				if err != nil {
-					return fmt.Errorf("connection string: %w", err)
+					return err
 				}
+				defer closeAccount()
 				run := index.VerifyTable
 				if args[0] == "rebuild" {
 					run = index.RebuildTable

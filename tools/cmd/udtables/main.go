@@ -14,6 +14,7 @@
 //	udtables import --table T --file F      import a typed CSV file, checked whole first
 //	udtables index verify|rebuild --table T --index name=Column...
 //	                                        check a table's partition indexes, or rebuild them
+//	udtables feed status|replay --table T   a table's change feed backlog; dead letters re-sent
 //	udtables help [command]                 show what a command does
 //
 // Every command accepts --help. A failure prints one line, "udtables: …", on standard error
@@ -50,7 +51,7 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func commands() []*command {
-	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), indexCommand(), sweepExpiredCommand(),
+	return []*command{demoCommand(), benchCommand(), inspectCommand(), backupCommand(), restoreCommand(), copyCommand(), indexCommand(), sweepExpiredCommand(), feedCommand(),
 		deleteCommand(false), deleteCommand(true), exportCommand(), importCommand(), helpCommand()}
 }
 
