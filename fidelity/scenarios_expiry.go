@@ -143,6 +143,19 @@ func expReads(ctx context.Context, e *Env, s *tables.Store[expSession], step, pk
 	}
 }
 
+// expLive checks the ids and users partition pk of s lists, sorted, against want.
+func expLive(ctx context.Context, e *Env, s *tables.Store[expSession], pk string, want ...string) {
+	e.t.Helper()
+	ents, err := s.List(ctx, pk)
+	e.OK("list", err)
+	live := []string{}
+	for _, x := range ents {
+		live = append(live, x.ID+" "+x.User)
+	}
+	sort.Strings(live)
+	e.Equal("live rows", live, want)
+}
+
 // expRaw returns the row keys of partition pk as the service holds them.
 func expRaw(ctx context.Context, e *Env, pk string) []string {
 	e.t.Helper()
@@ -258,14 +271,7 @@ func expiryScenarios() []Scenario {
 					{Entity: abstractions.Entity{ID: id("lww")}, User: "batch"}, {Entity: abstractions.Entity{ID: id("new")}, User: "batch"}}))
 				e.Deleted("delete of an expired row", false)(s.Delete(ctx, id("delete"), ""))
 
-				ents, err := s.List(ctx, "w")
-				e.OK("list", err)
-				var live []string
-				for _, x := range ents {
-					live = append(live, x.ID+" "+x.User)
-				}
-				sort.Strings(live)
-				e.Equal("live rows", live, []string{"w|create new", "w|getorcreate made", "w|lww batch", "w|new batch", "w|upsert up"})
+				expLive(ctx, e, s, "w", "w|create new", "w|getorcreate made", "w|lww batch", "w|new batch", "w|upsert up")
 				// The index rows of the replaced rows went with them.
 				listedBy, ixRows, err := ixConsistent(ctx, e.Tables, e.Table, "w")
 				if err != nil {
@@ -328,14 +334,7 @@ func expiryScenarios() []Scenario {
 				s.UpsertIn(tx, &expSession{Entity: abstractions.Entity{ID: "t|b"}, User: "up"})
 				e.OK("create over an expired row in a transaction", tx.Commit(ctx))
 				e.Equal("the new row's expiry", a.Expires, expT0.Add(2*time.Hour+time.Second))
-				ents, err := s.List(ctx, "t")
-				e.OK("list", err)
-				var live []string
-				for _, x := range ents {
-					live = append(live, x.ID+" "+x.User)
-				}
-				sort.Strings(live)
-				e.Equal("live rows", live, []string{"t|a new", "t|b up", "t|fresh fresh", "t|live old"})
+				expLive(ctx, e, s, "t", "t|a new", "t|b up", "t|fresh fresh", "t|live old")
 				tx = s.Transaction("t")
 				s.CreateIn(tx, &expSession{Entity: abstractions.Entity{ID: "t|a"}, User: "again"})
 				e.Is("create over the new row in a transaction", tx.Commit(ctx), abstractions.ErrDuplicateKey)
