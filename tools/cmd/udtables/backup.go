@@ -92,25 +92,37 @@ func (f *archiveFlags) check(args []string) error {
 	return nil
 }
 
-func (f *archiveFlags) needTable() error {
-	if *f.table == "" {
+func (f *archiveFlags) needTable() error { return needTable(*f.table) }
+
+func (f *archiveFlags) open() (*tables.Account, func(), error) {
+	cs, err := needAccount(f.account)
+	if err != nil {
+		return nil, nil, err
+	}
+	return openAccount(cs, *f.container)
+}
+
+// needTable refuses a missing --table, or one the service would refuse as a name.
+func needTable(table string) error {
+	if table == "" {
 		return &usageError{"--table is required"}
 	}
-	if err := service.CheckTableName(*f.table); err != nil {
+	if err := service.CheckTableName(table); err != nil {
 		return &usageError{err.Error()}
 	}
 	return nil
 }
 
-func (f *archiveFlags) open() (*tables.Account, func(), error) {
-	cs, err := f.account()
+// needAccount returns the connection string the account flags give, refusing none.
+func needAccount(account func() (string, error)) (string, error) {
+	cs, err := account()
 	if err != nil {
-		return nil, nil, err
+		return "", err
 	}
 	if cs == "" {
-		return nil, nil, &usageError{"no account: give --connection-string or --azurite, or set $" + testConnectionEnv}
+		return "", &usageError{"no account: give --connection-string or --azurite, or set $" + testConnectionEnv}
 	}
-	return openAccount(cs, *f.container)
+	return cs, nil
 }
 
 func parseExisting(s string) (backup.Existing, error) {

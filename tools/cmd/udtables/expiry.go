@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/unified-data/gotables/tables/expiry"
-	"github.com/unified-data/gotables/tables/service"
 )
 
 func sweepExpiredCommand() *command {
@@ -35,18 +34,15 @@ The account is the flag's, or Azurite's with --azurite, or the one in $` + testC
 				if len(args) > 0 {
 					return &usageError{fmt.Sprintf("unexpected argument %q", args[0])}
 				}
-				if *table == "" || *column == "" {
-					return &usageError{"--table and --column are required"}
+				if *column == "" {
+					return &usageError{"--column is required (the expiry time's column)"}
 				}
-				if err := service.CheckTableName(*table); err != nil {
-					return &usageError{err.Error()}
-				}
-				cs, err := account()
-				if err != nil {
+				if err := needTable(*table); err != nil {
 					return err
 				}
-				if cs == "" {
-					return &usageError{"no account: give --connection-string or --azurite, or set $" + testConnectionEnv}
+				cs, err := needAccount(account)
+				if err != nil {
+					return err
 				}
 				// With blobs and the offload container, so the blobs of swept rows go too.
 				acct, closeConns, err := openAccount(cs, "")

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/tables/feed"
-	"github.com/unified-data/gotables/tables/service"
 )
 
 func feedCommand() *command {
@@ -40,18 +39,12 @@ The account is the flag's, or Azurite's with --azurite, or the one in $` + testC
 				if rest := fs.Args(); len(rest) > 0 {
 					return &usageError{fmt.Sprintf("unexpected argument %q", rest[0])}
 				}
-				if *table == "" {
-					return &usageError{"--table is required"}
-				}
-				if err := service.CheckTableName(*table); err != nil {
-					return &usageError{err.Error()}
-				}
-				cs, err := account()
-				if err != nil {
+				if err := needTable(*table); err != nil {
 					return err
 				}
-				if cs == "" {
-					return &usageError{"no account: give --connection-string or --azurite, or set $" + testConnectionEnv}
+				cs, err := needAccount(account)
+				if err != nil {
+					return err
 				}
 				acct, closeAccount, err := tableAccount(cs)
 				if err != nil {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/unified-data/gotables/tables/index"
-	"github.com/unified-data/gotables/tables/service"
 )
 
 // indexDecls is the repeatable --index flag: name=Column or name=Column:desc.
@@ -66,21 +65,15 @@ The account is the flag's, or Azurite's with --azurite, or the one in $` + testC
 					return &usageError{fmt.Sprintf("unexpected argument %q", rest[0])}
 				}
 				args = args[:1]
-				if *table == "" {
-					return &usageError{"--table is required"}
-				}
-				if err := service.CheckTableName(*table); err != nil {
-					return &usageError{err.Error()}
+				if err := needTable(*table); err != nil {
+					return err
 				}
 				if len(decls) == 0 {
 					return &usageError{"declare the table's indexes with --index name=Column"}
 				}
-				cs, err := account()
+				cs, err := needAccount(account)
 				if err != nil {
 					return err
-				}
-				if cs == "" {
-					return &usageError{"no account: give --connection-string or --azurite, or set $" + testConnectionEnv}
 				}
 				acct, closeAccount, err := tableAccount(cs)
 				if err != nil {

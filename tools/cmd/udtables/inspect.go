@@ -39,21 +39,15 @@ Inspect only reads.`,
 				if len(args) > 0 {
 					return &usageError{fmt.Sprintf("unexpected argument %q", args[0])}
 				}
-				if *table == "" {
-					return &usageError{"--table is required"}
-				}
-				if err := service.CheckTableName(*table); err != nil {
-					return &usageError{err.Error()}
+				if err := needTable(*table); err != nil {
+					return err
 				}
 				if *top < 1 {
 					return &usageError{"--top must be at least 1"}
 				}
-				cs, err := account()
+				cs, err := needAccount(account)
 				if err != nil {
 					return err
-				}
-				if cs == "" {
-					return &usageError{"no account: give --connection-string or --azurite, or set $" + testConnectionEnv}
 				}
 				// A transport of the command's own, closed at the end, so that no connection
 				// outlives it (the tests check for leftover goroutines).
