@@ -224,3 +224,71 @@ func TestFeedRelayRace(t *testing.T) {
 		})
 	}
 }
+
+// TestFeedPassesOfOneRelay: two passes of one relay at the same time (Run, and a Pass the
+// application calls) share its leases by name; each partition is still worked on by one of
+// them, so no record is delivered twice.
+func TestFeedPassesOfOneRelay(t *testing.T) {
+	for _, b := range harnesses(t, makers) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			table := fdTable(t, b, "fdtwice")
+			s := fdCounters(t, b.Name, b.Tables, table)
+			for i := range 6 {
+				if err := s.Upsert(ctx, &fdCounter{Entity: abstractions.Entity{ID: fmt.Sprintf("p%d|c", i%3)}, N: i}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := feed.NewRelay(s, &feed.RelayOptions{Name: "one"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := newDeliveries()
+			// The first record each pass meets waits until both passes have met one (or
+			// 300 ms have passed: the other pass found every partition worked on).
+			var started sync.WaitGroup
+			started.Add(2)
+			var first [2]atomic.Bool
+			h := func(i int) feed.Handler {
+				return func(ctx context.Context, rec feed.Record) error {
+					if first[i].CompareAndSwap(false, true) {
+						started.Done()
+						waited := make(chan struct{})
+						go func() { started.Wait(); close(waited) }()
+						select {
+						case <-waited:
+						case <-time.After(300 * time.Millisecond):
+						}
+					}
+					return d.handle(ctx, rec)
+				}
+			}
+			var wg sync.WaitGroup
+			for i := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := r.Pass(ctx, h(i)); err != nil {
+						t.Errorf("pass %d: %v", i, err)
+					}
+				}()
+			}
+			wg.Wait()
+			if !first[0].Load() && !first[1].Load() {
+				t.Fatal("no record delivered")
+			}
+			if !first[0].Load() || !first[1].Load() {
+				started.Done() // the waiter of the pass that delivered ends
+			}
+			if dup := d.duplicates(); len(dup) > 0 {
+				t.Errorf("%d records delivered twice by two passes of one relay, such as %s", len(dup), dup[0])
+			}
+			d.mu.Lock()
+			n := len(d.byID)
+			d.mu.Unlock()
+			if n != 6 {
+				t.Errorf("%d records delivered, want 6", n)
+			}
+		})
+	}
+}

@@ -49,7 +49,8 @@ type RelayOptions struct {
 }
 
 // Relay delivers the records of a store's feed. Several relays, in one process or many,
-// share the partitions through leases. It is safe for concurrent use.
+// share the partitions through leases. It is safe for concurrent use: passes of one relay
+// running at once (Run, and a Pass of the caller's) divide the partitions between them.
 type Relay struct {
 	core *engine.Table
 	o    RelayOptions
@@ -58,6 +59,31 @@ type Relay struct {
 	// lease or the hold is expired, whatever the clocks of the others say.
 	mu   sync.Mutex
 	seen map[[2]string]sighting
+	// held lists the partitions a pass of this relay works on now: a second pass running
+	// at the same time (Run and a Pass of the caller's, say) skips them, since the lease
+	// row names the relay, not the pass, and would let both deliver the same records.
+	held map[string]bool
+}
+
+// enter marks pk as worked on by a pass of this relay, reporting false when another pass
+// of it works on pk already.
+func (r *Relay) enter(pk string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held[pk] {
+		return false
+	}
+	if r.held == nil {
+		r.held = map[string]bool{}
+	}
+	r.held[pk] = true
+	return true
+}
+
+func (r *Relay) leave(pk string) {
+	r.mu.Lock()
+	delete(r.held, pk)
+	r.mu.Unlock()
 }
 
 type sighting struct {
@@ -267,6 +293,10 @@ func missingTable(err error) bool {
 // how many records it found pending and the time of the oldest.
 func (r *Relay) partition(ctx context.Context, h Handler, m service.Row) (st PassStats, seen int, oldest time.Time, err error) {
 	pk := m.RowKey
+	if !r.enter(pk) {
+		return st, 0, time.Time{}, nil
+	}
+	defer r.leave(pk)
 	l, ok, err := r.take(ctx, pk)
 	if err != nil || !ok {
 		return st, 0, time.Time{}, err
