@@ -98,8 +98,8 @@ release: ## Release at VERSION=v0.x.y: prints the plan; DRY_RUN=0 commits and ta
 fuzz: ## Run each fuzz target for FUZZTIME (10s).
 	@bash scripts/fuzz.sh
 
-faults-full: ## Run the indexed stores' and the change feed's fault matrices with every fault (make test runs the faults that lose or break an answer) on Azurite and in memory.
-	@UNIFIED_TABLES_FAULTS_FULL=1 bash scripts/with-azurite.sh go test -count=1 -race -run '^(TestIndexFaultMatrix|TestFeedFaultMatrix)$$' -v ./fidelity/ | grep -E '^(---|ok|FAIL|PASS)|faults_indexes_test|feed_crash_test'
+faults-full: ## Run the indexed stores', the unique indexes' and the change feed's fault matrices with every fault (make test runs the faults that lose or break an answer) on Azurite and in memory.
+	@UNIFIED_TABLES_FAULTS_FULL=1 bash scripts/with-azurite.sh go test -count=1 -race -run '^(TestIndexFaultMatrix|TestUniqueFaultMatrix|TestFeedFaultMatrix)$$' -v ./fidelity/ | grep -E '^(---|ok|FAIL|PASS)|faults_indexes_test|faults_unique_test|feed_crash_test'
 
 feed-full: ## Run the change feed's relay race at full size (1,000 partitions, 20,000 writes, four relays) on Azurite and in memory.
 	@UNIFIED_TABLES_FEED_FULL=1 bash scripts/with-azurite.sh go test -count=1 -timeout 30m -run '^TestFeedRelayRace$$' -v ./fidelity/ | grep -E '^(---|ok|FAIL|PASS)|feed_test'
