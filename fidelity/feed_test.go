@@ -292,3 +292,52 @@ func TestFeedPassesOfOneRelay(t *testing.T) {
 		})
 	}
 }
+
+// TestFeedPassCancelled: a pass whose context ends in the middle of a partition stops
+// there, returns the context's error and releases its lease; every record it did not
+// checkpoint stays pending and the next pass delivers it, so nothing is lost.
+func TestFeedPassCancelled(t *testing.T) {
+	for _, b := range harnesses(t, makers) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			table := fdTable(t, b, "fdcancel")
+			s := fdCounters(t, b.Name, b.Tables, table)
+			for i := range 6 {
+				if err := s.Upsert(ctx, &fdCounter{Entity: abstractions.Entity{ID: "p|c"}, N: i}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := feed.NewRelay(s, &feed.RelayOptions{Name: "r"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := newDeliveries()
+			cctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			n := 0
+			_, err = r.Pass(cctx, func(ctx context.Context, rec feed.Record) error {
+				if n++; n == 2 {
+					cancel()
+				}
+				return d.handle(ctx, rec)
+			})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("the cancelled pass returned %v", err)
+			}
+			d.mu.Lock()
+			first := len(d.byID)
+			d.mu.Unlock()
+			if first != 2 {
+				t.Fatalf("the cancelled pass delivered %d records, want the 2 before the cancel", first)
+			}
+			drain(t, ctx, s, d.handle, r) // at once: the lease was released
+			d.check(t, ctx, b.Tables, table)
+			d.mu.Lock()
+			all := len(d.byID)
+			d.mu.Unlock()
+			if all != 6 {
+				t.Errorf("%d records delivered, want 6", all)
+			}
+		})
+	}
+}
