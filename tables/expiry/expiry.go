@@ -16,7 +16,8 @@
 //
 // From its expiry time on, a row is absent to every read of the type's stores (One, Exists,
 // List, Query, Stream, Page, Count, the stream helpers, index lookups), decided on the
-// account's clock (tables.Options.Now), which the account never lets go back. A write
+// account's clock (tables.Options.Now), never let go back: the accounts of a process on the
+// real clock share that floor, so none of them reads a row another has seen expired. A write
 // treats it as missing: Create replaces it on condition of its version, Update and Patch
 // fail with [abstractions.ErrNotFound], Delete reports it absent. Rows stay stored until
 // [Sweep] deletes them, at the cost of what expired rather than of the table.
