@@ -121,7 +121,8 @@ type Report struct {
 }
 
 // Sweep deletes the store's rows that expired at least [Margin] ago, each with its
-// continuation rows, index rows and offloaded blobs, on condition of the version it read
+// continuation rows, index rows and offloaded blobs (and, on a store with a change feed, its
+// deleted record), on condition of the version it read
 // and only while that version is still expired: a row renewed in the meantime is never
 // deleted. It does not scan the table: it reads the marks of the hours whose rows may have
 // expired, and in each partition they name, the range of the expiry index below the cutoff,
@@ -186,7 +187,9 @@ type anyRow struct{ abstractions.Entity }
 // SweepTable is Sweep for a table named by the account and name, for a program without the
 // entity's Go type (udtables sweep-expired): column is the one the type's expiry field is
 // stored in (the field's name; Outer_Inner for a field of a nested struct). It reads each
-// expired row whole before its delete, since it cannot tell a split-aware type's rows.
+// expired row whole before its delete, since it cannot tell a split-aware type's rows. It
+// writes no change records (package tables/feed), whose settings are the stores' and not
+// the table's; sweep a table with a feed with Sweep, on a store that has it.
 func SweepTable(ctx context.Context, acct *tables.Account, table, column string, opts *SweepOptions) (Report, error) {
 	s, err := tables.For[anyRow](acct, &tables.StoreOptions{Table: table})
 	if err != nil {
