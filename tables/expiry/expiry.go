@@ -113,10 +113,12 @@ type Report struct {
 	// Renewed counts rows the sweep left because they were renewed, replaced or deleted by
 	// another writer between its read and its delete.
 	Renewed int
-	// OldestUnswept is how long ago the oldest expired row the sweep left because it
-	// stopped at Max expired; 0 when it left none. A sweep stopped by an error or its context
-	// returns that error and does not measure it (0); rows that expired less than Margin ago
-	// are not due, so not counted as left.
+	// OldestUnswept is how long ago the oldest expired row the sweep left expired: of the
+	// partitions it did not finish because it stopped at Max, or of the one an error or
+	// its context stopped it in (partitions it did not reach are not measured); 0 when it
+	// left none. Rows that expired less than Margin ago are not due, so not counted as
+	// left. The account's meters record it too, as udtables.expiry.oldest_unswept_age,
+	// when the sweep ends.
 	OldestUnswept time.Duration
 }
 
