@@ -37,6 +37,7 @@ func storeScenarios() []Scenario {
 	all = append(all, sharedScenarios()...)
 	all = append(all, ixScenarios()...)
 	all = append(all, expiryScenarios()...)
+	all = append(all, expirySweepScenarios()...)
 	all = append(all, feedScenarios()...)
 	all = append(all, identityScenarios()...)
 	all = append(all, largeScenarios()...)

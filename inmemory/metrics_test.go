@@ -157,3 +157,74 @@ func TestMetricsCountSweptRows(t *testing.T) {
 		t.Errorf("expired %d, swept %d; want 2 and 2", e, sw)
 	}
 }
+
+// gaugeOf returns the value of the float64 gauge named name for the table (ok false: none).
+func gaugeOf(t *testing.T, r *sdkmetric.ManualReader, name, table string) (v float64, ok bool) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != name {
+				continue
+			}
+			if m.Unit != "s" {
+				t.Errorf("%s: unit %q, want s", name, m.Unit)
+			}
+			for _, p := range m.Data.(metricdata.Gauge[float64]).DataPoints {
+				if a, _ := p.Attributes.Value("db.collection.name"); a.AsString() == table {
+					v, ok = p.Value, true
+				}
+			}
+		}
+	}
+	return v, ok
+}
+
+// A sweep of expired rows records the age of the oldest expired row it left when it ends:
+// stopped by its context, the rows of the partition it stopped in; after a full sweep, 0.
+func TestMetricsOldestUnswept(t *testing.T) {
+	type session struct {
+		abstractions.Entity
+		Expires time.Time `table:",expires=1h"`
+	}
+	ctx := context.Background()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer func() { _ = mp.Shutdown(ctx) }()
+	now := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+	acct := inmemory.NewAccount(&tables.Options{MeterProvider: mp, Now: func() time.Time { return now }})
+	s, err := tables.For[session](acct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// p1's row expires at 9:30 and p0's at 10:00, so the sweep visits p1 first.
+	for _, v := range []*session{{Entity: abstractions.Entity{ID: "p0|a"}}, {Entity: abstractions.Entity{ID: "p0|b"}},
+		{Entity: abstractions.Entity{ID: "p1|a"}, Expires: now.Add(30 * time.Minute)}} {
+		if err := s.Create(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.Add(2 * time.Hour)
+	if _, ok := gaugeOf(t, reader, "udtables.expiry.oldest_unswept_age", s.Table()); ok {
+		t.Fatal("a gauge before any sweep")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rep, err := expiry.Sweep(cctx, s, &expiry.SweepOptions{Progress: func(expiry.Report) { cancel() }})
+	if err == nil || rep.Swept != 1 || rep.OldestUnswept != time.Hour {
+		t.Fatalf("a sweep cancelled after its first partition: %+v, %v; want 1 swept, an hour's backlog and the context's error", rep, err)
+	}
+	if v, ok := gaugeOf(t, reader, "udtables.expiry.oldest_unswept_age", s.Table()); !ok || v != 3600 {
+		t.Errorf("after the cancelled sweep the gauge is %v (%v), want 3600", v, ok)
+	}
+	rep, err = expiry.Sweep(ctx, s, nil)
+	if err != nil || rep.Swept != 2 || rep.OldestUnswept != 0 {
+		t.Fatalf("the full sweep: %+v, %v", rep, err)
+	}
+	if v, ok := gaugeOf(t, reader, "udtables.expiry.oldest_unswept_age", s.Table()); !ok || v != 0 {
+		t.Errorf("after the full sweep the gauge is %v (%v), want 0", v, ok)
+	}
+}

@@ -38,8 +38,9 @@ type Options struct {
 	Oversized OversizedPolicy
 	// Logger receives the library's warnings; nil means slog.Default().
 	Logger *slog.Logger
-	// Now is the account's clock: it stamps CreatedAt and UpdatedAt and decides when read
-	// cache entries expire. nil means time.Now.
+	// Now is the account's clock: it stamps CreatedAt and UpdatedAt, decides when read
+	// cache entries expire and which rows expired (package tables/expiry). nil means
+	// time.Now.
 	Now func() time.Time
 	// Cache is the read-cache policy of the account's stores: Disabled (the default),
 	// Sliding or Absolute. StoreOptions.Cache overrides it for one store. See [CachePolicy]

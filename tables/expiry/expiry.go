@@ -16,7 +16,8 @@
 //
 // From its expiry time on, a row is absent to every read of the type's stores (One, Exists,
 // List, Query, Stream, Page, Count, the stream helpers, index lookups), decided on the
-// account's clock (tables.Options.Now), which the account never lets go back. A write
+// account's clock (tables.Options.Now), never let go back: the accounts of a process on the
+// real clock share that floor, so none of them reads a row another has seen expired. A write
 // treats it as missing: Create replaces it on condition of its version, Update and Patch
 // fail with [abstractions.ErrNotFound], Delete reports it absent. Rows stay stored until
 // [Sweep] deletes them, at the cost of what expired rather than of the table.
@@ -112,15 +113,18 @@ type Report struct {
 	// Renewed counts rows the sweep left because they were renewed, replaced or deleted by
 	// another writer between its read and its delete.
 	Renewed int
-	// OldestUnswept is how long ago the oldest expired row the sweep left because it
-	// stopped at Max expired; 0 when it left none. A sweep stopped by an error or its context
-	// returns that error and does not measure it (0); rows that expired less than Margin ago
-	// are not due, so not counted as left.
+	// OldestUnswept is how long ago the oldest expired row the sweep left expired: of the
+	// partitions it did not finish because it stopped at Max, or of the one an error or
+	// its context stopped it in (partitions it did not reach are not measured); 0 when it
+	// left none. Rows that expired less than Margin ago are not due, so not counted as
+	// left. The account's meters record it too, as udtables.expiry.oldest_unswept_age,
+	// when the sweep ends.
 	OldestUnswept time.Duration
 }
 
 // Sweep deletes the store's rows that expired at least [Margin] ago, each with its
-// continuation rows, index rows and offloaded blobs, on condition of the version it read
+// continuation rows, index rows and offloaded blobs (and, on a store with a change feed, its
+// deleted record), on condition of the version it read
 // and only while that version is still expired: a row renewed in the meantime is never
 // deleted. It does not scan the table: it reads the marks of the hours whose rows may have
 // expired, and in each partition they name, the range of the expiry index below the cutoff,
@@ -185,7 +189,9 @@ type anyRow struct{ abstractions.Entity }
 // SweepTable is Sweep for a table named by the account and name, for a program without the
 // entity's Go type (udtables sweep-expired): column is the one the type's expiry field is
 // stored in (the field's name; Outer_Inner for a field of a nested struct). It reads each
-// expired row whole before its delete, since it cannot tell a split-aware type's rows.
+// expired row whole before its delete, since it cannot tell a split-aware type's rows. It
+// writes no change records (package tables/feed), whose settings are the stores' and not
+// the table's; sweep a table with a feed with Sweep, on a store that has it.
 func SweepTable(ctx context.Context, acct *tables.Account, table, column string, opts *SweepOptions) (Report, error) {
 	s, err := tables.For[anyRow](acct, &tables.StoreOptions{Table: table})
 	if err != nil {

@@ -5,13 +5,12 @@ package engine
 
 import (
 	"context"
-
 	"fmt"
-	"github.com/unified-data/gotables/abstractions"
 	"reflect"
 	"sync/atomic"
 	"time"
 
+	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -58,25 +57,38 @@ func ExpiryOf(pl *codec.Plan) (*Expiry, error) {
 	return e, nil
 }
 
-// expiryClock holds the latest time an expiry decision of the account was taken at, so
-// that the decisions of one process never go back in time (see ExpiryNow).
+// expiryClock holds the latest time an expiry decision was taken at, so that the decisions
+// taken on it never go back in time (see ExpiryNow).
 type expiryClock struct{ last atomic.Int64 }
 
-// ExpiryNow is the time the account decides expiry on: its clock (Options.Now), but never
-// earlier than a time it has already decided on. So a row that one reader saw as expired
-// is never seen as present by a later read in the same process, even when the clock is
-// set back.
-func (a *Account) ExpiryNow() time.Time {
-	t := a.Clock().UnixNano()
+// processExpiry is the expiry clock of every account on the real clock (no Options.Now):
+// one per process, so that two accounts of a process never disagree backwards.
+var processExpiry expiryClock
+
+// at returns t, or the latest time decided on when t is earlier, and remembers the result.
+func (c *expiryClock) at(t time.Time) time.Time {
+	n := t.UnixNano()
 	for {
-		last := a.expiry.last.Load()
-		if t <= last {
+		last := c.last.Load()
+		if n <= last {
 			return time.Unix(0, last).UTC()
 		}
-		if a.expiry.last.CompareAndSwap(last, t) {
-			return time.Unix(0, t).UTC()
+		if c.last.CompareAndSwap(last, n) {
+			return time.Unix(0, n).UTC()
 		}
 	}
+}
+
+// ExpiryNow is the time the account decides expiry on: its clock, but never earlier than a
+// time already decided on. Accounts on the real clock share one floor per process, an
+// account with its own clock (Options.Now) keeps its own; so a row that one reader of the
+// process saw as expired is never seen as present by a later read, even when the system
+// clock is set back.
+func (a *Account) ExpiryNow() time.Time {
+	if a.Cfg.NowFunc == nil {
+		return processExpiry.at(time.Now())
+	}
+	return a.expiry.at(a.Cfg.NowFunc())
 }
 
 // ExpiresAt returns the expiry time the row holds (ok false: none, the row never expires).

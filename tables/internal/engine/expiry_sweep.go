@@ -137,8 +137,11 @@ type SweepLimits struct {
 // expired, so a row renewed or replaced since is left alone. It visits the partitions the
 // marks of past buckets name, reads each one's expired index rows (one key range), and
 // removes a bucket's marks when the bucket is past and its partition swept.
-func (s *Table) SweepExpired(ctx context.Context, lim SweepLimits) (SweepStats, error) {
-	var st SweepStats
+//
+// It records the age of the oldest expired row it left on the account's meters when it
+// ends, as far as it knows it: rows left at Max, or in the partition an error or ctx
+// stopped it in (measured for at most CleanupOvertime after ctx ends); 0 after a full sweep.
+func (s *Table) SweepExpired(ctx context.Context, lim SweepLimits) (st SweepStats, err error) {
 	if s.Expiry == nil {
 		return st, nil
 	}
@@ -154,7 +157,7 @@ func (s *Table) SweepExpired(ctx context.Context, lim SweepLimits) (SweepStats, 
 	}
 	byPK := map[string][]mark{}
 	var order []string
-	err := s.Scan(ctx, service.Query{Filter: filter}, func(r *service.Row) error {
+	err = s.Scan(ctx, service.Query{Filter: filter}, func(r *service.Row) error {
 		start, pk, ok := ParseMark(r)
 		if !ok {
 			return nil
@@ -172,8 +175,18 @@ func (s *Table) SweepExpired(ctx context.Context, lim SweepLimits) (SweepStats, 
 	if err != nil {
 		return st, err
 	}
+	in := "" // the partition the sweep is in
+	defer func() {
+		if err != nil && in != "" {
+			mctx, cancel := Overtime(ctx, CleanupOvertime)
+			st.Oldest = max(st.Oldest, s.oldestLeft(mctx, in, rg, now))
+			cancel()
+		}
+		s.Acct.Tel.Meters.ExpiryBacklog(context.WithoutCancel(ctx), s.Name, st.Oldest)
+	}()
 	stopped := false
 	for _, pk := range order {
+		in = pk
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}

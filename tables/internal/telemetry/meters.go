@@ -54,6 +54,7 @@ const (
 	MetricOffloaded         = "udtables.offload.bytes"
 	MetricExpiredFound      = "udtables.expiry.expired"
 	MetricExpiredSwept      = "udtables.expiry.swept"
+	MetricExpiryOldest      = "udtables.expiry.oldest_unswept_age"
 	MetricFeedDeliveries    = "udtables.feed.deliveries"
 	MetricFeedRedeliveries  = "udtables.feed.redeliveries"
 	MetricFeedFailures      = "udtables.feed.failures"
@@ -88,6 +89,7 @@ type Meters struct {
 	offloaded metric.Int64Counter
 	expired   metric.Int64Counter
 	swept     metric.Int64Counter
+	oldest    metric.Float64Gauge // of the expired rows a sweep left
 	// The change feed's (package tables/feed).
 	feedDelivered, feedRedelivered, feedFailed, feedDead metric.Int64Counter
 	feedPending, feedPartitions                          metric.Int64Gauge
@@ -151,6 +153,9 @@ func NewMeters(p metric.MeterProvider, log *slog.Logger) *Meters {
 	errs = append(errs, err)
 	m.feedPartitions, err = mt.Int64Gauge(MetricFeedPartitions, metric.WithUnit("{partition}"),
 		metric.WithDescription("Partitions marked as having pending change records when a relay pass began."))
+	errs = append(errs, err)
+	m.oldest, err = mt.Float64Gauge(MetricExpiryOldest, metric.WithUnit("s"),
+		metric.WithDescription("Age of the oldest expired row a sweep of expired rows left, when it ended (0: none due)."))
 	errs = append(errs, err)
 	m.feedOldest, err = mt.Float64Gauge(MetricFeedOldest, metric.WithUnit("s"),
 		metric.WithDescription("Age of the oldest pending change record a relay pass found."))
@@ -354,6 +359,15 @@ func (m *Meters) Swept(ctx context.Context, table string, expired, swept int64) 
 	a := m.attrs(attrKey{table: table}).add
 	m.expired.Add(ctx, expired, a...)
 	m.swept.Add(ctx, swept, a...)
+}
+
+// ExpiryBacklog records, when a sweep of expired rows of the table ends, how long ago the
+// oldest expired row it left expired (0: it left none that was due).
+func (m *Meters) ExpiryBacklog(ctx context.Context, table string, oldest time.Duration) {
+	if !m.On() {
+		return
+	}
+	m.oldest.Record(ctx, oldest.Seconds(), m.attrs(attrKey{table: table}).rec...)
 }
 
 // FeedDelivered counts a change record a relay's handler accepted; redelivery says it had

@@ -18,7 +18,8 @@ func sweepExpiredCommand() *command {
 option expires) and that expired at least a minute ago, each with its continuation rows,
 index rows and blobs, on condition of the version read: a row renewed meanwhile is kept. It
 reads only the partitions whose rows may have expired and, in each, the range of rows that
-did, not the whole table. Running it again resumes an interrupted run.
+did, not the whole table. Running it again resumes an interrupted run. It writes no change
+records: sweep a table with a change feed from a program that has the type (expiry.Sweep).
 
 --column names the column the expiry field is stored in (the field's name). --rate bounds the
 deletes per second, --max the deletes of this run.

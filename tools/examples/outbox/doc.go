@@ -18,6 +18,10 @@
 //     either unpublished (it is published on the next run) or published and perhaps not
 //     marked (it is published again): each event is published at least once, and none is
 //     lost. Consumers deduplicate by Message.Seq.
+//   - A consumer's Inbox remembers the messages it handled, one row each, so it handles a
+//     message published again once. The rows expire a week after they were written
+//     (package tables/expiry), so reads no longer see them and Inbox.Sweep deletes them at
+//     the cost of what expired: the inbox keeps a window, not the whole history.
 //
 // The domain types (Order, the events, RegisterEvents) depend on the abstractions module
 // only; Open wires the stores once for any *tables.Account: the tests pass the in-memory
