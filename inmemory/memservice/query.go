@@ -95,8 +95,19 @@ func (s *Service) Query(ctx context.Context, table string, q service.Query) (ser
 			p.mu.RUnlock()
 		}
 	}
+	// Within the partition, the filter's bounds on RowKey say where matches can begin and
+	// end: the scan seeks to the first and stops past the last, as the service's does.
+	from, hasFrom, to, hasTo := f.RowKeyRange()
+	if only && hasFrom {
+		if c := service.CompareUTF16(start.pk, pk); c < 0 || c == 0 && service.CompareUTF16(start.rk, from) < 0 {
+			start = rowKey{pk, from}
+		}
+	}
 	page := service.Page{Rows: make([]service.Row, 0, min(top, rows))}
 	t.scan(start, only, pk, func(r *service.Row) bool {
+		if only && hasTo && service.CompareUTF16(r.RowKey, to) > 0 {
+			return false
+		}
 		if f != nil && !f.Match(r) {
 			return true
 		}

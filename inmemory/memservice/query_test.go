@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unified-data/gotables/inmemory/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -239,4 +240,50 @@ func TestQueryMissingTableBeforeFilter(t *testing.T) {
 	s, _ = newTable(t)
 	_, err := s.Query(context.Background(), "Tab1", service.Query{Filter: "PartitionKey eq"})
 	wantStatus(t, err, http.StatusBadRequest, "InvalidInput")
+}
+
+// TestQueryRowKeyRange: a query of one partition seeks to the lower bound its filter puts on
+// RowKey and stops past the upper one; its pages, followed to the end at any page size, hold
+// exactly the partition's rows the whole filter matches.
+func TestQueryRowKeyRange(t *testing.T) {
+	s := New()
+	ctx := context.Background()
+	if err := s.CreateTable(ctx, "Tab1"); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"", "a", "a!", "ab", "b", "b\uffff", "c", "\U0001F600", "\uff01", "z"}
+	for _, pk := range []string{"o", "p", "q"} {
+		for i, rk := range keys {
+			row := service.Row{PartitionKey: pk, RowKey: rk, Properties: []service.Property{{Name: "N", Value: service.Int64(int64(i))}}}
+			if _, err := s.Write(ctx, "Tab1", service.Action{Op: service.OpInsert, Row: row}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	ops := []string{"eq", "ge", "gt", "le", "lt", "ne"}
+	for i := range 300 {
+		filter := "PartitionKey eq 'p'"
+		for range 1 + rnd.IntN(3) {
+			filter += fmt.Sprintf(" and RowKey %s '%s'", ops[rnd.IntN(len(ops))], keys[rnd.IntN(len(keys))])
+		}
+		if rnd.IntN(3) == 0 {
+			filter += fmt.Sprintf(" and (N gt %d or RowKey eq 'c')", rnd.IntN(10))
+		}
+		f, err := odata.Parse(filter)
+		if err != nil {
+			t.Fatalf("%s: %v", filter, err)
+		}
+		var want []string
+		all, _ := queryAll(t, s, service.Query{Filter: "PartitionKey eq 'p'"})
+		for j := range all {
+			if f.Match(&all[j]) {
+				want = append(want, all[j].PartitionKey+"|"+all[j].RowKey)
+			}
+		}
+		got, _ := queryAll(t, s, service.Query{Filter: filter, Top: 1 + i%4})
+		if strings.Join(keysOf(got), ",") != strings.Join(want, ",") {
+			t.Fatalf("%s: got %q, want %q", filter, keysOf(got), want)
+		}
+	}
 }

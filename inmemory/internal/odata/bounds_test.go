@@ -27,3 +27,32 @@ func TestPartitionKey(t *testing.T) {
 		}
 	}
 }
+
+func TestRowKeyRange(t *testing.T) {
+	for _, tc := range []struct {
+		filter  string
+		from    string
+		hasFrom bool
+		to      string
+		hasTo   bool
+	}{
+		{"PartitionKey eq 'p' and RowKey ge 'a' and RowKey lt 'c'", "a", true, "c", true},
+		{"RowKey gt 'a' and RowKey ge 'b' and RowKey le 'x' and RowKey lt 'y'", "b", true, "x", true},
+		{"RowKey eq 'm'", "m", true, "m", true},
+		{"'m' lt RowKey", "m", true, "", false},
+		{"PartitionKey eq 'p' and (RowKey ge 'a' or RowKey lt 'c')", "", false, "", false},
+		{"not (RowKey ge 'a')", "", false, "", false},
+		{"RowKey ne 'a'", "", false, "", false},
+		{"RowKey ge 1", "", false, "", false},
+		{"N ge 'a'", "", false, "", false},
+	} {
+		f, err := Parse(tc.filter)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.filter, err)
+		}
+		from, hasFrom, to, hasTo := f.RowKeyRange()
+		if from != tc.from || hasFrom != tc.hasFrom || to != tc.to || hasTo != tc.hasTo {
+			t.Errorf("%s: RowKeyRange() = %q %v %q %v, want %q %v %q %v", tc.filter, from, hasFrom, to, hasTo, tc.from, tc.hasFrom, tc.to, tc.hasTo)
+		}
+	}
+}
