@@ -69,7 +69,7 @@ func ixCheck(ctx context.Context, e *Env, s *tables.Store[ixOrder], step, pk str
 		var got []*ixOrder
 		cursor := ""
 		for {
-			p, err := ix.Page(ctx, pk, r, 2, cursor)
+			p, err := ix.Page(ctx, r, abstractions.Query[ixOrder]{Partition: pk, Take: 2, Cursor: cursor})
 			e.OK(step+": page "+name, err)
 			got = append(got, p.Items...)
 			if !p.HasMore() {
@@ -405,6 +405,95 @@ func ixScenarios() []Scenario {
 				_, err = s.List(ctx, "~ux.email.x")
 				e.Is("a claim partition", err, abstractions.ErrInvalidKey)
 				e.Is("a batch of a type with unique indexes", s.CreateBatch(ctx, []*ixUser{{Entity: abstractions.Entity{ID: "t1|z"}, Email: "z@x"}}), abstractions.ErrNotSupported)
+			},
+		},
+		{
+			// Typed filters on index pages: the service evaluates them on the entities the
+			// index rows name; a page holds up to Take entities it selects, and its cursor
+			// resumes after the last index row looked at, whatever was skipped.
+			Name: "indexes/filtered-pages",
+			Run: func(ctx context.Context, e *Env) {
+				s := ixStore(e)
+				status := abstractions.Field(func(o *ixOrder) *string { return &o.Status })
+				number := abstractions.Field(func(o *ixOrder) *int64 { return &o.Number })
+				var all []*ixOrder
+				for i := range 12 {
+					st := "paid"
+					if i%4 == 0 || i == 5 {
+						st = "open" // numbers 0, 4, 5 and 8 are open
+					}
+					all = append(all, &ixOrder{Entity: abstractions.Entity{ID: fmt.Sprintf("t1|o%02d", 11-i)}, Number: int64(i), Status: st, Placed: at(i)})
+				}
+				e.OK("create", s.CreateBatch(ctx, all))
+				byNumber, err := index.On(s, "number")
+				e.OK("index", err)
+				type pageOf struct {
+					IDs  []string
+					More bool
+				}
+				walk := func(step string, ix *index.Index[ixOrder], r index.Range, where abstractions.Filter[ixOrder], take int) []pageOf {
+					var out []pageOf
+					cursor := ""
+					for {
+						p, err := ix.Page(ctx, r, abstractions.Query[ixOrder]{Partition: "t1", Take: take, Where: where, Cursor: cursor})
+						e.OK(step, err)
+						if err != nil {
+							return out
+						}
+						var got []string
+						for _, o := range p.Items {
+							got = append(got, fmt.Sprintf("%s:%d", o.ID, o.Number))
+						}
+						out = append(out, pageOf{got, p.HasMore()})
+						if !p.HasMore() || len(out) > 20 {
+							return out
+						}
+						cursor = p.Cursor
+					}
+				}
+				open := status.Eq("open")
+				e.Equal("open orders by number, three a page", walk("pages of three", byNumber, index.Range{}, open, 3), []pageOf{
+					{[]string{"t1|o11:0", "t1|o07:4", "t1|o06:5"}, true},
+					{[]string{"t1|o03:8"}, false},
+				})
+				e.Equal("one a page", walk("pages of one", byNumber, index.Range{}, open, 1), []pageOf{
+					{[]string{"t1|o11:0"}, true}, {[]string{"t1|o07:4"}, true}, {[]string{"t1|o06:5"}, true}, {[]string{"t1|o03:8"}, true}, {nil, false},
+				})
+				e.Equal("a range and a filter", walk("range [3, 9) of open", byNumber, index.Range{From: 3, To: 9}, abstractions.And(open, number.Ne(5)), 10), []pageOf{
+					{[]string{"t1|o07:4", "t1|o03:8"}, false},
+				})
+				newest, err := index.On(s, "newest")
+				e.OK("index newest", err)
+				e.Observe("newest open first", walk("newest open", newest, index.Range{}, open, 2))
+				e.Equal("a filter nothing matches", walk("none", byNumber, index.Range{}, status.Eq("lost"), 5), []pageOf{{nil, false}})
+
+				// An entity changed by a writer that does not know the index keeps a stale
+				// index row; the page skips it, filter or not.
+				_, err = e.Tables.Write(ctx, e.Table, service.Action{Op: service.OpMerge, IfMatch: "*", Row: service.Row{PartitionKey: "t1", RowKey: "o07",
+					Properties: []service.Property{{Name: "Number", Value: service.Int64(40)}}}})
+				e.OK("a write that does not know the index", err)
+				e.Equal("the stale index row is skipped", walk("after the foreign write", byNumber, index.Range{}, open, 3), []pageOf{
+					{[]string{"t1|o11:0", "t1|o06:5", "t1|o03:8"}, true}, {nil, false},
+				})
+
+				// The cursor is bound to the filter; what Page cannot do is refused before
+				// anything is sent.
+				p, err := byNumber.Page(ctx, index.Range{}, abstractions.Query[ixOrder]{Partition: "t1", Take: 1, Where: open})
+				e.OK("first page", err)
+				_, err = byNumber.Page(ctx, index.Range{}, abstractions.Query[ixOrder]{Partition: "t1", Take: 1, Where: status.Eq("paid"), Cursor: p.Cursor})
+				e.Is("a cursor of another filter", err, abstractions.ErrInvalidArgument)
+				_, err = byNumber.Page(ctx, index.Range{}, abstractions.Query[ixOrder]{Partition: "t1", RowKeyPrefix: "o"})
+				e.Is("a row-key prefix", err, abstractions.ErrNotSupported)
+				_, err = byNumber.Page(ctx, index.Range{}, abstractions.Query[ixOrder]{Partition: "t1", Select: []abstractions.Selector[ixOrder]{status}})
+				e.Is("a projection", err, abstractions.ErrNotSupported)
+				_, err = byNumber.Page(ctx, index.Range{}, abstractions.Query[ixOrder]{})
+				e.Is("no partition", err, abstractions.ErrInvalidArgument)
+				many := make([]abstractions.Filter[ixOrder], 14)
+				for i := range many {
+					many[i] = number.Eq(int64(i))
+				}
+				_, err = byNumber.Page(ctx, index.Range{}, abstractions.Query[ixOrder]{Partition: "t1", Where: abstractions.Or(many...)})
+				e.Is("a filter of 14 comparisons, 16 with the keys", err, abstractions.ErrNotSupported)
 			},
 		},
 		{
