@@ -497,6 +497,83 @@ func ixScenarios() []Scenario {
 			},
 		},
 		{
+			// Prefix ranges hold exactly the values that start with the prefix, in the
+			// index's order, whatever the prefix's encoding ends with.
+			Name: "indexes/prefix-pages",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[ixWord](e, nil)
+				words := []string{"", "a", "ab", "abc", "abd", "abcde", "abcdef", "ac", "b", "e", "é", "éa", "f", "中", "中文", "\uffff", "\U0010FFFF", "\U0010FFFFz", "~"}
+				var all []*ixWord
+				for i, w := range words {
+					raw := []byte(w)
+					if i%3 == 0 {
+						raw = append([]byte{0xFF}, raw...)
+					}
+					all = append(all, &ixWord{Entity: abstractions.Entity{ID: fmt.Sprintf("t|w%02d", i)}, Word: w, Raw: raw})
+				}
+				e.OK("create", s.CreateBatch(ctx, all))
+				walk := func(step, name string, r index.Range) []string {
+					ix, err := index.On(s, name)
+					e.OK(step, err)
+					var got []string
+					cursor := ""
+					for range 50 {
+						p, err := ix.Page(ctx, r, abstractions.Query[ixWord]{Partition: "t", Take: 3, Cursor: cursor})
+						e.OK(step, err)
+						for _, w := range p.Items {
+							got = append(got, w.ID)
+						}
+						if err != nil || !p.HasMore() {
+							break
+						}
+						cursor = p.Cursor
+					}
+					return got
+				}
+				want := func(prefix, from string, desc, raw bool) []string {
+					var sel []*ixWord
+					for _, w := range all {
+						v := w.Word
+						if raw {
+							v = string(w.Raw)
+						}
+						if strings.HasPrefix(v, prefix) && (from == "" || !desc && v >= from || desc && v <= from) {
+							sel = append(sel, w)
+						}
+					}
+					sort.SliceStable(sel, func(i, j int) bool {
+						a, b := sel[i].Word, sel[j].Word
+						if raw {
+							a, b = string(sel[i].Raw), string(sel[j].Raw)
+						}
+						if a != b {
+							return a < b != desc
+						}
+						return sel[i].ID < sel[j].ID
+					})
+					var ids []string
+					for _, w := range sel {
+						ids = append(ids, w.ID)
+					}
+					return ids
+				}
+				for _, p := range []string{"", "a", "ab", "abc", "abcd", "é", "\xc3", "中", "\xe4\xb8", "\U0010FFFF", "\xf4\x8f\xbf\xbf", "z"} {
+					e.Equal("word prefix "+p, walk("word "+p, "word", index.Range{Prefix: p}), want(p, "", false, false))
+					e.Equal("descending word prefix "+p, walk("wordDesc "+p, "wordDesc", index.Range{Prefix: p}), want(p, "", true, false))
+				}
+				for _, p := range []string{"\xff", "\xffa", "a", ""} {
+					e.Equal("raw prefix "+p, walk("raw "+p, "raw", index.Range{Prefix: p}), want(p, "", false, true))
+				}
+				e.Equal("a prefix and a start", walk("ab from abc", "word", index.Range{Prefix: "ab", From: "abc"}), want("ab", "abc", false, false))
+				e.Equal("descending, a prefix and a start", walk("ab from abc desc", "wordDesc", index.Range{Prefix: "ab", From: "abc"}), want("ab", "abc", true, false))
+				e.Observe("abc", walk("observe abc", "word", index.Range{Prefix: "abc"}))
+				ix, err := index.On(s, "n")
+				e.OK("index n", err)
+				_, err = ix.Page(ctx, index.Range{Prefix: "1"}, abstractions.Query[ixWord]{Partition: "t"})
+				e.Is("a prefix of an integer index", err, abstractions.ErrInvalidArgument)
+			},
+		},
+		{
 			Name: "indexes/refusals",
 			Run: func(ctx context.Context, e *Env) {
 				s := ixStore(e)
@@ -529,6 +606,14 @@ type ixTwice struct {
 	abstractions.Entity
 	A string `table:",index=same"`
 	B string `table:",index=Same"`
+}
+
+// ixWord has string and binary indexes, for prefix ranges.
+type ixWord struct {
+	abstractions.Entity
+	Word string `table:",index=word|wordDesc:desc"`
+	Raw  []byte `table:",index=raw"`
+	N    int    `table:",index=n"`
 }
 
 // ixDoc is an indexed type with a large value.

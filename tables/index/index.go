@@ -321,9 +321,14 @@ func (ix *Index[T]) Count(ctx context.Context, partition string, value any) (int
 }
 
 // Range bounds a Page of an index: the values v with From ≤ v < To in the index's order
-// (From ≥ v > To for an index declared :desc). A nil bound leaves that side open.
+// (From ≥ v > To for an index declared :desc), that start with Prefix. A nil bound leaves
+// that side open.
 type Range struct {
 	From, To any
+	// Prefix keeps the values that start with it, for an index of a string field (compared
+	// as strings.HasPrefix compares, byte by byte) or of a []byte field (its bytes); ""
+	// keeps every value. An index of another type refuses it.
+	Prefix string
 }
 
 // Page returns one page of the entities of q.Partition in the index's order (equal values
@@ -444,6 +449,13 @@ func (ix *Index[T]) keyRange(r Range) (indexrow.Range, error) {
 	rg, err := ix.spec.Between(from, to)
 	if err != nil {
 		return indexrow.Range{}, ix.refuse("page", err.Error())
+	}
+	if r.Prefix != "" {
+		pr, err := ix.spec.Prefix([]byte(r.Prefix))
+		if err != nil {
+			return indexrow.Range{}, ix.refuse("page", err.Error())
+		}
+		rg = rg.Intersect(pr)
 	}
 	return rg, nil
 }
