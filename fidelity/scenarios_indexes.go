@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"context"
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"slices"
@@ -574,6 +575,90 @@ func ixScenarios() []Scenario {
 			},
 		},
 		{
+			// Adding unique= to a table that has rows: Verify reports the claims that are
+			// missing, in the way or stale, and the values two entities hold; Rebuild claims
+			// with the store's protocol, claims no duplicate for either holder, and deletes
+			// the stale claims.
+			Name: "indexes/unique-rebuild",
+			Run: func(ctx context.Context, e *Env) {
+				plain := storeOf[ixUserPlain](e, nil)
+				s := storeOf[ixUser](e, nil)
+				for _, u := range []*ixUserPlain{
+					{Entity: abstractions.Entity{ID: "t1|a"}, Email: "a@x", Name: "A"},
+					{Entity: abstractions.Entity{ID: "t1|b"}, Email: "b@x", Name: "B"},
+					{Entity: abstractions.Entity{ID: "t2|c"}, Email: "c@x", Name: "C"},
+					{Entity: abstractions.Entity{ID: "t2|d"}, Email: "a@x", Name: "D"},
+				} {
+					e.OK("create "+u.ID, plain.Create(ctx, u))
+				}
+				claim := func(step, value, owner string) {
+					// The claim's layout (docs/indexes.md): the value's bytes in base32hex.
+					cpk := "~ux.email." + base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString([]byte(value))
+					pk, rk, _ := strings.Cut(owner, "|")
+					_, err := e.Tables.Write(ctx, e.Table, service.Action{Op: service.OpUpsertReplace, Row: service.Row{PartitionKey: cpk, RowKey: "claim", Properties: []service.Property{
+						{Name: "_UxPK", Value: service.String(pk)}, {Name: "_UxRK", Value: service.String(rk)}}}})
+					e.OK(step, err)
+				}
+				claim("a claim whose owner is gone", "z@x", "t9|ghost")
+				claim("a claim in the way of c's", "c@x", "t9|ghost")
+				type claimsOf struct {
+					Missing, Wrong, Stale, Repaired int
+					Duplicates                      []index.Duplicate
+				}
+				of := func(r index.Report) claimsOf {
+					return claimsOf{r.MissingClaims, r.WrongClaims, r.StaleClaims, r.Repaired, r.Duplicates}
+				}
+				dupA := []index.Duplicate{{Index: "email", Value: "a@x", IDs: []string{"t1|a", "t2|d"}}}
+				rep, err := index.Verify(ctx, s, "", nil)
+				e.OK("verify", err)
+				e.Equal("verify: the claims", of(rep), claimsOf{1, 1, 1, 0, dupA})
+				e.Equal("verify: the partition indexes", [3]int{rep.Entities, rep.Missing, rep.Unlisted}, [3]int{4, 4, 4})
+				decls := []index.Declaration{{Name: "name", Column: "Name"}, {Name: "email", Column: "Email", Unique: true}}
+				tv, err := index.VerifyTable(ctx, tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), e.Table, decls, "", nil)
+				e.OK("verify by columns", err)
+				e.Equal("verify by columns reports what verify does", tv, rep)
+				uv, err := index.VerifyTable(ctx, tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), e.Table, decls[1:], "", nil)
+				e.OK("verify of the unique index alone", err)
+				e.Equal("the unique index alone leaves the index rows alone", [3]int{uv.Entities, uv.Missing, uv.MissingClaims}, [3]int{4, 0, 1})
+
+				rep, err = index.Rebuild(ctx, s, "", nil)
+				e.OK("rebuild", err)
+				e.Equal("rebuild: the claims", of(rep), claimsOf{1, 1, 1, 4 + 3, dupA})
+				rep, err = index.Verify(ctx, s, "", nil)
+				e.OK("verify after the rebuild", err)
+				e.Equal("after the rebuild only the duplicate is left", of(rep), claimsOf{0, 0, 0, 0, dupA})
+				email, err := index.On(s, "email")
+				e.OK("index", err)
+				for value, want := range map[string]string{"b@x": "t1|b", "c@x": "t2|c"} {
+					u, err := email.Get(ctx, value)
+					e.OK("get "+value, err)
+					if err == nil {
+						e.Equal("get "+value, u.ID, want)
+					}
+				}
+				_, err = email.Get(ctx, "a@x")
+				e.Is("a duplicated value is claimed for neither", err, abstractions.ErrNotFound)
+				e.Is("a new entity cannot take a value a claim holds", s.Create(ctx, &ixUser{Entity: abstractions.Entity{ID: "t3|f"}, Email: "b@x"}), abstractions.ErrDuplicateKey)
+
+				// A run limited to a partition sees no holder in another: it claims a@x for
+				// t2|d, and the whole table's verify reports t1|a as its duplicate.
+				rep, err = index.Rebuild(ctx, s, "t2", nil)
+				e.OK("rebuild of t2", err)
+				e.Equal("rebuild of t2", of(rep), claimsOf{1, 0, 0, 1, nil})
+				rep, err = index.Verify(ctx, s, "", nil)
+				e.OK("verify after the rebuild of t2", err)
+				e.Equal("the claim's owner is named first", of(rep), claimsOf{0, 0, 0, 0, []index.Duplicate{{Index: "email", Value: "a@x", IDs: []string{"t2|d", "t1|a"}}}})
+
+				// Once the duplicate is resolved the index is consistent.
+				e.Deleted("delete the duplicate", true)(plain.Delete(ctx, "t1|a", ""))
+				rep, err = index.Rebuild(ctx, s, "", nil)
+				e.OK("rebuild after the fix", err)
+				rep, err = index.Verify(ctx, s, "", nil)
+				e.OK("verify after the fix", err)
+				e.Equal("consistent", rep.Consistent(), true)
+			},
+		},
+		{
 			Name: "indexes/refusals",
 			Run: func(ctx context.Context, e *Env) {
 				s := ixStore(e)
@@ -628,6 +713,13 @@ type ixUser struct {
 	abstractions.Entity
 	Email string `table:",unique=email"`
 	Name  string `table:",index=name"`
+}
+
+// ixUserPlain is ixUser as written before its indexes were declared.
+type ixUserPlain struct {
+	abstractions.Entity
+	Email string
+	Name  string
 }
 
 // ixConsistent checks the index rows of partition pk against its entities: every entity's
