@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -659,6 +660,77 @@ func ixScenarios() []Scenario {
 			},
 		},
 		{
+			// Batches plan their transactions with the index rows: each holds at most 100
+			// actions and every row of an entity (main row, new index rows, deletes of the
+			// old ones) is in the transaction of its main row.
+			Name: "indexes/batch-planning",
+			Run: func(ctx context.Context, e *Env) {
+				rec := &txRecorder{Tables: e.Tables}
+				acct := tables.NewAccountOver(e.Backend, rec, e.Blobs, &tables.Options{Now: storeClock})
+				s, err := tables.For[ixOrder](acct, &tables.StoreOptions{Table: e.Table})
+				e.OK("store", err)
+				var batch []*ixOrder
+				for i := range 60 {
+					batch = append(batch, &ixOrder{Entity: abstractions.Entity{ID: fmt.Sprintf("t1|o%02d", i)}, Number: int64(i), Status: "open", Placed: at(i % 60)})
+				}
+				e.OK("create batch of 60 entities, 240 rows", s.CreateBatch(ctx, batch))
+				e.Observe("create batch transactions", rec.check(e, "create batch"))
+				ixCheck(ctx, e, s, "after the create batch", "t1")
+				for _, o := range batch {
+					o.Number += 100
+					o.Status = "paid"
+					o.Placed = o.Placed.Add(time.Hour)
+				}
+				n, err := s.UpsertBatch(ctx, batch)
+				e.OK("upsert batch of 60 entities, 420 actions", err)
+				e.Equal("upsert batch count", n, 60)
+				e.Observe("upsert batch transactions", rec.check(e, "upsert batch"))
+				ixCheck(ctx, e, s, "after the upsert batch", "t1")
+
+				// An entity whose rows fit no transaction is refused before anything is
+				// sent, naming it.
+				w, err := tables.For[ixWide](acct, &tables.StoreOptions{Table: e.Table})
+				e.OK("wide store", err)
+				wide := &ixWide{Entity: abstractions.Entity{ID: "t2|w"}}
+				e.OK("create a wide entity: 52 actions", w.Create(ctx, wide))
+				before, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq 't2'"})
+				e.OK("rows before", err)
+				changed := *wide
+				setAll(&changed, 7)
+				err = w.Upsert(ctx, &changed)
+				e.Is("an upsert that changes 51 indexed values: 103 actions", err, abstractions.ErrOversizedValue)
+				var se *abstractions.StoreError
+				e.Equal("the refusal names the entity", errors.As(err, &se) && se.PartitionKey == "t2" && se.RowKey == "w", true)
+				e.Equal("and the index rows", err != nil && strings.Contains(err.Error(), "declare fewer indexes"), true)
+				after, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq 't2'"})
+				e.OK("rows after", err)
+				e.Equal("nothing was written", len(after) == len(before) && after[0].ETag == before[0].ETag, true)
+			},
+		},
+		{
+			// What a type with unique indexes cannot do is refused before anything is sent.
+			Name: "indexes/unique-refusals",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[ixUser](e, nil)
+				tx := s.Transaction("t1")
+				s.CreateIn(tx, &ixUser{Entity: abstractions.Entity{ID: "t1|a"}, Email: "a@x"})
+				e.Is("a unique-indexed type in a transaction", tx.Commit(ctx), abstractions.ErrNotSupported)
+				e.Is("a value too long for its claim", s.Create(ctx, &ixUser{Entity: abstractions.Entity{ID: "t1|b"}, Email: strings.Repeat("x", 400)}), abstractions.ErrInvalidArgument)
+				rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+				e.OK("rows", err)
+				e.Equal("nothing was written", len(rows), 0)
+				e.OK("create", s.Create(ctx, &ixUser{Entity: abstractions.Entity{ID: "t1|c"}, Email: "c@x"}))
+				email := abstractions.Field(func(u *ixUser) *string { return &u.Email })
+				_, err = s.Patch(ctx, "t1|c", abstractions.Set(abstractions.NewPatch[ixUser](), email, "d@x"))
+				e.Is("a patch of a unique field", err, abstractions.ErrNotSupported)
+				u, err := s.One(ctx, "t1|c")
+				e.OK("read", err)
+				e.Equal("the patch changed nothing", u.Email, "c@x")
+				_, err = tables.For[ixUniqueDoc](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
+				e.Is("a unique index on a split-aware type", err, abstractions.ErrNotSupported)
+			},
+		},
+		{
 			Name: "indexes/refusals",
 			Run: func(ctx context.Context, e *Env) {
 				s := ixStore(e)
@@ -713,6 +785,173 @@ type ixUser struct {
 	abstractions.Entity
 	Email string `table:",unique=email"`
 	Name  string `table:",index=name"`
+}
+
+// ixUniqueDoc is a split-aware type with a unique index, which stores refuse.
+type ixUniqueDoc struct {
+	abstractions.Entity
+	Code string `table:",unique=code"`
+	Body string `table:",split=text"`
+}
+
+// ixWide has 51 indexes: a write that changes every value needs 103 actions.
+type ixWide struct {
+	abstractions.Entity
+	F00 int32 `table:",index=f00"`
+	F01 int32 `table:",index=f01"`
+	F02 int32 `table:",index=f02"`
+	F03 int32 `table:",index=f03"`
+	F04 int32 `table:",index=f04"`
+	F05 int32 `table:",index=f05"`
+	F06 int32 `table:",index=f06"`
+	F07 int32 `table:",index=f07"`
+	F08 int32 `table:",index=f08"`
+	F09 int32 `table:",index=f09"`
+	F10 int32 `table:",index=f10"`
+	F11 int32 `table:",index=f11"`
+	F12 int32 `table:",index=f12"`
+	F13 int32 `table:",index=f13"`
+	F14 int32 `table:",index=f14"`
+	F15 int32 `table:",index=f15"`
+	F16 int32 `table:",index=f16"`
+	F17 int32 `table:",index=f17"`
+	F18 int32 `table:",index=f18"`
+	F19 int32 `table:",index=f19"`
+	F20 int32 `table:",index=f20"`
+	F21 int32 `table:",index=f21"`
+	F22 int32 `table:",index=f22"`
+	F23 int32 `table:",index=f23"`
+	F24 int32 `table:",index=f24"`
+	F25 int32 `table:",index=f25"`
+	F26 int32 `table:",index=f26"`
+	F27 int32 `table:",index=f27"`
+	F28 int32 `table:",index=f28"`
+	F29 int32 `table:",index=f29"`
+	F30 int32 `table:",index=f30"`
+	F31 int32 `table:",index=f31"`
+	F32 int32 `table:",index=f32"`
+	F33 int32 `table:",index=f33"`
+	F34 int32 `table:",index=f34"`
+	F35 int32 `table:",index=f35"`
+	F36 int32 `table:",index=f36"`
+	F37 int32 `table:",index=f37"`
+	F38 int32 `table:",index=f38"`
+	F39 int32 `table:",index=f39"`
+	F40 int32 `table:",index=f40"`
+	F41 int32 `table:",index=f41"`
+	F42 int32 `table:",index=f42"`
+	F43 int32 `table:",index=f43"`
+	F44 int32 `table:",index=f44"`
+	F45 int32 `table:",index=f45"`
+	F46 int32 `table:",index=f46"`
+	F47 int32 `table:",index=f47"`
+	F48 int32 `table:",index=f48"`
+	F49 int32 `table:",index=f49"`
+	F50 int32 `table:",index=f50"`
+}
+
+func setAll(w *ixWide, v int32) {
+	w.F00 = v
+	w.F01 = v
+	w.F02 = v
+	w.F03 = v
+	w.F04 = v
+	w.F05 = v
+	w.F06 = v
+	w.F07 = v
+	w.F08 = v
+	w.F09 = v
+	w.F10 = v
+	w.F11 = v
+	w.F12 = v
+	w.F13 = v
+	w.F14 = v
+	w.F15 = v
+	w.F16 = v
+	w.F17 = v
+	w.F18 = v
+	w.F19 = v
+	w.F20 = v
+	w.F21 = v
+	w.F22 = v
+	w.F23 = v
+	w.F24 = v
+	w.F25 = v
+	w.F26 = v
+	w.F27 = v
+	w.F28 = v
+	w.F29 = v
+	w.F30 = v
+	w.F31 = v
+	w.F32 = v
+	w.F33 = v
+	w.F34 = v
+	w.F35 = v
+	w.F36 = v
+	w.F37 = v
+	w.F38 = v
+	w.F39 = v
+	w.F40 = v
+	w.F41 = v
+	w.F42 = v
+	w.F43 = v
+	w.F44 = v
+	w.F45 = v
+	w.F46 = v
+	w.F47 = v
+	w.F48 = v
+	w.F49 = v
+	w.F50 = v
+}
+
+// txRecorder records the transactions a store sends.
+type txRecorder struct {
+	service.Tables
+	mu  sync.Mutex
+	txs [][]service.Action
+}
+
+func (r *txRecorder) Transact(ctx context.Context, table string, acts []service.Action) ([]service.Written, error) {
+	r.mu.Lock()
+	r.txs = append(r.txs, slices.Clone(acts))
+	r.mu.Unlock()
+	return r.Tables.Transact(ctx, table, acts)
+}
+
+// check checks the transactions recorded since the last check: at most 100 actions each,
+// and every index row in the transaction of the entity it belongs to. It returns their
+// sizes.
+func (r *txRecorder) check(e *Env, step string) []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sizes []int
+	for _, acts := range r.txs {
+		sizes = append(sizes, len(acts))
+		if len(acts) > 100 {
+			e.Errorf("%s: a transaction of %d actions", step, len(acts))
+		}
+		mains := map[string]bool{}
+		for _, a := range acts {
+			if !strings.HasPrefix(a.Row.RowKey, "~ix.") {
+				mains[a.Row.RowKey] = true
+			}
+		}
+		for _, a := range acts {
+			if !strings.HasPrefix(a.Row.RowKey, "~ix.") {
+				continue
+			}
+			ok := false
+			for rk := range mains {
+				// An index row key ends with the end of its value ("." or "Z") and the row key.
+				ok = ok || strings.HasSuffix(a.Row.RowKey, "."+rk) || strings.HasSuffix(a.Row.RowKey, "Z"+rk)
+			}
+			if !ok {
+				e.Errorf("%s: the index row %s is not in its entity's transaction", step, a.Row.RowKey)
+			}
+		}
+	}
+	r.txs = nil
+	return sizes
 }
 
 // ixUserPlain is ixUser as written before its indexes were declared.

@@ -258,3 +258,52 @@ func TestRebuildUniqueRacingWriters(t *testing.T) {
 		}
 	}
 }
+
+// TestBackupKeepsClaims: a copy of the whole table keeps the claims of a unique index (its
+// partitions are the table's), so the copy's index is consistent; a copy limited to some
+// partitions has none, and a Rebuild of the copy claims its values.
+func TestBackupKeepsClaims(t *testing.T) {
+	ctx := context.Background()
+	conn := azuritetest.ConnectionString(t)
+	acct, err := tables.NewAccount(conn, &tables.Options{ClientOptions: azuritetest.ClientOptions(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := fmt.Sprintf("ixbku%d", time.Now().UnixNano())
+	whole, part := src+"w", src+"p"
+	t.Cleanup(func() {
+		for _, n := range []string{src, whole, part} {
+			_ = acct.Tables().DeleteTable(context.Background(), n)
+		}
+	})
+	s, err := tables.For[uniqueUser](acct, &tables.StoreOptions{Table: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if err := s.Create(ctx, &uniqueUser{Entity: abstractions.Entity{ID: fmt.Sprintf("p%d|u%d", i%2, i)}, Email: fmt.Sprintf("e%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := backup.Copy(ctx, acct, src, acct, whole, nil); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := tables.For[uniqueUser](acct, &tables.StoreOptions{Table: whole})
+	if rep, err := index.Verify(ctx, w, "", nil); err != nil || !rep.Consistent() || rep.Entities != 4 {
+		t.Fatalf("the whole copy: %+v, %v", rep, err)
+	}
+	if _, err := backup.Copy(ctx, acct, src, acct, part, &backup.Options{Partitions: []string{"p0"}}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := tables.For[uniqueUser](acct, &tables.StoreOptions{Table: part})
+	if rep, err := index.Verify(ctx, p, "", nil); err != nil || rep.MissingClaims != 2 || rep.Entities != 2 {
+		t.Fatalf("the copy of p0, before its rebuild: %+v, %v", rep, err)
+	}
+	if _, err := index.Rebuild(ctx, p, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	email, _ := index.On(p, "email")
+	if u, err := email.Get(ctx, "e2"); err != nil || u.ID != "p0|u2" {
+		t.Fatalf("Get(e2) in the rebuilt copy: %v", err)
+	}
+}
