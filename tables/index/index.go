@@ -19,7 +19,10 @@
 // store. See docs/indexes.md for the key encoding, the costs and the limits.
 //
 // [On] returns an index of a store; its [Index.Find], [Index.Count] and [Index.Page] read
-// one partition through it.
+// one partition through it, Page with the store's typed filters, over a [Range] of values or
+// a prefix. A field tagged unique= keeps its value unique in the table with claim rows;
+// [Index.Get] finds its entity. [Verify] and [Rebuild] check and repair both kinds on a
+// table whose rows were written before the index was declared.
 package index
 
 import (
