@@ -127,7 +127,7 @@ func expReads(ctx context.Context, e *Env, s *tables.Store[expSession], step, pk
 	nf, err := ix.Count(ctx, pk, "ann")
 	e.OK(step+": index count", err)
 	e.Equal(step+": index count equals find", nf, len(found))
-	ip, err := ix.Page(ctx, pk, index.Range{}, 10, "")
+	ip, err := ix.Page(ctx, index.Range{}, abstractions.Query[expSession]{Partition: pk, Take: 10})
 	e.OK(step+": index page", err)
 	e.Equal(step+": index page ids", ids(ip.Items), ids(list))
 	for _, id := range []string{pk + "|a", pk + "|b", pk + "|c"} {

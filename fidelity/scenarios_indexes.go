@@ -2,11 +2,13 @@ package fidelity
 
 import (
 	"context"
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
@@ -69,7 +71,7 @@ func ixCheck(ctx context.Context, e *Env, s *tables.Store[ixOrder], step, pk str
 		var got []*ixOrder
 		cursor := ""
 		for {
-			p, err := ix.Page(ctx, pk, r, 2, cursor)
+			p, err := ix.Page(ctx, r, abstractions.Query[ixOrder]{Partition: pk, Take: 2, Cursor: cursor})
 			e.OK(step+": page "+name, err)
 			got = append(got, p.Items...)
 			if !p.HasMore() {
@@ -408,6 +410,327 @@ func ixScenarios() []Scenario {
 			},
 		},
 		{
+			// Typed filters on index pages: the service evaluates them on the entities the
+			// index rows name; a page holds up to Take entities it selects, and its cursor
+			// resumes after the last index row looked at, whatever was skipped.
+			Name: "indexes/filtered-pages",
+			Run: func(ctx context.Context, e *Env) {
+				s := ixStore(e)
+				status := abstractions.Field(func(o *ixOrder) *string { return &o.Status })
+				number := abstractions.Field(func(o *ixOrder) *int64 { return &o.Number })
+				var all []*ixOrder
+				for i := range 12 {
+					st := "paid"
+					if i%4 == 0 || i == 5 {
+						st = "open" // numbers 0, 4, 5 and 8 are open
+					}
+					all = append(all, &ixOrder{Entity: abstractions.Entity{ID: fmt.Sprintf("t1|o%02d", 11-i)}, Number: int64(i), Status: st, Placed: at(i)})
+				}
+				e.OK("create", s.CreateBatch(ctx, all))
+				byNumber, err := index.On(s, "number")
+				e.OK("index", err)
+				type pageOf struct {
+					IDs  []string
+					More bool
+				}
+				walk := func(step string, ix *index.Index[ixOrder], r index.Range, where abstractions.Filter[ixOrder], take int) []pageOf {
+					var out []pageOf
+					cursor := ""
+					for {
+						p, err := ix.Page(ctx, r, abstractions.Query[ixOrder]{Partition: "t1", Take: take, Where: where, Cursor: cursor})
+						e.OK(step, err)
+						if err != nil {
+							return out
+						}
+						var got []string
+						for _, o := range p.Items {
+							got = append(got, fmt.Sprintf("%s:%d", o.ID, o.Number))
+						}
+						out = append(out, pageOf{got, p.HasMore()})
+						if !p.HasMore() || len(out) > 20 {
+							return out
+						}
+						cursor = p.Cursor
+					}
+				}
+				open := status.Eq("open")
+				e.Equal("open orders by number, three a page", walk("pages of three", byNumber, index.Range{}, open, 3), []pageOf{
+					{[]string{"t1|o11:0", "t1|o07:4", "t1|o06:5"}, true},
+					{[]string{"t1|o03:8"}, false},
+				})
+				e.Equal("one a page", walk("pages of one", byNumber, index.Range{}, open, 1), []pageOf{
+					{[]string{"t1|o11:0"}, true}, {[]string{"t1|o07:4"}, true}, {[]string{"t1|o06:5"}, true}, {[]string{"t1|o03:8"}, true}, {nil, false},
+				})
+				e.Equal("a range and a filter", walk("range [3, 9) of open", byNumber, index.Range{From: 3, To: 9}, abstractions.And(open, number.Ne(5)), 10), []pageOf{
+					{[]string{"t1|o07:4", "t1|o03:8"}, false},
+				})
+				newest, err := index.On(s, "newest")
+				e.OK("index newest", err)
+				e.Observe("newest open first", walk("newest open", newest, index.Range{}, open, 2))
+				e.Equal("a filter nothing matches", walk("none", byNumber, index.Range{}, status.Eq("lost"), 5), []pageOf{{nil, false}})
+
+				// An entity changed by a writer that does not know the index keeps a stale
+				// index row; the page skips it, filter or not.
+				_, err = e.Tables.Write(ctx, e.Table, service.Action{Op: service.OpMerge, IfMatch: "*", Row: service.Row{PartitionKey: "t1", RowKey: "o07",
+					Properties: []service.Property{{Name: "Number", Value: service.Int64(40)}}}})
+				e.OK("a write that does not know the index", err)
+				e.Equal("the stale index row is skipped", walk("after the foreign write", byNumber, index.Range{}, open, 3), []pageOf{
+					{[]string{"t1|o11:0", "t1|o06:5", "t1|o03:8"}, true}, {nil, false},
+				})
+
+				// The cursor is bound to the filter; what Page cannot do is refused before
+				// anything is sent.
+				p, err := byNumber.Page(ctx, index.Range{}, abstractions.Query[ixOrder]{Partition: "t1", Take: 1, Where: open})
+				e.OK("first page", err)
+				_, err = byNumber.Page(ctx, index.Range{}, abstractions.Query[ixOrder]{Partition: "t1", Take: 1, Where: status.Eq("paid"), Cursor: p.Cursor})
+				e.Is("a cursor of another filter", err, abstractions.ErrInvalidArgument)
+				_, err = byNumber.Page(ctx, index.Range{}, abstractions.Query[ixOrder]{Partition: "t1", RowKeyPrefix: "o"})
+				e.Is("a row-key prefix", err, abstractions.ErrNotSupported)
+				_, err = byNumber.Page(ctx, index.Range{}, abstractions.Query[ixOrder]{Partition: "t1", Select: []abstractions.Selector[ixOrder]{status}})
+				e.Is("a projection", err, abstractions.ErrNotSupported)
+				_, err = byNumber.Page(ctx, index.Range{}, abstractions.Query[ixOrder]{})
+				e.Is("no partition", err, abstractions.ErrInvalidArgument)
+				many := make([]abstractions.Filter[ixOrder], 14)
+				for i := range many {
+					many[i] = number.Eq(int64(i))
+				}
+				_, err = byNumber.Page(ctx, index.Range{}, abstractions.Query[ixOrder]{Partition: "t1", Where: abstractions.Or(many...)})
+				e.Is("a filter of 14 comparisons, 16 with the keys", err, abstractions.ErrNotSupported)
+			},
+		},
+		{
+			// Prefix ranges hold exactly the values that start with the prefix, in the
+			// index's order, whatever the prefix's encoding ends with.
+			Name: "indexes/prefix-pages",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[ixWord](e, nil)
+				words := []string{"", "a", "ab", "abc", "abd", "abcde", "abcdef", "ac", "b", "e", "é", "éa", "f", "中", "中文", "\uffff", "\U0010FFFF", "\U0010FFFFz", "~"}
+				var all []*ixWord
+				for i, w := range words {
+					raw := []byte(w)
+					if i%3 == 0 {
+						raw = append([]byte{0xFF}, raw...)
+					}
+					all = append(all, &ixWord{Entity: abstractions.Entity{ID: fmt.Sprintf("t|w%02d", i)}, Word: w, Raw: raw})
+				}
+				e.OK("create", s.CreateBatch(ctx, all))
+				walk := func(step, name string, r index.Range) []string {
+					ix, err := index.On(s, name)
+					e.OK(step, err)
+					var got []string
+					cursor := ""
+					for range 50 {
+						p, err := ix.Page(ctx, r, abstractions.Query[ixWord]{Partition: "t", Take: 3, Cursor: cursor})
+						e.OK(step, err)
+						for _, w := range p.Items {
+							got = append(got, w.ID)
+						}
+						if err != nil || !p.HasMore() {
+							break
+						}
+						cursor = p.Cursor
+					}
+					return got
+				}
+				want := func(prefix, from string, desc, raw bool) []string {
+					var sel []*ixWord
+					for _, w := range all {
+						v := w.Word
+						if raw {
+							v = string(w.Raw)
+						}
+						if strings.HasPrefix(v, prefix) && (from == "" || !desc && v >= from || desc && v <= from) {
+							sel = append(sel, w)
+						}
+					}
+					sort.SliceStable(sel, func(i, j int) bool {
+						a, b := sel[i].Word, sel[j].Word
+						if raw {
+							a, b = string(sel[i].Raw), string(sel[j].Raw)
+						}
+						if a != b {
+							return a < b != desc
+						}
+						return sel[i].ID < sel[j].ID
+					})
+					var ids []string
+					for _, w := range sel {
+						ids = append(ids, w.ID)
+					}
+					return ids
+				}
+				for _, p := range []string{"", "a", "ab", "abc", "abcd", "é", "\xc3", "中", "\xe4\xb8", "\U0010FFFF", "\xf4\x8f\xbf\xbf", "z"} {
+					e.Equal("word prefix "+p, walk("word "+p, "word", index.Range{Prefix: p}), want(p, "", false, false))
+					e.Equal("descending word prefix "+p, walk("wordDesc "+p, "wordDesc", index.Range{Prefix: p}), want(p, "", true, false))
+				}
+				for _, p := range []string{"\xff", "\xffa", "a", ""} {
+					e.Equal("raw prefix "+p, walk("raw "+p, "raw", index.Range{Prefix: p}), want(p, "", false, true))
+				}
+				e.Equal("a prefix and a start", walk("ab from abc", "word", index.Range{Prefix: "ab", From: "abc"}), want("ab", "abc", false, false))
+				e.Equal("descending, a prefix and a start", walk("ab from abc desc", "wordDesc", index.Range{Prefix: "ab", From: "abc"}), want("ab", "abc", true, false))
+				e.Observe("abc", walk("observe abc", "word", index.Range{Prefix: "abc"}))
+				ix, err := index.On(s, "n")
+				e.OK("index n", err)
+				_, err = ix.Page(ctx, index.Range{Prefix: "1"}, abstractions.Query[ixWord]{Partition: "t"})
+				e.Is("a prefix of an integer index", err, abstractions.ErrInvalidArgument)
+			},
+		},
+		{
+			// Adding unique= to a table that has rows: Verify reports the claims that are
+			// missing, in the way or stale, and the values two entities hold; Rebuild claims
+			// with the store's protocol, claims no duplicate for either holder, and deletes
+			// the stale claims.
+			Name: "indexes/unique-rebuild",
+			Run: func(ctx context.Context, e *Env) {
+				plain := storeOf[ixUserPlain](e, nil)
+				s := storeOf[ixUser](e, nil)
+				for _, u := range []*ixUserPlain{
+					{Entity: abstractions.Entity{ID: "t1|a"}, Email: "a@x", Name: "A"},
+					{Entity: abstractions.Entity{ID: "t1|b"}, Email: "b@x", Name: "B"},
+					{Entity: abstractions.Entity{ID: "t2|c"}, Email: "c@x", Name: "C"},
+					{Entity: abstractions.Entity{ID: "t2|d"}, Email: "a@x", Name: "D"},
+				} {
+					e.OK("create "+u.ID, plain.Create(ctx, u))
+				}
+				claim := func(step, value, owner string) {
+					// The claim's layout (docs/indexes.md): the value's bytes in base32hex.
+					cpk := "~ux.email." + base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString([]byte(value))
+					pk, rk, _ := strings.Cut(owner, "|")
+					_, err := e.Tables.Write(ctx, e.Table, service.Action{Op: service.OpUpsertReplace, Row: service.Row{PartitionKey: cpk, RowKey: "claim", Properties: []service.Property{
+						{Name: "_UxPK", Value: service.String(pk)}, {Name: "_UxRK", Value: service.String(rk)}}}})
+					e.OK(step, err)
+				}
+				claim("a claim whose owner is gone", "z@x", "t9|ghost")
+				claim("a claim in the way of c's", "c@x", "t9|ghost")
+				type claimsOf struct {
+					Missing, Wrong, Stale, Repaired int
+					Duplicates                      []index.Duplicate
+				}
+				of := func(r index.Report) claimsOf {
+					return claimsOf{r.MissingClaims, r.WrongClaims, r.StaleClaims, r.Repaired, r.Duplicates}
+				}
+				dupA := []index.Duplicate{{Index: "email", Value: "a@x", IDs: []string{"t1|a", "t2|d"}}}
+				rep, err := index.Verify(ctx, s, "", nil)
+				e.OK("verify", err)
+				e.Equal("verify: the claims", of(rep), claimsOf{1, 1, 1, 0, dupA})
+				e.Equal("verify: the partition indexes", [3]int{rep.Entities, rep.Missing, rep.Unlisted}, [3]int{4, 4, 4})
+				decls := []index.Declaration{{Name: "name", Column: "Name"}, {Name: "email", Column: "Email", Unique: true}}
+				tv, err := index.VerifyTable(ctx, tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), e.Table, decls, "", nil)
+				e.OK("verify by columns", err)
+				e.Equal("verify by columns reports what verify does", tv, rep)
+				uv, err := index.VerifyTable(ctx, tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), e.Table, decls[1:], "", nil)
+				e.OK("verify of the unique index alone", err)
+				e.Equal("the unique index alone leaves the index rows alone", [3]int{uv.Entities, uv.Missing, uv.MissingClaims}, [3]int{4, 0, 1})
+
+				rep, err = index.Rebuild(ctx, s, "", nil)
+				e.OK("rebuild", err)
+				e.Equal("rebuild: the claims", of(rep), claimsOf{1, 1, 1, 4 + 3, dupA})
+				rep, err = index.Verify(ctx, s, "", nil)
+				e.OK("verify after the rebuild", err)
+				e.Equal("after the rebuild only the duplicate is left", of(rep), claimsOf{0, 0, 0, 0, dupA})
+				email, err := index.On(s, "email")
+				e.OK("index", err)
+				for value, want := range map[string]string{"b@x": "t1|b", "c@x": "t2|c"} {
+					u, err := email.Get(ctx, value)
+					e.OK("get "+value, err)
+					if err == nil {
+						e.Equal("get "+value, u.ID, want)
+					}
+				}
+				_, err = email.Get(ctx, "a@x")
+				e.Is("a duplicated value is claimed for neither", err, abstractions.ErrNotFound)
+				e.Is("a new entity cannot take a value a claim holds", s.Create(ctx, &ixUser{Entity: abstractions.Entity{ID: "t3|f"}, Email: "b@x"}), abstractions.ErrDuplicateKey)
+
+				// A run limited to a partition sees no holder in another: it claims a@x for
+				// t2|d, and the whole table's verify reports t1|a as its duplicate.
+				rep, err = index.Rebuild(ctx, s, "t2", nil)
+				e.OK("rebuild of t2", err)
+				e.Equal("rebuild of t2", of(rep), claimsOf{1, 0, 0, 1, nil})
+				rep, err = index.Verify(ctx, s, "", nil)
+				e.OK("verify after the rebuild of t2", err)
+				e.Equal("the claim's owner is named first", of(rep), claimsOf{0, 0, 0, 0, []index.Duplicate{{Index: "email", Value: "a@x", IDs: []string{"t2|d", "t1|a"}}}})
+
+				// Once the duplicate is resolved the index is consistent.
+				e.Deleted("delete the duplicate", true)(plain.Delete(ctx, "t1|a", ""))
+				rep, err = index.Rebuild(ctx, s, "", nil)
+				e.OK("rebuild after the fix", err)
+				rep, err = index.Verify(ctx, s, "", nil)
+				e.OK("verify after the fix", err)
+				e.Equal("consistent", rep.Consistent(), true)
+			},
+		},
+		{
+			// Batches plan their transactions with the index rows: each holds at most 100
+			// actions and every row of an entity (main row, new index rows, deletes of the
+			// old ones) is in the transaction of its main row.
+			Name: "indexes/batch-planning",
+			Run: func(ctx context.Context, e *Env) {
+				rec := &txRecorder{Tables: e.Tables}
+				acct := tables.NewAccountOver(e.Backend, rec, e.Blobs, &tables.Options{Now: storeClock})
+				s, err := tables.For[ixOrder](acct, &tables.StoreOptions{Table: e.Table})
+				e.OK("store", err)
+				var batch []*ixOrder
+				for i := range 60 {
+					batch = append(batch, &ixOrder{Entity: abstractions.Entity{ID: fmt.Sprintf("t1|o%02d", i)}, Number: int64(i), Status: "open", Placed: at(i % 60)})
+				}
+				e.OK("create batch of 60 entities, 240 rows", s.CreateBatch(ctx, batch))
+				e.Observe("create batch transactions", rec.check(e, "create batch"))
+				ixCheck(ctx, e, s, "after the create batch", "t1")
+				for _, o := range batch {
+					o.Number += 100
+					o.Status = "paid"
+					o.Placed = o.Placed.Add(time.Hour)
+				}
+				n, err := s.UpsertBatch(ctx, batch)
+				e.OK("upsert batch of 60 entities, 420 actions", err)
+				e.Equal("upsert batch count", n, 60)
+				e.Observe("upsert batch transactions", rec.check(e, "upsert batch"))
+				ixCheck(ctx, e, s, "after the upsert batch", "t1")
+
+				// An entity whose rows fit no transaction is refused before anything is
+				// sent, naming it.
+				w, err := tables.For[ixWide](acct, &tables.StoreOptions{Table: e.Table})
+				e.OK("wide store", err)
+				wide := &ixWide{Entity: abstractions.Entity{ID: "t2|w"}}
+				e.OK("create a wide entity: 52 actions", w.Create(ctx, wide))
+				before, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq 't2'"})
+				e.OK("rows before", err)
+				changed := *wide
+				setAll(&changed, 7)
+				err = w.Upsert(ctx, &changed)
+				e.Is("an upsert that changes 51 indexed values: 103 actions", err, abstractions.ErrOversizedValue)
+				var se *abstractions.StoreError
+				e.Equal("the refusal names the entity", errors.As(err, &se) && se.PartitionKey == "t2" && se.RowKey == "w", true)
+				e.Equal("and the index rows", err != nil && strings.Contains(err.Error(), "declare fewer indexes"), true)
+				after, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq 't2'"})
+				e.OK("rows after", err)
+				e.Equal("nothing was written", len(after) == len(before) && after[0].ETag == before[0].ETag, true)
+			},
+		},
+		{
+			// What a type with unique indexes cannot do is refused before anything is sent.
+			Name: "indexes/unique-refusals",
+			Run: func(ctx context.Context, e *Env) {
+				s := storeOf[ixUser](e, nil)
+				tx := s.Transaction("t1")
+				s.CreateIn(tx, &ixUser{Entity: abstractions.Entity{ID: "t1|a"}, Email: "a@x"})
+				e.Is("a unique-indexed type in a transaction", tx.Commit(ctx), abstractions.ErrNotSupported)
+				e.Is("a value too long for its claim", s.Create(ctx, &ixUser{Entity: abstractions.Entity{ID: "t1|b"}, Email: strings.Repeat("x", 400)}), abstractions.ErrInvalidArgument)
+				rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+				e.OK("rows", err)
+				e.Equal("nothing was written", len(rows), 0)
+				e.OK("create", s.Create(ctx, &ixUser{Entity: abstractions.Entity{ID: "t1|c"}, Email: "c@x"}))
+				email := abstractions.Field(func(u *ixUser) *string { return &u.Email })
+				_, err = s.Patch(ctx, "t1|c", abstractions.Set(abstractions.NewPatch[ixUser](), email, "d@x"))
+				e.Is("a patch of a unique field", err, abstractions.ErrNotSupported)
+				u, err := s.One(ctx, "t1|c")
+				e.OK("read", err)
+				e.Equal("the patch changed nothing", u.Email, "c@x")
+				_, err = tables.For[ixUniqueDoc](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
+				e.Is("a unique index on a split-aware type", err, abstractions.ErrNotSupported)
+			},
+		},
+		{
 			Name: "indexes/refusals",
 			Run: func(ctx context.Context, e *Env) {
 				s := ixStore(e)
@@ -442,6 +765,14 @@ type ixTwice struct {
 	B string `table:",index=Same"`
 }
 
+// ixWord has string and binary indexes, for prefix ranges.
+type ixWord struct {
+	abstractions.Entity
+	Word string `table:",index=word|wordDesc:desc"`
+	Raw  []byte `table:",index=raw"`
+	N    int    `table:",index=n"`
+}
+
 // ixDoc is an indexed type with a large value.
 type ixDoc struct {
 	abstractions.Entity
@@ -454,6 +785,180 @@ type ixUser struct {
 	abstractions.Entity
 	Email string `table:",unique=email"`
 	Name  string `table:",index=name"`
+}
+
+// ixUniqueDoc is a split-aware type with a unique index, which stores refuse.
+type ixUniqueDoc struct {
+	abstractions.Entity
+	Code string `table:",unique=code"`
+	Body string `table:",split=text"`
+}
+
+// ixWide has 51 indexes: a write that changes every value needs 103 actions.
+type ixWide struct {
+	abstractions.Entity
+	F00 int32 `table:",index=f00"`
+	F01 int32 `table:",index=f01"`
+	F02 int32 `table:",index=f02"`
+	F03 int32 `table:",index=f03"`
+	F04 int32 `table:",index=f04"`
+	F05 int32 `table:",index=f05"`
+	F06 int32 `table:",index=f06"`
+	F07 int32 `table:",index=f07"`
+	F08 int32 `table:",index=f08"`
+	F09 int32 `table:",index=f09"`
+	F10 int32 `table:",index=f10"`
+	F11 int32 `table:",index=f11"`
+	F12 int32 `table:",index=f12"`
+	F13 int32 `table:",index=f13"`
+	F14 int32 `table:",index=f14"`
+	F15 int32 `table:",index=f15"`
+	F16 int32 `table:",index=f16"`
+	F17 int32 `table:",index=f17"`
+	F18 int32 `table:",index=f18"`
+	F19 int32 `table:",index=f19"`
+	F20 int32 `table:",index=f20"`
+	F21 int32 `table:",index=f21"`
+	F22 int32 `table:",index=f22"`
+	F23 int32 `table:",index=f23"`
+	F24 int32 `table:",index=f24"`
+	F25 int32 `table:",index=f25"`
+	F26 int32 `table:",index=f26"`
+	F27 int32 `table:",index=f27"`
+	F28 int32 `table:",index=f28"`
+	F29 int32 `table:",index=f29"`
+	F30 int32 `table:",index=f30"`
+	F31 int32 `table:",index=f31"`
+	F32 int32 `table:",index=f32"`
+	F33 int32 `table:",index=f33"`
+	F34 int32 `table:",index=f34"`
+	F35 int32 `table:",index=f35"`
+	F36 int32 `table:",index=f36"`
+	F37 int32 `table:",index=f37"`
+	F38 int32 `table:",index=f38"`
+	F39 int32 `table:",index=f39"`
+	F40 int32 `table:",index=f40"`
+	F41 int32 `table:",index=f41"`
+	F42 int32 `table:",index=f42"`
+	F43 int32 `table:",index=f43"`
+	F44 int32 `table:",index=f44"`
+	F45 int32 `table:",index=f45"`
+	F46 int32 `table:",index=f46"`
+	F47 int32 `table:",index=f47"`
+	F48 int32 `table:",index=f48"`
+	F49 int32 `table:",index=f49"`
+	F50 int32 `table:",index=f50"`
+}
+
+func setAll(w *ixWide, v int32) {
+	w.F00 = v
+	w.F01 = v
+	w.F02 = v
+	w.F03 = v
+	w.F04 = v
+	w.F05 = v
+	w.F06 = v
+	w.F07 = v
+	w.F08 = v
+	w.F09 = v
+	w.F10 = v
+	w.F11 = v
+	w.F12 = v
+	w.F13 = v
+	w.F14 = v
+	w.F15 = v
+	w.F16 = v
+	w.F17 = v
+	w.F18 = v
+	w.F19 = v
+	w.F20 = v
+	w.F21 = v
+	w.F22 = v
+	w.F23 = v
+	w.F24 = v
+	w.F25 = v
+	w.F26 = v
+	w.F27 = v
+	w.F28 = v
+	w.F29 = v
+	w.F30 = v
+	w.F31 = v
+	w.F32 = v
+	w.F33 = v
+	w.F34 = v
+	w.F35 = v
+	w.F36 = v
+	w.F37 = v
+	w.F38 = v
+	w.F39 = v
+	w.F40 = v
+	w.F41 = v
+	w.F42 = v
+	w.F43 = v
+	w.F44 = v
+	w.F45 = v
+	w.F46 = v
+	w.F47 = v
+	w.F48 = v
+	w.F49 = v
+	w.F50 = v
+}
+
+// txRecorder records the transactions a store sends.
+type txRecorder struct {
+	service.Tables
+	mu  sync.Mutex
+	txs [][]service.Action
+}
+
+func (r *txRecorder) Transact(ctx context.Context, table string, acts []service.Action) ([]service.Written, error) {
+	r.mu.Lock()
+	r.txs = append(r.txs, slices.Clone(acts))
+	r.mu.Unlock()
+	return r.Tables.Transact(ctx, table, acts)
+}
+
+// check checks the transactions recorded since the last check: at most 100 actions each,
+// and every index row in the transaction of the entity it belongs to. It returns their
+// sizes.
+func (r *txRecorder) check(e *Env, step string) []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sizes []int
+	for _, acts := range r.txs {
+		sizes = append(sizes, len(acts))
+		if len(acts) > 100 {
+			e.Errorf("%s: a transaction of %d actions", step, len(acts))
+		}
+		mains := map[string]bool{}
+		for _, a := range acts {
+			if !strings.HasPrefix(a.Row.RowKey, "~ix.") {
+				mains[a.Row.RowKey] = true
+			}
+		}
+		for _, a := range acts {
+			if !strings.HasPrefix(a.Row.RowKey, "~ix.") {
+				continue
+			}
+			ok := false
+			for rk := range mains {
+				// An index row key ends with the end of its value ("." or "Z") and the row key.
+				ok = ok || strings.HasSuffix(a.Row.RowKey, "."+rk) || strings.HasSuffix(a.Row.RowKey, "Z"+rk)
+			}
+			if !ok {
+				e.Errorf("%s: the index row %s is not in its entity's transaction", step, a.Row.RowKey)
+			}
+		}
+	}
+	r.txs = nil
+	return sizes
+}
+
+// ixUserPlain is ixUser as written before its indexes were declared.
+type ixUserPlain struct {
+	abstractions.Entity
+	Email string
+	Name  string
 }
 
 // ixConsistent checks the index rows of partition pk against its entities: every entity's

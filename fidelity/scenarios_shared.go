@@ -6,6 +6,8 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/index"
+	"github.com/unified-data/gotables/tables/service"
 )
 
 // The shared-table scenarios keep typed rows (orders, a Storage[T]) and polymorphic rows
@@ -43,8 +45,73 @@ func sharedOrders(os []*sharedOrder) []string {
 	return out
 }
 
+// sharedIxOrder is an indexed typed row of a shared table.
+type sharedIxOrder struct {
+	abstractions.Entity
+	Status string `table:",index=status"`
+	Cents  int64  `table:",index=cents:desc"`
+}
+
 func sharedScenarios() []Scenario {
 	return []Scenario{
+		{
+			// An indexed type in a shared table: its index rows are written in the mixed
+			// transactions too, and neither its reads nor its index see the polymorphic rows.
+			Name: "shared/indexed-type",
+			Run: func(ctx context.Context, e *Env) {
+				acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock})
+				orders, err := tables.For[sharedIxOrder](acct, &tables.StoreOptions{Table: e.Table, SharedTable: true})
+				e.OK("typed store", err)
+				events, err := tables.PolyFor[polyEvent](acct, polyTypes(e), &tables.StoreOptions{Table: e.Table, SharedTable: true})
+				e.OK("poly store", err)
+				tx := orders.Transaction("t1")
+				orders.CreateIn(tx, &sharedIxOrder{Entity: abstractions.Entity{ID: "t1|o1"}, Status: "placed", Cents: 100})
+				orders.CreateIn(tx, &sharedIxOrder{Entity: abstractions.Entity{ID: "t1|o2"}, Status: "paid", Cents: 300})
+				events.InsertIn(tx, abstractions.PolyWrite[polyEvent]{Key: polyKey("t1", "evt-1"),
+					Item: &polyPlaced{polyEventBase: polyEventBase{Order: "o1", Version: 1}, Customer: "Ann"}})
+				e.OK("commit", tx.Commit(ctx))
+				e.OK("create", orders.Create(ctx, &sharedIxOrder{Entity: abstractions.Entity{ID: "t1|o3"}, Status: "placed", Cents: 200}))
+				o2, err := orders.One(ctx, "t1|o2")
+				e.OK("read o2", err)
+				o2.Status = "placed"
+				tx = orders.Transaction("t1")
+				orders.UpdateIn(tx, o2, abstractions.Strict)
+				events.InsertIn(tx, abstractions.PolyWrite[polyEvent]{Key: polyKey("t1", "evt-2"),
+					Item: &polyPlaced{polyEventBase: polyEventBase{Order: "o2", Version: 2}, Customer: "Bob"}})
+				e.OK("commit an update", tx.Commit(ctx))
+
+				status, err := index.On(orders, "status")
+				e.OK("index status", err)
+				found, err := status.Find(ctx, "t1", "placed")
+				e.OK("find", err)
+				var ids []string
+				for _, o := range found {
+					ids = append(ids, o.ID)
+				}
+				e.Equal("find placed", ids, []string{"t1|o1", "t1|o2", "t1|o3"})
+				cents, err := index.On(orders, "cents")
+				e.OK("index cents", err)
+				p, err := cents.Page(ctx, index.Range{}, abstractions.Query[sharedIxOrder]{Partition: "t1", Take: 10})
+				e.OK("page", err)
+				e.Equal("page by cents, largest first", sharedIxOrders(p.Items), []string{"t1|o2:300", "t1|o3:200", "t1|o1:100"})
+				rep, err := index.Verify(ctx, orders, "", nil)
+				e.OK("verify", err)
+				e.Equal("verify: consistent over the typed rows only", [2]any{rep.Consistent(), rep.Entities}, [2]any{true, 3})
+				n, err := orders.Count(ctx, "t1")
+				e.OK("count", err)
+				e.Equal("count", n, 3)
+				deleted, err := orders.DeletePartition(ctx, "t1")
+				e.OK("delete partition", err)
+				e.Equal("delete partition counts the orders", deleted, 3)
+				left, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+				e.OK("rows left", err)
+				var keys []string
+				for _, r := range left {
+					keys = append(keys, r.RowKey)
+				}
+				e.Equal("the events are left, no index row", keys, []string{"evt-1", "evt-2"})
+			},
+		},
 		{
 			Name: "shared/mixed-transaction-commits",
 			Run: func(ctx context.Context, e *Env) {
@@ -221,4 +288,12 @@ func sharedScenarios() []Scenario {
 			},
 		},
 	}
+}
+
+func sharedIxOrders(os []*sharedIxOrder) []string {
+	out := make([]string, len(os))
+	for i, o := range os {
+		out[i] = fmt.Sprintf("%s:%d", o.ID, o.Cents)
+	}
+	return out
 }

@@ -59,7 +59,7 @@ func ExampleIndex_Page() {
 	}
 	cursor := ""
 	for {
-		page, err := newest.Page(ctx, "tenant-42", index.Range{}, 100, cursor)
+		page, err := newest.Page(ctx, index.Range{}, abstractions.Query[Order]{Partition: "tenant-42", Take: 100, Cursor: cursor})
 		if err != nil {
 			log.Fatal(err)
 		}

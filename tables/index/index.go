@@ -19,7 +19,10 @@
 // store. See docs/indexes.md for the key encoding, the costs and the limits.
 //
 // [On] returns an index of a store; its [Index.Find], [Index.Count] and [Index.Page] read
-// one partition through it.
+// one partition through it, Page with the store's typed filters, over a [Range] of values or
+// a prefix. A field tagged unique= keeps its value unique in the table with claim rows;
+// [Index.Get] finds its entity. [Verify] and [Rebuild] check and repair both kinds on a
+// table whose rows were written before the index was declared.
 package index
 
 import (
@@ -27,12 +30,15 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/abstractions/driver"
 	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/engine"
 	"github.com/unified-data/gotables/tables/internal/indexrow"
+	"github.com/unified-data/gotables/tables/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -137,44 +143,59 @@ func (ix *Index[T]) cell(op string, v *T) (service.Value, error) {
 }
 
 func (ix *Index[T]) refuse(op, msg string) error {
-	return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "index " + op, Table: ix.core.Name,
+	return ix.refuseKind(op, abstractions.ErrInvalidArgument, msg)
+}
+
+func (ix *Index[T]) refuseKind(op string, kind error, msg string) error {
+	return &abstractions.StoreError{Kind: kind, Op: "index " + op, Table: ix.core.Name,
 		Message: fmt.Sprintf("index %q: %s; nothing was sent", ix.spec.Name, msg)}
 }
 
-// scan runs the query of a range of index rows of partition pk, handing each index row to
-// fn until it says stop.
-func (ix *Index[T]) scan(ctx context.Context, op, pk string, r indexrow.Range, top int, cont *service.Continuation,
-	fn func(*service.Row) bool) (*service.Continuation, error) {
-	q := service.Query{Filter: rangeFilter(pk, r), Select: []string{indexrow.OfColumn}, Top: top, Continuation: cont}
+// scan runs the query of a range of index rows of partition pk (those after the row key
+// after, when it is not ""), handing each index row to fn until it says stop; with top > 0,
+// it ends after the first page that holds rows. It reports whether the range may hold more
+// rows than it handed to fn.
+func (ix *Index[T]) scan(ctx context.Context, op, pk string, r indexrow.Range, after string, top int, fn func(*service.Row) bool) (bool, error) {
+	q := service.Query{Filter: rangeFilter(pk, r, after), Select: []string{indexrow.OfColumn}, Top: top}
 	for {
 		page, err := ix.core.Acct.Tables.Query(ctx, ix.core.Name, q)
 		if err != nil {
-			return nil, ix.core.Translate("index "+op, pk, "", err)
+			return false, ix.core.Translate("index "+op, pk, "", err)
 		}
 		for i := range page.Rows {
 			if !fn(&page.Rows[i]) {
-				return page.Next, nil
+				return true, nil
 			}
 		}
 		if page.Next == nil || top > 0 && len(page.Rows) > 0 {
-			return page.Next, nil
+			return page.Next != nil, nil
 		}
 		q.Continuation = page.Next
 	}
 }
 
-func rangeFilter(pk string, r indexrow.Range) string {
-	return "PartitionKey eq " + service.QuoteString(pk) + " and RowKey ge " + service.QuoteString(r.From) +
-		" and RowKey lt " + service.QuoteString(r.To)
+// rangeFilter is the filter of the index rows of r in partition pk, after the row key after
+// when it is not "".
+func rangeFilter(pk string, r indexrow.Range, after string) string {
+	from := " and RowKey ge " + service.QuoteString(r.From)
+	if after != "" {
+		from = " and RowKey gt " + service.QuoteString(after)
+	}
+	return "PartitionKey eq " + service.QuoteString(pk) + from + " and RowKey lt " + service.QuoteString(r.To)
 }
 
 // entity reads the entity an index row names and checks that it still holds the row's
 // value (a writer that does not know the index, such as another program, may have changed
-// it): it returns nil for an entity that is gone or holds another value.
-func (ix *Index[T]) entity(ctx context.Context, pk string, r *service.Row) (*T, error) {
+// it): it returns nil for an entity that is gone or holds another value. With a filter
+// (where not nil), the entity is read by a point query that the filter narrows, so the
+// service evaluates it, as it does for Store.Page; an entity it does not select is nil too.
+func (ix *Index[T]) entity(ctx context.Context, pk string, r *service.Row, where *driver.Node) (*T, error) {
 	rk, ok := indexrow.Of(r)
 	if !ok {
 		return nil, nil
+	}
+	if where != nil {
+		return ix.selected(ctx, pk, rk, r.RowKey, where)
 	}
 	v, err := ix.store.One(ctx, pk+abstractions.IDSeparator+rk)
 	if errors.Is(err, abstractions.ErrNotFound) {
@@ -196,6 +217,41 @@ func (ix *Index[T]) entity(ctx context.Context, pk string, r *service.Row) (*T, 
 		return nil, nil
 	}
 	return v, nil
+}
+
+// selected reads the entity at pk, rk with a point query filtered by where, and returns it
+// when the service selects it and it still holds the value of the index row key ixKey.
+func (ix *Index[T]) selected(ctx context.Context, pk, rk, ixKey string, where *driver.Node) (*T, error) {
+	f, ferr := odata.Point(ix.core.Plan, pk, rk, where)
+	if ferr != nil {
+		return nil, ix.core.FilterError("index page", ferr)
+	}
+	q := service.Query{Filter: f, Top: 1}
+	for {
+		page, err := ix.core.Acct.Tables.Query(ctx, ix.core.Name, q)
+		if err != nil {
+			return nil, ix.core.Translate("index page", pk, rk, err)
+		}
+		if len(page.Rows) == 0 {
+			if page.Next == nil {
+				return nil, nil
+			}
+			q.Continuation = page.Next // an empty page the service may return
+			continue
+		}
+		row, skip, err := ix.core.Materialize(ctx, "index page", &page.Rows[0])
+		if err != nil || skip {
+			return nil, err
+		}
+		c, ok := row.Get(ix.spec.Column)
+		if !ok {
+			return nil, nil
+		}
+		if k, err := ix.spec.Key(c, rk); err != nil || k != ixKey {
+			return nil, nil
+		}
+		return engine.Decode[T](ix.store, &row)
+	}
 }
 
 // Find returns the entities of the partition whose field holds value, ordered by row key:
@@ -220,7 +276,7 @@ func (ix *Index[T]) Find(ctx context.Context, partition string, value any) (_ []
 		return nil, ix.refuse("find", err.Error())
 	}
 	var rows []service.Row
-	if _, err := ix.scan(ctx, "find", pk, r, 0, nil, func(row *service.Row) bool {
+	if _, err := ix.scan(ctx, "find", pk, r, "", 0, func(row *service.Row) bool {
 		rows = append(rows, row.Clone())
 		return true
 	}); err != nil {
@@ -228,7 +284,7 @@ func (ix *Index[T]) Find(ctx context.Context, partition string, value any) (_ []
 	}
 	out := make([]*T, 0, len(rows))
 	for i := range rows {
-		e, err := ix.entity(ctx, pk, &rows[i])
+		e, err := ix.entity(ctx, pk, &rows[i], nil)
 		if err != nil {
 			return nil, err
 		}
@@ -263,84 +319,148 @@ func (ix *Index[T]) Count(ctx context.Context, partition string, value any) (int
 		return 0, ix.refuse("count", err.Error())
 	}
 	n := 0
-	_, err = ix.scan(ctx, "count", pk, r, 0, nil, func(*service.Row) bool { n++; return true })
+	_, err = ix.scan(ctx, "count", pk, r, "", 0, func(*service.Row) bool { n++; return true })
 	return n, err
 }
 
 // Range bounds a Page of an index: the values v with From ≤ v < To in the index's order
-// (From ≥ v > To for an index declared :desc). A nil bound leaves that side open.
+// (From ≥ v > To for an index declared :desc), that start with Prefix. A nil bound leaves
+// that side open.
 type Range struct {
 	From, To any
+	// Prefix keeps the values that start with it, for an index of a string field (compared
+	// as strings.HasPrefix compares, byte by byte) or of a []byte field (its bytes); ""
+	// keeps every value. An index of another type refuses it.
+	Prefix string
 }
 
-// Page returns one page of the partition's entities in the index's order (equal values in
-// row-key order), at most take of them (0: abstractions.DefaultPageSize), and the cursor of
-// the next page ("" when there is none). Give the cursor back, with the same partition and
-// range, to continue. Each entity is read by its id, as Find reads them; entities that no
-// longer hold their index row's value are left out, so a page may hold fewer than take.
-func (ix *Index[T]) Page(ctx context.Context, partition string, r Range, take int, cursor string) (_ abstractions.Page[T], err error) {
+// Page returns one page of the entities of q.Partition in the index's order (equal values
+// in row-key order), those whose value is in r and that q.Where selects, as
+// [tables.Store.Page] returns one page of a query: at most q.Take entities (0:
+// [abstractions.DefaultPageSize], at most 1000), and the cursor of the next page ("" when
+// the range holds no more). Give the cursor back in q.Cursor, with the same partition,
+// range, filter and page size, to continue: it resumes after the last index row the page
+// looked at.
+//
+// Each entity is read by its id, as Find reads them; with a filter, by a point query that
+// the filter narrows, so the service evaluates the filter, exactly as it does for
+// Store.Page (the store's read cache is not used then). Index rows whose entity is gone,
+// holds another value, or is not selected take no place in the page, but are read: one
+// page looks at 1000 index rows at most, so it may hold fewer than q.Take entities while
+// more follow. Loop on HasMore.
+//
+// An index page lists one partition: q.Partition is required. q.RowKeyPrefix and q.Select
+// are refused with [abstractions.ErrNotSupported] (the order is the index's, not the row
+// keys', and each entity is read whole to check its value).
+func (ix *Index[T]) Page(ctx context.Context, r Range, q abstractions.Query[T]) (_ abstractions.Page[T], err error) {
 	if err := ix.partitioned("page"); err != nil {
 		return abstractions.Page[T]{}, err
 	}
-	pk, err := ix.core.CheckPartition("index page", partition)
+	switch {
+	case q.Partition == "":
+		return abstractions.Page[T]{}, ix.refuse("page", "an index page lists one partition; set Partition")
+	case q.RowKeyPrefix != "":
+		return abstractions.Page[T]{}, ix.refuseKind("page", abstractions.ErrNotSupported, "a page of an index is in the index's order, not the row keys'; bound it with a Range, or use Store.Page")
+	case q.Select != nil:
+		return abstractions.Page[T]{}, ix.refuseKind("page", abstractions.ErrNotSupported, "a page of an index reads whole entities (each is checked against its index row); leave Select nil")
+	}
+	pk, err := ix.core.CheckPartition("index page", q.Partition)
 	if err != nil {
 		return abstractions.Page[T]{}, err
 	}
+	take := q.Take
 	if take < 0 || take > engine.MaxPage {
-		return abstractions.Page[T]{}, ix.refuse("page", fmt.Sprintf("take is %d; a page holds 0 (the default, %d) to %d entities", take, abstractions.DefaultPageSize, engine.MaxPage))
+		return abstractions.Page[T]{}, ix.refuse("page", fmt.Sprintf("Take is %d; a page holds 0 (the default, %d) to %d entities", take, abstractions.DefaultPageSize, engine.MaxPage))
 	}
 	if take == 0 {
 		take = abstractions.DefaultPageSize
 	}
-	var from, to service.Value
-	if r.From != nil {
-		if from, err = ix.value("page", r.From); err != nil {
-			return abstractions.Page[T]{}, err
-		}
-	}
-	if r.To != nil {
-		if to, err = ix.value("page", r.To); err != nil {
-			return abstractions.Page[T]{}, err
-		}
-	}
-	rg, err := ix.spec.Between(from, to)
+	rg, err := ix.keyRange(r)
 	if err != nil {
-		return abstractions.Page[T]{}, ix.refuse("page", err.Error())
+		return abstractions.Page[T]{}, err
 	}
-	bounds := ix.core.Bounds(&engine.PreparedQuery{PK: pk, Filter: "index " + ix.spec.Name + ": " + rangeFilter(pk, rg)}, take)
-	var cont *service.Continuation
-	if cursor != "" {
-		c, ok := engine.DecodeCursor(cursor)
+	where := driver.Root(q.Where)
+	bound := "index " + ix.spec.Name + ": " + rangeFilter(pk, rg, "")
+	if where != nil {
+		// Checked once here, with the row key longest in the request URL, so that a filter the service would
+		// refuse is refused before anything is sent.
+		f, ferr := odata.Point(ix.core.Plan, pk, strings.Repeat("\u0800", indexrow.MaxKeyLength), where)
+		if ferr != nil {
+			return abstractions.Page[T]{}, ix.core.FilterError("index page", ferr)
+		}
+		bound += " where " + f
+	}
+	bounds := ix.core.Bounds(&engine.PreparedQuery{PK: pk, Filter: bound}, take)
+	after := ""
+	if q.Cursor != "" {
+		c, ok := engine.DecodeCursor(q.Cursor)
 		if !ok {
 			return abstractions.Page[T]{}, ix.refuse("page", "the cursor is not one Page returned")
 		}
 		if why := engine.CursorRefusal(c, ix.core.Name, bounds); why != "" {
 			return abstractions.Page[T]{}, ix.refuse("page", why)
 		}
-		cont = &service.Continuation{NextPartitionKey: c.PK, NextRowKey: c.RK}
+		after = c.RK
 	}
-	var rows []service.Row
-	next, err := ix.scan(ctx, "page", pk, rg, take, cont, func(row *service.Row) bool {
-		rows = append(rows, row.Clone())
-		return true
-	})
-	if err != nil {
-		return abstractions.Page[T]{}, err
-	}
-	out := abstractions.Page[T]{Items: make([]*T, 0, len(rows))}
-	for i := range rows {
-		e, err := ix.entity(ctx, pk, &rows[i])
+	out := abstractions.Page[T]{Items: []*T{}}
+	examined, more := 0, true
+	for more && len(out.Items) < take && examined < engine.MaxPage {
+		var rows []service.Row
+		more, err = ix.scan(ctx, "page", pk, rg, after, min(take, engine.MaxPage-examined), func(row *service.Row) bool {
+			rows = append(rows, row.Clone())
+			return true
+		})
 		if err != nil {
 			return abstractions.Page[T]{}, err
 		}
-		if e != nil {
-			out.Items = append(out.Items, e)
+		for i := range rows {
+			if len(out.Items) == take {
+				more = true // rows fetched and not looked at
+				break
+			}
+			e, err := ix.entity(ctx, pk, &rows[i], where)
+			if err != nil {
+				return abstractions.Page[T]{}, err
+			}
+			examined++
+			after = rows[i].RowKey
+			if e != nil {
+				out.Items = append(out.Items, e)
+			}
 		}
 	}
-	if next != nil {
-		out.Cursor = engine.EncodeCursor(engine.Cursor{PK: next.NextPartitionKey, RK: next.NextRowKey, Table: engine.TableTag(ix.core.Name), Bounds: bounds})
+	if more {
+		out.Cursor = engine.EncodeCursor(engine.Cursor{PK: pk, RK: after, Table: engine.TableTag(ix.core.Name), Bounds: bounds})
 	}
 	return out, nil
+}
+
+// keyRange returns the range of index row keys of r.
+func (ix *Index[T]) keyRange(r Range) (indexrow.Range, error) {
+	var from, to service.Value
+	var err error
+	if r.From != nil {
+		if from, err = ix.value("page", r.From); err != nil {
+			return indexrow.Range{}, err
+		}
+	}
+	if r.To != nil {
+		if to, err = ix.value("page", r.To); err != nil {
+			return indexrow.Range{}, err
+		}
+	}
+	rg, err := ix.spec.Between(from, to)
+	if err != nil {
+		return indexrow.Range{}, ix.refuse("page", err.Error())
+	}
+	if r.Prefix != "" {
+		pr, err := ix.spec.Prefix([]byte(r.Prefix))
+		if err != nil {
+			return indexrow.Range{}, ix.refuse("page", err.Error())
+		}
+		rg = rg.Intersect(pr)
+	}
+	return rg, nil
 }
 
 // partitioned refuses a partition index's call on a unique index.

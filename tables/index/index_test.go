@@ -86,7 +86,7 @@ func TestFindCountPage(t *testing.T) {
 		var out []string
 		cursor := ""
 		for {
-			p, err := ix.Page(ctx, "p", r, 2, cursor)
+			p, err := ix.Page(ctx, r, abstractions.Query[item]{Partition: "p", Take: 2, Cursor: cursor})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,11 +112,11 @@ func TestFindCountPage(t *testing.T) {
 		t.Fatalf("times from 997: %s", got)
 	}
 	// A cursor of one range does not continue another.
-	p, err := rank.Page(ctx, "p", index.Range{}, 2, "")
+	p, err := rank.Page(ctx, index.Range{}, abstractions.Query[item]{Partition: "p", Take: 2})
 	if err != nil || p.Cursor == "" {
 		t.Fatalf("first page: %v", err)
 	}
-	if _, err := rank.Page(ctx, "p", index.Range{From: 0}, 2, p.Cursor); !errors.Is(err, abstractions.ErrInvalidArgument) {
+	if _, err := rank.Page(ctx, index.Range{From: 0}, abstractions.Query[item]{Partition: "p", Take: 2, Cursor: p.Cursor}); !errors.Is(err, abstractions.ErrInvalidArgument) {
 		t.Fatalf("cursor of another range: %v", err)
 	}
 }
@@ -133,7 +133,7 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("Find(%v) = %v", v, err)
 		}
 	}
-	if _, err := rank.Page(ctx, "p", index.Range{}, 1001, ""); !errors.Is(err, abstractions.ErrInvalidArgument) {
+	if _, err := rank.Page(ctx, index.Range{}, abstractions.Query[item]{Partition: "p", Take: 1001}); !errors.Is(err, abstractions.ErrInvalidArgument) {
 		t.Fatalf("take 1001: %v", err)
 	}
 	if _, err := rank.Find(ctx, "a|b", 1); !errors.Is(err, abstractions.ErrInvalidKey) {

@@ -26,28 +26,58 @@ type Report struct {
 	// index rows no entity's values call for (a changed value, a deleted entity); Unlisted
 	// are entities whose list of index keys differs from what their values call for.
 	Missing, Stale, Unlisted int
-	// Repaired are the entities and orphan index rows a Rebuild rewrote or deleted.
+	// The claims of unique indexes: MissingClaims are values one entity holds that no
+	// claim names; WrongClaims are values one entity holds whose claim names an owner that
+	// does not hold them (a stale claim in the way); StaleClaims are claims no entity's
+	// value calls for. Duplicates are the values more than one entity holds, which no
+	// Rebuild claims for any of them.
+	MissingClaims, WrongClaims, StaleClaims int
+	Duplicates                              []Duplicate
+	// Repaired are the entities, orphan index rows and claims a Rebuild rewrote or deleted.
 	Repaired int
 }
 
-// Consistent reports whether the index rows looked at agree with the entities.
-func (r Report) Consistent() bool { return r.Missing == 0 && r.Stale == 0 && r.Unlisted == 0 }
+// Duplicate is a value of a unique index that more than one entity holds (written before
+// the index was declared, or by a program that does not know it). Change or delete all but
+// one of them, then run Rebuild again.
+type Duplicate struct {
+	Index string
+	Value any      // as stored: a string, []byte, bool, int32, int64, float64, time.Time or abstractions.GUID
+	IDs   []string // the entities that hold it; the claim's owner first when one of them has it
+}
+
+// Consistent reports whether the index rows and claims looked at agree with the entities.
+func (r Report) Consistent() bool {
+	return r.Missing == 0 && r.Stale == 0 && r.Unlisted == 0 &&
+		r.MissingClaims == 0 && r.WrongClaims == 0 && r.StaleClaims == 0 && len(r.Duplicates) == 0
+}
 
 // Declaration names an index of a table by its column, for a program that does not have
-// the entity's Go type (udtables index): the index row keys of a value are computed from
-// the value as it is stored, so they are the keys the type's store writes when Column is
-// the column its index= option is on.
+// the entity's Go type (udtables index): the index row keys (or, with Unique, the claims)
+// of a value are computed from the value as it is stored, so they are the ones the type's
+// store writes when Column is the column its index= (unique=) option is on.
 type Declaration struct {
 	Name   string
 	Column string
 	Desc   bool
+	Unique bool // a unique index (unique=), which takes no Desc
 }
 
-// Verify compares the index rows of the partition ("" for every partition of the table)
-// with what the entities' values call for, and reports the differences; it changes nothing.
-// progress, when not nil, receives the report so far after each partition.
+// Verify compares the index rows of the partition ("" for every partition of the table),
+// and the claims of the type's unique indexes, with what the entities' values call for,
+// and reports the differences; it changes nothing. progress, when not nil, receives the
+// report so far after each partition, and after the claims of each unique index.
+//
+// The claims are checked after every partition is read: the run keeps each unique value it
+// meets in memory, and reads the claim of each value, and each claim of the index (with a
+// partition, each naming an entity of it) with its owner.
 func Verify[T any](ctx context.Context, s *tables.Store[T], partition string, progress func(Report)) (Report, error) {
-	return check(ctx, engine.Of(s), engine.Of(s).Indexes, partition, false, progress)
+	return check(ctx, engine.Of(s), declared(engine.Of(s)), partition, false, progress)
+}
+
+// declared returns the partition and unique indexes of a store.
+func declared(core *engine.Table) []indexrow.Spec {
+	return append(core.Indexes[:len(core.Indexes):len(core.Indexes)], core.Uniques...)
 }
 
 // Rebuild brings the index rows of the partition ("" for every partition of the table) in
@@ -57,9 +87,16 @@ func Verify[T any](ctx context.Context, s *tables.Store[T], partition string, pr
 // that changes meanwhile is looked at again). Run it after adding an index to a type whose
 // table has rows, or when Verify reports differences; running it again is harmless, and an
 // interrupted run is resumed by running it again. progress, when not nil, receives the
-// report so far after each partition.
+// report so far after each partition, and after the claims of each unique index.
+//
+// For a unique index, it claims each value one entity holds and no live claim names, with
+// the protocol the store's writes use (a claim is created, or a stale one taken over on
+// condition of the version read, so a concurrent write's claim is never overwritten), and
+// deletes the stale claims on condition of the version read. A value two entities hold is
+// claimed for neither and reported in Duplicates; one a live claim gives to another entity
+// (written meanwhile, or, with a partition, in another partition) is reported there too.
 func Rebuild[T any](ctx context.Context, s *tables.Store[T], partition string, progress func(Report)) (Report, error) {
-	return check(ctx, engine.Of(s), engine.Of(s).Indexes, partition, true, progress)
+	return check(ctx, engine.Of(s), declared(engine.Of(s)), partition, true, progress)
 }
 
 // VerifyTable is Verify for a table named by the account and name, its indexes declared by
@@ -103,6 +140,10 @@ func tableOf(acct *tables.Account, table string, decls []Declaration) (*engine.T
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: index %s on %s: %w", abstractions.ErrInvalidArgument, item, d.Column, err)
 		}
+		if d.Unique && d.Desc {
+			return nil, nil, fmt.Errorf("%w: index %s on %s: a unique index has no order, so it takes no :desc", abstractions.ErrInvalidArgument, item, d.Column)
+		}
+		sp.Unique = d.Unique
 		for _, other := range specs {
 			if other.Name == sp.Name {
 				return nil, nil, fmt.Errorf("%w: the index %q is declared twice", abstractions.ErrInvalidArgument, sp.Name)
@@ -121,17 +162,22 @@ func check(ctx context.Context, core *engine.Table, specs []indexrow.Spec, parti
 	if len(specs) == 0 {
 		return rep, fmt.Errorf("%w: the table %s has no index declared", abstractions.ErrInvalidArgument, core.Name)
 	}
-	filter := ""
+	filter, scope := "", ""
 	if partition != "" {
 		pk, err := core.CheckPartition("index rebuild", partition)
 		if err != nil {
 			return rep, err
 		}
-		filter = "PartitionKey eq " + service.QuoteString(pk)
+		filter, scope = "PartitionKey eq "+service.QuoteString(pk), pk
 	}
 	sel := []string{indexrow.Column, indexrow.OfColumn, largevalue.OfColumn, codec.TypeNameColumn}
+	var partSpecs []indexrow.Spec
+	uq := newUniques(specs)
 	for _, sp := range specs {
 		sel = append(sel, sp.Column)
+		if !sp.Unique {
+			partSpecs = append(partSpecs, sp)
+		}
 	}
 	// Rows come in key order, so each partition's rows are together.
 	var rows []service.Row
@@ -140,8 +186,18 @@ func check(ctx context.Context, core *engine.Table, specs []indexrow.Spec, parti
 			return nil
 		}
 		pk := rows[0].PartitionKey
+		uq.add(rows)
+		if len(partSpecs) == 0 {
+			// Unique indexes only: the index rows are not this run's to check.
+			rep.add(&partitionState{entities: countEntities(rows)}, false)
+			rows = rows[:0]
+			if progress != nil {
+				progress(rep)
+			}
+			return nil
+		}
 		for attempt := 1; ; attempt++ {
-			p := examine(specs, rows)
+			p := examine(partSpecs, rows)
 			if !repair || p.consistent() || attempt == rebuildAttempts {
 				rep.add(p, false)
 				break
@@ -157,6 +213,9 @@ func check(ctx context.Context, core *engine.Table, specs []indexrow.Spec, parti
 			// An entity changed while it was repaired: read the partition again.
 			rows = rows[:0]
 			if err := core.Scan(ctx, service.Query{Filter: "PartitionKey eq " + service.QuoteString(pk), Select: sel}, func(r *service.Row) error {
+				if !indexrow.IsKey(r.RowKey) && core.Foreign(r) {
+					return nil
+				}
 				rows = append(rows, r.Clone())
 				return nil
 			}); err != nil {
@@ -170,6 +229,9 @@ func check(ctx context.Context, core *engine.Table, specs []indexrow.Spec, parti
 		return nil
 	}
 	err := core.Scan(ctx, service.Query{Filter: filter, Select: sel}, func(r *service.Row) error {
+		if !indexrow.IsKey(r.RowKey) && core.Foreign(r) {
+			return nil // a claim, a feed's row or a polymorphic row: no entity of the store
+		}
 		if len(rows) > 0 && rows[0].PartitionKey != r.PartitionKey {
 			if err := flush(); err != nil {
 				return err
@@ -180,6 +242,9 @@ func check(ctx context.Context, core *engine.Table, specs []indexrow.Spec, parti
 	})
 	if err == nil {
 		err = flush()
+	}
+	if err == nil {
+		err = uq.check(ctx, core, scope, repair, &rep, progress)
 	}
 	if err != nil {
 		var se *abstractions.StoreError

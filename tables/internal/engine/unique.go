@@ -173,17 +173,50 @@ func (s *Table) LookupClaim(ctx context.Context, sp *indexrow.Spec, v service.Va
 	return pk, rk, true, nil
 }
 
+// ReadClaim returns what the claim row of partition cpk of the unique index sp says: the
+// owner it names, whether there is one (exists) and whether it is live (its owner's row
+// exists and holds the value).
+func (s *Table) ReadClaim(ctx context.Context, sp *indexrow.Spec, cpk string) (pk, rk string, exists, live bool, err error) {
+	x := s.claims(sp)
+	c, err := x.Rows.Read(ctx, cpk)
+	if errors.Is(err, abstractions.ErrNotFound) {
+		return "", "", false, false, nil
+	}
+	if err != nil {
+		return "", "", false, false, s.Translate("read claim", cpk, indexrow.ClaimRowKey, err)
+	}
+	stale, err := x.Stale(ctx, c)
+	if err != nil {
+		return "", "", false, false, s.Translate("read claim", cpk, indexrow.ClaimRowKey, err)
+	}
+	pk, rk = abstractions.SplitID(c.Owner)
+	return pk, rk, true, !stale, nil
+}
+
 // SweepClaims deletes the stale claims of the unique index sp, each on condition of the
 // version read, and returns how many it deleted. It reads the index's claim partitions
 // only, not the table's entities.
 func (s *Table) SweepClaims(ctx context.Context, sp *indexrow.Spec) (int, error) {
+	return s.StaleClaims(ctx, sp, "", nil, true)
+}
+
+// StaleClaims counts the stale claims of the unique index sp (of the owners of partition
+// ownerPK only, when it is not ""), leaving out the claim partitions skip reports, and with
+// del deletes each on condition of the version read; it returns how many it found (with
+// del, deleted).
+func (s *Table) StaleClaims(ctx context.Context, sp *indexrow.Spec, ownerPK string, skip func(cpk string) bool, del bool) (int, error) {
 	lo := indexrow.ClaimPrefix + sp.Name + "."
 	hi := indexrow.ClaimPrefix + sp.Name + "/"
 	filter := "PartitionKey ge " + service.QuoteString(lo) + " and PartitionKey lt " + service.QuoteString(hi) +
 		" and RowKey eq " + service.QuoteString(indexrow.ClaimRowKey)
+	if ownerPK != "" {
+		filter += " and " + indexrow.ClaimPKColumn + " eq " + service.QuoteString(ownerPK)
+	}
 	var rows []service.Row
 	if err := s.Scan(ctx, service.Query{Filter: filter}, func(r *service.Row) error {
-		rows = append(rows, r.Clone())
+		if skip == nil || !skip(r.PartitionKey) {
+			rows = append(rows, r.Clone())
+		}
 		return nil
 	}); err != nil {
 		return 0, s.Translate("sweep claims", "", "", err)
@@ -197,6 +230,10 @@ func (s *Table) SweepClaims(ctx context.Context, sp *indexrow.Spec) (int, error)
 			return n, s.Translate("sweep claims", rows[i].PartitionKey, rows[i].RowKey, err)
 		}
 		if !stale {
+			continue
+		}
+		if !del {
+			n++
 			continue
 		}
 		err = x.Rows.Delete(ctx, c)

@@ -26,6 +26,7 @@
 package indexrow
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -365,6 +366,50 @@ func (s *Spec) Between(from, to service.Value) (Range, error) {
 		r.To = s.bound(b)
 	}
 	return r, nil
+}
+
+// Prefix returns the range of the rows whose value starts with the bytes p (a string's
+// UTF-8 bytes, as strings.HasPrefix compares them, or a binary value's bytes); an empty p is
+// the whole index. Those values are p ≤ v < next, where next is the smallest byte string
+// above every one that starts with p (none when p is all 0xFF bytes). Ascending, that is
+// [bound(p), bound(next)). Descending, the keys of a value and of every value that starts
+// with it begin with its digits followed by a digit or the end "Z", so the smallest key
+// above them is its digits followed by "[" (above "Z"): the range is from that key of next
+// (or the index's start) to that key of p.
+func (s *Spec) Prefix(p []byte) (Range, error) {
+	switch s.Kind {
+	case 0, service.KindString, service.KindBinary:
+	default:
+		return Range{}, fmt.Errorf("the index %q holds %v values; only an index of strings or bytes has prefixes", s.Name, s.Kind)
+	}
+	r := s.All()
+	if len(p) == 0 {
+		return r, nil
+	}
+	next := bytes.Clone(p)
+	for len(next) > 0 && next[len(next)-1] == 0xFF {
+		next = next[:len(next)-1]
+	}
+	if len(next) > 0 {
+		next[len(next)-1]++
+	}
+	if s.Desc {
+		r.To = s.base() + encode(p, true) + "["
+		if len(next) > 0 {
+			r.From = s.base() + encode(next, true) + "["
+		}
+		return r, nil
+	}
+	r.From = s.bound(p)
+	if len(next) > 0 {
+		r.To = s.bound(next)
+	}
+	return r, nil
+}
+
+// Intersect returns the rows of both ranges (an empty range when they do not meet).
+func (r Range) Intersect(o Range) Range {
+	return Range{From: max(r.From, o.From), To: min(r.To, o.To)}
 }
 
 // bound is the row key that separates the values below b in the index's order from b and

@@ -242,3 +242,39 @@ func TestEncodeIsBase32Hex(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefix: the range of a prefix holds exactly the keys of the values that start with it,
+// ascending and descending, for prefixes whose encoding ends inside a base32 digit, that
+// end in a partial UTF-8 sequence or in 0xFF bytes, and the empty prefix.
+func TestPrefix(t *testing.T) {
+	values := []string{"", "a", "ab", "abc", "abd", "ab\x00", "ab\xff", "ab\xff\xff", "ac", "b", "\xff", "\xff\xff", "\xff\xff\x00",
+		"é", "éa", "e", "f", "中", "中文", "中\xff", "\U0010FFFF", "\U0010FFFFz", "\uFFFF", "~", "abcde", "abcdef", "abcdeg"}
+	prefixes := []string{"", "a", "ab", "abc", "abcd", "abcde", "ab\xff", "\xff", "\xff\xff", "é", "\xc3", "中", "\xe4\xb8", "\U0010FFFF", "\xf4\x8f\xbf", "z"}
+	for _, kind := range []service.Kind{service.KindString, service.KindBinary, 0} {
+		for _, desc := range []bool{false, true} {
+			sp := Spec{Name: "p", Column: "V", Kind: kind, Desc: desc}
+			for _, p := range prefixes {
+				r, err := sp.Prefix([]byte(p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, v := range values {
+					val := service.String(v)
+					if kind == service.KindBinary {
+						val = service.Binary([]byte(v))
+					}
+					k, err := sp.Key(val, "rk")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if in, want := k >= r.From && k < r.To, strings.HasPrefix(v, p); in != want {
+						t.Errorf("kind %v desc %v: prefix %q, value %q: in the range is %v, has the prefix is %v", kind, desc, p, v, in, want)
+					}
+				}
+			}
+		}
+	}
+	if _, err := (&Spec{Name: "n", Kind: service.KindInt64}).Prefix([]byte("1")); err == nil {
+		t.Fatal("a prefix of an integer index was accepted")
+	}
+}

@@ -10,7 +10,8 @@ import (
 // was stored. It matches abstractions.ErrOversizedValue with errors.Is.
 type OversizedValueError struct {
 	// Column is the column that does not fit: the largest cell that must stay on the main
-	// row, or the largest split value.
+	// row, or the largest split value; "" when the entity has no split value and its rows
+	// (the main row and the index rows or change records written with it) do not fit.
 	Column string
 	// EncodedBytes is that column's size: a cell's stored size, or a split value's stored
 	// (encoded) bytes.
@@ -23,6 +24,9 @@ type OversizedValueError struct {
 
 // Error implements error.
 func (e *OversizedValueError) Error() string {
+	if e.Column == "" {
+		return "oversized entity: " + e.Reason + "; " + e.Remedy + ". Nothing was stored"
+	}
 	return "oversized value in column " + strconv.Quote(e.Column) + " (" + strconv.Itoa(e.EncodedBytes) +
 		" encoded bytes): " + e.Reason + "; " + e.Remedy + ". Nothing was stored"
 }

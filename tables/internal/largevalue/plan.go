@@ -273,13 +273,13 @@ func (l *Layout) Fit(actions []service.Action) error {
 	if reason == "" {
 		return nil
 	}
+	reason = "the entity's rows do not fit one entity-group transaction: " + reason
 	sp := largestSplit(l.splits)
-	col, n := "", 0
-	if sp != nil {
-		col, n = sp.Column, sp.Len
+	if sp == nil {
+		return &OversizedValueError{Reason: reason,
+			Remedy: "the rows written with it (its index rows, and the deletes of those it replaces, or its change records) are too many: declare fewer indexes on the type, or change fewer indexed values in one write"}
 	}
-	return &OversizedValueError{Column: col, EncodedBytes: n,
-		Reason: "the entity's rows do not fit one entity-group transaction: " + reason,
+	return &OversizedValueError{Column: sp.Column, EncodedBytes: sp.Len, Reason: reason,
 		Remedy: "such a value needs blob offload: configure it on the account (Options.BlobOffload) and let the field be offloaded (no offload=never), or store less in one entity"}
 }
 

@@ -306,19 +306,28 @@ func formatDouble(x float64) string {
 // prefix and the caller's filter, and the number of comparisons it holds.
 func Filter(plan *codec.Plan, pk, prefix string, where *driver.Node) (string, *Error) {
 	var parts []string
-	n := 0
 	if pk != "" {
 		parts = append(parts, Partition(pk))
-		n++
 	}
 	if prefix != "" {
 		parts = append(parts, "RowKey ge "+service.QuoteString(prefix))
-		n++
 		if upper, ok := PrefixEnd(prefix); ok {
 			parts = append(parts, "RowKey lt "+service.QuoteString(upper))
-			n++
 		}
 	}
+	return join(plan, parts, where)
+}
+
+// Point is the service filter of the one row pk, rk when where holds for it: a point
+// query, which the service answers from the keys, as a point read.
+func Point(plan *codec.Plan, pk, rk string, where *driver.Node) (string, *Error) {
+	return join(plan, []string{Partition(pk), "RowKey eq " + service.QuoteString(rk)}, where)
+}
+
+// join joins parts, one comparison each, and the translation of where with "and", and
+// refuses a filter the service would refuse.
+func join(plan *codec.Plan, parts []string, where *driver.Node) (string, *Error) {
+	n := len(parts)
 	if where != nil {
 		tr := translator{plan: plan}
 		var b strings.Builder

@@ -59,7 +59,28 @@ func TestIndexVerifyAndRebuild(t *testing.T) {
 	if code, out, errb := cmd("verify"); code != 0 || !strings.Contains(out, "10 index rows; 0 missing, 0 stale, 0 entities with a wrong list") {
 		t.Fatalf("verify after: exit %d\n%s%s", code, out, errb)
 	}
+	// A unique index added to the table: the duplicate is printed and claimed for neither,
+	// the other values are claimed, and the index rows are left alone.
+	if err := s.Create(ctx, &ixRow{Entity: abstractions.Entity{ID: "q|r9"}, Number: 3, City: "Porto"}); err != nil {
+		t.Fatal(err)
+	}
+	unique := func(verb string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"index", verb, "--connection-string", conn, "--table", table, "--unique", "number=Number"}, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	if code, out, errb := unique("verify"); code != 1 || !strings.Contains(out, "claims: 4 missing, 0 in the way, 0 stale, 1 duplicate values") ||
+		!strings.Contains(out, "duplicate: the unique index number has the value 3 in 2 entities: p|r3 q|r9") {
+		t.Fatalf("verify of a unique index: exit %d\n%s%s", code, out, errb)
+	}
+	if code, out, errb := unique("rebuild"); code != 0 || !strings.Contains(out, "4 repaired") {
+		t.Fatalf("rebuild of a unique index: exit %d\n%s%s", code, out, errb)
+	}
+	if code, out, errb := unique("verify"); code != 1 || !strings.Contains(out, "claims: 0 missing, 0 in the way, 0 stale, 1 duplicate values") {
+		t.Fatalf("verify after the rebuild of a unique index: exit %d\n%s%s", code, out, errb)
+	}
 	for _, args := range [][]string{
+		{"index", "verify", "--azurite", "--table", table, "--unique", "n=Number:desc"},
 		{"index", "--azurite", "--table", table, "--index", "n=Number"},
 		{"index", "verify", "--azurite", "--table", table},
 		{"index", "verify", "--azurite", "--table", table, "--index", "n"},
