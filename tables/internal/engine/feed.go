@@ -63,27 +63,53 @@ func (s *Table) EnableFeed(f *Feed) {
 // record is never without its mark; a mark without a record is harmless (a relay finds
 // nothing and clears it).
 func (s *Table) MarkFeed(ctx context.Context, op, pk string) error {
-	if s == nil || s.Feed == nil {
+	return MarkFeeds(ctx, op, pk, s)
+}
+
+// MarkFeeds is MarkFeed for a write that carries records of several stores of one table (a
+// shared-table transaction): one mark, sent when any of the stores has not marked pk for
+// half its hold, serves them all, and each remembers it.
+func MarkFeeds(ctx context.Context, op, pk string, fed ...*Table) error {
+	before := time.Now()
+	var sender *Table
+	for _, s := range fed {
+		if s != nil && s.Feed != nil && s.Feed.stale(pk, before) {
+			sender = s
+			break
+		}
+	}
+	if sender == nil {
 		return nil
 	}
-	f := s.Feed
-	before := time.Now()
+	_, err := sender.Acct.Tables.Write(ctx, sender.Name, service.Action{Op: service.OpUpsertMerge, Row: feedrow.Mark(pk, sender.Acct.Now())})
+	if err != nil {
+		return sender.Translate(op, pk, "", err)
+	}
+	for _, s := range fed {
+		if s != nil && s.Feed != nil {
+			s.Feed.remember(pk, before)
+		}
+	}
+	return nil
+}
+
+// stale reports whether this process last marked pk more than half the hold before now, or
+// never.
+func (f *Feed) stale(pk string, now time.Time) bool {
 	f.mu.Lock()
 	at, ok := f.marked[pk]
 	f.mu.Unlock()
-	if !ok || before.Sub(at) >= f.hold()/2 {
-		_, err := s.Acct.Tables.Write(ctx, s.Name, service.Action{Op: service.OpUpsertMerge, Row: feedrow.Mark(pk, s.Acct.Now())})
-		if err != nil {
-			return s.Translate(op, pk, "", err)
-		}
-		f.mu.Lock()
-		if f.marked == nil || len(f.marked) >= maxMarked {
-			f.marked = map[string]time.Time{}
-		}
-		f.marked[pk] = before
-		f.mu.Unlock()
+	return !ok || now.Sub(at) >= f.hold()/2
+}
+
+// remember notes that a mark of pk was sent after the local time at.
+func (f *Feed) remember(pk string, at time.Time) {
+	f.mu.Lock()
+	if f.marked == nil || len(f.marked) >= maxMarked {
+		f.marked = map[string]time.Time{}
 	}
-	return nil
+	f.marked[pk] = at
+	f.mu.Unlock()
 }
 
 // TxHandle carries to package tables/feed a transaction's way to take an application
