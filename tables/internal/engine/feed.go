@@ -28,7 +28,6 @@ type Feed struct {
 	// transaction reaches the service while the mark stands.
 	Hold time.Duration
 
-	clock  feedrow.Clock
 	mu     sync.Mutex
 	marked map[string]time.Time // partition → the local time before its last mark was sent
 }
@@ -163,7 +162,7 @@ func (s *Table) FeedRecord(pk, rk string, kind feedrow.Kind, st *Stored, main *s
 	if st.Found {
 		ver, after = st.FeedVer+1, st.FeedSeq
 	}
-	key := feedrow.Key(f.clock.Next(s.Acct.Clock(), after))
+	key := feedrow.Key(s.Acct.feedClock.Next(s.Acct.Clock(), after))
 	var body []service.Property
 	if main != nil {
 		if f.Body {
@@ -195,7 +194,7 @@ func (s *Table) EventRecord(pk, typ string, data []byte) (service.Action, error)
 		return service.Action{}, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "transaction", Table: s.Name, PartitionKey: pk,
 			Message: fmt.Sprintf("the event's type is %d UTF-16 code units long; name it in at most 256; nothing was sent", n)}
 	}
-	key := feedrow.Key(s.Feed.clock.Next(s.Acct.Clock(), 0))
+	key := feedrow.Key(s.Acct.feedClock.Next(s.Acct.Clock(), 0))
 	row := feedrow.EventRecord(pk, key, typ, data)
 	return service.Action{Op: service.OpInsert, Row: row}, nil
 }
