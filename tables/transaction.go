@@ -466,5 +466,11 @@ func (s *PolyStore[B]) txWrite(tx *Transaction, op string, kind service.Op, w *a
 		tx.refused(err)
 		return
 	}
+	if s.host.Feed != nil {
+		// Its record joins the transaction as a typed store's does (resolveIndexed).
+		p, mode := s.unit(op, a)
+		tx.acceptIndexed(s.host.Acct, s.host.Name, op, a, nil, &ixWrite{core: s.host, w: p, mode: mode, etag: p.IfMatch})
+		return
+	}
 	tx.accept(s.host.Acct, s.host.Name, op, a, nil)
 }
