@@ -36,8 +36,15 @@ func fdStore(e *Env, hold time.Duration) *tables.Store[fdOrder] {
 }
 
 // fdRecords renders the records of partition pk in key order, each as entity, kind,
-// version and the Status cell it carries, and checks that each entity's versions rise.
+// version and the Status and Cents cells it carries, and checks that each entity's versions
+// rise.
 func fdRecords(ctx context.Context, e *Env, pk string) []string {
+	e.t.Helper()
+	return fdRecordsOf(ctx, e, pk, "Status", "Cents")
+}
+
+// fdRecordsOf is fdRecords rendering the cells cols of each record's body.
+func fdRecordsOf(ctx context.Context, e *Env, pk string, cols ...string) []string {
 	e.t.Helper()
 	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq '" + pk + "' and RowKey ge '~fd.r.' and RowKey lt '~fd.r/'"})
 	if err != nil {
@@ -59,7 +66,11 @@ func fdRecords(ctx context.Context, e *Env, pk string) []string {
 			e.Errorf("records of %s: version %d after %d", ent.Str(), ver.Int64(), last[ent.Str()])
 		}
 		last[ent.Str()] = ver.Int64()
-		out = append(out, fmt.Sprintf("%s %s v%s status=%s cents=%s type=%s", get("_FdEntity"), get("_FdKind"), get("_FdVersion"), get("Status"), get("Cents"), get("_FdType")))
+		line := fmt.Sprintf("%s %s v%s", get("_FdEntity"), get("_FdKind"), get("_FdVersion"))
+		for _, c := range cols {
+			line += " " + strings.ToLower(c) + "=" + get(c)
+		}
+		out = append(out, line+" type="+get("_FdType"))
 	}
 	return out
 }
