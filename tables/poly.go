@@ -44,6 +44,10 @@ import (
 // more, and an item type with a protected, split or offload tag, are refused with
 // abstractions.ErrNotSupported.
 //
+// A polymorphic store may have a change feed (package tables/feed, Enable): its writes then
+// append their records in their transactions, as a typed store's do, and its reads skip the
+// feed's rows.
+//
 // The store owns its table unless StoreOptions.SharedTable says otherwise: there is no
 // server-side type filter, so List sees every row of the partition, and another store
 // pointed at the same table sees this one's rows. With SharedTable every row the store
