@@ -3,7 +3,6 @@ package fidelity
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -198,14 +197,7 @@ func feedScenarios() []Scenario {
 				pst, err := r.Pass(ctx, h)
 				e.OK("pass", err)
 				e.Observe("first pass", fmt.Sprintf("partitions=%d delivered=%d", pst.Partitions, pst.Delivered))
-				keys := make([]string, 0, len(got))
-				for k := range got {
-					keys = append(keys, k)
-				}
-				sort.Strings(keys)
-				for _, k := range keys {
-					e.Observe("delivered "+k, got[k])
-				}
+				observeDelivered(e, got)
 				for i := 0; i < 50 && len(fdMarks(ctx, e)) > 0; i++ {
 					time.Sleep(5 * time.Millisecond)
 					pst, err = r.Pass(ctx, h)
@@ -216,26 +208,9 @@ func feedScenarios() []Scenario {
 						e.Errorf("a later pass delivered %d records", pst.Delivered)
 					}
 				}
-				e.Observe("marks after passes", fdMarks(ctx, e))
 				e.Observe("records left", append(fdRecords(ctx, e, "t1"), fdRecords(ctx, e, "t2")...))
-				b, err := feed.Status(ctx, s)
-				e.OK("status", err)
-				e.Observe("status", fmt.Sprintf("%+v", b))
-				// The rows left: entities and index rows (records delivered and deleted),
-				// without the main rows' random record keys.
-				rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
-				e.OK("rows", err)
-				for i := range rows {
-					var props []service.Property
-					for _, p := range rows[i].Properties {
-						if p.Name != "_FdSeq" {
-							props = append(props, p)
-						}
-					}
-					rows[i].Properties = props
-				}
-				e.Observe("rows left behind", rows)
-				e.clearTable(ctx)
+				// The rows left: entities and index rows (records delivered and deleted).
+				fdEnd(ctx, e)(feed.Status(ctx, s))
 			},
 		},
 		{

@@ -54,21 +54,30 @@ func observeDelivered(e *Env, got map[string][]string) {
 	}
 }
 
-// fdRowsLeft records the rows left in the table, without the main rows' random record keys.
-func fdRowsLeft(ctx context.Context, e *Env) {
+// fdEnd records what a scenario's relays left (the marks, then the backlog Status reports,
+// then the rows, without the main rows' random record keys) and clears the table:
+// fdEnd(ctx, e)(feed.Status(ctx, s)).
+func fdEnd(ctx context.Context, e *Env) func(feed.Backlog, error) {
 	e.t.Helper()
-	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
-	e.OK("rows", err)
-	for i := range rows {
-		var props []service.Property
-		for _, p := range rows[i].Properties {
-			if p.Name != "_FdSeq" {
-				props = append(props, p)
+	e.Observe("marks after passes", fdMarks(ctx, e))
+	return func(b feed.Backlog, err error) {
+		e.t.Helper()
+		e.OK("status", err)
+		e.Observe("status", fmt.Sprintf("%+v", b))
+		rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+		e.OK("rows", err)
+		for i := range rows {
+			var props []service.Property
+			for _, p := range rows[i].Properties {
+				if p.Name != "_FdSeq" {
+					props = append(props, p)
+				}
 			}
+			rows[i].Properties = props
 		}
-		rows[i].Properties = props
+		e.Observe("rows left behind", rows)
+		e.clearTable(ctx)
 	}
-	e.Observe("rows left behind", rows)
 }
 
 func feedPolyScenarios() []Scenario {
@@ -176,12 +185,7 @@ func feedPolyScenarios() []Scenario {
 				r, err := feed.NewRelay(ev, &feed.RelayOptions{Name: "r1", Parallel: 1})
 				e.OK("relay", err)
 				observeDelivered(e, fdDeliver(ctx, e, r))
-				e.Observe("marks after passes", fdMarks(ctx, e))
-				b, err := feed.Status(ctx, ev)
-				e.OK("status", err)
-				e.Observe("status", fmt.Sprintf("%+v", b))
-				fdRowsLeft(ctx, e)
-				e.clearTable(ctx)
+				fdEnd(ctx, e)(feed.Status(ctx, ev))
 			},
 		},
 		{
@@ -241,12 +245,7 @@ func feedPolyScenarios() []Scenario {
 				r, err := feed.NewRelay(events, &feed.RelayOptions{Name: "r1", Parallel: 1})
 				e.OK("relay", err)
 				observeDelivered(e, fdDeliver(ctx, e, r))
-				e.Observe("marks after passes", fdMarks(ctx, e))
-				b, err := feed.Status(ctx, orders)
-				e.OK("status", err)
-				e.Observe("status", fmt.Sprintf("%+v", b))
-				fdRowsLeft(ctx, e)
-				e.clearTable(ctx)
+				fdEnd(ctx, e)(feed.Status(ctx, orders))
 			},
 		},
 	}
