@@ -50,8 +50,9 @@ type PolyEntry[B any] struct {
 	// under, or "" for a marker row.
 	TypeName string
 	// Columns holds the row's system columns (those whose names start with '_'), except the
-	// discriminator, with the Go types PolyWrite lists (an Int64 cell is an int64, an Int32
-	// cell an int32). It is nil when the row has none.
+	// discriminator and the cells the storage layer keeps for itself (a change feed's), with
+	// the Go types PolyWrite lists (an Int64 cell is an int64, an Int32 cell an int32). It
+	// is nil when the row has none.
 	Columns map[string]any
 	// ETag is the row's version, the condition of a later PolyWrite.IfMatch or MergeColumns.
 	ETag string

@@ -341,3 +341,81 @@ func TestFeedPassCancelled(t *testing.T) {
 		})
 	}
 }
+
+// TestFeedMarksOnceForSeveralStores: a shared-table transaction carrying the records of
+// three stores with feeds (two typed, of two types, and a polymorphic one) marks its
+// partition once, and each store remembers that mark: its next write of the partition
+// sends none.
+func TestFeedMarksOnceForSeveralStores(t *testing.T) {
+	for _, b := range harnesses(t, makers) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			table := fdTable(t, b, "fdmarks")
+			var sent atomic.Int32
+			p := &tap{Tables: b.Tables, hit: func(kind string, acts []service.Action) (bool, bool) {
+				if kind == "write" && marks(acts) {
+					sent.Add(1)
+				}
+				return false, false
+			}}
+			acct := tables.NewAccountOver(b.Name, p, nil, &tables.Options{Logger: discardLogger()})
+			opts := &tables.StoreOptions{Table: table, SharedTable: true}
+			orders, err := tables.For[sharedOrder](acct, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			notes, err := tables.For[fdNote](acct, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := new(abstractions.TypeRegistry)
+			if err := abstractions.RegisterType[polyPlaced](reg, "order.placed"); err != nil {
+				t.Fatal(err)
+			}
+			events, err := tables.PolyFor[polyEvent](acct, reg, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, err := range []error{
+				feed.Enable(orders, &feed.Options{Hold: time.Hour}),
+				feed.Enable(notes, &feed.Options{Hold: time.Hour}),
+				feed.Enable(events, &feed.Options{Hold: time.Hour}),
+			} {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			tx := orders.Transaction("c")
+			orders.CreateIn(tx, &sharedOrder{Entity: abstractions.Entity{ID: "c|o1"}, Status: "placed"})
+			notes.CreateIn(tx, &fdNote{Entity: abstractions.Entity{ID: "c|n1"}, Text: "gift"})
+			events.InsertIn(tx, abstractions.PolyWrite[polyEvent]{Key: abstractions.TableKey{PartitionKey: "c", RowKey: "e1"},
+				Item: &polyPlaced{polyEventBase: polyEventBase{Order: "o1", Version: 1}}})
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n := sent.Load(); n != 1 {
+				t.Fatalf("the transaction sent %d marks; want 1", n)
+			}
+			if err := orders.Create(ctx, &sharedOrder{Entity: abstractions.Entity{ID: "c|o2"}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := notes.Create(ctx, &fdNote{Entity: abstractions.Entity{ID: "c|n2"}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := events.Insert(ctx, abstractions.PolyWrite[polyEvent]{Key: abstractions.TableKey{PartitionKey: "c", RowKey: "e2"},
+				Item: &polyPlaced{polyEventBase: polyEventBase{Order: "o2", Version: 1}}}); err != nil {
+				t.Fatal(err)
+			}
+			if n := sent.Load(); n != 1 {
+				t.Errorf("the stores' later writes sent %d more marks; each remembers the transaction's", n-1)
+			}
+			b, err := feed.Status(ctx, events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Partitions != 1 || b.Pending != 6 {
+				t.Errorf("status %+v: want one partition with 6 records", b)
+			}
+		})
+	}
+}

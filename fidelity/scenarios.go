@@ -39,6 +39,7 @@ func storeScenarios() []Scenario {
 	all = append(all, expiryScenarios()...)
 	all = append(all, expirySweepScenarios()...)
 	all = append(all, feedScenarios()...)
+	all = append(all, feedPolyScenarios()...)
 	all = append(all, identityScenarios()...)
 	all = append(all, largeScenarios()...)
 	all = append(all, safetyScenarios()...)

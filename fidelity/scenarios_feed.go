@@ -3,7 +3,6 @@ package fidelity
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -36,8 +35,15 @@ func fdStore(e *Env, hold time.Duration) *tables.Store[fdOrder] {
 }
 
 // fdRecords renders the records of partition pk in key order, each as entity, kind,
-// version and the Status cell it carries, and checks that each entity's versions rise.
+// version and the Status and Cents cells it carries, and checks that each entity's versions
+// rise.
 func fdRecords(ctx context.Context, e *Env, pk string) []string {
+	e.t.Helper()
+	return fdRecordsOf(ctx, e, pk, "Status", "Cents")
+}
+
+// fdRecordsOf is fdRecords rendering the cells cols of each record's body.
+func fdRecordsOf(ctx context.Context, e *Env, pk string, cols ...string) []string {
 	e.t.Helper()
 	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq '" + pk + "' and RowKey ge '~fd.r.' and RowKey lt '~fd.r/'"})
 	if err != nil {
@@ -59,7 +65,11 @@ func fdRecords(ctx context.Context, e *Env, pk string) []string {
 			e.Errorf("records of %s: version %d after %d", ent.Str(), ver.Int64(), last[ent.Str()])
 		}
 		last[ent.Str()] = ver.Int64()
-		out = append(out, fmt.Sprintf("%s %s v%s status=%s cents=%s type=%s", get("_FdEntity"), get("_FdKind"), get("_FdVersion"), get("Status"), get("Cents"), get("_FdType")))
+		line := fmt.Sprintf("%s %s v%s", get("_FdEntity"), get("_FdKind"), get("_FdVersion"))
+		for _, c := range cols {
+			line += " " + strings.ToLower(c) + "=" + get(c)
+		}
+		out = append(out, line+" type="+get("_FdType"))
 	}
 	return out
 }
@@ -187,14 +197,7 @@ func feedScenarios() []Scenario {
 				pst, err := r.Pass(ctx, h)
 				e.OK("pass", err)
 				e.Observe("first pass", fmt.Sprintf("partitions=%d delivered=%d", pst.Partitions, pst.Delivered))
-				keys := make([]string, 0, len(got))
-				for k := range got {
-					keys = append(keys, k)
-				}
-				sort.Strings(keys)
-				for _, k := range keys {
-					e.Observe("delivered "+k, got[k])
-				}
+				observeDelivered(e, got)
 				for i := 0; i < 50 && len(fdMarks(ctx, e)) > 0; i++ {
 					time.Sleep(5 * time.Millisecond)
 					pst, err = r.Pass(ctx, h)
@@ -205,26 +208,9 @@ func feedScenarios() []Scenario {
 						e.Errorf("a later pass delivered %d records", pst.Delivered)
 					}
 				}
-				e.Observe("marks after passes", fdMarks(ctx, e))
 				e.Observe("records left", append(fdRecords(ctx, e, "t1"), fdRecords(ctx, e, "t2")...))
-				b, err := feed.Status(ctx, s)
-				e.OK("status", err)
-				e.Observe("status", fmt.Sprintf("%+v", b))
-				// The rows left: entities and index rows (records delivered and deleted),
-				// without the main rows' random record keys.
-				rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
-				e.OK("rows", err)
-				for i := range rows {
-					var props []service.Property
-					for _, p := range rows[i].Properties {
-						if p.Name != "_FdSeq" {
-							props = append(props, p)
-						}
-					}
-					rows[i].Properties = props
-				}
-				e.Observe("rows left behind", rows)
-				e.clearTable(ctx)
+				// The rows left: entities and index rows (records delivered and deleted).
+				fdEnd(ctx, e)(feed.Status(ctx, s))
 			},
 		},
 		{

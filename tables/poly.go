@@ -15,6 +15,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/feedrow"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/internal/telemetry"
 	"github.com/unified-data/gotables/tables/service"
@@ -43,12 +44,18 @@ import (
 // more, and an item type with a protected, split or offload tag, are refused with
 // abstractions.ErrNotSupported.
 //
+// A polymorphic store may have a change feed (package tables/feed, Enable): its writes then
+// append their records in their transactions, as a typed store's do, and its reads skip the
+// feed's rows.
+//
 // The store owns its table unless StoreOptions.SharedTable says otherwise: there is no
 // server-side type filter, so List sees every row of the partition, and another store
 // pointed at the same table sees this one's rows. With SharedTable every row the store
 // writes carries the discriminator (a marker's is empty), and reads skip the rows without
 // it, which belong to the typed stores of the table; see StoreOptions.SharedTable.
 type PolyStore[B any] struct {
+	// handle gives the packages built on a store (tables/feed) its engine table, the host.
+	handle
 	// host carries the engine's per-table machinery (table creation, error translation,
 	// transaction chunking, cache coherence); it is a store of a row type with no columns
 	// of its own and caching disabled, and is never used to read or write entities.
@@ -108,7 +115,7 @@ func PolyFor[B any](a *Account, types *abstractions.TypeRegistry, opts *StoreOpt
 	if err != nil {
 		return nil, err
 	}
-	return &PolyStore[B]{host: host.core, acct: a, types: types, base: base, shared: cfg.SharedTable,
+	return &PolyStore[B]{handle: engine.NewHandle(host.core, nil), host: host.core, acct: a, types: types, base: base, shared: cfg.SharedTable,
 		codec: codec.Options{Oversized: codec.OversizedPolicy(a.opts.Oversized), WriteTypeName: true, Types: types}}, nil
 }
 
@@ -201,6 +208,18 @@ func (s *PolyStore[B]) Delete(ctx context.Context, key abstractions.TableKey, if
 	case !wire.IsEntityTag(ifMatch):
 		return false, s.refuse("delete", pk, rk, abstractions.ErrInvalidArgument, engine.BadETag(ifMatch))
 	}
+	if s.host.Feed != nil {
+		if err := ctx.Err(); err != nil {
+			return false, s.translate("delete", pk, rk, err)
+		}
+		// Read first, as a typed store with a feed deletes: the record needs the
+		// entity's change number.
+		if ifMatch == service.ETagAny {
+			ifMatch = ""
+		}
+		deleted, err := s.host.DeleteLarge(ctx, pk, rk, ifMatch)
+		return deleted, s.retell(err)
+	}
 	_, err = s.send(ctx, "delete", service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: ifMatch})
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return false, nil
@@ -220,8 +239,8 @@ func (s *PolyStore[B]) entry(op string, row *service.Row) (*abstractions.PolyEnt
 			}
 			continue
 		}
-		if !isSystemColumn(p.Name) {
-			continue
+		if !isSystemColumn(p.Name) || p.Name == feedrow.SeqColumn || p.Name == feedrow.VerColumn {
+			continue // the feed's cells are the store's, as the discriminator is
 		}
 		if e.Columns == nil {
 			e.Columns = map[string]any{}
@@ -266,9 +285,13 @@ func (s *PolyStore[B]) entry(op string, row *service.Row) (*abstractions.PolyEnt
 	return e, nil
 }
 
-// foreign reports a row that a store sharing its table leaves to the typed stores: one
-// without the discriminator column.
+// foreign reports a row that a store sharing its table leaves to the typed stores (one
+// without the discriminator column), and a row of a change feed (a record, a dead letter),
+// which no store returns.
 func (s *PolyStore[B]) foreign(r *service.Row) bool {
+	if feedrow.IsKey(r.RowKey) || feedrow.IsPartition(r.PartitionKey) {
+		return true
+	}
 	if !s.shared {
 		return false
 	}
@@ -276,13 +299,20 @@ func (s *PolyStore[B]) foreign(r *service.Row) bool {
 	return !ok
 }
 
-// checkKeys refuses keys the service would refuse, as written.
+// checkKeys refuses keys the service would refuse, as written, and the keys reserved for
+// the rows of change feeds.
 func (s *PolyStore[B]) checkKeys(op, pk, rk string) error {
 	if reason := engine.CheckKey(pk); reason != "" {
 		return engine.KeyError(op, s.host.Name, pk, rk, "partition key", reason)
 	}
 	if reason := engine.CheckKey(rk); reason != "" {
 		return engine.KeyError(op, s.host.Name, pk, rk, "row key", reason)
+	}
+	for _, k := range [...]struct{ which, key string }{{"partition key", pk}, {"row key", rk}} {
+		if feedrow.IsKey(k.key) {
+			return engine.KeyError(op, s.host.Name, pk, rk, k.which,
+				fmt.Sprintf("starts with %q, which marks the rows of change feeds; give the row another key", feedrow.Prefix))
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/feedrow"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -19,13 +20,16 @@ import (
 // columns are refused as system columns, so a caller cannot forge a discriminator or a
 // large-value marker.
 
-// reservedColumns are the '_' columns the storage layer writes itself: the discriminator and
-// the large-value planner's continuation-row markers.
+// reservedColumns are the '_' columns the storage layer writes itself: the discriminator,
+// the large-value planner's continuation-row markers and the cells a change feed keeps on
+// an entity's row.
 var reservedColumns = map[string]bool{
 	codec.TypeNameColumn: true,
 	"_SplitOf":           true,
 	"_SplitIndex":        true,
 	"_SplitParts":        true,
+	feedrow.SeqColumn:    true,
+	feedrow.VerColumn:    true,
 }
 
 func isSystemColumn(name string) bool { return strings.HasPrefix(name, "_") }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -54,7 +55,40 @@ func (s *PolyStore[B]) writeOne(ctx context.Context, op string, kind service.Op,
 	if err != nil {
 		return "", err
 	}
+	if s.host.Feed != nil {
+		return s.writeFed(ctx, op, a)
+	}
 	return s.send(ctx, op, a)
+}
+
+// writeFed writes one row of a store with a change feed through the unit path, as a
+// typed store with a feed writes: a write that may replace the row reads it first, and the
+// record goes in the write's transaction.
+func (s *PolyStore[B]) writeFed(ctx context.Context, op string, a service.Action) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", s.translate(op, a.Row.PartitionKey, a.Row.RowKey, err)
+	}
+	p, mode := s.unit(op, a)
+	w, err := s.host.WriteLarge(ctx, op, p, mode, p.IfMatch)
+	if err != nil {
+		return "", s.retell(err)
+	}
+	return w.ETag, nil
+}
+
+// unit returns the row action a of a store with a feed as the unit path writes it: the
+// entity's write (its IfMatch, a replace of that version) and the mode of its kind.
+func (s *PolyStore[B]) unit(op string, a service.Action) (*engine.Write, engine.WriteMode) {
+	p := &engine.Write{PK: a.Row.PartitionKey, RK: a.Row.RowKey, Row: a.Row}
+	_ = s.host.PrepareIndexed(op, p) // a polymorphic store has no index: nothing to refuse
+	switch {
+	case a.Op == service.OpReplace:
+		p.IfMatch = a.IfMatch
+		return p, engine.ModeStrict
+	case a.Op == service.OpInsert:
+		return p, engine.ModeCreate
+	}
+	return p, engine.ModeUpsert
 }
 
 // send runs one row action, announcing it to the account's read cache so that stores of
@@ -102,6 +136,9 @@ func (s *PolyStore[B]) batch(ctx context.Context, op string, kind service.Op, ws
 		conditional = conditional || a.IfMatch != ""
 		p.Actions[i] = a
 	}
+	if s.host.Feed != nil {
+		return s.batchFed(ctx, op, kind, p, conditional)
+	}
 	if conditional {
 		if n := len(p.Chunks()); n > 1 {
 			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.host.Name, PartitionKey: ws[0].Key.PartitionKey,
@@ -110,6 +147,50 @@ func (s *PolyStore[B]) batch(ctx context.Context, op string, kind service.Op, ws
 		}
 	}
 	_, err := s.host.RunBatch(ctx, op, p, nil)
+	return s.batchError(op, ws[0].Key.PartitionKey, err)
+}
+
+// batchFed writes the checked actions of a batch of a store with a change feed through the
+// unit path, as a typed store with a feed writes a batch: each row with its record, never
+// divided between two transactions. A batch with a conditional write must fit one
+// transaction with its records.
+func (s *PolyStore[B]) batchFed(ctx context.Context, op string, kind service.Op, p *engine.Plan, conditional bool) error {
+	mode := engine.ModeUpsert
+	if kind == service.OpInsert {
+		mode = engine.ModeCreate
+	}
+	ws := make([]*engine.Write, len(p.Actions))
+	order := make([]int, len(p.Actions))
+	var acts []service.Action
+	for i, a := range p.Actions {
+		ws[i], _ = s.unit(op, a)
+		order[i] = i
+		if conditional {
+			m := mode
+			if ws[i].IfMatch != "" {
+				m = engine.ModeStrict
+			}
+			acts = append(acts, s.host.UnitActions(ws[i], m, ws[i].IfMatch, &engine.Stored{})...)
+		}
+	}
+	if conditional {
+		if reason := largevalue.TransactionReason(acts); reason != "" {
+			pk := p.Actions[0].Row.PartitionKey
+			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.host.Name, PartitionKey: pk,
+				Message: "the batch holds a write conditional on an ETag but, with the change records of its writes, needs more than one transaction (" + reason +
+					"), so the condition would guard only part of it; split the batch so each conditional write travels with exactly the rows it guards; nothing was sent"}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return s.translate(op, p.Actions[0].Row.PartitionKey, "", err)
+	}
+	_, err := s.host.BatchLarge(ctx, op, mode, ws, order, nil)
+	return s.batchError(op, p.Actions[0].Row.PartitionKey, err)
+}
+
+// batchError is the error of a batch whose first write is in pk: a partition's failure
+// with the advice of a polymorphic store.
+func (s *PolyStore[B]) batchError(op, pk string, err error) error {
 	var be *abstractions.BatchError
 	if errors.As(err, &be) {
 		for i := range be.Partitions {
@@ -120,7 +201,6 @@ func (s *PolyStore[B]) batch(ctx context.Context, op string, kind service.Op, ws
 	if err != nil {
 		var se *abstractions.StoreError
 		if !errors.As(err, &se) {
-			pk := ws[0].Key.PartitionKey
 			return s.translate(op, pk, "", err)
 		}
 		return s.retell(err)
@@ -242,5 +322,21 @@ func (s *PolyStore[B]) MergeColumns(ctx context.Context, key abstractions.TableK
 	case !wire.IsEntityTag(ifMatch):
 		return "", s.refuse(op, pk, rk, abstractions.ErrInvalidArgument, engine.BadETag(ifMatch))
 	}
-	return s.send(ctx, op, service.Action{Op: service.OpMerge, Row: service.Row{PartitionKey: pk, RowKey: rk, Properties: cols}, IfMatch: ifMatch})
+	row := service.Row{PartitionKey: pk, RowKey: rk, Properties: cols}
+	if s.host.Feed != nil {
+		// A patch of a store with a feed: the record (patched) goes in the merge's
+		// transaction, on condition of the version read (or of ifMatch).
+		if err := ctx.Err(); err != nil {
+			return "", s.translate(op, pk, rk, err)
+		}
+		if ifMatch == service.ETagAny {
+			ifMatch = ""
+		}
+		w, err := s.host.PatchIndexed(ctx, op, row, ifMatch)
+		if err != nil {
+			return "", s.retell(err)
+		}
+		return w.ETag, nil
+	}
+	return s.send(ctx, op, service.Action{Op: service.OpMerge, Row: row, IfMatch: ifMatch})
 }

@@ -80,9 +80,10 @@ type Transaction struct {
 	op string
 	// indexed are the writes of indexed stores, whose index rows Commit adds (ixWrite).
 	indexed []*ixWrite
-	// fed is a store with a feed whose records the transaction carries: Commit marks the
-	// partition in its registry first (nil: none).
-	fed *engine.Table
+	// fed are the stores with a feed whose records the transaction carries (a shared
+	// table's transaction may hold writes of several): Commit marks the partition in the
+	// table's registry first, once for them all.
+	fed []*engine.Table
 }
 
 // txTyped is what a typed write of a transaction does after the commit.
@@ -252,7 +253,7 @@ func (tx *Transaction) send(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return tx.host.Translate("transaction", tx.pk, "", err)
 	}
-	if err := tx.fed.MarkFeed(ctx, "transaction", tx.pk); err != nil {
+	if err := engine.MarkFeeds(ctx, "transaction", tx.pk, tx.fed...); err != nil {
 		return err
 	}
 	rows := make([][2]string, len(tx.acts))
@@ -463,6 +464,12 @@ func (s *PolyStore[B]) txWrite(tx *Transaction, op string, kind service.Op, w *a
 	a, err := s.action(op, kind, w)
 	if err != nil {
 		tx.refused(err)
+		return
+	}
+	if s.host.Feed != nil {
+		// Its record joins the transaction as a typed store's does (resolveIndexed).
+		p, mode := s.unit(op, a)
+		tx.acceptIndexed(s.host.Acct, s.host.Name, op, a, nil, &ixWrite{core: s.host, w: p, mode: mode, etag: p.IfMatch})
 		return
 	}
 	tx.accept(s.host.Acct, s.host.Name, op, a, nil)

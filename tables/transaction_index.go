@@ -6,6 +6,7 @@ package tables
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/engine"
@@ -74,7 +75,14 @@ func (tx *Transaction) publish(s *engine.Table, typ string, data []byte) {
 	n := len(tx.acts)
 	tx.accept(s.Acct, s.Name, "publish", a, nil)
 	if len(tx.acts) > n {
-		tx.fed = s
+		tx.feeds(s)
+	}
+}
+
+// feeds notes that the transaction carries a record of the store s's feed.
+func (tx *Transaction) feeds(s *engine.Table) {
+	if !slices.Contains(tx.fed, s) {
+		tx.fed = append(tx.fed, s)
 	}
 }
 
@@ -158,7 +166,7 @@ func (tx *Transaction) resolveIndexed(ctx context.Context) error {
 			}
 			tx.acts = append(tx.acts, rec)
 			tx.typed = append(tx.typed, nil)
-			tx.fed = x.core
+			tx.feeds(x.core)
 		}
 	}
 	return nil

@@ -62,27 +62,32 @@ const (
 	Event    = feedrow.Event
 )
 
-// Enable gives the store s a change feed: from now on each of its writes (Create, Upsert,
-// Update, Patch, Delete, the outcome verbs, CreateBatch, UpsertBatch, DeletePartition,
-// DeleteWhere and the writes it joins to a Transaction) appends a record in the write's
-// transaction. Call it once, before the store's first use, for every store of the table
-// in every process: a store without the feed writes no records. A store with a feed writes
-// through the path indexed stores use: a write that may replace a row reads it first.
-func Enable[T any](s *tables.Store[T], opts *Options) error {
-	if s == nil {
-		return fmt.Errorf("%w: feed.Enable of a nil store", abstractions.ErrInvalidArgument)
+// Enable gives the store s a change feed. s is a typed store (a *tables.Store[T] of
+// tables.For) or a polymorphic one (a *tables.PolyStore[B] of tables.PolyFor), or a value
+// that embeds one; the functions of this package that take a store take either. From now
+// on each write of s appends a record in the write's transaction: for a typed store Create,
+// Upsert, Update, Patch, Delete, the outcome verbs, CreateBatch, UpsertBatch,
+// DeletePartition, DeleteWhere and the writes it joins to a Transaction; for a polymorphic
+// store Insert, Upsert, InsertBatch, UpsertBatch, MergeColumns (a patch), Delete, and
+// InsertIn and UpsertIn. Call it once, before the store's first use, for every store of the
+// table in every process: a store without the feed writes no records. A store with a feed
+// writes through the path indexed stores use: a write that may replace a row reads it
+// first.
+func Enable(s engine.Holder, opts *Options) error {
+	core, err := coreOf(s, "feed.Enable")
+	if err != nil {
+		return err
 	}
-	core := engine.Of(s)
 	o := Options{}
 	if opts != nil {
 		o = *opts
 	}
 	switch {
 	case core.Feed != nil:
-		return fmt.Errorf("%w: the store of %v in table %s has a feed already", abstractions.ErrInvalidArgument, reflect.TypeFor[T](), core.Name)
+		return fmt.Errorf("%w: the store of table %s has a feed already; enable it once", abstractions.ErrInvalidArgument, core.Name)
 	case o.Body && core.Split:
 		return fmt.Errorf("%w: %v is split-aware (a split or offload option): its values may live in continuation rows or blobs, which a record cannot carry; enable the feed without Body",
-			abstractions.ErrNotSupported, reflect.TypeFor[T]())
+			abstractions.ErrNotSupported, core.Plan.Type())
 	case o.Hold < 0:
 		return fmt.Errorf("%w: feed.Options.Hold is negative", abstractions.ErrInvalidArgument)
 	}
@@ -94,12 +99,13 @@ func Enable[T any](s *tables.Store[T], opts *Options) error {
 // feed of the store s (an outbox event): it is written with the transaction's other writes
 // or not at all, and relays deliver it with the partition's other records (Kind Event, Type
 // and Data set). A store without a feed, and an event larger than a row, are refused by
-// Commit.
-func Publish[T any](tx *tables.Transaction, s *tables.Store[T], typ string, data []byte) {
-	if tx == nil || s == nil {
+// Commit. s is a store as Enable takes it.
+func Publish(tx *tables.Transaction, s engine.Holder, typ string, data []byte) {
+	core, err := coreOf(s, "feed.Publish")
+	if tx == nil || err != nil {
 		return
 	}
-	engine.Publish(tx, engine.Of(s), typ, data)
+	engine.Publish(tx, core, typ, data)
 }
 
 // Record is one change record as a handler receives it.
@@ -162,8 +168,25 @@ func record(r *service.Row) Record {
 	return rec
 }
 
-// tableOf returns the engine table of a store, refusing one without a feed.
-func tableOf(core *engine.Table, what string) (*engine.Table, error) {
+// coreOf returns the engine table of the store s, refusing a nil one.
+func coreOf(s engine.Holder, what string) (*engine.Table, error) {
+	if s != nil {
+		if v := reflect.ValueOf(s); v.Kind() != reflect.Pointer || !v.IsNil() {
+			if core := engine.Of(s); core != nil {
+				return core, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("%w: %s of a nil store (make stores with tables.For or tables.PolyFor)", abstractions.ErrInvalidArgument, what)
+}
+
+// tableOf returns the engine table of the store s, refusing a nil one and one without a
+// feed.
+func tableOf(s engine.Holder, what string) (*engine.Table, error) {
+	core, err := coreOf(s, what)
+	if err != nil {
+		return nil, err
+	}
 	if core.Feed == nil {
 		return nil, fmt.Errorf("%w: %s: the store of table %s has no change feed; call feed.Enable on it first", abstractions.ErrInvalidArgument, what, core.Name)
 	}

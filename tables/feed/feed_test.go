@@ -97,6 +97,32 @@ func TestRefusals(t *testing.T) {
 	if _, err := r.Pass(ctx, nil); !errors.Is(err, abstractions.ErrInvalidArgument) {
 		t.Errorf("a nil handler: %v", err)
 	}
+	// Polymorphic stores: nil ones, and one without a feed.
+	if err := feed.Enable((*tables.PolyStore[any])(nil), nil); !errors.Is(err, abstractions.ErrInvalidArgument) {
+		t.Errorf("a feed on a nil polymorphic store: %v", err)
+	}
+	if err := feed.Enable((*tables.Store[order])(nil), nil); !errors.Is(err, abstractions.ErrInvalidArgument) {
+		t.Errorf("a feed on a nil store: %v", err)
+	}
+	if err := feed.Enable(nil, nil); !errors.Is(err, abstractions.ErrInvalidArgument) {
+		t.Errorf("a feed on nil: %v", err)
+	}
+	events, err := tables.PolyFor[any](acct, new(abstractions.TypeRegistry), &tables.StoreOptions{Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := feed.NewRelay(events, nil); !errors.Is(err, abstractions.ErrInvalidArgument) || !strings.Contains(err.Error(), "feed.Enable") {
+		t.Errorf("a relay of a polymorphic store without a feed: %v", err)
+	}
+	if _, err := feed.Status(ctx, events); !errors.Is(err, abstractions.ErrInvalidArgument) {
+		t.Errorf("the status of a polymorphic store without a feed: %v", err)
+	}
+	if err := feed.Enable(events, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := feed.Enable(events, nil); !errors.Is(err, abstractions.ErrInvalidArgument) {
+		t.Errorf("a second feed of a polymorphic store: %v", err)
+	}
 	// An event larger than a binary cell is refused by Commit.
 	tx := s.Transaction("p")
 	feed.Publish(tx, s, "Huge", make([]byte, 70000))

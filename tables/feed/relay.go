@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
-	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/internal/engine"
 	"github.com/unified-data/gotables/tables/internal/feedrow"
 	"github.com/unified-data/gotables/tables/internal/odata"
@@ -114,12 +113,11 @@ func (r *Relay) forget(pk, rk string) {
 	r.mu.Unlock()
 }
 
-// NewRelay returns a relay of the feed of the store s, refusing a store without a feed.
-func NewRelay[T any](s *tables.Store[T], opts *RelayOptions) (*Relay, error) {
-	if s == nil {
-		return nil, fmt.Errorf("%w: feed.NewRelay of a nil store", abstractions.ErrInvalidArgument)
-	}
-	core, err := tableOf(engine.Of(s), "feed.NewRelay")
+// NewRelay returns a relay of the feed of the store s (typed or polymorphic, as Enable
+// takes it), refusing a store without a feed. A relay delivers the records of every store
+// of the table: they share one feed.
+func NewRelay(s engine.Holder, opts *RelayOptions) (*Relay, error) {
+	core, err := tableOf(s, "feed.NewRelay")
 	if err != nil {
 		return nil, err
 	}

@@ -32,12 +32,10 @@ type Backlog struct {
 
 // Status reports the backlog of the feed of the store s. It reads the registry and the
 // partitions it lists (keys only): its cost grows with the partitions that have work, not
-// with the table. It also records the backlog in the account's metrics.
-func Status[T any](ctx context.Context, s *tables.Store[T]) (Backlog, error) {
-	if s == nil {
-		return Backlog{}, fmt.Errorf("%w: feed.Status of a nil store", abstractions.ErrInvalidArgument)
-	}
-	core, err := tableOf(engine.Of(s), "feed.Status")
+// with the table. It also records the backlog in the account's metrics. s is a store as
+// Enable takes it.
+func Status(ctx context.Context, s engine.Holder) (Backlog, error) {
+	core, err := tableOf(s, "feed.Status")
 	if err != nil {
 		return Backlog{}, err
 	}

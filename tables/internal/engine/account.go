@@ -8,6 +8,7 @@ import (
 	"github.com/unified-data/gotables/tables/internal/access"
 	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/feedrow"
 	"github.com/unified-data/gotables/tables/internal/retry"
 	"github.com/unified-data/gotables/tables/internal/telemetry"
 	"github.com/unified-data/gotables/tables/service"
@@ -30,6 +31,10 @@ type Account struct {
 	Cfg      Config
 	Scans    ScanShapes // the table scans' shapes already logged
 	expiry   expiryClock
+	// feedClock hands out the times of change records, one clock for every store of the
+	// account, so that the records its stores write to one partition (of a shared table)
+	// sort in the order they were made.
+	feedClock feedrow.Clock
 }
 
 // Config are the options the engine reads.

@@ -28,7 +28,6 @@ type Feed struct {
 	// transaction reaches the service while the mark stands.
 	Hold time.Duration
 
-	clock  feedrow.Clock
 	mu     sync.Mutex
 	marked map[string]time.Time // partition → the local time before its last mark was sent
 }
@@ -63,27 +62,53 @@ func (s *Table) EnableFeed(f *Feed) {
 // record is never without its mark; a mark without a record is harmless (a relay finds
 // nothing and clears it).
 func (s *Table) MarkFeed(ctx context.Context, op, pk string) error {
-	if s == nil || s.Feed == nil {
+	return MarkFeeds(ctx, op, pk, s)
+}
+
+// MarkFeeds is MarkFeed for a write that carries records of several stores of one table (a
+// shared-table transaction): one mark, sent when any of the stores has not marked pk for
+// half its hold, serves them all, and each remembers it.
+func MarkFeeds(ctx context.Context, op, pk string, fed ...*Table) error {
+	before := time.Now()
+	var sender *Table
+	for _, s := range fed {
+		if s != nil && s.Feed != nil && s.Feed.stale(pk, before) {
+			sender = s
+			break
+		}
+	}
+	if sender == nil {
 		return nil
 	}
-	f := s.Feed
-	before := time.Now()
+	_, err := sender.Acct.Tables.Write(ctx, sender.Name, service.Action{Op: service.OpUpsertMerge, Row: feedrow.Mark(pk, sender.Acct.Now())})
+	if err != nil {
+		return sender.Translate(op, pk, "", err)
+	}
+	for _, s := range fed {
+		if s != nil && s.Feed != nil {
+			s.Feed.remember(pk, before)
+		}
+	}
+	return nil
+}
+
+// stale reports whether this process last marked pk more than half the hold before now, or
+// never.
+func (f *Feed) stale(pk string, now time.Time) bool {
 	f.mu.Lock()
 	at, ok := f.marked[pk]
 	f.mu.Unlock()
-	if !ok || before.Sub(at) >= f.hold()/2 {
-		_, err := s.Acct.Tables.Write(ctx, s.Name, service.Action{Op: service.OpUpsertMerge, Row: feedrow.Mark(pk, s.Acct.Now())})
-		if err != nil {
-			return s.Translate(op, pk, "", err)
-		}
-		f.mu.Lock()
-		if f.marked == nil || len(f.marked) >= maxMarked {
-			f.marked = map[string]time.Time{}
-		}
-		f.marked[pk] = before
-		f.mu.Unlock()
+	return !ok || now.Sub(at) >= f.hold()/2
+}
+
+// remember notes that a mark of pk was sent after the local time at.
+func (f *Feed) remember(pk string, at time.Time) {
+	f.mu.Lock()
+	if f.marked == nil || len(f.marked) >= maxMarked {
+		f.marked = map[string]time.Time{}
 	}
-	return nil
+	f.marked[pk] = at
+	f.mu.Unlock()
 }
 
 // TxHandle carries to package tables/feed a transaction's way to take an application
@@ -137,7 +162,7 @@ func (s *Table) FeedRecord(pk, rk string, kind feedrow.Kind, st *Stored, main *s
 	if st.Found {
 		ver, after = st.FeedVer+1, st.FeedSeq
 	}
-	key := feedrow.Key(f.clock.Next(s.Acct.Clock(), after))
+	key := feedrow.Key(s.Acct.feedClock.Next(s.Acct.Clock(), after))
 	var body []service.Property
 	if main != nil {
 		if f.Body {
@@ -169,7 +194,7 @@ func (s *Table) EventRecord(pk, typ string, data []byte) (service.Action, error)
 		return service.Action{}, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "transaction", Table: s.Name, PartitionKey: pk,
 			Message: fmt.Sprintf("the event's type is %d UTF-16 code units long; name it in at most 256; nothing was sent", n)}
 	}
-	key := feedrow.Key(s.Feed.clock.Next(s.Acct.Clock(), 0))
+	key := feedrow.Key(s.Acct.feedClock.Next(s.Acct.Clock(), 0))
 	row := feedrow.EventRecord(pk, key, typ, data)
 	return service.Action{Op: service.OpInsert, Row: row}, nil
 }

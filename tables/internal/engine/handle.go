@@ -1,6 +1,11 @@
 package engine
 
-import "github.com/unified-data/gotables/tables/service"
+import (
+	"fmt"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/service"
+)
 
 // Handle carries a store's Table to the packages of the tables module that build on a
 // store (tables/index): tables.Store embeds it through an unexported alias. Its methods are
@@ -13,13 +18,18 @@ type Handle struct {
 }
 
 // NewHandle returns the handle of t; decode turns a whole row of t into a *T of the
-// store's type, as the store's own reads decode it.
+// store's type, as the store's own reads decode it (nil for a store of no one type).
 func NewHandle(t *Table, decode func(*service.Row) (any, error)) Handle {
 	return Handle{t, decode}
 }
 
 func (h Handle) engineTable() *Table                      { return h.t }
-func (h Handle) engineDecode(r *service.Row) (any, error) { return h.decode(r) }
+func (h Handle) engineDecode(r *service.Row) (any, error) {
+	if h.decode == nil {
+		return nil, fmt.Errorf("%w: this store decodes no rows into one Go type (a polymorphic store)", abstractions.ErrNotSupported)
+	}
+	return h.decode(r)
+}
 
 // Holder is a value that embeds a Handle: a store.
 type Holder interface {

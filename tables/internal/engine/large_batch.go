@@ -69,7 +69,10 @@ func (s *Table) BatchLarge(ctx context.Context, op string, mode WriteMode, ps []
 				carried, carriedActs = nil, nil
 				if u == nil {
 					u = &SplitUnit{P: ps[i], Mode: mode, Fs: fs}
-					if mode != ModeCreate {
+					if ps[i].IfMatch != "" {
+						u.Mode, u.ETag = ModeStrict, ps[i].IfMatch
+					}
+					if u.Mode != ModeCreate {
 						st, err := s.ReadState(ctx, u.P.PK, u.P.RK)
 						if err != nil && !errors.Is(err, abstractions.ErrIntegrity) {
 							return false, s.Translate(op, u.P.PK, u.P.RK, err)
@@ -77,7 +80,7 @@ func (s *Table) BatchLarge(ctx context.Context, op string, mode WriteMode, ps []
 						// A row whose part count cannot be read is reported by WriteUnits.
 						u.St, u.Read = st, err == nil
 					}
-					ua = s.UnitActions(u.P, mode, "", &u.St)
+					ua = s.UnitActions(u.P, u.Mode, u.ETag, &u.St)
 				}
 				// A unit that does not fit with the pack starts the next transaction; one that
 				// fits no transaction alone goes alone, and WriteUnits refuses it.

@@ -35,6 +35,10 @@ type Write struct {
 	// Ix are the row keys of the entity's index rows (package indexrow), as its main row
 	// lists them.
 	Ix []string
+	// IfMatch, in a batch (BatchLarge), makes the entity's write a replace of the version it
+	// names (ModeStrict) whatever the batch's mode: a polymorphic batch mixes such writes
+	// with the others.
+	IfMatch string
 }
 
 // DeleteConflict is the error of a delete whose row is at another version than ifMatch.
