@@ -23,7 +23,7 @@ func NewHandle(t *Table, decode func(*service.Row) (any, error)) Handle {
 	return Handle{t, decode}
 }
 
-func (h Handle) engineTable() *Table                      { return h.t }
+func (h Handle) engineTable() *Table { return h.t }
 func (h Handle) engineDecode(r *service.Row) (any, error) {
 	if h.decode == nil {
 		return nil, fmt.Errorf("%w: this store decodes no rows into one Go type (a polymorphic store)", abstractions.ErrNotSupported)
