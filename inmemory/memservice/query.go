@@ -103,6 +103,9 @@ func (s *Service) Query(ctx context.Context, table string, q service.Query) (ser
 			start = rowKey{pk, from}
 		}
 	}
+	if only && (hasFrom || hasTo) {
+		rows = min(rows, 64) // a key range may hold few of them: append grows the page
+	}
 	page := service.Page{Rows: make([]service.Row, 0, min(top, rows))}
 	t.scan(start, only, pk, func(r *service.Row) bool {
 		if only && hasTo && service.CompareUTF16(r.RowKey, to) > 0 {
