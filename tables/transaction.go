@@ -228,7 +228,7 @@ func (tx *Transaction) Commit(ctx context.Context) (err error) {
 		if err := tx.resolveIndexed(ctx); err != nil {
 			return err
 		}
-		err := tx.send(ctx)
+		err := tx.send(ctx, base)
 		if err == nil || attempt == maxOverAttempts || !tx.overChanged(err) {
 			return err
 		}
@@ -237,10 +237,14 @@ func (tx *Transaction) Commit(ctx context.Context) (err error) {
 
 // send checks the resolved transaction against the service's limits, sends it and, once
 // it committed, hands each typed write its version.
-func (tx *Transaction) send(ctx context.Context) error {
+func (tx *Transaction) send(ctx context.Context, writes int) error {
 	if n := len(tx.acts); n > service.MaxTransactionActions {
-		return tx.refuse(abstractions.ErrInvalidArgument, "",
-			fmt.Sprintf("the transaction holds %d writes; the service takes at most %d in one", n, service.MaxTransactionActions))
+		msg := fmt.Sprintf("the transaction holds %d writes; the service takes at most %d in one", n, service.MaxTransactionActions)
+		if n > writes {
+			msg = fmt.Sprintf("the transaction holds %d writes, %d rows with the index rows and change records they carry; the service takes at most %d in one",
+				writes, n, service.MaxTransactionActions)
+		}
+		return tx.refuse(abstractions.ErrInvalidArgument, "", msg)
 	}
 	size := service.TransactionBodySize(nil)
 	for i := range tx.acts {

@@ -174,6 +174,26 @@ func TestOversizedRecordRefused(t *testing.T) {
 	}
 }
 
+// TestTransactionOverTheLimitWithRecords: a transaction whose writes fit the service's 100
+// actions alone but not with their change records is refused before sending, and the
+// message counts both.
+func TestTransactionOverTheLimitWithRecords(t *testing.T) {
+	ctx := context.Background()
+	acct, table := account(t, nil)
+	s := orders(t, acct, table, nil)
+	tx := s.Transaction("p")
+	for i := range 60 {
+		s.UpsertIn(tx, &order{Entity: abstractions.Entity{ID: fmt.Sprintf("p|o%02d", i)}, Status: "open"})
+	}
+	err := tx.Commit(ctx)
+	if !errors.Is(err, abstractions.ErrInvalidArgument) || !strings.Contains(err.Error(), "60 writes, 120 rows") {
+		t.Fatalf("a transaction of 60 writes with their records: %v", err)
+	}
+	if n, err := s.Count(ctx, "p"); err != nil || n != 0 {
+		t.Fatalf("the refused transaction wrote %d rows (%v)", n, err)
+	}
+}
+
 // TestHandlerFailures: a handler that panics is recovered and counted and its record kept;
 // the partition's later records wait; a record that keeps failing goes to the dead letters
 // (counted in the metrics and the status), Replay brings it back, and it is delivered.
