@@ -59,8 +59,14 @@ var accounts atomic.Int64
 // on Azure, except that Blobs is not used (the account has its blob service) and of
 // ClientOptions only Retry and TracingProvider apply (see [tables.NewAccountOver]). Its
 // service hands the engine the stored rows without copying them (memservice.WithSharedReads).
+// With opts.Service set to service.Cosmos, the service behaves as Azure Cosmos DB for Table
+// (memservice.Cosmos), and so does the account: test Cosmos code without a Cosmos account.
 func NewAccount(opts *tables.Options) *tables.Account {
-	svc := memservice.New(memservice.WithSharedReads())
+	o := []memservice.Option{memservice.WithSharedReads()}
+	if opts != nil && opts.Service == service.Cosmos {
+		o = append(o, memservice.Cosmos())
+	}
+	svc := memservice.New(o...)
 	return NewAccountOver(svc, svc, opts)
 }
 

@@ -48,11 +48,12 @@ type config struct {
 // Account is one storage account: its services and the options every store of it shares.
 // It is safe for concurrent use.
 type Account struct {
-	e     *engine.Account // what the stores' engine needs of the account
-	name  string
-	given service.Tables // the table service as the account was given it
-	opts  config
-	turns turnstile // the rows' queues of the outcome verbs (turnstile.go)
+	e       *engine.Account // what the stores' engine needs of the account
+	name    string
+	product service.Product // the service it talks to (Service)
+	given   service.Tables  // the table service as the account was given it
+	opts    config
+	turns   turnstile // the rows' queues of the outcome verbs (turnstile.go)
 	// blobTel is the account's telemetry with the blob service as its endpoint, for blob
 	// documents (Blobs).
 	blobTel telemetry.Telemetry
@@ -65,18 +66,30 @@ func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg con
 	if b, ok := blobs.(accountBlobs); ok {
 		blobs = b.Blobs // another account's, as its Blobs hands it out: the service itself
 	}
+	product := productOf(name, tables, cfg.Service)
+	system := telemetry.SystemTables
+	if product == service.Cosmos {
+		system = telemetry.SystemCosmos
+	}
 	tel := telemetry.Telemetry{Tracer: cfg.Tracer, Meters: cfg.meters, RecordKeys: cfg.RecordKeys, Logger: cfg.Logger,
-		Endpoint: telemetry.NewEndpoint(name, "")}
+		Endpoint: telemetry.NewEndpoint(name, system)}
 	e := &engine.Account{Blobs: blobs, Pressure: p, Tel: tel,
 		Cfg: engine.Config{NormalizeIDs: cfg.IDs == NormalizeIDs, RecordKeys: cfg.RecordKeys, NeverCreateTables: cfg.NeverCreateTables,
 			ImplicitLastWriterWins: cfg.ImplicitLastWriterWins, Authorizer: cfg.Authorizer, Logger: cfg.Logger, NowFunc: cfg.Now}}
-	a := &Account{e: e, given: tables, name: name, opts: cfg, blobTel: tel}
+	if product == service.Cosmos {
+		e.Cfg.MaxBody = service.CosmosMaxBodySize
+	}
+	a := &Account{e: e, given: tables, name: name, product: product, opts: cfg, blobTel: tel}
 	a.blobTel.Endpoint = telemetry.NewEndpoint(cfg.blobURL, telemetry.SystemBlob)
 	if tables != nil {
+		if product == service.Cosmos {
+			tables = cosmosTables{tables}
+		}
 		if cfg.Retry != nil {
 			tables = &retry.Tables{Tables: tables, Policy: cfg.Retry.WithDefaults(), Busy: p.Busy, Meters: e.Tel.Meters}
 		}
-		e.Tables = access.New(tables, access.Config{NeverCreate: cfg.NeverCreateTables, Logger: cfg.Logger, Meters: cfg.meters})
+		e.Tables = access.New(tables, access.Config{NeverCreate: cfg.NeverCreateTables, Logger: cfg.Logger, Meters: cfg.meters,
+			CaseSensitive: product == service.Cosmos})
 	}
 	e.Cache = cache.New(e.Clock, cfg.CacheSize, e.Tel.Meters)
 	if o := cfg.BlobOffload; o != nil {

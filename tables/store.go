@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/unified-data/gotables/tables/internal/engine"
 	"github.com/unified-data/gotables/tables/internal/indexrow"
@@ -132,7 +131,8 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 				abstractions.ErrInvalidArgument, t)
 		}
 	}
-	s := &Store[T]{account: a, core: &engine.Table{Acct: a.e, Name: cfg.Table, CacheTable: strings.ToLower(cfg.Table), Keys: cache.NewKeys(cfg.Table), Plan: plan, Policy: policy.rule(),
+	cacheTable := a.tableKey(cfg.Table)
+	s := &Store[T]{account: a, core: &engine.Table{Acct: a.e, Name: cfg.Table, CacheTable: cacheTable, Keys: cache.NewKeys(cacheTable), Plan: plan, Policy: policy.rule(),
 		Split: plan.LargeValues(), Shared: cfg.SharedTable, Scans: scanPolicy(a.opts.TableScans, cfg.TableScans)},
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
 	s.handle = engine.NewHandle(s.core, func(r *service.Row) (any, error) { return s.decode(r) })

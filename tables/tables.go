@@ -93,6 +93,14 @@ type Options struct {
 	// StoreOptions.TableScans overrides it for one store; Store.Explain tells a query's
 	// plan without sending it. See docs/queries.md, "Query plans".
 	TableScans TableScanPolicy
+	// Service is the table service the account talks to: service.Storage (Azure Table
+	// Storage, Azurite) or service.Cosmos (Azure Cosmos DB for Table). The zero value tells
+	// it from the endpoint (a host *.table.cosmos.azure.com, or a sovereign cloud's
+	// equivalent, is Cosmos DB); set it for an endpoint that does not say, such as a proxy
+	// or a custom domain. On Cosmos DB the account refuses, before sending, what Cosmos DB
+	// would refuse where Table Storage would not, and plans transactions within its 2 MB.
+	// See [Account.Service] and docs/cosmos.md.
+	Service service.Product
 
 	// ClientOptions are the Azure SDK's client options, applied to every client the account
 	// builds (the table client, and the blob client when Blobs is set), with the library's

@@ -250,9 +250,13 @@ func (tx *Transaction) send(ctx context.Context, writes int) error {
 	for i := range tx.acts {
 		size += service.ActionBodySize(&tx.acts[i])
 	}
-	if size > service.MaxBodySize {
+	if maxBody := tx.host.Acct.MaxBody(); size > maxBody {
+		limit := "4 MiB"
+		if maxBody != service.MaxBodySize {
+			limit = "Azure Cosmos DB for Table's 2 MB"
+		}
 		return tx.refuse(abstractions.ErrInvalidArgument, "",
-			fmt.Sprintf("the transaction's request body would be about %d bytes; the service takes at most %d (4 MiB) in one", size, service.MaxBodySize))
+			fmt.Sprintf("the transaction's request body would be about %d bytes; the service takes at most %d (%s) in one", size, maxBody, limit))
 	}
 	if err := ctx.Err(); err != nil {
 		return tx.host.Translate("transaction", tx.pk, "", err)

@@ -50,6 +50,8 @@ func (s *Service) Query(ctx context.Context, table string, q service.Query) (ser
 	switch {
 	case top < 0:
 		return service.Page{}, errInvalidInput("One of the request inputs is not valid.")
+	case s.cosmos:
+		top = cosmosTop(top)
 	case top == 0 || top > maxPageRows:
 		top = maxPageRows
 	}
@@ -86,6 +88,13 @@ func (s *Service) Query(ctx context.Context, table string, q service.Query) (ser
 	// Only the partition's rows can match a filter that names one PartitionKey, and the
 	// table keeps them together: the query costs what the partition holds, not the table.
 	pk, only := f.PartitionKey()
+	if s.cosmos {
+		page := cosmosPage(t, f, only, pk, start, q.Continuation != nil, top)
+		t.mu.RUnlock()
+		copyProperties(page.Rows, q.Select, s.shareReads)
+		s.throttle.charge(len(page.Rows) - 1)
+		return page, nil
+	}
 	rows := int(t.rows.Load())
 	if only {
 		rows = 0

@@ -183,6 +183,9 @@ func (s *Service) GetRow(ctx context.Context, table, pk, rk string, sel []string
 	if err := checkKeys(pk, rk, false); err != nil {
 		return service.Row{}, err
 	}
+	if err := s.cosmosKeys(pk, rk); err != nil {
+		return service.Row{}, err
+	}
 	t := s.lookup(table)
 	if t == nil {
 		return service.Row{}, errTableNotFound()
@@ -219,6 +222,9 @@ func (s *Service) Write(ctx context.Context, table string, a service.Action) (se
 	}
 	if bodyBound(&a) > maxBodySize && service.BodySize(&a) > maxBodySize {
 		return service.Written{}, errBodyTooLarge()
+	}
+	if err := s.cosmosAction(&a); err != nil {
+		return service.Written{}, err
 	}
 	req, err := prepare(&a)
 	if err != nil {

@@ -58,11 +58,12 @@ type Service struct {
 	now        func() time.Time
 	emptyEvery int64
 	shareReads bool
+	cosmos     bool // behave as Azure Cosmos DB for Table (Cosmos)
 	queries    atomic.Int64
 	throttle   *throttle // nil: no throttling (WithThrottling)
 
 	mu     sync.Mutex // held to create or delete a table
-	tables sync.Map   // lower-case name → *table
+	tables sync.Map   // tableKey(name) → *table
 
 	stampMu   sync.Mutex
 	lastStamp time.Time // the latest row timestamp handed out

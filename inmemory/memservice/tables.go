@@ -230,6 +230,11 @@ func (s *Service) lookup(name string) *table {
 	if checkTableName(name) != nil {
 		return nil
 	}
+	if s.cosmos {
+		t, _ := s.tables.Load(name)
+		tb, _ := t.(*table)
+		return tb
+	}
 	// The map is keyed by the lower-case name; a valid name is ASCII and at most 63 bytes.
 	var lower [63]byte
 	for i := 0; i < len(name); i++ {
@@ -274,7 +279,7 @@ func (s *Service) CreateTable(ctx context.Context, name string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, taken := s.tables.LoadOrStore(strings.ToLower(name), makeTable(name)); taken {
+	if _, taken := s.tables.LoadOrStore(s.tableKey(name), makeTable(name)); taken {
 		return errTableExists()
 	}
 	return nil
@@ -296,7 +301,7 @@ func (s *Service) DeleteTable(ctx context.Context, name string) error {
 	if t == nil {
 		return errResourceNotFound()
 	}
-	s.tables.Delete(strings.ToLower(t.name))
+	s.tables.Delete(s.tableKey(t.name))
 	// A call that found the table before it left the map waits for the lock and then finds
 	// no table, as one that looks it up now does.
 	t.mu.Lock()

@@ -33,6 +33,9 @@ func (s *Service) Transact(ctx context.Context, tableName string, actions []serv
 	if service.TransactionBodySize(actions) > maxBodySize {
 		return nil, errBodyTooLarge()
 	}
+	if err := s.cosmosTransaction(actions); err != nil {
+		return nil, err
+	}
 	if len(actions) == 0 {
 		return nil, errInvalidInput("The batch request body is empty: a change set needs at least one operation.")
 	}

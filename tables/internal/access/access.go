@@ -45,6 +45,17 @@ type Config struct {
 	Logger *slog.Logger
 	// Meters count own echoes; nil counts nothing.
 	Meters *telemetry.Meters
+	// CaseSensitive tells tables apart by case, as Azure Cosmos DB for Table does (Table
+	// Storage does not).
+	CaseSensitive bool
+}
+
+// key is how the account tells tables apart.
+func (t *Tables) key(table string) string {
+	if t.cfg.CaseSensitive {
+		return table
+	}
+	return strings.ToLower(table)
 }
 
 // Tables is the account's table service as its stores use it: the service it was given
@@ -254,7 +265,7 @@ func (t *Tables) know(table string) {
 
 // Know records that the table exists.
 func (t *Tables) Know(table string) {
-	key := strings.ToLower(table)
+	key := t.key(table)
 	t.mu.Lock()
 	if t.created[key] == 0 {
 		t.created[key] = t.gen.Add(1)
@@ -266,7 +277,7 @@ func (t *Tables) Know(table string) {
 // uses of one table may both send the create; the loser's 409 TableAlreadyExists is
 // success. A failure is not remembered, so the next call tries again.
 func (t *Tables) Ensure(ctx context.Context, table string) error {
-	key := strings.ToLower(table)
+	key := t.key(table)
 	t.mu.Lock()
 	known := t.created[key] != 0
 	t.mu.Unlock()
@@ -294,7 +305,7 @@ func (t *Tables) recreate(ctx context.Context, table string, notFound error, gen
 	if t.cfg.NeverCreate {
 		return &callerr.NotCreated{Err: notFound}
 	}
-	key := strings.ToLower(table)
+	key := t.key(table)
 	t.mu.Lock()
 	learnt := t.created[key]
 	delete(t.created, key)

@@ -11,7 +11,6 @@ package cache
 
 import (
 	"math"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -347,9 +346,10 @@ func (c *Cache) store(key string, e *Entry) {
 // Keys are the fixed parts of a table's cache keys, made once per store.
 type Keys struct{ entity, partition, table string }
 
-// NewKeys returns the keys of a table.
+// NewKeys returns the keys of a table. table is the name as the account tells tables apart:
+// in lower case on Table Storage, whose names ignore case, as given on Cosmos DB for Table.
 func NewKeys(table string) Keys {
-	t := strings.ToLower(table)
+	t := table
 	return Keys{entity: t + "\x00e\x00", partition: t + "\x00p\x00", table: t + "\x00a"}
 }
 

@@ -47,6 +47,18 @@ type Config struct {
 	Logger                 *slog.Logger
 	NowFunc                func() time.Time
 	TableScans             ScanPolicy // the stores' table-scan policy unless a store sets its own
+	// MaxBody is the largest transaction request body the account's service takes: 0 means
+	// service.MaxBodySize (Table Storage's 4 MiB); Cosmos DB for Table takes
+	// service.CosmosMaxBodySize.
+	MaxBody int
+}
+
+// MaxBody is the largest transaction request body the account's service takes (Config.MaxBody).
+func (a *Account) MaxBody() int {
+	if a.Cfg.MaxBody > 0 {
+		return a.Cfg.MaxBody
+	}
+	return service.MaxBodySize
 }
 
 // Logger is the account's logger: Options.Logger, or slog.Default().

@@ -17,6 +17,9 @@ type Plan struct {
 	Actions []service.Action
 	// SkipGone resends a transaction without a delete whose row another writer removed.
 	SkipGone bool
+	// MaxBody bounds each transaction's request body: 0 means service.MaxBodySize. RunBatch
+	// sets it to the account's (Account.MaxBody) when it is 0.
+	MaxBody int
 }
 
 // A PlanPart is the transactions of one partition: lists of plan indices, in order.
@@ -26,7 +29,8 @@ type PlanPart struct {
 }
 
 // Parts cuts the plan into transactions the service accepts: actions of one partition, at
-// most 100 of them and at most 4 MiB of request body. Partitions come in the order they
+// most 100 of them and at most MaxBody bytes of request body (4 MiB on Table Storage, 2 MB
+// on Cosmos DB for Table). Partitions come in the order they
 // first appear, and actions keep their order within a partition.
 func (p *Plan) Parts() []PlanPart {
 	order := []string{}
@@ -38,6 +42,10 @@ func (p *Plan) Parts() []PlanPart {
 		}
 		byPK[pk] = append(byPK[pk], i)
 	}
+	maxBody := p.MaxBody
+	if maxBody <= 0 {
+		maxBody = service.MaxBodySize
+	}
 	out := make([]PlanPart, 0, len(order))
 	for _, pk := range order {
 		part := PlanPart{PK: pk}
@@ -46,7 +54,7 @@ func (p *Plan) Parts() []PlanPart {
 			n, size := 0, service.TransactionBodySize(nil)
 			for n < len(idx) && n < service.MaxTransactionActions {
 				add := service.ActionBodySize(&p.Actions[idx[n]])
-				if n > 0 && size+add > service.MaxBodySize {
+				if n > 0 && size+add > maxBody {
 					break
 				}
 				size += add
@@ -78,6 +86,9 @@ func (p *Plan) Chunks() [][]int {
 func (s *Table) RunBatch(ctx context.Context, op string, p *Plan, committed func(indices []int)) (int, error) {
 	var mu sync.Mutex // serialises committed
 	var runs []*PartRun
+	if p.MaxBody <= 0 {
+		p.MaxBody = s.Acct.MaxBody()
+	}
 	for _, pp := range p.Parts() {
 		r := &PartRun{PK: pp.PK}
 		for _, c := range pp.Chunks {

@@ -296,6 +296,10 @@ func TransactionReason(actions []service.Action) string {
 // TransactionReason checks: a batch adds each entity's actions and starts a new transaction
 // when they no longer fit. The zero Budget is empty.
 type Budget struct {
+	// MaxWire bounds the request bytes on the wire: 0 means service.MaxTransactionWireBytes;
+	// an account on Cosmos DB for Table sets a smaller bound (see WireBudget).
+	MaxWire int
+
 	n, stored, wire int
 	pk              string
 	keys            map[string]bool
@@ -342,8 +346,12 @@ func (b *Budget) Add(l *Layout, actions []service.Action) string {
 	if stored > service.MaxTransactionEntityBytes {
 		return fmt.Sprintf("%d stored bytes, more than %d", stored, service.MaxTransactionEntityBytes)
 	}
-	if wire > service.MaxTransactionWireBytes {
-		return fmt.Sprintf("%d bytes on the wire, more than %d", wire, service.MaxTransactionWireBytes)
+	maxWire := b.MaxWire
+	if maxWire <= 0 {
+		maxWire = service.MaxTransactionWireBytes
+	}
+	if wire > maxWire {
+		return fmt.Sprintf("%d bytes on the wire, more than %d", wire, maxWire)
 	}
 	if b.keys == nil {
 		b.keys = make(map[string]bool, len(actions))
@@ -353,6 +361,13 @@ func (b *Budget) Add(l *Layout, actions []service.Action) string {
 	}
 	b.n, b.stored, b.wire, b.pk = b.n+len(actions), stored, wire, pk
 	return ""
+}
+
+// WireBudget is the bound on the request bytes of a transaction (Budget.MaxWire) for a
+// service whose request body is at most maxBody bytes: maxBody less the 64 KiB the library
+// keeps for the framing, as service.MaxTransactionWireBytes keeps of service.MaxBodySize.
+func WireBudget(maxBody int) int {
+	return maxBody - (service.MaxBodySize - service.MaxTransactionWireBytes)
 }
 
 // Len returns the number of actions added.
