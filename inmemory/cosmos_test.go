@@ -1,0 +1,161 @@
+package inmemory_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/inmemory/memservice"
+	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// cosmosCounter is the Cosmos profile of the memory service, counting the row writes and
+// transactions that reach it.
+type cosmosCounter struct {
+	*memservice.Service
+	writes, txs atomic.Int64
+}
+
+func (c *cosmosCounter) Write(ctx context.Context, table string, a service.Action) (service.Written, error) {
+	c.writes.Add(1)
+	return c.Service.Write(ctx, table, a)
+}
+
+func (c *cosmosCounter) Transact(ctx context.Context, table string, as []service.Action) ([]service.Written, error) {
+	c.txs.Add(1)
+	return c.Service.Transact(ctx, table, as)
+}
+
+type CosmosNote struct {
+	abstractions.Entity
+	Text string
+}
+
+// cosmosStore is a store of Notes on an account over the Cosmos profile, which the account
+// recognises from the service (no Options.Service).
+func cosmosStore[T any, P abstractions.EntityPtr[T]](t *testing.T, table string) (*tables.Store[T], *cosmosCounter) {
+	t.Helper()
+	c := &cosmosCounter{Service: memservice.New(memservice.Cosmos())}
+	acct := inmemory.NewAccountOver(c, c, &tables.Options{IDs: tables.IDsAsWritten})
+	if got := acct.Service(); got != service.Cosmos {
+		t.Fatalf("Service() = %v over the Cosmos profile", got)
+	}
+	s, err := tables.For[T, P](acct, &tables.StoreOptions{Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c
+}
+
+// refusedBeforeSending fails the test unless err matches kind and names want, and nothing
+// reached the service.
+func refusedBeforeSending(t *testing.T, err, kind error, want string, c *cosmosCounter) {
+	t.Helper()
+	if !errors.Is(err, kind) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "nothing was sent") {
+		t.Fatalf("error = %v, want %v naming %q", err, kind, want)
+	}
+	var se *abstractions.StatusError
+	if errors.As(err, &se) {
+		t.Fatalf("the service answered: %v", err)
+	}
+	if n := c.writes.Load() + c.txs.Load(); n != 0 {
+		t.Fatalf("%d requests reached the service", n)
+	}
+}
+
+func TestCosmosKeyOver255BytesRefusedBeforeSending(t *testing.T) {
+	ctx := context.Background()
+	s, c := cosmosStore[CosmosNote, *CosmosNote](t, "notes")
+	rk := strings.Repeat("k", 256)
+	err := s.Create(ctx, &CosmosNote{Entity: abstractions.Entity{ID: "p|" + rk}})
+	refusedBeforeSending(t, err, abstractions.ErrInvalidArgument, "255 bytes", c)
+	err = s.Upsert(ctx, &CosmosNote{Entity: abstractions.Entity{ID: rk + "|r"}})
+	refusedBeforeSending(t, err, abstractions.ErrInvalidArgument, "partition key is 256 bytes", c)
+	if err := s.Create(ctx, &CosmosNote{Entity: abstractions.Entity{ID: "p|" + rk[1:]}}); err != nil {
+		t.Fatalf("a 255-byte row key: %v", err)
+	}
+}
+
+type Reserved struct {
+	abstractions.Entity
+	ResourceId string //nolint:revive // the name Cosmos DB reserves, on purpose
+}
+
+func TestCosmosReservedPropertyRefusedBeforeSending(t *testing.T) {
+	s, c := cosmosStore[Reserved, *Reserved](t, "reserved")
+	err := s.Create(context.Background(), &Reserved{Entity: abstractions.Entity{ID: "p|r"}, ResourceId: "x"})
+	refusedBeforeSending(t, err, abstractions.ErrInvalidArgument, `"ResourceId" is reserved`, c)
+}
+
+func TestCosmosTransactionOver2MBRefusedBeforeSending(t *testing.T) {
+	ctx := context.Background()
+	s, c := cosmosStore[CosmosNote, *CosmosNote](t, "bignotes")
+	text := strings.Repeat("x", 30000)
+	tx := s.Transaction("p")
+	for i := range 80 { // about 2.4 MB: within Table Storage's 4 MiB, over Cosmos DB's 2 MB
+		s.CreateIn(tx, &CosmosNote{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%d", i)}, Text: text})
+	}
+	refusedBeforeSending(t, tx.Commit(ctx), abstractions.ErrInvalidArgument, "2 MB", c)
+
+	// A batch is planned within 2 MB instead: two transactions.
+	var notes []*CosmosNote
+	for i := range 80 {
+		notes = append(notes, &CosmosNote{Entity: abstractions.Entity{ID: fmt.Sprintf("p|%d", i)}, Text: text})
+	}
+	if err := s.EnsureCreated(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateBatch(ctx, notes); err != nil {
+		t.Fatalf("CreateBatch: %v", err)
+	}
+	if n := c.txs.Load(); n != 2 {
+		t.Fatalf("CreateBatch sent %d transactions, want 2", n)
+	}
+}
+
+func TestCosmosTableNamesDifferingInCaseAreTwoTables(t *testing.T) {
+	ctx := context.Background()
+	acct := inmemory.NewAccount(&tables.Options{Service: service.Cosmos, Cache: tables.Sliding(time.Minute)})
+	upper, err := tables.For[CosmosNote](acct, &tables.StoreOptions{Table: "Notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lower, err := tables.For[CosmosNote](acct, &tables.StoreOptions{Table: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := upper.Create(ctx, &CosmosNote{Entity: abstractions.Entity{ID: "p|r"}, Text: "upper"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := upper.One(ctx, "p|r"); err != nil { // now in the read cache
+		t.Fatal(err)
+	}
+	if _, err := lower.One(ctx, "p|r"); !errors.Is(err, abstractions.ErrNotFound) {
+		t.Fatalf("notes read Notes' row: %v", err)
+	}
+	if err := lower.Create(ctx, &CosmosNote{Entity: abstractions.Entity{ID: "p|r"}, Text: "lower"}); err != nil {
+		t.Fatalf("notes: %v", err)
+	}
+	for s, want := range map[*tables.Store[CosmosNote]]string{upper: "upper", lower: "lower"} {
+		if n, err := s.One(ctx, "p|r"); err != nil || n.Text != want {
+			t.Fatalf("read %v, %v; want %q", n, err, want)
+		}
+	}
+	// On Table Storage the two names are one table.
+	st := inmemory.NewAccount(nil)
+	a, _ := tables.For[CosmosNote](st, &tables.StoreOptions{Table: "Notes"})
+	b, _ := tables.For[CosmosNote](st, &tables.StoreOptions{Table: "notes"})
+	if err := a.Create(ctx, &CosmosNote{Entity: abstractions.Entity{ID: "p|r"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.One(ctx, "p|r"); err != nil {
+		t.Fatalf("Table Storage, notes after Notes: %v", err)
+	}
+}
