@@ -140,10 +140,11 @@ func (s *PolyStore[B]) batch(ctx context.Context, op string, kind service.Op, ws
 		return s.batchFed(ctx, op, kind, p, conditional)
 	}
 	if conditional {
+		p.MaxBody = s.host.Acct.MaxBody()
 		if n := len(p.Chunks()); n > 1 {
 			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.host.Name, PartitionKey: ws[0].Key.PartitionKey,
-				Message: fmt.Sprintf("the batch holds a write conditional on an ETag but needs %d transactions (one partition, at most %d rows and 4 MiB each), so the condition would guard only part of it; split the batch so each conditional write travels with exactly the rows it guards; nothing was sent",
-					n, service.MaxTransactionActions)}
+				Message: fmt.Sprintf("the batch holds a write conditional on an ETag but needs %d transactions (one partition, at most %d rows and %d bytes each), so the condition would guard only part of it; split the batch so each conditional write travels with exactly the rows it guards; nothing was sent",
+					n, service.MaxTransactionActions, p.MaxBody)}
 		}
 	}
 	_, err := s.host.RunBatch(ctx, op, p, nil)
