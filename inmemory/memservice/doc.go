@@ -87,6 +87,14 @@
 // backend retries such answers with the Azure SDK's backoff, so tests see what code does near
 // the service's limits. Blob requests are not throttled.
 //
+// # Cosmos DB for Table
+//
+// With [Cosmos] the service behaves as Azure Cosmos DB for Table where that service's FAQ
+// says it differs from Table Storage: shorter keys, smaller transactions, case-sensitive table
+// names, reserved property names, and query pages neither cut at 1,000 rows nor in key order.
+// The option's documentation lists the rules and the error codes chosen where Cosmos DB's are
+// not documented.
+//
 // # Concurrency
 //
 // A Service is safe for concurrent use. Each partition of a table has a lock of its own,
