@@ -84,10 +84,10 @@ func (s *Store[T]) writeLargeOf(ctx context.Context, op string, v *T, p *prepare
 // (see package cache for when it may).
 func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a service.Action) (service.Written, error) {
 	a.Row = p.Row
-	keys := s.core.WriteKeys([2]string{p.PK, p.RK})
-	s.core.BeginWrite(keys)
+	keys := s.core.RowWriteKeys(p.PK, p.RK)
+	s.core.BeginWrite(keys[:])
 	w, err := s.core.Acct.Tables.Write(ctx, s.core.Name, a)
-	s.core.EndWrite(keys, err, &p.Row, w)
+	s.core.EndWrite(keys[:], err, &p.Row, w)
 	return w, s.core.Translate(op, p.PK, p.RK, err)
 }
 

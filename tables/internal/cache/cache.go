@@ -362,9 +362,31 @@ func (k Keys) Partition(pk string) string { return k.partition + pk }
 // Table is the key of the whole table's list.
 func (k Keys) Table() string { return k.table }
 
+// Row returns the keys a write of one row touches, as Write does for one row: the row's own,
+// its partition's list and the table's list. The row's and the partition's keys share one
+// string, so that the keys cost one allocation, and the array costs none when the caller
+// keeps it on its stack.
+func (k Keys) Row(pk, rk string) [3]string {
+	var b strings.Builder
+	b.Grow(len(k.entity) + len(pk) + 1 + len(rk) + len(k.partition) + len(pk))
+	b.WriteString(k.entity)
+	b.WriteString(pk)
+	b.WriteByte(0)
+	b.WriteString(rk)
+	e := b.Len()
+	b.WriteString(k.partition)
+	b.WriteString(pk)
+	both := b.String()
+	return [3]string{both[:e], both[e:], k.table}
+}
+
 // Write returns the keys a write of rows touches: each row and the lists that hold it, the
 // first row's own key first.
 func (k Keys) Write(rows ...[2]string) []string {
+	if len(rows) == 1 {
+		keys := k.Row(rows[0][0], rows[0][1])
+		return keys[:]
+	}
 	keys := make([]string, 0, 2*len(rows)+1)
 	var parts map[string]bool
 	if len(rows) > 8 {

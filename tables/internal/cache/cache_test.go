@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -138,5 +139,19 @@ func TestCacheExpiry(t *testing.T) {
 	clock.now = clock.now.Add(40 * time.Millisecond)
 	if _, ok := cached(c, "sl"); ok {
 		t.Fatal("the sliding entry outlived 40 ms without a read")
+	}
+}
+
+// A write of one row touches the keys Write names for it, and Row names them with one
+// allocation.
+func TestRowKeysAreWriteKeys(t *testing.T) {
+	k := NewKeys("Orders")
+	got := k.Row("p", "r")
+	want := []string{k.Entity("p", "r"), k.Partition("p"), k.Table()}
+	if got != [3]string(want) || !slices.Equal(k.Write([2]string{"p", "r"}), want) {
+		t.Errorf("Row = %q, Write = %q, want %q", got, k.Write([2]string{"p", "r"}), want)
+	}
+	if n := testing.AllocsPerRun(100, func() { k.Row("p", "r") }); n > 1 {
+		t.Errorf("Row allocates %v times, want 1", n)
 	}
 }
