@@ -2,6 +2,7 @@ package cache
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -41,8 +42,40 @@ func TestCacheWriteStoresItsVersion(t *testing.T) {
 	if v, ok := cached(c, "k"); !ok || v != 1 {
 		t.Fatalf("after a write: %v %v", v, ok)
 	}
-	if len(c.states) != 0 {
+	if c.InFlight() != 0 {
 		t.Fatalf("states left behind: %v", c.states)
+	}
+}
+
+// A key's state outlives its calls (idle) until maxIdle are idle, and an idle state keeps
+// the rules: a read that a write of the key overlapped stores nothing, a quiet one stores.
+func TestCacheIdleStates(t *testing.T) {
+	c := New(stopped, 0, nil)
+	for i := range 3 * maxIdle {
+		keys := []string{strconv.Itoa(i)}
+		c.BeginWrite(keys)
+		c.EndWrite(keys, nil)
+	}
+	if c.InFlight() != 0 || len(c.states) > maxIdle+1 {
+		t.Fatalf("%d in flight, %d states kept; want 0 and at most %d", c.InFlight(), len(c.states), maxIdle+1)
+	}
+	keys := []string{"hot"}
+	c.BeginWrite(keys)
+	c.EndWrite(keys, nil)
+	since := c.BeginRead("hot")
+	c.BeginWrite(keys)
+	c.EndWrite(keys, nil)
+	c.EndRead("hot", since, rowEntry(1))
+	if _, ok := cached(c, "hot"); ok {
+		t.Fatal("a read overlapped by a write of an idle key stored what it read")
+	}
+	since = c.BeginRead("hot")
+	c.EndRead("hot", since, rowEntry(2))
+	if v, ok := cached(c, "hot"); !ok || v != 2 {
+		t.Fatalf("a quiet read of an idle key: %v %v", v, ok)
+	}
+	if c.InFlight() != 0 {
+		t.Fatalf("%d in flight", c.InFlight())
 	}
 }
 
