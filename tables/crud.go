@@ -31,7 +31,14 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 	if v == nil {
 		return nil, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.core.Name, Message: "the entity is nil"}
 	}
-	p := &prepared[T]{copy: *v}
+	p, _ := s.written.Get().(*prepared[T])
+	var cells []service.Property
+	if p == nil {
+		p = &prepared[T]{copy: *v}
+	} else {
+		cells = p.Row.Properties
+		*p = prepared[T]{copy: *v}
+	}
 	p.V = &p.copy
 	b := s.entity(&p.copy)
 	p.Base = b
@@ -52,7 +59,7 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 		}
 		return p, nil
 	}
-	row, err := codec.EncodeRow(p.V, pk, rk, &s.core.Acct.Codec)
+	row, err := codec.EncodeRowInto(cells, p.V, pk, rk, &s.core.Acct.Codec)
 	if err != nil {
 		return nil, engine.RowError(op, s.core.Name, pk, rk, "the entity cannot be stored; nothing was sent", err)
 	}
@@ -71,6 +78,19 @@ func (p *prepared[T]) commit(dst *T, w service.Written) {
 	*dst = p.copy
 }
 
+// recycle keeps p for the next write's prepare. Only a single-row write that succeeded
+// recycles: its row went to the service, which copies what it keeps (service.Tables), and
+// to the read cache, which keeps a clone (cache.Written), and the caller's entity was
+// copied out of p by commit, so nothing refers to p any more. The copy and the cells are
+// cleared first, so that p holds on to no value of the entity it wrote.
+func (s *Store[T]) recycle(p *prepared[T]) {
+	cells := p.Row.Properties
+	clear(cells[:cap(cells)])
+	*p = prepared[T]{}
+	p.Row.Properties = cells[:0]
+	s.written.Put(p)
+}
+
 // writeLargeOf writes a split-aware entity and, when it committed, copies it to v.
 func (s *Store[T]) writeLargeOf(ctx context.Context, op string, v *T, p *prepared[T], mode engine.WriteMode, etag string) error {
 	w, err := s.core.WriteLarge(ctx, op, &p.Write, mode, etag)
@@ -84,10 +104,10 @@ func (s *Store[T]) writeLargeOf(ctx context.Context, op string, v *T, p *prepare
 // (see package cache for when it may).
 func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a service.Action) (service.Written, error) {
 	a.Row = p.Row
-	keys := s.core.WriteKeys([2]string{p.PK, p.RK})
-	s.core.BeginWrite(keys)
+	keys := s.core.RowWriteKeys(p.PK, p.RK)
+	s.core.BeginWrite(keys[:])
 	w, err := s.core.Acct.Tables.Write(ctx, s.core.Name, a)
-	s.core.EndWrite(keys, err, &p.Row, w)
+	s.core.EndWrite(keys[:], err, &p.Row, w)
 	return w, s.core.Translate(op, p.PK, p.RK, err)
 }
 
@@ -116,6 +136,7 @@ func (s *Store[T]) create(ctx context.Context, v *T) (err error) {
 		return err
 	}
 	p.commit(v, w)
+	s.recycle(p)
 	return nil
 }
 
@@ -145,6 +166,7 @@ func (s *Store[T]) upsert(ctx context.Context, v *T) (err error) {
 		return err
 	}
 	p.commit(v, w)
+	s.recycle(p)
 	return nil
 }
 
@@ -186,6 +208,7 @@ func (s *Store[T]) update(ctx context.Context, v *T, mode abstractions.Concurren
 		return err
 	}
 	p.commit(v, w)
+	s.recycle(p)
 	return nil
 }
 

@@ -184,7 +184,10 @@ func (f *fakeTables) Write(ctx context.Context, table string, a service.Action) 
 		return service.Written{}, err
 	}
 	defer f.mu.Unlock()
-	f.actions = append(f.actions, a)
+	// A row passed to Write stays the caller's (service.Tables): the log keeps a copy.
+	logged := a
+	logged.Row = a.Row.Clone()
+	f.actions = append(f.actions, logged)
 	rows, ok := f.tables[strings.ToLower(table)]
 	if !ok {
 		return service.Written{}, errFakeTableNotFound

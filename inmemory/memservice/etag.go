@@ -65,12 +65,40 @@ func etagTime(etag string) (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
+	// The service's own ETags escape only the colons; a Strict write sends one back on every
+	// call, so it is read without copying it to the heap. Anything else takes the general
+	// path, which reads the same times.
+	var buf [len("2026-11-29T18:30:11.1234567Z")]byte
+	if text, ok := unescapeColons(buf[:0], inner); ok {
+		if t, err := service.ParseDateTime(string(text)); err == nil {
+			return t, true
+		}
+	}
 	text, err := url.PathUnescape(inner)
 	if err != nil {
 		return time.Time{}, false
 	}
 	t, err := service.ReadDateTime(text)
 	return t, err == nil
+}
+
+// unescapeColons appends inner to buf with each %3A (or %3a) unescaped, and reports false
+// when inner holds another escape or does not fit in buf's capacity.
+func unescapeColons(buf []byte, inner string) ([]byte, bool) {
+	for i := 0; i < len(inner); i++ {
+		c := inner[i]
+		if c == '%' {
+			if i+2 >= len(inner) || inner[i+1] != '3' || (inner[i+2] != 'A' && inner[i+2] != 'a') {
+				return nil, false
+			}
+			c, i = ':', i+2
+		}
+		if len(buf) == cap(buf) {
+			return nil, false
+		}
+		buf = append(buf, c)
+	}
+	return buf, true
 }
 
 // isWeakTag reports whether etag is a weak entity tag: W/ and a quoted string with no quote

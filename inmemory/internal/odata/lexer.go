@@ -277,6 +277,22 @@ func isNameChar(r rune) bool {
 // IsName reports whether s is a property name by these rules. It does not check the
 // length, nor refuse the names reserved for system properties.
 func IsName(s string) bool {
+	// Most names are ASCII (every column the codec writes for a Go field is): check their
+	// bytes without decoding runes, and decode only a name that has other characters.
+	ascii := s != "" && (s[0] == '_' || 'A' <= s[0] && s[0] <= 'Z' || 'a' <= s[0] && s[0] <= 'z')
+	for i := 0; ascii && i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+		if !(c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	if ascii {
+		return true
+	}
 	for i, r := range s {
 		if i == 0 && !isNameStart(r) || !isNameChar(r) {
 			return false

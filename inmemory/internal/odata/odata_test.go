@@ -772,6 +772,7 @@ func TestIsName(t *testing.T) {
 		"A": true, "_": true, "a_1": true, "Größe": true, "\u540d": true, "e\u0301": true, "a\u203fb": true,
 		"": false, "1a": false, "a-b": false, "a b": false, "a.b": false, "\u0301e": false, "\u0663": false,
 		"a\U0001F600": false, "a\xff": false, "Größe-x": false,
+		"Customer": true, "Z9_z": true, "_0": true, "a-\u00e9": false, "a\u00e9-": false, "x\x00": false, "a@": false, "@a": false,
 	} {
 		if got := IsName(name); got != want {
 			t.Errorf("IsName(%q) = %v, want %v", name, got, want)

@@ -11,6 +11,7 @@ package cache
 
 import (
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,7 @@ type Cache struct {
 	mu     sync.Mutex
 	seq    uint64
 	states map[string]*keyState
+	idle   int         // states in the map with no call in flight (see release)
 	free   []*keyState // released states, for reuse
 	clock  accountClock
 	size   int // the bound in rows (Options.CacheSize); negative: none
@@ -54,8 +56,12 @@ type Cache struct {
 	meters    *telemetry.Meters
 }
 
-// keyState tracks the writes and reads of one key that are in flight. It exists only while
-// one is, so the map stays as small as the concurrency.
+// keyState tracks the writes and reads of one key that are in flight. A state with none in
+// flight stays in the map (the next call of the key finds it there, instead of adding it and
+// deleting it again) until maxIdle are idle; then every idle one is removed, so the map
+// stays as small as the concurrency plus maxIdle. An idle state is no different from a
+// missing one to the rules: a read compares the key's counter at its start and its end, and
+// a write moves it, whether the state was kept or made anew.
 type keyState struct {
 	writers, readers int
 	last             uint64 // the cache's seq at the key's last write event
@@ -137,7 +143,7 @@ func (c *Cache) Evictions() uint64 { return c.evictions.Load() }
 func (c *Cache) InFlight() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.states)
+	return len(c.states) - c.idle
 }
 
 // Derive returns an entry of row that keeps e's policy and, for an Absolute entry, its
@@ -192,6 +198,9 @@ func (x entryExpiry) ExpireAfterRead(en otter.Entry[string, *Entry]) time.Durati
 
 func (c *Cache) state(key string) *keyState {
 	st := c.states[key]
+	if st != nil && st.writers == 0 && st.readers == 0 {
+		c.idle--
+	}
 	if st == nil {
 		if n := len(c.free); n > 0 {
 			st, c.free = c.free[n-1], c.free[:n-1]
@@ -204,19 +213,38 @@ func (c *Cache) state(key string) *keyState {
 	return st
 }
 
-// release forgets the key's state when no call of it is in flight, and keeps the state for
-// the next key (at most maxFree of them), so that a call costs no allocation for it.
-func (c *Cache) release(key string, st *keyState) {
-	if st.writers == 0 && st.readers == 0 {
-		delete(c.states, key)
-		if len(c.free) < maxFree {
-			c.free = append(c.free, st)
+// release notes that a call of the key ended. When none of the key is in flight any more,
+// its state stays in the map, idle, until more than maxIdle are: then every idle state is
+// forgotten, and kept for the next keys (at most maxFree of them), so that a call costs no
+// allocation for its state.
+func (c *Cache) release(st *keyState) {
+	if st.writers != 0 || st.readers != 0 {
+		return
+	}
+	c.idle++
+	if c.idle <= maxIdle {
+		return
+	}
+	for k, st := range c.states {
+		if st.writers == 0 && st.readers == 0 {
+			delete(c.states, k)
+			if len(c.free) < maxFree {
+				c.free = append(c.free, st)
+			}
 		}
 	}
+	c.idle = 0
 }
 
-// maxFree is the most released key states the cache keeps for reuse.
-const maxFree = 64
+const (
+	// maxIdle is the most key states the map keeps with no call in flight: a key written
+	// or read again soon (a hot row, its partition's list, the table's list) finds its
+	// state there.
+	maxIdle = 1024
+	// maxFree is the most forgotten key states the cache keeps for reuse: as many as a
+	// sweep forgets, so that writes of ever new keys (inserts) reuse them.
+	maxFree = maxIdle
+)
 
 // Get returns the entry under key, moving a Sliding one's end. It takes no lock of its own.
 func (c *Cache) Get(key string) (*Entry, bool) {
@@ -259,7 +287,7 @@ func (c *Cache) EndRead(key string, since uint64, e *Entry) {
 	if e != nil && st.writers == 0 && st.last == since {
 		c.store(key, e)
 	}
-	c.release(key, st)
+	c.release(st)
 }
 
 // BeginWrite notes that a write of the keys is about to be sent. It must follow every check
@@ -302,7 +330,7 @@ func (c *Cache) EndWrite(keys []string, put func(key string, current *Entry) *En
 		if st.writers == 0 {
 			st.overlapped = false
 		}
-		c.release(k, st)
+		c.release(st)
 	}
 }
 
@@ -362,9 +390,31 @@ func (k Keys) Partition(pk string) string { return k.partition + pk }
 // Table is the key of the whole table's list.
 func (k Keys) Table() string { return k.table }
 
+// Row returns the keys a write of one row touches, as Write does for one row: the row's own,
+// its partition's list and the table's list. The row's and the partition's keys share one
+// string, so that the keys cost one allocation, and the array costs none when the caller
+// keeps it on its stack.
+func (k Keys) Row(pk, rk string) [3]string {
+	var b strings.Builder
+	b.Grow(len(k.entity) + len(pk) + 1 + len(rk) + len(k.partition) + len(pk))
+	b.WriteString(k.entity)
+	b.WriteString(pk)
+	b.WriteByte(0)
+	b.WriteString(rk)
+	e := b.Len()
+	b.WriteString(k.partition)
+	b.WriteString(pk)
+	both := b.String()
+	return [3]string{both[:e], both[e:], k.table}
+}
+
 // Write returns the keys a write of rows touches: each row and the lists that hold it, the
 // first row's own key first.
 func (k Keys) Write(rows ...[2]string) []string {
+	if len(rows) == 1 {
+		keys := k.Row(rows[0][0], rows[0][1])
+		return keys[:]
+	}
 	keys := make([]string, 0, 2*len(rows)+1)
 	var parts map[string]bool
 	if len(rows) > 8 {

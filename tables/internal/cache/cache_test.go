@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -40,8 +42,40 @@ func TestCacheWriteStoresItsVersion(t *testing.T) {
 	if v, ok := cached(c, "k"); !ok || v != 1 {
 		t.Fatalf("after a write: %v %v", v, ok)
 	}
-	if len(c.states) != 0 {
+	if c.InFlight() != 0 {
 		t.Fatalf("states left behind: %v", c.states)
+	}
+}
+
+// A key's state outlives its calls (idle) until maxIdle are idle, and an idle state keeps
+// the rules: a read that a write of the key overlapped stores nothing, a quiet one stores.
+func TestCacheIdleStates(t *testing.T) {
+	c := New(stopped, 0, nil)
+	for i := range 3 * maxIdle {
+		keys := []string{strconv.Itoa(i)}
+		c.BeginWrite(keys)
+		c.EndWrite(keys, nil)
+	}
+	if c.InFlight() != 0 || len(c.states) > maxIdle+1 {
+		t.Fatalf("%d in flight, %d states kept; want 0 and at most %d", c.InFlight(), len(c.states), maxIdle+1)
+	}
+	keys := []string{"hot"}
+	c.BeginWrite(keys)
+	c.EndWrite(keys, nil)
+	since := c.BeginRead("hot")
+	c.BeginWrite(keys)
+	c.EndWrite(keys, nil)
+	c.EndRead("hot", since, rowEntry(1))
+	if _, ok := cached(c, "hot"); ok {
+		t.Fatal("a read overlapped by a write of an idle key stored what it read")
+	}
+	since = c.BeginRead("hot")
+	c.EndRead("hot", since, rowEntry(2))
+	if v, ok := cached(c, "hot"); !ok || v != 2 {
+		t.Fatalf("a quiet read of an idle key: %v %v", v, ok)
+	}
+	if c.InFlight() != 0 {
+		t.Fatalf("%d in flight", c.InFlight())
 	}
 }
 
@@ -138,5 +172,19 @@ func TestCacheExpiry(t *testing.T) {
 	clock.now = clock.now.Add(40 * time.Millisecond)
 	if _, ok := cached(c, "sl"); ok {
 		t.Fatal("the sliding entry outlived 40 ms without a read")
+	}
+}
+
+// A write of one row touches the keys Write names for it, and Row names them with one
+// allocation.
+func TestRowKeysAreWriteKeys(t *testing.T) {
+	k := NewKeys("Orders")
+	got := k.Row("p", "r")
+	want := []string{k.Entity("p", "r"), k.Partition("p"), k.Table()}
+	if got != [3]string(want) || !slices.Equal(k.Write([2]string{"p", "r"}), want) {
+		t.Errorf("Row = %q, Write = %q, want %q", got, k.Write([2]string{"p", "r"}), want)
+	}
+	if n := testing.AllocsPerRun(100, func() { k.Row("p", "r") }); n > 1 {
+		t.Errorf("Row allocates %v times, want 1", n)
 	}
 }

@@ -26,7 +26,7 @@ const (
 // *PlanError, a value the service cannot store with a *ValueError, and a value too large for
 // a cell under opts' policy with an *OversizedCellError. A nil opts means the defaults.
 func Encode(v any, opts *Options) ([]service.Property, error) {
-	return encodeValue(v, nil, opts)
+	return encodeValue(nil, v, nil, opts)
 }
 
 // EncodeColumns is Encode limited to the named columns (Field.Name values of v's plan): the
@@ -37,11 +37,12 @@ func EncodeColumns(v any, names []string, opts *Options) ([]service.Property, er
 	if names == nil {
 		names = []string{}
 	}
-	return encodeValue(v, names, opts)
+	return encodeValue(nil, v, names, opts)
 }
 
-// encodeValue encodes the columns named in only of v's plan, or all of them when only is nil.
-func encodeValue(v any, only []string, opts *Options) ([]service.Property, error) {
+// encodeValue encodes the columns named in only of v's plan, or all of them when only is nil,
+// into dst's array when it has room.
+func encodeValue(dst []service.Property, v any, only []string, opts *Options) ([]service.Property, error) {
 	p, t, err := structPointer(v)
 	if err != nil {
 		return nil, err
@@ -50,7 +51,7 @@ func encodeValue(v any, only []string, opts *Options) ([]service.Property, error
 	if err != nil {
 		return nil, err
 	}
-	return pl.encodeOnly(p, only, opts.orDefault(), nil)
+	return pl.encodeOnly(dst, p, only, opts.orDefault(), nil)
 }
 
 // A LargeValue is the value of a large-value field (Field.Large) as EncodeLarge hands it to
@@ -104,13 +105,20 @@ func EncodeLarge(v any, opts *Options) ([]service.Property, []LargeValue, error)
 		return nil, nil, err
 	}
 	var large []LargeValue
-	props, err := pl.encodeOnly(p, nil, opts.orDefault(), &large)
+	props, err := pl.encodeOnly(nil, p, nil, opts.orDefault(), &large)
 	return props, large, err
 }
 
 // EncodeRow is Encode returning a row with the given keys.
 func EncodeRow(v any, partitionKey, rowKey string, opts *Options) (service.Row, error) {
-	props, err := Encode(v, opts)
+	return EncodeRowInto(nil, v, partitionKey, rowKey, opts)
+}
+
+// EncodeRowInto is EncodeRow writing the cells into dst's array (from its start) when it has
+// room for them, so that a caller that no longer needs a row it wrote can encode the next
+// one without allocating.
+func EncodeRowInto(dst []service.Property, v any, partitionKey, rowKey string, opts *Options) (service.Row, error) {
+	props, err := encodeValue(dst, v, nil, opts)
 	if err != nil {
 		return service.Row{}, err
 	}
@@ -143,9 +151,9 @@ func structPointer(v any) (unsafe.Pointer, reflect.Type, error) {
 }
 
 // encodeOnly encodes the columns named in only, or every column when only is nil (then with
-// the type name column when o asks for it). With large not nil, the values of large-value
-// columns go there instead of into cells.
-func (pl *Plan) encodeOnly(p unsafe.Pointer, only []string, o *Options, large *[]LargeValue) ([]service.Property, error) {
+// the type name column when o asks for it), into dst's array when it has room. With large
+// not nil, the values of large-value columns go there instead of into cells.
+func (pl *Plan) encodeOnly(dst []service.Property, p unsafe.Pointer, only []string, o *Options, large *[]LargeValue) ([]service.Property, error) {
 	n := len(pl.cols)
 	if o.WriteTypeName {
 		n++
@@ -153,7 +161,10 @@ func (pl *Plan) encodeOnly(p unsafe.Pointer, only []string, o *Options, large *[
 	if only != nil {
 		n = len(only)
 	}
-	props := make([]service.Property, 0, n)
+	props := dst[:0]
+	if cap(props) < n {
+		props = make([]service.Property, 0, n)
+	}
 	for i := range pl.cols {
 		c := &pl.cols[i]
 		if only != nil && !slices.Contains(only, c.name) {

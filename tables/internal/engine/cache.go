@@ -103,5 +103,9 @@ func (s *Table) PartitionKey(pk string) string { return s.Keys.Partition(pk) }
 // TableKey is the cache key of the whole table's list.
 func (s *Table) TableKey() string { return s.Keys.Table() }
 
+// RowWriteKeys are the cache keys a write of one row touches (cache.Keys.Row): WriteKeys
+// for one row, in an array a caller can keep on its stack.
+func (s *Table) RowWriteKeys(pk, rk string) [3]string { return s.Keys.Row(pk, rk) }
+
 // WriteKeys are the cache keys a write of rows touches (cache.Keys.Write).
 func (s *Table) WriteKeys(rows ...[2]string) []string { return s.Keys.Write(rows...) }
