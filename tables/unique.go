@@ -292,11 +292,11 @@ func (s *Store[T]) undo(ctx context.Context, written *T, now, old *service.Row) 
 // repair runs when the undo of a refused write lost to another writer of the same entity
 // (one that built on the refused version, as a patch of other fields or another refused
 // write's undo does), and when values an undo put back were taken over meanwhile: while the
-// row holds a value of now (refused) that the value's live claim gives to another entity, it
-// deletes the row when the refused write created it (created), and otherwise puts back the
-// cell of old (the row before the refused write; without one, the cell goes) and claims
-// what it put back, on condition of the version read. The other writer's other changes
-// stand.
+// row holds a value of now (refused), it claims it for the row; when another entity's live
+// claim holds it, it deletes the row when the refused write created it (created), and
+// otherwise puts back the cell of old (the row before the refused write; without one, the
+// cell goes) and claims what it put back, on condition of the version read. The other
+// writer's other changes stand.
 func (s *Store[T]) repair(ctx context.Context, pk, rk string, now, old *service.Row, created bool) {
 	refused, _, err := s.uniqueValues(now)
 	if err != nil {
@@ -320,14 +320,18 @@ func (s *Store[T]) repair(ctx context.Context, pk, rk string, now, old *service.
 			if cpk == "" || cpk != refused[i] {
 				continue
 			}
+			// The row holds a refused value: it keeps it only with the value's claim
+			// (confirmed, or taken over when stale or missing); a value another entity's
+			// live claim holds comes out. Leaving it unclaimed would let a third entity
+			// claim it while this row still holds it.
 			sp := &s.core.Uniques[i]
-			opk, ork, found, err := s.core.LookupClaim(ctx, sp, mustGet(cur, sp.Column))
-			if err != nil {
-				return
-			}
-			if found && (opk != pk || ork != rk) {
+			err := s.core.Claim(ctx, "undo", sp, cpk, mustGet(cur, sp.Column), pk, rk, true)
+			switch {
+			case errors.Is(err, abstractions.ErrDuplicateKey):
 				setCell(&fixed, sp.Column, old)
 				changed = true
+			case err != nil:
+				return
 			}
 		}
 		if !changed {
