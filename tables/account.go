@@ -9,6 +9,7 @@ import (
 	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/callerr"
 	"github.com/unified-data/gotables/tables/internal/codec"
+	"github.com/unified-data/gotables/tables/internal/cosmos"
 	"github.com/unified-data/gotables/tables/internal/retry"
 	"github.com/unified-data/gotables/tables/internal/telemetry"
 	"github.com/unified-data/gotables/tables/service"
@@ -66,7 +67,7 @@ func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg con
 	if b, ok := blobs.(accountBlobs); ok {
 		blobs = b.Blobs // another account's, as its Blobs hands it out: the service itself
 	}
-	product := productOf(name, tables, cfg.Service)
+	product := cosmos.Product(name, tables, cfg.Service)
 	system := telemetry.SystemTables
 	if product == service.Cosmos {
 		system = telemetry.SystemCosmos
@@ -83,7 +84,7 @@ func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg con
 	a.blobTel.Endpoint = telemetry.NewEndpoint(cfg.blobURL, telemetry.SystemBlob)
 	if tables != nil {
 		if product == service.Cosmos {
-			tables = cosmosTables{tables}
+			tables = cosmos.Tables{Tables: tables}
 		}
 		if cfg.Retry != nil {
 			tables = &retry.Tables{Tables: tables, Policy: cfg.Retry.WithDefaults(), Busy: p.Busy, Meters: e.Tel.Meters}

@@ -116,7 +116,7 @@ func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a servi
 // another entity's (ErrDuplicateKey); see package tables/index.
 func (s *Store[T]) Create(ctx context.Context, v *T) error {
 	if len(s.core.Uniques) > 0 {
-		return s.createUnique(ctx, v)
+		return s.unique.Create(ctx, v)
 	}
 	return s.create(ctx, v)
 }
@@ -145,7 +145,7 @@ func (s *Store[T]) create(ctx context.Context, v *T) (err error) {
 // (see package tables/index).
 func (s *Store[T]) Upsert(ctx context.Context, v *T) error {
 	if len(s.core.Uniques) > 0 {
-		return s.upsertUnique(ctx, v)
+		return s.unique.Upsert(ctx, v)
 	}
 	return s.upsert(ctx, v)
 }
@@ -173,7 +173,7 @@ func (s *Store[T]) upsert(ctx context.Context, v *T) (err error) {
 // Update replaces a stored row under mode; see [abstractions.ReadWriter.Update].
 func (s *Store[T]) Update(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) error {
 	if len(s.core.Uniques) > 0 {
-		return s.updateUnique(ctx, v, mode)
+		return s.unique.Update(ctx, v, mode)
 	}
 	return s.update(ctx, v, mode)
 }
@@ -256,7 +256,7 @@ func (s *Store[T]) updateCondition(v *T, mode abstractions.ConcurrencyMode) (abs
 // whether it did; see [abstractions.Storage.Delete].
 func (s *Store[T]) Delete(ctx context.Context, id, ifMatch string) (bool, error) {
 	if len(s.core.Uniques) > 0 {
-		return s.deleteUnique(ctx, id, ifMatch)
+		return s.unique.Delete(ctx, id, ifMatch)
 	}
 	return s.delete(ctx, id, ifMatch)
 }

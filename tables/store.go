@@ -8,6 +8,7 @@ import (
 
 	"github.com/unified-data/gotables/tables/internal/engine"
 	"github.com/unified-data/gotables/tables/internal/indexrow"
+	"github.com/unified-data/gotables/tables/internal/uniquewrite"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/abstractions/driver"
@@ -34,6 +35,8 @@ type Store[T any] struct {
 	// written holds the *prepared[T] of single-row writes that succeeded (recycle), so
 	// that the next write reuses the copy and the cells' array.
 	written sync.Pool
+	// unique runs the writes of a type with unique indexes (nil without them).
+	unique *uniquewrite.Writes[T]
 }
 
 var _ abstractions.Storage[struct{ abstractions.Entity }] = (*Store[struct{ abstractions.Entity }])(nil)
@@ -147,6 +150,10 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 		} else {
 			s.core.Indexes = append(s.core.Indexes, sp)
 		}
+	}
+	if len(s.core.Uniques) > 0 {
+		s.unique = &uniquewrite.Writes[T]{Core: s.core, CreateRow: s.create, UpsertRow: s.upsert, UpdateRow: s.update, DeleteRow: s.delete,
+			DecodeRow: s.decode, EntityOf: s.entity, ConditionOf: s.updateCondition}
 	}
 	if len(s.core.Uniques) > 0 && plan.LargeValues() {
 		return nil, fmt.Errorf("%w: store of %v: a split-aware type (a split or offload option) cannot have unique indexes yet",

@@ -1,4 +1,12 @@
-package tables
+// Package uniquewrite owns the writes of a type with unique indexes (tables' unique= tags):
+// the entity's row is written first, as the type's own write writes it (with its partition
+// indexes), then each unique value it now holds is claimed and each it no longer holds
+// released (the claim rules are the engine's, engine/unique.go, over abstractions/claims).
+// When a value is another entity's, the write is undone (the row deleted, or put back as
+// it was, on condition of the version this write stored) and the call fails with
+// ErrDuplicateKey. The store hands it its own single-row writes (Writes); it refuses
+// nothing itself beyond a value no claim can hold.
+package uniquewrite
 
 import (
 	"context"
@@ -11,20 +19,28 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// The writes of a type with unique indexes (engine/unique.go has the claim rules): the
-// entity's row is written first, as the type's own write writes it (with its partition
-// indexes), then each unique value it now holds is claimed and each it no longer holds
-// released. When a value is another entity's, the write is undone (the row deleted, or put
-// back as it was, on condition of the version this write stored) and the call fails with
-// ErrDuplicateKey.
+// Writes runs the writes of one store whose type T has unique indexes, over the store's own
+// single-row writes.
+type Writes[T any] struct {
+	Core *engine.Table
+	// The store's own writes and reads of one row, which keep its partition indexes, read
+	// cache and feed as every write of the store does.
+	CreateRow   func(ctx context.Context, v *T) error
+	UpsertRow   func(ctx context.Context, v *T) error
+	UpdateRow   func(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) error
+	DeleteRow   func(ctx context.Context, id, ifMatch string) (bool, error)
+	DecodeRow   func(r *service.Row) (*T, error)
+	EntityOf    func(v *T) *abstractions.Entity
+	ConditionOf func(v *T, mode abstractions.ConcurrencyMode) (abstractions.ConcurrencyMode, string, error)
+}
 
 // uniqueValues returns the claim partitions of the unique values a row's cells hold, one
 // per unique index ("" where it holds none).
-func (s *Store[T]) uniqueValues(r *service.Row) ([]string, []service.Value, error) {
-	cpks := make([]string, len(s.core.Uniques))
-	vals := make([]service.Value, len(s.core.Uniques))
-	for i := range s.core.Uniques {
-		cpk, v, err := engine.UniqueValue(&s.core.Uniques[i], r)
+func (s *Writes[T]) uniqueValues(r *service.Row) ([]string, []service.Value, error) {
+	cpks := make([]string, len(s.Core.Uniques))
+	vals := make([]service.Value, len(s.Core.Uniques))
+	for i := range s.Core.Uniques {
+		cpk, v, err := engine.UniqueValue(&s.Core.Uniques[i], r)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -36,27 +52,27 @@ func (s *Store[T]) uniqueValues(r *service.Row) ([]string, []service.Value, erro
 // uniqueCells returns the cells of v's unique columns, as a write stores them. A unique
 // index's column is its field's own (indexes refuse JSON-stored fields, whose cell has a
 // suffix), so it names the field for EncodeColumns.
-func (s *Store[T]) uniqueCells(op string, v *T) (*service.Row, error) {
-	names := make([]string, len(s.core.Uniques))
-	for i, sp := range s.core.Uniques {
+func (s *Writes[T]) uniqueCells(op string, v *T) (*service.Row, error) {
+	names := make([]string, len(s.Core.Uniques))
+	for i, sp := range s.Core.Uniques {
 		names[i] = sp.Column
 	}
-	cells, err := codec.EncodeColumns(v, names, &s.core.Acct.Codec)
+	cells, err := codec.EncodeColumns(v, names, &s.Core.Acct.Codec)
 	if err != nil {
-		return nil, engine.RowError(op, s.core.Name, "", "", "the entity cannot be stored; nothing was sent", err)
+		return nil, engine.RowError(op, s.Core.Name, "", "", "the entity cannot be stored; nothing was sent", err)
 	}
 	return &service.Row{Properties: cells}, nil
 }
 
 // checkUnique refuses, before anything is sent, a value no claim can hold (too long).
-func (s *Store[T]) checkUnique(op string, v *T) (*service.Row, error) {
+func (s *Writes[T]) checkUnique(op string, v *T) (*service.Row, error) {
 	r, err := s.uniqueCells(op, v)
 	if err != nil {
 		return nil, err
 	}
 	if _, _, err := s.uniqueValues(r); err != nil {
-		pk, rk := abstractions.SplitID(s.entity(v).ID)
-		return nil, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.core.Name, PartitionKey: pk, RowKey: rk,
+		pk, rk := abstractions.SplitID(s.EntityOf(v).ID)
+		return nil, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.Core.Name, PartitionKey: pk, RowKey: rk,
 			Message: err.Error() + "; nothing was sent"}
 	}
 	return r, nil
@@ -65,7 +81,7 @@ func (s *Store[T]) checkUnique(op string, v *T) (*service.Row, error) {
 // claimChanged claims the values of now for the owner pk, rk; a value before (the row the
 // write replaced) holds too is claimed again (claims.Index.Reclaim says why). On a failure
 // it releases the claims it made (of values before did not hold) and returns the error.
-func (s *Store[T]) claimChanged(ctx context.Context, op, pk, rk string, now, before *service.Row) error {
+func (s *Writes[T]) claimChanged(ctx context.Context, op, pk, rk string, now, before *service.Row) error {
 	cpks, vals, err := s.uniqueValues(now)
 	if err != nil {
 		return err
@@ -82,7 +98,7 @@ func (s *Store[T]) claimChanged(ctx context.Context, op, pk, rk string, now, bef
 			continue
 		}
 		again := old != nil && old[i] == cpk
-		if err := s.core.Claim(ctx, op, &s.core.Uniques[i], cpk, vals[i], pk, rk, again); err != nil {
+		if err := s.Core.Claim(ctx, op, &s.Core.Uniques[i], cpk, vals[i], pk, rk, again); err != nil {
 			s.releaseMade(ctx, made, cpks, pk, rk)
 			return err
 		}
@@ -94,16 +110,16 @@ func (s *Store[T]) claimChanged(ctx context.Context, op, pk, rk string, now, bef
 }
 
 // releaseMade releases the claims made (indexes into cpks) of a write that failed.
-func (s *Store[T]) releaseMade(ctx context.Context, made []int, cpks []string, pk, rk string) {
+func (s *Writes[T]) releaseMade(ctx context.Context, made []int, cpks []string, pk, rk string) {
 	for _, m := range made {
-		_ = s.core.Release(context.WithoutCancel(ctx), &s.core.Uniques[m], cpks[m], pk, rk)
+		_ = s.Core.Release(context.WithoutCancel(ctx), &s.Core.Uniques[m], cpks[m], pk, rk)
 	}
 }
 
 // releaseChanged releases the claims of the values of before that now does not hold (now
 // nil: all of them). A release that fails leaves a stale claim, which lookups treat as
 // absent and the next claim of the value takes over.
-func (s *Store[T]) releaseChanged(ctx context.Context, pk, rk string, before, now *service.Row) {
+func (s *Writes[T]) releaseChanged(ctx context.Context, pk, rk string, before, now *service.Row) {
 	old, _, err := s.uniqueValues(before)
 	if err != nil {
 		return
@@ -116,39 +132,40 @@ func (s *Store[T]) releaseChanged(ctx context.Context, pk, rk string, before, no
 	}
 	for i, cpk := range old {
 		if cpk != "" && (cur == nil || cur[i] != cpk) {
-			_ = s.core.Release(ctx, &s.core.Uniques[i], cpk, pk, rk)
+			_ = s.Core.Release(ctx, &s.Core.Uniques[i], cpk, pk, rk)
 		}
 	}
 }
 
 // storedRow reads the row at pk, rk whole; nil when there is none.
-func (s *Store[T]) storedRow(ctx context.Context, op, pk, rk string) (*service.Row, error) {
-	r, err := s.core.Acct.Tables.GetRow(ctx, s.core.Name, pk, rk, nil)
+func (s *Writes[T]) storedRow(ctx context.Context, op, pk, rk string) (*service.Row, error) {
+	r, err := s.Core.Acct.Tables.GetRow(ctx, s.Core.Name, pk, rk, nil)
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, s.core.Translate(op, pk, rk, err)
+		return nil, s.Core.Translate(op, pk, rk, err)
 	}
-	if s.core.Foreign(&r) {
+	if s.Core.Foreign(&r) {
 		return nil, nil
 	}
 	return &r, nil
 }
 
-func (s *Store[T]) createUnique(ctx context.Context, v *T) error {
+// Create writes v's row, then claims its values.
+func (s *Writes[T]) Create(ctx context.Context, v *T) error {
 	if v == nil {
-		return s.create(ctx, v)
+		return s.CreateRow(ctx, v)
 	}
 	now, err := s.checkUnique("create", v)
 	if err != nil {
 		return err
 	}
 	w := *v
-	if err := s.create(ctx, &w); err != nil {
+	if err := s.CreateRow(ctx, &w); err != nil {
 		return err
 	}
-	pk, rk := abstractions.SplitID(s.entity(&w).ID)
+	pk, rk := abstractions.SplitID(s.EntityOf(&w).ID)
 	if err := s.claimChanged(ctx, "create", pk, rk, now, nil); err != nil {
 		s.undo(ctx, &w, now, nil)
 		return err
@@ -157,38 +174,40 @@ func (s *Store[T]) createUnique(ctx context.Context, v *T) error {
 	return nil
 }
 
-func (s *Store[T]) upsertUnique(ctx context.Context, v *T) error {
-	return s.replaceUnique(ctx, "upsert", v, abstractions.LastWriterWins, true)
+// Upsert writes v over the stored row, or creates it, then claims and releases (replace).
+func (s *Writes[T]) Upsert(ctx context.Context, v *T) error {
+	return s.replace(ctx, "upsert", v, abstractions.LastWriterWins, true)
 }
 
-func (s *Store[T]) updateUnique(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) error {
+// Update writes v over the stored row in mode, then claims and releases (replace).
+func (s *Writes[T]) Update(ctx context.Context, v *T, mode abstractions.ConcurrencyMode) error {
 	if v == nil {
-		return s.update(ctx, v, mode)
+		return s.UpdateRow(ctx, v, mode)
 	}
-	mode, etag, err := s.updateCondition(v, mode)
+	mode, etag, err := s.ConditionOf(v, mode)
 	if err != nil {
 		return err
 	}
-	if mode == abstractions.Strict && etag != s.entity(v).ETag {
-		return s.update(ctx, v, mode) // cannot happen: a Strict update's ETag is v's
+	if mode == abstractions.Strict && etag != s.EntityOf(v).ETag {
+		return s.UpdateRow(ctx, v, mode) // cannot happen: a Strict update's ETag is v's
 	}
-	return s.replaceUnique(ctx, "update", v, mode, false)
+	return s.replace(ctx, "update", v, mode, false)
 }
 
-// replaceUnique writes v over the stored row: the stored row is read, the write is made
+// replace writes v over the stored row: the stored row is read, the write is made
 // conditional on its version (Strict: v's ETag, which must be it), the new values claimed
 // and the old ones released. A lost race with another writer is retried (but for Strict),
 // SplitAttempts in all. With create set a missing row is created (Upsert); otherwise it is
 // ErrNotFound. v is updated only on success.
-func (s *Store[T]) replaceUnique(ctx context.Context, op string, v *T, mode abstractions.ConcurrencyMode, create bool) error {
+func (s *Writes[T]) replace(ctx context.Context, op string, v *T, mode abstractions.ConcurrencyMode, create bool) error {
 	if v == nil {
-		return s.upsert(ctx, v)
+		return s.UpsertRow(ctx, v)
 	}
 	now, err := s.checkUnique(op, v)
 	if err != nil {
 		return err
 	}
-	_, pk, rk, err := s.core.ResolveID(op, s.entity(v).ID)
+	_, pk, rk, err := s.Core.ResolveID(op, s.EntityOf(v).ID)
 	if err != nil {
 		return err
 	}
@@ -204,20 +223,20 @@ func (s *Store[T]) replaceUnique(ctx context.Context, op string, v *T, mode abst
 		w := *v
 		switch {
 		case old == nil && create:
-			err = s.create(ctx, &w)
+			err = s.CreateRow(ctx, &w)
 			if errors.Is(err, abstractions.ErrDuplicateKey) {
 				lastErr = err
 				continue // created meanwhile: read it again
 			}
 		case old == nil:
-			return &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: op, Table: s.core.Name, PartitionKey: pk, RowKey: rk,
+			return &abstractions.StoreError{Kind: abstractions.ErrNotFound, Op: op, Table: s.Core.Name, PartitionKey: pk, RowKey: rk,
 				Message: "no row has this key; Create or Upsert it"}
-		case mode == abstractions.Strict && old.ETag != s.entity(v).ETag:
-			return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: op, Table: s.core.Name, PartitionKey: pk, RowKey: rk,
+		case mode == abstractions.Strict && old.ETag != s.EntityOf(v).ETag:
+			return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: op, Table: s.Core.Name, PartitionKey: pk, RowKey: rk,
 				Message: "the row changed since the version this write was based on; read it again and retry (Mutate does that for you)"}
 		default:
-			s.entity(&w).ETag = old.ETag
-			err = s.update(ctx, &w, abstractions.Strict)
+			s.EntityOf(&w).ETag = old.ETag
+			err = s.UpdateRow(ctx, &w, abstractions.Strict)
 			if errors.Is(err, abstractions.ErrConcurrencyConflict) || errors.Is(err, abstractions.ErrNotFound) {
 				if mode == abstractions.Strict {
 					return err
@@ -239,7 +258,7 @@ func (s *Store[T]) replaceUnique(ctx context.Context, op string, v *T, mode abst
 		*v = w
 		return nil
 	}
-	return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: op, Table: s.core.Name, PartitionKey: pk, RowKey: rk, Err: lastErr,
+	return &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: op, Table: s.Core.Name, PartitionKey: pk, RowKey: rk, Err: lastErr,
 		Message: "other writers changed the row during each attempt; retry, or serialize the writes of this row"}
 }
 
@@ -247,19 +266,19 @@ func (s *Store[T]) replaceUnique(ctx context.Context, op string, v *T, mode abst
 // when there was none), on condition of the version the write stored. When another writer
 // changed the row meanwhile, its write stands, but not the refused values: repair takes
 // them out of whatever the row now is.
-func (s *Store[T]) undo(ctx context.Context, written *T, now, old *service.Row) {
+func (s *Writes[T]) undo(ctx context.Context, written *T, now, old *service.Row) {
 	ctx = context.WithoutCancel(ctx)
-	id, etag := s.entity(written).ID, s.entity(written).ETag
+	id, etag := s.EntityOf(written).ID, s.EntityOf(written).ETag
 	var err error
 	if old == nil {
-		_, err = s.delete(ctx, id, etag)
+		_, err = s.DeleteRow(ctx, id, etag)
 	} else {
-		prev, derr := s.decode(old)
+		prev, derr := s.DecodeRow(old)
 		if derr != nil {
 			return
 		}
-		s.entity(prev).ETag = etag
-		err = s.update(ctx, prev, abstractions.Strict)
+		s.EntityOf(prev).ETag = etag
+		err = s.UpdateRow(ctx, prev, abstractions.Strict)
 	}
 	pk, rk := abstractions.SplitID(id)
 	switch {
@@ -278,8 +297,8 @@ func (s *Store[T]) undo(ctx context.Context, written *T, now, old *service.Row) 
 			if cpk == "" {
 				continue
 			}
-			col := s.core.Uniques[i].Column
-			if errors.Is(s.core.Claim(ctx, "undo", &s.core.Uniques[i], cpk, vals[i], pk, rk, true), abstractions.ErrDuplicateKey) {
+			col := s.Core.Uniques[i].Column
+			if errors.Is(s.Core.Claim(ctx, "undo", &s.Core.Uniques[i], cpk, vals[i], pk, rk, true), abstractions.ErrDuplicateKey) {
 				lost.Properties = append(lost.Properties, service.Property{Name: col, Value: vals[i]})
 			}
 		}
@@ -297,7 +316,7 @@ func (s *Store[T]) undo(ctx context.Context, written *T, now, old *service.Row) 
 // otherwise puts back the cell of old (the row before the refused write; without one, the
 // cell goes) and claims what it put back, on condition of the version read. The other
 // writer's other changes stand.
-func (s *Store[T]) repair(ctx context.Context, pk, rk string, now, old *service.Row, created bool) {
+func (s *Writes[T]) repair(ctx context.Context, pk, rk string, now, old *service.Row, created bool) {
 	refused, _, err := s.uniqueValues(now)
 	if err != nil {
 		return
@@ -324,8 +343,8 @@ func (s *Store[T]) repair(ctx context.Context, pk, rk string, now, old *service.
 			// (confirmed, or taken over when stale or missing); a value another entity's
 			// live claim holds comes out. Leaving it unclaimed would let a third entity
 			// claim it while this row still holds it.
-			sp := &s.core.Uniques[i]
-			err := s.core.Claim(ctx, "undo", sp, cpk, mustGet(cur, sp.Column), pk, rk, true)
+			sp := &s.Core.Uniques[i]
+			err := s.Core.Claim(ctx, "undo", sp, cpk, mustGet(cur, sp.Column), pk, rk, true)
 			switch {
 			case errors.Is(err, abstractions.ErrDuplicateKey):
 				setCell(&fixed, sp.Column, old)
@@ -338,18 +357,18 @@ func (s *Store[T]) repair(ctx context.Context, pk, rk string, now, old *service.
 			return
 		}
 		if created {
-			_, err := s.delete(ctx, pk+abstractions.IDSeparator+rk, cur.ETag)
+			_, err := s.DeleteRow(ctx, pk+abstractions.IDSeparator+rk, cur.ETag)
 			if errors.Is(err, abstractions.ErrConcurrencyConflict) {
 				continue
 			}
 			return
 		}
-		v, err := s.decode(&fixed)
+		v, err := s.DecodeRow(&fixed)
 		if err != nil {
 			return
 		}
-		s.entity(v).ETag = cur.ETag
-		err = s.update(ctx, v, abstractions.Strict)
+		s.EntityOf(v).ETag = cur.ETag
+		err = s.UpdateRow(ctx, v, abstractions.Strict)
 		if errors.Is(err, abstractions.ErrConcurrencyConflict) || errors.Is(err, abstractions.ErrNotFound) {
 			continue // changed again: look again
 		}
@@ -389,10 +408,12 @@ func setCell(r *service.Row, name string, from *service.Row) {
 	r.Properties = props
 }
 
-func (s *Store[T]) deleteUnique(ctx context.Context, id, ifMatch string) (bool, error) {
-	_, pk, rk, err := s.core.ResolveID("delete", id)
+// Delete deletes the row id, on condition of the version read (or ifMatch), then releases
+// its claims.
+func (s *Writes[T]) Delete(ctx context.Context, id, ifMatch string) (bool, error) {
+	_, pk, rk, err := s.Core.ResolveID("delete", id)
 	if err != nil {
-		return s.delete(ctx, id, ifMatch)
+		return s.DeleteRow(ctx, id, ifMatch)
 	}
 	var lastErr error
 	for attempt := 1; attempt <= engine.SplitAttempts; attempt++ {
@@ -404,13 +425,13 @@ func (s *Store[T]) deleteUnique(ctx context.Context, id, ifMatch string) (bool, 
 			return false, err
 		}
 		if old == nil {
-			return s.delete(ctx, id, ifMatch)
+			return s.DeleteRow(ctx, id, ifMatch)
 		}
 		cond := ifMatch
 		if cond == "" {
 			cond = old.ETag // so that the values released are the ones deleted
 		}
-		deleted, err := s.delete(ctx, id, cond)
+		deleted, err := s.DeleteRow(ctx, id, cond)
 		if errors.Is(err, abstractions.ErrConcurrencyConflict) && ifMatch == "" {
 			lastErr = err
 			continue
@@ -421,6 +442,6 @@ func (s *Store[T]) deleteUnique(ctx context.Context, id, ifMatch string) (bool, 
 		s.releaseChanged(ctx, pk, rk, old, nil)
 		return true, nil
 	}
-	return false, &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: "delete", Table: s.core.Name, PartitionKey: pk, RowKey: rk, Err: lastErr,
+	return false, &abstractions.StoreError{Kind: abstractions.ErrConcurrencyConflict, Op: "delete", Table: s.Core.Name, PartitionKey: pk, RowKey: rk, Err: lastErr,
 		Message: "other writers changed the row during each attempt; retry"}
 }
