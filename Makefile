@@ -108,8 +108,8 @@ feed-bench: ## Benchmark a change feed relay pass over 10 pending partitions, wi
 	@cd fidelity && go test -run '^$$' -bench '^BenchmarkFeedPass$$' -benchtime 50x .
 
 expiry-bench: ## Benchmark a sweep of 1,000 expired rows among 100,000 against one of those 1,000 alone, in memory and on Azurite (EXPIRY_ROWS=100000).
-	@cd fidelity && UNIFIED_TABLES_EXPIRY_BENCH_ROWS='$(EXPIRY_ROWS)' go test -count=1 -run '^$$' -bench '^BenchmarkSweepInMemory$$' -benchtime 5x .
-	@UNIFIED_TABLES_EXPIRY_BENCH=1 UNIFIED_TABLES_EXPIRY_BENCH_ROWS='$(EXPIRY_ROWS)' bash scripts/with-azurite.sh go test -count=1 -run '^$$' -bench '^BenchmarkSweep$$' -benchtime 1x -timeout 60m ./tables/expiry/
+	@cd fidelity && UNIFIED_TABLES_EXPIRY_BENCH_ROWS='$(EXPIRY_ROWS)' go test -count=1 -run '^$$' -bench '^BenchmarkSweep$$/^memory' -benchtime 5x .
+	@UNIFIED_TABLES_EXPIRY_BENCH=1 UNIFIED_TABLES_EXPIRY_BENCH_ROWS='$(EXPIRY_ROWS)' bash scripts/with-azurite.sh bash -c 'cd fidelity && go test -count=1 -run "^$$" -bench "^BenchmarkSweep$$/^azurite" -benchtime 1x -timeout 60m .'
 
 soak: ## Run the soak test long (SOAK_OPS=1000 operations per goroutine, 32 goroutines) on Azurite and in memory.
 	@UNIFIED_TABLES_SOAK_OPS=$${SOAK_OPS:-1000} bash scripts/with-azurite.sh go test -count=1 -timeout 30m -run '^TestSoak$$' -v ./fidelity/ | grep -E '^(---|ok|FAIL|PASS)|soak_test'

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -181,40 +179,6 @@ func TestVerifyKeepsTheExpiryIndex(t *testing.T) {
 	rep, err = index.Verify(ctx, s, "", nil)
 	if err != nil || !rep.Consistent() {
 		t.Fatalf("Verify after the rebuild = %+v, %v", rep, err)
-	}
-}
-
-// BenchmarkSweep compares sweeping 1,000 expired rows in a table of 100,000 with sweeping a
-// table of those 1,000 alone. Filling the big table takes minutes on Azurite, so it runs
-// only with UNIFIED_TABLES_EXPIRY_BENCH=1 (make expiry-bench); the rows counts shrink with
-// UNIFIED_TABLES_EXPIRY_BENCH_ROWS.
-func BenchmarkSweep(b *testing.B) {
-	if os.Getenv("UNIFIED_TABLES_EXPIRY_BENCH") != "1" {
-		b.Skip("set UNIFIED_TABLES_EXPIRY_BENCH=1 (make expiry-bench)")
-	}
-	rows := 100_000
-	if n, err := strconv.Atoi(os.Getenv("UNIFIED_TABLES_EXPIRY_BENCH_ROWS")); err == nil && n > 0 {
-		rows = n
-	}
-	for _, n := range []int{1000, rows} {
-		b.Run(fmt.Sprintf("1000-expired-of-%d", n), func(b *testing.B) {
-			ctx := context.Background()
-			var requests int64
-			for range b.N {
-				b.StopTimer()
-				s, c, clk := fixture(b, "expbench")
-				fill(b, s, n, 50, 1000)
-				clk.add(time.Hour)
-				before := c.calls.Load()
-				b.StartTimer()
-				rep, err := expiry.Sweep(ctx, s, nil)
-				if err != nil || rep.Swept != 1000 {
-					b.Fatalf("sweep: %+v, %v", rep, err)
-				}
-				requests += c.calls.Load() - before
-			}
-			b.ReportMetric(float64(requests)/float64(b.N), "requests/op")
-		})
 	}
 }
 

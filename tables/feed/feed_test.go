@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.uber.org/goleak"
 
@@ -254,20 +252,7 @@ func TestHandlerFailures(t *testing.T) {
 	if strings.Join(got, " ") != "q|c/0 p|b/0 p|a/0" {
 		t.Fatalf("after the replay: %v", got)
 	}
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
-		t.Fatal(err)
-	}
-	sums := map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if d, ok := m.Data.(metricdata.Sum[int64]); ok {
-				for _, p := range d.DataPoints {
-					sums[m.Name] += p.Value
-				}
-			}
-		}
-	}
+	sums := collect(t, reader).ints
 	if sums["udtables.feed.deliveries"] != 3 || sums["udtables.feed.failures"] != 2 || sums["udtables.feed.dead_letters"] != 1 {
 		t.Errorf("metrics: %v", sums)
 	}
