@@ -215,15 +215,7 @@ func TestUniqueRace(t *testing.T) {
 					}
 				}
 			}
-			switch {
-			case dup && b.Name == Azurite:
-				// An open defect (issue 38's note): on Azurite, about one run in eighty ends
-				// with two entities holding a value, after refused writes of one entity race
-				// with its other writes and deletes; the memory service, with more
-				// operations, has not shown it. Reported as a skip, never as a pass, until
-				// the protocol's window is found.
-				t.Skip("KNOWN DEFECT (issue 38): two entities hold one unique value after the race on Azurite; the calls are logged above")
-			case dup:
+			if dup {
 				t.Error("two entities hold one unique value")
 			}
 			if _, err := ix.SweepClaims(ctx); err != nil {

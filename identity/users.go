@@ -134,8 +134,9 @@ func (s *UserStore) Create(ctx context.Context, u *User) error {
 		return err
 	}
 	if err := s.emails.claim(ctx, v.UserId, v.NormalizedEmail); err != nil {
-		_ = s.names.release(detached(ctx), v.UserId, v.NormalizedUserName)
+		// The row goes first: a release keeps the claim of a value the row still holds.
 		_, _ = s.t.Users.Delete(detached(ctx), v.ID, "")
+		_ = s.names.release(detached(ctx), v.UserId, v.NormalizedUserName)
 		return err
 	}
 	*u = v
@@ -171,10 +172,12 @@ func (s *UserStore) Update(ctx context.Context, u *User) error {
 			continue
 		}
 		if err := x.claim(ctx, stored.UserId, x.value(stored)); err != nil {
+			// The row is put back first: a release keeps the claim of a value the row
+			// still holds.
+			s.rows.restore(detached(ctx), id, old, stored)
 			for _, m := range moved {
 				_ = m.release(detached(ctx), stored.UserId, m.value(stored))
 			}
-			s.rows.restore(detached(ctx), id, old, stored)
 			return err
 		}
 		moved = append(moved, x)

@@ -13,9 +13,11 @@
 //   - a claim row is created, never upserted, so two racing claimers cannot both win; a
 //     stale claim (its owner gone, or holding another value) is taken over by a write on
 //     condition of the version read;
-//   - a release deletes the claim only when it names the releasing owner, on condition of
-//     the version read, so it never removes a claim another owner took over meanwhile; a
-//     release that does not happen leaves a stale claim, which lookups treat as absent;
+//   - a release deletes the claim only when it names the releasing owner and is stale (the
+//     owner's row no longer holds the value), on condition of the version read, so it never
+//     removes a claim another owner took over meanwhile, nor one a later write of the same
+//     owner confirmed; a release that does not happen leaves a stale claim, which lookups
+//     treat as absent;
 //   - a lookup checks the claim row and the owner's row, so a stale claim, and a row that
 //     claims another value sharing its key, are never taken for a match.
 package claims
@@ -157,8 +159,11 @@ func (x Index[C, O]) live(ctx context.Context, c Claim[C]) (bool, error) {
 	return ok, err
 }
 
-// Release deletes the claim of value when it names owner, on condition of the version read;
-// a claim of another owner or another value, or none, is left as it is.
+// Release deletes the claim of value when it names owner and the owner's row no longer
+// holds value, on condition of the version read; a claim of another owner or another value,
+// or none, is left as it is, and so is the claim of an owner whose row holds the value again
+// (a later write of the owner that confirmed it: deleting it would leave the row holding an
+// unclaimed value). Release the values a failed write claimed after putting its row back.
 func (x Index[C, O]) Release(ctx context.Context, value, owner string) error {
 	cur, err := x.Rows.Read(ctx, value)
 	if errors.Is(err, abstractions.ErrNotFound) {
@@ -169,6 +174,12 @@ func (x Index[C, O]) Release(ctx context.Context, value, owner string) error {
 	}
 	if cur.Value != value || !x.Rows.Same(cur.Owner, owner) {
 		return nil
+	}
+	// The owner's row is read after the claim: a write of the owner that holds the value
+	// again and confirms its claim after this look changes the claim's version, and the
+	// delete below fails.
+	if live, err := x.live(ctx, cur); err != nil || live {
+		return err
 	}
 	err = x.Rows.Delete(ctx, cur)
 	if errors.Is(err, abstractions.ErrNotFound) || errors.Is(err, abstractions.ErrConcurrencyConflict) {

@@ -152,6 +152,12 @@ func TestClaimHeldStaleAndRelease(t *testing.T) {
 	if err := x.Release(ctx, "apple", "u1"); err != nil || r.claims["a"].Owner != "u2" {
 		t.Fatalf("release by another owner: %v, claim %+v", err, r.claims["a"])
 	}
+	// The owner's row holds the value: its claim stays (a later write of the owner confirmed
+	// it); once the row holds another value, the claim goes.
+	if err := x.Release(ctx, "apple", "u2"); err != nil || r.claims["a"].Owner != "u2" {
+		t.Fatalf("release by an owner whose row holds the value: %v, claim %+v", err, r.claims["a"])
+	}
+	r.owners["u2"] = "cherry"
 	if err := x.Release(ctx, "apple", "u2"); err != nil || len(r.claims) != 0 {
 		t.Fatalf("release: %v, claims %v", err, r.claims)
 	}
@@ -253,5 +259,61 @@ func TestWaitEndsTheClaim(t *testing.T) {
 	x := claims.Index[string, string]{Rows: newRows(), Attempts: 3, Wait: func(context.Context, int) error { return stop }}
 	if err := x.Claim(context.Background(), "apple", "u1"); !errors.Is(err, stop) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// An owner whose value moves away and back, in two writes that overlap: the first write's
+// release must not delete the claim the second write confirmed, or the row would hold an
+// unclaimed value a third owner could claim.
+func TestReleaseKeepsAClaimConfirmedAgain(t *testing.T) {
+	ctx := context.Background()
+	r := newRows()
+	x := index(r)
+	r.owners["u1"] = "apple"
+	if err := x.Claim(ctx, "apple", "u1"); err != nil {
+		t.Fatal(err)
+	}
+	// Write 1 moves u1 to banana; write 2 moves it back to apple and confirms its claim
+	// while write 1's release is under way: after the release read the claim, before it
+	// looks at the owner's row.
+	r.owners["u1"] = "banana"
+	r.before = func(call string) {
+		if call == "owner" {
+			r.before = nil
+			r.owners["u1"] = "apple"
+			if err := x.Reclaim(ctx, "apple", "u1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := x.Release(ctx, "apple", "u1"); err != nil {
+		t.Fatal(err)
+	}
+	if r.claims["a"].Owner != "u1" {
+		t.Fatalf("the claim u1's row holds again was released: %+v", r.claims)
+	}
+	// The same, with the confirmation after the release's look at the owner's row: the
+	// delete is on condition of the version the release read, which the confirmation
+	// changed.
+	r.owners["u1"] = "banana"
+	r.before = func(call string) {
+		if call == "delete" {
+			r.before = nil
+			r.owners["u1"] = "apple"
+			if err := x.Reclaim(ctx, "apple", "u1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := x.Release(ctx, "apple", "u1"); err != nil {
+		t.Fatal(err)
+	}
+	if r.claims["a"].Owner != "u1" {
+		t.Fatalf("the claim u1 confirmed during the release was deleted: %+v", r.claims)
+	}
+	r.owners["u2"] = "apple"
+	var held *claims.Held
+	if err := x.Claim(ctx, "apple", "u2"); !errors.As(err, &held) {
+		t.Fatalf("a third owner's claim: %v, want *Held", err)
 	}
 }

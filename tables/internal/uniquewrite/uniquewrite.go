@@ -80,8 +80,10 @@ func (s *Writes[T]) checkUnique(op string, v *T) (*service.Row, error) {
 
 // claimChanged claims the values of now for the owner pk, rk; a value before (the row the
 // write replaced) holds too is claimed again (claims.Index.Reclaim says why). On a failure
-// it releases the claims it made (of values before did not hold) and returns the error.
-func (s *Writes[T]) claimChanged(ctx context.Context, op, pk, rk string, now, before *service.Row) error {
+// it runs undo (when set), which puts the row back, then releases the claims it made (of
+// values before did not hold), and returns the error: a release leaves the claim of a value
+// the owner's row still holds, so the row goes back first.
+func (s *Writes[T]) claimChanged(ctx context.Context, op, pk, rk string, now, before *service.Row, undo func()) error {
 	cpks, vals, err := s.uniqueValues(now)
 	if err != nil {
 		return err
@@ -99,6 +101,9 @@ func (s *Writes[T]) claimChanged(ctx context.Context, op, pk, rk string, now, be
 		}
 		again := old != nil && old[i] == cpk
 		if err := s.Core.Claim(ctx, op, &s.Core.Uniques[i], cpk, vals[i], pk, rk, again); err != nil {
+			if undo != nil {
+				undo()
+			}
 			s.releaseMade(ctx, made, cpks, pk, rk)
 			return err
 		}
@@ -166,8 +171,7 @@ func (s *Writes[T]) Create(ctx context.Context, v *T) error {
 		return err
 	}
 	pk, rk := abstractions.SplitID(s.EntityOf(&w).ID)
-	if err := s.claimChanged(ctx, "create", pk, rk, now, nil); err != nil {
-		s.undo(ctx, &w, now, nil)
+	if err := s.claimChanged(ctx, "create", pk, rk, now, nil, func() { s.undo(ctx, &w, now, nil) }); err != nil {
 		return err
 	}
 	*v = w
@@ -248,8 +252,7 @@ func (s *Writes[T]) replace(ctx context.Context, op string, v *T, mode abstracti
 		if err != nil {
 			return err
 		}
-		if err := s.claimChanged(ctx, op, pk, rk, now, old); err != nil {
-			s.undo(ctx, &w, now, old)
+		if err := s.claimChanged(ctx, op, pk, rk, now, old, func() { s.undo(ctx, &w, now, old) }); err != nil {
 			return err
 		}
 		if old != nil {
@@ -298,7 +301,7 @@ func (s *Writes[T]) undo(ctx context.Context, written *T, now, old *service.Row)
 				continue
 			}
 			col := s.Core.Uniques[i].Column
-			if errors.Is(s.Core.Claim(ctx, "undo", &s.Core.Uniques[i], cpk, vals[i], pk, rk, true), abstractions.ErrDuplicateKey) {
+			if lostClaim(s.Core.Claim(ctx, "undo", &s.Core.Uniques[i], cpk, vals[i], pk, rk, true)) {
 				lost.Properties = append(lost.Properties, service.Property{Name: col, Value: vals[i]})
 			}
 		}
@@ -346,7 +349,7 @@ func (s *Writes[T]) repair(ctx context.Context, pk, rk string, now, old *service
 			sp := &s.Core.Uniques[i]
 			err := s.Core.Claim(ctx, "undo", sp, cpk, mustGet(cur, sp.Column), pk, rk, true)
 			switch {
-			case errors.Is(err, abstractions.ErrDuplicateKey):
+			case lostClaim(err):
 				setCell(&fixed, sp.Column, old)
 				changed = true
 			case err != nil:
@@ -375,7 +378,7 @@ func (s *Writes[T]) repair(ctx context.Context, pk, rk string, now, old *service
 		if err != nil {
 			return
 		}
-		if s.claimChanged(ctx, "undo", pk, rk, &fixed, cur) == nil {
+		if s.claimChanged(ctx, "undo", pk, rk, &fixed, cur, nil) == nil {
 			return
 		}
 		// What was put back was taken over meanwhile: take it out too.
@@ -384,6 +387,13 @@ func (s *Writes[T]) repair(ctx context.Context, pk, rk string, now, old *service
 		}
 		old = nil
 	}
+}
+
+// lostClaim reports whether the claim of a value an undo or a repair puts back, or finds
+// in the row, failed such that the row must not keep the value: another entity holds it,
+// or its claim row kept changing (a claim that cannot be confirmed is not kept unclaimed).
+func lostClaim(err error) bool {
+	return errors.Is(err, abstractions.ErrDuplicateKey) || errors.Is(err, abstractions.ErrConcurrencyConflict)
 }
 
 // mustGet returns the cell name of r (the caller checked that it has one).
