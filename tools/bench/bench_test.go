@@ -247,12 +247,12 @@ func TestRunAzurite(t *testing.T) {
 			t.Errorf("no row for %q", name)
 		}
 	}
-	for _, name := range []string{"insert, indexed (÷ unindexed)", "update (Strict), indexed (÷ unindexed)", z.lookupName()} {
+	for _, name := range []string{"insert, indexed (÷ unindexed)", "insert, indexed (÷ raw transaction of its two rows)", "update (Strict), indexed (÷ unindexed)", z.lookupName()} {
 		if az[name] == nil {
 			t.Errorf("no row for %q", name)
 		}
 	}
-	if want := len(workloadNames(z)) + 2 + len(bulkDegrees) + 1 + 3; len(az) != want {
+	if want := len(workloadNames(z)) + 2 + len(bulkDegrees) + 1 + 4; len(az) != want {
 		t.Errorf("%d azure rows, want %d", len(az), want)
 	}
 	hot := az[z.hotRowName()]
