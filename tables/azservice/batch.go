@@ -32,9 +32,11 @@ import (
 //
 // The request body is written here (see batchBody), not by the SDK: the SDK decodes each
 // entity into a map and encodes it again, which for a transaction of a few megabytes costs
-// more time than the request itself. The SDK's transaction call still sends the request,
-// through the client's pipeline (retries, authentication, logging, tracing), with the body
-// put in place by the batchBodies policy.
+// more time than the request itself. The row client sends it (rowClient.transact), as it
+// sends single-row writes; an account whose entity requests go through aztables (an Azure
+// Cosmos DB endpoint) sends it through the SDK's transaction call, with the body put in
+// place by the batchBodies policy. Either way the request goes through a pipeline of the
+// client options (retries, authentication, logging, tracing).
 //
 // A failure of one action is a *service.TransactionError whose Err is the
 // *abstractions.StatusError of that action, read from the multipart response (the SDK
@@ -83,6 +85,9 @@ func (s *Service) Transact(ctx context.Context, table string, actions []service.
 	}
 	*bp = buf
 	b := &batchBody{table: table, actions: actions, entities: buf, ends: ends}
+	if s.rows != nil {
+		return s.rows.transact(ctx, b)
+	}
 
 	// The SDK is handed one action standing for the transaction, which the batchBodies
 	// policy replaces with b's body. Should the policy not run, this action is what the
@@ -94,20 +99,11 @@ func (s *Service) Transact(ctx context.Context, table string, actions []service.
 		return nil, errors.New("azservice: the transaction was not sent: the client lacks the batchBodies policy that the constructors of this package install")
 	}
 	if err == nil {
-		var etags []string
+		var body []byte
 		if raw != nil {
-			if body, perr := runtime.Payload(raw); perr == nil {
-				etags = parseBatchETags(body, len(actions))
-			}
+			body, _ = runtime.Payload(raw)
 		}
-		out := make([]service.Written, len(actions))
-		for i, tag := range etags {
-			if tag != "" && actions[i].Op != service.OpDelete {
-				out[i].ETag = tag
-				out[i].Timestamp, _ = etagTime(tag)
-			}
-		}
-		return out, nil
+		return written(actions, body), nil
 	}
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
@@ -133,6 +129,19 @@ func (s *Service) Transact(ctx context.Context, table string, actions []service.
 		}
 	}
 	return nil, mapError(ctx, "transaction", err)
+}
+
+// written returns the versions a successful transaction's response body reports for its
+// actions (none where it cannot tell them).
+func written(actions []service.Action, body []byte) []service.Written {
+	out := make([]service.Written, len(actions))
+	for i, tag := range parseBatchETags(body, len(actions)) {
+		if tag != "" && actions[i].Op != service.OpDelete {
+			out[i].ETag = tag
+			out[i].Timestamp, _ = etagTime(tag)
+		}
+	}
+	return out
 }
 
 // entitiesCap is about the length of the actions' entity bodies, counted from the lengths

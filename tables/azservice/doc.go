@@ -25,12 +25,14 @@
 //
 // # Requests
 //
-// Tables, queries and transactions go through aztables (a transaction with the body written
-// here, which a per-call policy puts in place of the SDK's). Point reads and single-row writes
+// Tables and queries go through aztables. Point reads, single-row writes and transactions
 // go through an azcore pipeline of the package's own, built from the same client options and
-// credential: they send the JSON the package wrote, where aztables would decode it into a
-// map and encode it again, and otherwise the same requests, with the same spans, telemetry
-// and errors. An Azure Cosmos DB table endpoint keeps aztables for every request.
+// credential: they send the JSON and the multipart bodies the package wrote, where aztables
+// would decode each entity into a map and encode it again (and parse a transaction's
+// response a second time), and otherwise the same requests, with the same spans, telemetry
+// and errors. An Azure Cosmos DB table endpoint keeps aztables for every request (a
+// transaction with the body written here, which a per-call policy puts in place of the
+// SDK's).
 //
 // # Errors
 //

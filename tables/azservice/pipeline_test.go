@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -391,5 +392,129 @@ func TestEntityRequestsLiveWithSAS(t *testing.T) {
 	}
 	if _, err := s.GetRow(ctx, table, "p", "r'1", nil); !abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		t.Fatalf("read after delete: %v, want 404 ResourceNotFound", err)
+	}
+}
+
+// batchServer answers each $batch with a multipart response of one inner response per
+// change-set part: 204 with an ETag, or, with failAt ≥ 0, a 412 for that action. It records
+// each request's line, headers and body, the random boundaries replaced by fixed names.
+type batchServer struct {
+	mu     sync.Mutex
+	reqs   []seen
+	failAt int
+}
+
+var boundaryName = regexp.MustCompile(`(batch|changeset)_[0-9a-f-]{36}`)
+
+func (bs *batchServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s := seen{Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Header: map[string]string{}}
+	for _, h := range recordedHeaders {
+		if v := r.Header.Get(h); v != "" {
+			s.Header[h] = boundaryName.ReplaceAllString(v, "${1}_B")
+		}
+	}
+	if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "SharedKey") {
+		s.Header["Authorization"] = strings.Fields(auth)[0]
+	}
+	s.Body = map[string]any{"multipart": boundaryName.ReplaceAllString(string(body), "${1}_B")}
+	bs.mu.Lock()
+	bs.reqs = append(bs.reqs, s)
+	bs.mu.Unlock()
+	n := strings.Count(string(body), "Content-Type: application/http")
+	var out strings.Builder
+	out.WriteString("--batchresponse_1\r\nContent-Type: multipart/mixed; boundary=changesetresponse_1\r\n\r\n")
+	for i := range n {
+		out.WriteString("--changesetresponse_1\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
+		if i == bs.failAt {
+			out.WriteString("HTTP/1.1 412 Precondition Failed\r\nContent-Type: application/json;odata=minimalmetadata;charset=utf-8\r\n\r\n")
+			fmt.Fprintf(&out, `{"odata.error":{"code":"UpdateConditionNotSatisfied","message":{"lang":"en-US","value":"%d:The update condition specified in the request was not satisfied.\nRequestId:x\nTime:y"}}}`+"\r\n", i)
+			break
+		}
+		fmt.Fprintf(&out, "HTTP/1.1 204 No Content\r\nETag: W/\"datetime'2026-03-04T05%%3A06%%3A07.000000%dZ'\"\r\n\r\n\r\n", i)
+	}
+	out.WriteString("--changesetresponse_1--\r\n\r\n--batchresponse_1--\r\n")
+	w.Header().Set("Content-Type", "multipart/mixed; boundary=batchresponse_1")
+	w.WriteHeader(http.StatusAccepted)
+	io.WriteString(w, out.String())
+}
+
+func (bs *batchServer) take() []seen {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	out := bs.reqs
+	bs.reqs = nil
+	return out
+}
+
+// A transaction leaves aztables' SubmitTransaction for the row client: the service sees the
+// same request, and the versions and the failing action come back the same.
+func TestTransactionRequestsMatchTheSDKs(t *testing.T) {
+	ctx := context.Background()
+	bs := &batchServer{}
+	srv := httptest.NewServer(bs)
+	t.Cleanup(srv.Close)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	conn := "DefaultEndpointsProtocol=http;AccountName=" + testAccount + ";AccountKey=" + testKey + ";TableEndpoint=" + srv.URL + "/" + testAccount + ";"
+	direct, err := NewFromConnectionString(conn, &Options{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaSDK := *direct
+	viaSDK.rows = nil
+	row := func(rk string) service.Row {
+		return service.Row{PartitionKey: "p q", RowKey: rk, Properties: []service.Property{prop("S", service.String("x")), prop("D", service.Double(5))}}
+	}
+	acts := []service.Action{
+		{Op: service.OpInsert, Row: row("a")},
+		{Op: service.OpReplace, Row: row("b"), IfMatch: testETag},
+		{Op: service.OpUpsertMerge, Row: row("c")},
+		{Op: service.OpDelete, Row: service.Row{PartitionKey: "p q", RowKey: "d"}, IfMatch: "*"},
+	}
+	for _, failAt := range []int{-1, 1} {
+		bs.failAt = failAt
+		gotSDK, errSDK := viaSDK.Transact(ctx, "Tbl", acts)
+		sdkReq := bs.take()
+		got, err := direct.Transact(ctx, "Tbl", acts)
+		req := bs.take()
+		if len(req) != 1 || len(sdkReq) != 1 {
+			t.Fatalf("requests: %d direct, %d through the SDK; want 1 each", len(req), len(sdkReq))
+		}
+		if d := cmp.Diff(sdkReq[0], req[0]); d != "" {
+			t.Errorf("failAt %d: the request differs from aztables' (-aztables +direct):\n%s", failAt, d)
+		}
+		if d := cmp.Diff(gotSDK, got); d != "" {
+			t.Errorf("failAt %d: the result differs (-aztables +direct):\n%s", failAt, d)
+		}
+		if failAt < 0 {
+			if err != nil || errSDK != nil || len(got) != len(acts) || got[0].ETag == "" || got[3].ETag != "" {
+				t.Fatalf("errors: direct %v, SDK %v; versions %v", err, errSDK, got)
+			}
+			continue
+		}
+		var te, teSDK *service.TransactionError
+		var se, seSDK *abstractions.StatusError
+		if !errors.As(err, &te) || !errors.As(errSDK, &teSDK) || !errors.As(err, &se) || !errors.As(errSDK, &seSDK) {
+			t.Fatalf("errors: direct %v, SDK %v; want *service.TransactionError of a *StatusError both", err, errSDK)
+		}
+		if te.Index != failAt || te.Index != teSDK.Index || se.StatusCode != seSDK.StatusCode || se.ErrorCode != seSDK.ErrorCode || se.Message != seSDK.Message {
+			t.Errorf("errors differ: direct %d %d %s %q, SDK %d %d %s %q", te.Index, se.StatusCode, se.ErrorCode, se.Message,
+				teSDK.Index, seSDK.StatusCode, seSDK.ErrorCode, seSDK.Message)
+		}
+	}
+}
+
+func TestInnerFailure(t *testing.T) {
+	for body, want := range map[string]bool{
+		"HTTP/1.1 204 No Content\r\n":                 false,
+		"--x\r\nHTTP/1.1 412 Precondition Failed\r\n": true,
+		"HTTP/1.1 500 Internal\r\n":                   true,
+		`{"v":"HTTP/1.1 400"}`:                        false,
+		"":                                            false,
+	} {
+		if got := innerFailure([]byte(body)); got != want {
+			t.Errorf("innerFailure(%q) = %v, want %v", body, got, want)
+		}
 	}
 }
