@@ -274,42 +274,26 @@ func TestReleaseKeepsAClaimConfirmedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Write 1 moves u1 to banana; write 2 moves it back to apple and confirms its claim
-	// while write 1's release is under way: after the release read the claim, before it
-	// looks at the owner's row.
-	r.owners["u1"] = "banana"
-	r.before = func(call string) {
-		if call == "owner" {
-			r.before = nil
-			r.owners["u1"] = "apple"
-			if err := x.Reclaim(ctx, "apple", "u1"); err != nil {
-				t.Fatal(err)
+	// while write 1's release is under way: before the release looks at the owner's row
+	// (which then holds apple: the claim stays), or after it (the delete is on condition of
+	// the version the release read, which the confirmation changed).
+	for _, during := range []string{"owner", "delete"} {
+		r.owners["u1"] = "banana"
+		r.before = func(call string) {
+			if call == during {
+				r.before = nil
+				r.owners["u1"] = "apple"
+				if err := x.Reclaim(ctx, "apple", "u1"); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-	}
-	if err := x.Release(ctx, "apple", "u1"); err != nil {
-		t.Fatal(err)
-	}
-	if r.claims["a"].Owner != "u1" {
-		t.Fatalf("the claim u1's row holds again was released: %+v", r.claims)
-	}
-	// The same, with the confirmation after the release's look at the owner's row: the
-	// delete is on condition of the version the release read, which the confirmation
-	// changed.
-	r.owners["u1"] = "banana"
-	r.before = func(call string) {
-		if call == "delete" {
-			r.before = nil
-			r.owners["u1"] = "apple"
-			if err := x.Reclaim(ctx, "apple", "u1"); err != nil {
-				t.Fatal(err)
-			}
+		if err := x.Release(ctx, "apple", "u1"); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if err := x.Release(ctx, "apple", "u1"); err != nil {
-		t.Fatal(err)
-	}
-	if r.claims["a"].Owner != "u1" {
-		t.Fatalf("the claim u1 confirmed during the release was deleted: %+v", r.claims)
+		if r.claims["a"].Owner != "u1" {
+			t.Fatalf("confirmed during the release's %s: the claim u1's row holds again was deleted: %+v", during, r.claims)
+		}
 	}
 	r.owners["u2"] = "apple"
 	var held *claims.Held
