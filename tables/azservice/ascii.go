@@ -20,7 +20,9 @@ import (
 // replacement characters, and a value near a size limit may grow past it and be refused
 // (Azure/Azurite#2670; the multipart bodies of transactions are read whole and are not
 // affected). An ASCII body has no character to split. The constructors add the policy only
-// for the emulator's development account: on Azure it would only make bodies longer.
+// for the emulator's development account (on Azure it would only make bodies longer), to
+// the aztables clients; the row client escapes the entity bodies it writes as it writes
+// them (rowClient.write), without reading them back.
 //
 // Outside JSON strings, JSON is ASCII, so escaping every non-ASCII character of the body
 // changes no structure. The body is the SDK's own encoding (it decodes and re-encodes each

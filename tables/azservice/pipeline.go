@@ -46,6 +46,9 @@ type rowClient struct {
 	tracer   tracing.Tracer
 	endpoint string // the table endpoint, without a trailing "/" or a query
 	query    string // "?" + the SAS when the account uses one, else ""
+	// ascii makes entity bodies ASCII, for the emulator (see asciiBodies): the row client
+	// escapes the body it wrote, where the policy would read it back first.
+	ascii bool
 }
 
 // credential is how a rowClient authenticates: exactly one of key and token is set, or
@@ -59,7 +62,8 @@ type credential struct {
 // newRowClient returns the rowClient of the endpoint, or nil when the endpoint is one
 // aztables treats specially (an Azure Cosmos DB table endpoint, whose requests aztables
 // rewrites): such accounts keep sending entity requests through aztables. For the emulator
-// (emulator set) entity bodies are sent as ASCII, as aztables' are (see asciiBodies).
+// (emulator set) entity bodies are sent as ASCII, as aztables' are (see asciiBodies): the
+// row client escapes the bodies it writes itself.
 func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator bool) (*rowClient, error) {
 	if isCosmosEndpoint(endpoint) {
 		return nil, nil
@@ -70,9 +74,6 @@ func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator
 	}
 	co = azconn.Redacting(co)
 	plOpts := runtime.PipelineOptions{Tracing: runtime.TracingOptions{Namespace: "Microsoft.Tables"}}
-	if emulator {
-		plOpts.PerCall = []policy.Policy{asciiBodies{}}
-	}
 	switch {
 	case cred.key != nil:
 		plOpts.PerRetry = []policy.Policy{newSharedKeyLite(cred.account, cred.key)}
@@ -86,7 +87,7 @@ func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator
 	if err != nil {
 		return nil, err
 	}
-	c := &rowClient{pl: client.Pipeline(), tracer: client.Tracer(), endpoint: strings.TrimSuffix(endpoint, "/")}
+	c := &rowClient{pl: client.Pipeline(), tracer: client.Tracer(), endpoint: strings.TrimSuffix(endpoint, "/"), ascii: emulator}
 	if sas != "" {
 		c.query = "?" + strings.TrimPrefix(sas, "?")
 	}
@@ -206,6 +207,11 @@ func (c *rowClient) write(ctx context.Context, table string, a service.Action) (
 	body, err := appendEntity(make([]byte, 0, 512), pk, rk, a.Row.Properties)
 	if err != nil {
 		return service.Written{}, err
+	}
+	if c.ascii {
+		if i := firstNonASCII(body); i >= 0 {
+			body = escapeNonASCII(body, i)
+		}
 	}
 	var resp *http.Response
 	switch a.Op {
