@@ -6,7 +6,8 @@
 // (names, keys, sizes, ETags, conditions, transactions, query pages) is the memory
 // service's, stated once in its documentation; this package only translates.
 //
-// It is written with the standard library alone: the command that runs it links no Azure SDK.
+// The protocol is written with the standard library alone, over the memory service: the
+// command that runs it (tools/cmd/udtables-emulator) links no package of the Azure SDK.
 //
 // # Accounts and URLs
 //
