@@ -42,9 +42,11 @@
 // # What it refuses
 //
 // A request the emulator does not implement (service properties and statistics, table
-// ACLs, AtomPub or XML payloads, a query option other than $filter, $select, $top and
-// $format, a read inside a transaction, more than one change set) fails with 501
-// NotImplemented and changes nothing, rather than succeeding in a way the service would
-// not. A request body larger than 4 MiB fails with 413 RequestBodyTooLarge; a body that is
-// not the JSON the service reads fails with 400 InvalidInput.
+// ACLs, CORS preflight, shared access signatures, a query option other than $filter,
+// $select, $top and $format, a read inside a transaction, more than one change set) fails
+// with 501 NotImplemented and changes nothing, rather than succeeding in a way the service
+// would not. AtomPub, which the service no longer speaks, fails with 415
+// AtomFormatNotSupported, as there. A request body larger than 4 MiB fails with 413
+// RequestBodyTooLarge; a body that is not the JSON the service reads fails with 400
+// InvalidInput.
 package emulator

@@ -191,6 +191,10 @@ func (q *request) serve() {
 		return
 	}
 	q.body = body
+	if err := q.checkContentType(); err != nil {
+		q.fail(err)
+		return
+	}
 	q.route(rest)
 }
 

@@ -213,12 +213,13 @@ func TestRefusals(t *testing.T) {
 		{"table ACLs", "GET", "tab1?comp=acl", "", nil},
 		{"service properties", "GET", "?restype=service&comp=properties", "", nil},
 		{"service statistics", "GET", "?restype=service&comp=stats", "", nil},
-		{"AtomPub", "GET", "tab1()", "", []string{"Accept", "application/atom+xml"}},
 		{"a preflight", "OPTIONS", "tab1()", "", nil},
 		{"PUT on a table", "PUT", "tab1()", "{}", nil},
 	} {
 		wantError(t, tc.name, c.do(tc.method, tc.path, tc.body, tc.headers...), 501, "NotImplemented")
 	}
+	wantError(t, "an AtomPub response", c.do("GET", "tab1()", "", "Accept", "application/atom+xml"), 415, "AtomFormatNotSupported")
+	wantError(t, "an AtomPub entry", c.do("POST", "tab1", "<entry/>", "Content-Type", "application/atom+xml"), 415, "AtomFormatNotSupported")
 	for _, tc := range []struct{ name, body string }{
 		{"malformed JSON", `{"PartitionKey":"p",`},
 		{"a nested object", `{"PartitionKey":"p","RowKey":"r","A":{"x":1}}`},

@@ -22,6 +22,10 @@ func errNotImplemented(what string) error {
 		"The requested operation is not implemented on the specified resource. (The emulator does not support "+what+".)")
 }
 
+func errAtom() error {
+	return statusError(http.StatusUnsupportedMediaType, "AtomFormatNotSupported", "Atom format is not supported.")
+}
+
 func errInvalidInput(msg string) error {
 	return statusError(http.StatusBadRequest, "InvalidInput", msg)
 }

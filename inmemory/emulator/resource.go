@@ -157,8 +157,9 @@ const (
 )
 
 // metadataLevel reads the response format the request asks for, from $format or Accept.
-// JSON without an odata parameter, or any type, is minimal metadata; AtomPub and XML are
-// not implemented.
+// JSON without an odata parameter, or any type, is minimal metadata; AtomPub and XML, which
+// the service no longer speaks at the versions clients send, fail with 415
+// AtomFormatNotSupported.
 func (q *request) metadataLevel() (metadata, error) {
 	accept := q.r.URL.Query().Get("$format")
 	if accept == "" {
@@ -174,7 +175,7 @@ func (q *request) metadataLevel() (metadata, error) {
 			continue
 		}
 		switch mt {
-		case "application/json", "json":
+		case "application/json":
 			switch params["odata"] {
 			case "nometadata":
 				return noMetadata, nil
@@ -192,5 +193,18 @@ func (q *request) metadataLevel() (metadata, error) {
 	if anyType {
 		return minimalMetadata, nil
 	}
-	return 0, errNotImplemented("the response format " + accept)
+	return 0, errAtom()
+}
+
+// checkContentType refuses a request body that is not JSON (an AtomPub entry).
+func (q *request) checkContentType() error {
+	ct := q.r.Header.Get("Content-Type")
+	if len(q.body) == 0 || ct == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/atom+xml" || mt == "application/xml") {
+		return errAtom()
+	}
+	return nil
 }
