@@ -118,7 +118,12 @@ func TestEmulatorMatrix(t *testing.T) {
 // matrixDeviations are the matrix steps where Azurite is known to differ from the service:
 // the deviation's name in Deviations, and Azurite's answer.
 var matrixDeviations = map[string]struct{ deviation, azurite string }{
-	"a bad signature": {"bad-signature-code", "403 AuthorizationFailure"},
+	"a bad signature":                                  {"bad-signature-code", "403 AuthorizationFailure"},
+	"transaction across partitions":                    {"cross-partition-transaction", ""},
+	"create a table with a short name":                 {"table-name-code", "400 "},
+	"create a table named with a leading digit":        {"table-name-code", "400 "},
+	"insert a key with a slash":                        {"invalid-key-code", "400 InvalidInput"},
+	"insert a property name that is not an identifier": {"property-name-rules", ""},
 }
 
 // checkMatrix checks the expectations both sides must meet: the outcome of each step whose
@@ -126,23 +131,33 @@ var matrixDeviations = map[string]struct{ deviation, azurite string }{
 func checkMatrix(t *testing.T, side string, obs []observation) {
 	t.Helper()
 	want := map[string]string{
-		"create table":                      "",
-		"create table again":                "409 TableAlreadyExists",
-		"add":                               "",
-		"add again":                         "409 EntityAlreadyExists",
-		"replace with a stale etag":         "412 UpdateConditionNotSatisfied",
-		"merge with a stale etag":           "412 UpdateConditionNotSatisfied",
-		"delete with a stale etag":          "412 UpdateConditionNotSatisfied",
-		"replace with the etag":             "",
-		"merge with the etag":               "",
-		"update of a missing entity":        "404 ResourceNotFound",
-		"get a missing entity":              "404 ResourceNotFound",
-		"get from a missing table":          "404 TableNotFound",
-		"delete a missing table":            "404 ResourceNotFound",
-		"a bad signature":                   "403 AuthenticationFailed",
-		"transaction":                       "",
-		"transaction with a failing insert": "202 EntityAlreadyExists at 1",
-		"delete table":                      "",
+		"create table":                                     "",
+		"create table again":                               "409 TableAlreadyExists",
+		"add":                                              "",
+		"add again":                                        "409 EntityAlreadyExists",
+		"replace with a stale etag":                        "412 UpdateConditionNotSatisfied",
+		"merge with a stale etag":                          "412 UpdateConditionNotSatisfied",
+		"delete with a stale etag":                         "412 UpdateConditionNotSatisfied",
+		"replace with the etag":                            "",
+		"merge with the etag":                              "",
+		"update of a missing entity":                       "404 ResourceNotFound",
+		"get a missing entity":                             "404 ResourceNotFound",
+		"get from a missing table":                         "404 TableNotFound",
+		"delete a missing table":                           "404 ResourceNotFound",
+		"a bad signature":                                  "403 AuthenticationFailed",
+		"transaction":                                      "",
+		"transaction with a failing insert":                "202 EntityAlreadyExists at 1",
+		"transaction with a stale etag":                    "202 UpdateConditionNotSatisfied at 1",
+		"transaction of updates":                           "",
+		"transaction across partitions":                    "202 CommandsInBatchActOnDifferentPartitions at 1",
+		"transaction with a row twice":                     "202 InvalidDuplicateRow at 1",
+		"create a table with a short name":                 "400 OutOfRangeInput",
+		"create a table named with a leading digit":        "400 InvalidResourceName",
+		"insert a key with a slash":                        "400 OutOfRangeInput",
+		"insert a key with a quote":                        "",
+		"insert a string over 32K characters":              "400 PropertyValueTooLarge",
+		"insert a property name that is not an identifier": "400 PropertyNameInvalid",
+		"delete table":                                     "",
 	}
 	for _, o := range obs {
 		w, ok := want[o.Step]
@@ -298,6 +313,94 @@ func runMatrix(t *testing.T, endpoint, table string) []observation {
 		}
 	}
 	record("rows after the transactions", rows, nil)
+
+	// Transactions of updates: a stale ETag fails the action that carries it; a replace, a
+	// merge and an upsert commit together; more than 100 actions are refused.
+	stalePut := azcore.ETag(`W/"datetime'2020-01-01T00%3A00%3A00.0000000Z'"`)
+	tx = []aztables.TransactionAction{
+		{ActionType: aztables.TransactionTypeUpdateMerge, Entity: []byte(`{"PartitionKey":"p3","RowKey":"a","M":1}`), IfMatch: to.Ptr(azcore.ETagAny)},
+		{ActionType: aztables.TransactionTypeUpdateReplace, Entity: []byte(`{"PartitionKey":"p3","RowKey":"b","R":1}`), IfMatch: &stalePut},
+	}
+	_, err = tc.SubmitTransaction(ctx, tx, nil)
+	record("transaction with a stale etag", nil, err)
+	tx = []aztables.TransactionAction{
+		{ActionType: aztables.TransactionTypeUpdateMerge, Entity: []byte(`{"PartitionKey":"p3","RowKey":"a","M":1}`), IfMatch: to.Ptr(azcore.ETagAny)},
+		{ActionType: aztables.TransactionTypeUpdateReplace, Entity: []byte(`{"PartitionKey":"p3","RowKey":"b","R":1}`), IfMatch: to.Ptr(azcore.ETagAny)},
+		{ActionType: aztables.TransactionTypeInsertReplace, Entity: []byte(`{"PartitionKey":"p3","RowKey":"e","E":1}`)},
+		{ActionType: aztables.TransactionTypeDelete, Entity: []byte(`{"PartitionKey":"p3","RowKey":"c"}`)},
+	}
+	_, err = tc.SubmitTransaction(ctx, tx, nil)
+	record("transaction of updates", nil, err)
+	rows = nil
+	for pg := tc.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: to.Ptr("PartitionKey eq 'p3'"), Format: to.Ptr(aztables.MetadataFormatFull)}); pg.More(); {
+		page, err := pg.NextPage(ctx)
+		if err != nil {
+			record("rows after the updates, full metadata", nil, err)
+			break
+		}
+		for _, e := range page.Entities {
+			rows = append(rows, entityValue(e))
+		}
+	}
+	record("rows after the updates, full metadata", rows, nil)
+	tx = []aztables.TransactionAction{
+		{ActionType: aztables.TransactionTypeAdd, Entity: []byte(`{"PartitionKey":"p4","RowKey":"a"}`)},
+		{ActionType: aztables.TransactionTypeAdd, Entity: []byte(`{"PartitionKey":"p5","RowKey":"a"}`)},
+	}
+	_, err = tc.SubmitTransaction(ctx, tx, nil)
+	record("transaction across partitions", nil, err)
+	tx = []aztables.TransactionAction{
+		{ActionType: aztables.TransactionTypeAdd, Entity: []byte(`{"PartitionKey":"p6","RowKey":"a"}`)},
+		{ActionType: aztables.TransactionTypeAdd, Entity: []byte(`{"PartitionKey":"p6","RowKey":"a"}`)},
+	}
+	_, err = tc.SubmitTransaction(ctx, tx, nil)
+	record("transaction with a row twice", nil, err)
+
+	// Keys and names the service refuses, and values it takes.
+	_, err = sc.CreateTable(ctx, "ab", nil)
+	record("create a table with a short name", nil, err)
+	_, err = sc.CreateTable(ctx, "1abc", nil)
+	record("create a table named with a leading digit", nil, err)
+	_, err = tc.AddEntity(ctx, []byte(`{"PartitionKey":"p7","RowKey":"a/b"}`), nil)
+	record("insert a key with a slash", nil, err)
+	_, err = tc.AddEntity(ctx, []byte(`{"PartitionKey":"p7","RowKey":"it's"}`), nil)
+	record("insert a key with a quote", nil, err)
+	got, err = tc.GetEntity(ctx, "p7", "it's", nil)
+	record("get a key with a quote", entityValue(got.Value), err)
+	_, err = tc.AddEntity(ctx, []byte(`{"PartitionKey":"p7","RowKey":"u","Text":"héllo ✓ 𝄞","Neg":-7,"Zero@odata.type":"Edm.Double","Zero":0.0,"Big@odata.type":"Edm.Double","Big":1e300}`), nil)
+	record("insert text and numbers", nil, err)
+	got, err = tc.GetEntity(ctx, "p7", "u", &aztables.GetEntityOptions{Format: to.Ptr(aztables.MetadataFormatNone)})
+	record("get text and numbers", entityValue(got.Value), err)
+	_, err = tc.AddEntity(ctx, []byte(`{"PartitionKey":"p7","RowKey":"big","S":"`+strings.Repeat("x", 32*1024+1)+`"}`), nil)
+	record("insert a string over 32K characters", nil, err)
+	_, err = tc.AddEntity(ctx, []byte(`{"PartitionKey":"p7","RowKey":"bad name","1x":1}`), nil)
+	record("insert a property name that is not an identifier", nil, err)
+
+	// Pages of tables.
+	for i := range 3 {
+		if _, err := sc.CreateTable(ctx, fmt.Sprintf("%sp%d", table, i), nil); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = sc.DeleteTable(context.Background(), fmt.Sprintf("%sp%d", table, i), nil) })
+	}
+	var tpages [][]string
+	tp = sc.NewListTablesPager(&aztables.ListTablesOptions{
+		Filter: to.Ptr("TableName ge '" + table + "p' and TableName lt '" + table + "q'"),
+		Top:    to.Ptr(int32(2)),
+	})
+	for tp.More() {
+		page, err := tp.NextPage(ctx)
+		if err != nil {
+			record("tables in pages of 2", nil, err)
+			break
+		}
+		var ns []string
+		for _, tt := range page.Tables {
+			ns = append(ns, strings.TrimPrefix(*tt.Name, table))
+		}
+		tpages = append(tpages, ns)
+	}
+	record("tables in pages of 2", tpages, nil)
 
 	// A request signed with another key.
 	bad := matrixClient(t, endpoint, "AAAA"+emulator.DevelopmentKey[4:])
