@@ -56,20 +56,30 @@ func emulatorEndpoint(t *testing.T) string {
 }
 
 // azuriteEndpoint returns the table endpoint of the Azurite the environment names, or ""
-// when there is none.
+// when there is none, or when the connection string names an account other than the
+// development account (the matrix signs with its well-known key).
 func azuriteEndpoint(t *testing.T) string {
 	t.Helper()
 	conn, ok := azuritetest.LookupConnectionString(t)
 	if !ok {
 		return ""
 	}
-	for _, kv := range strings.Split(conn, ";") {
-		if v, ok := strings.CutPrefix(kv, "TableEndpoint="); ok {
-			return v
+	kv := map[string]string{}
+	for _, part := range strings.Split(conn, ";") {
+		if k, v, ok := strings.Cut(part, "="); ok {
+			kv[k] = v
 		}
 	}
-	t.Fatalf("%s names no TableEndpoint", azuritetest.ConnEnv)
-	return ""
+	switch {
+	case kv["UseDevelopmentStorage"] == "true":
+		return "http://127.0.0.1:10002/" + emulator.DevelopmentAccount
+	case kv["AccountName"] != emulator.DevelopmentAccount || kv["AccountKey"] != emulator.DevelopmentKey:
+		t.Logf("%s names another account than the development account", azuritetest.ConnEnv)
+		return ""
+	case kv["TableEndpoint"] == "":
+		t.Fatalf("%s names no TableEndpoint", azuritetest.ConnEnv)
+	}
+	return kv["TableEndpoint"]
 }
 
 // matrixClient returns a service client of endpoint's development account, signing with key.

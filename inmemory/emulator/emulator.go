@@ -54,8 +54,8 @@ type Options struct {
 	// Service returns the memory service that holds an account's tables; nil makes a new
 	// one (memservice.New()) for each account. It is called once per account, by New.
 	Service func(account string) *memservice.Service
-	// Logger receives one record per request (method, path, status, error code, duration);
-	// nil logs nothing.
+	// Logger receives one record per request (method, path, query, status, error code,
+	// duration, request id); nil logs nothing.
 	Logger *slog.Logger
 	// Now is the clock that request dates are checked against; nil is time.Now.
 	Now func() time.Time
@@ -119,6 +119,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		attrs := []slog.Attr{
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.EscapedPath()),
+			slog.String("query", r.URL.RawQuery),
 			slog.Int("status", rec.status),
 			slog.Duration("duration", time.Since(start)),
 			slog.String("request_id", req.id),
