@@ -17,11 +17,12 @@ import (
 
 // A batchPart is one request of a change set, read into the service's action.
 type batchPart struct {
-	action   service.Action
-	prefer   string // the part's Prefer header
-	level    metadata
-	table    string
-	insertOK bool // an insert: the response names the row and may carry it
+	action    service.Action
+	contentID string // the part's Content-ID, echoed in its response
+	prefer    string // the part's Prefer header
+	level     metadata
+	table     string
+	insertOK  bool // an insert: the response names the row and may carry it
 }
 
 // batch performs an entity-group transaction: a multipart/mixed body holding one change set
@@ -65,6 +66,9 @@ func (q *request) batch() {
 		var content []byte
 		if p.prefer != "" {
 			hdr.Set("Preference-Applied", p.prefer)
+		}
+		if p.contentID != "" {
+			hdr.Set("Content-ID", p.contentID)
 		}
 		if p.action.Op != service.OpDelete {
 			hdr.Set("ETag", written[i].ETag)
@@ -127,6 +131,9 @@ func (q *request) readBatch() ([]batchPart, int, error) {
 			return nil, i, errBadInput()
 		}
 		p, err := q.readBatchPart(raw)
+		if p.contentID == "" {
+			p.contentID = part.Header.Get("Content-ID")
+		}
 		if err != nil {
 			return nil, i, err
 		}
@@ -179,7 +186,7 @@ func (q *request) readBatchPart(raw []byte) (batchPart, error) {
 	if err != nil {
 		return batchPart{}, err
 	}
-	p := batchPart{prefer: strings.TrimSpace(req.Header.Get("Prefer")), level: level, table: res.table}
+	p := batchPart{prefer: strings.TrimSpace(req.Header.Get("Prefer")), contentID: req.Header.Get("Content-ID"), level: level, table: res.table}
 	body = bytes.TrimSpace(body)
 	switch {
 	case req.Method == http.MethodPost && res.kind == resEntities:

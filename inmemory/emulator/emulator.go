@@ -57,8 +57,6 @@ type Options struct {
 	// Logger receives one record per request (method, path, query, status, error code,
 	// duration, request id); nil logs nothing.
 	Logger *slog.Logger
-	// Now is the clock that request dates are checked against; nil is time.Now.
-	Now func() time.Time
 }
 
 // Handler is an http.Handler that speaks the Azure Table service's REST protocol over memory
@@ -66,7 +64,7 @@ type Options struct {
 type Handler struct {
 	accounts map[string]*account
 	log      *slog.Logger
-	now      func() time.Time
+	now      func() time.Time // the clock request dates are checked against
 }
 
 type account struct {
@@ -81,10 +79,7 @@ func New(opts *Options) (*Handler, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	h := &Handler{accounts: make(map[string]*account), log: opts.Logger, now: opts.Now}
-	if h.now == nil {
-		h.now = time.Now
-	}
+	h := &Handler{accounts: make(map[string]*account), log: opts.Logger, now: time.Now}
 	devKey, _ := base64.StdEncoding.DecodeString(DevelopmentKey)
 	all := append([]Account{{Name: DevelopmentAccount, Key: devKey}}, opts.Accounts...)
 	for _, a := range all {

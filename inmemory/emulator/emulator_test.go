@@ -328,7 +328,7 @@ func TestBatch(t *testing.T) {
 	ct, body = batchBody(base,
 		"POST BASE/tab1 HTTP/1.1\r\nAccept: application/json;odata=minimalmetadata\r\nContent-Type: application/json\r\nPrefer: return-no-content\r\n\r\n"+`{"PartitionKey":"p","RowKey":"a","N":1}`,
 		"POST BASE/tab1 HTTP/1.1\r\nAccept: application/json;odata=nometadata\r\nContent-Type: application/json\r\n\r\n"+`{"PartitionKey":"p","RowKey":"b","N":2}`,
-		"MERGE BASE/tab1(PartitionKey='p',RowKey='old') HTTP/1.1\r\nIf-Match: *\r\nContent-Type: application/json\r\n\r\n"+`{"B":2}`,
+		"MERGE BASE/tab1(PartitionKey='p',RowKey='old') HTTP/1.1\r\nContent-ID: 7\r\nIf-Match: *\r\nContent-Type: application/json\r\n\r\n"+`{"B":2}`,
 		"PUT BASE/tab1(PartitionKey='p',RowKey='c') HTTP/1.1\r\nContent-Type: application/json\r\n\r\n"+`{"C":3}`,
 	)
 	r = c.do("POST", "$batch", body, "Content-Type", ct)
@@ -341,6 +341,9 @@ func TestBatch(t *testing.T) {
 		if resp.StatusCode != want[i] || resp.Header.Get("ETag") == "" {
 			t.Errorf("action %d: %d, ETag %q; want %d", i, resp.StatusCode, resp.Header.Get("ETag"), want[i])
 		}
+	}
+	if id := resps[2].Header.Get("Content-ID"); id != "7" {
+		t.Errorf("the merge's Content-ID came back as %q", id)
 	}
 	if b, _ := io.ReadAll(resps[1].Body); !strings.HasPrefix(string(b), `{"PartitionKey":"p","RowKey":"b","Timestamp":"`) || !strings.HasSuffix(string(b), `"N":2}`) {
 		t.Errorf("the insert's content, without metadata: %s", b)
