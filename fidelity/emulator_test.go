@@ -44,7 +44,7 @@ type observation struct {
 
 // emulatorEndpoint starts the emulator in process and returns its development account's
 // table endpoint.
-func emulatorEndpoint(t *testing.T) string {
+func emulatorEndpoint(t testing.TB) string {
 	t.Helper()
 	h, err := emulator.New(nil)
 	if err != nil {
@@ -58,7 +58,7 @@ func emulatorEndpoint(t *testing.T) string {
 // azuriteEndpoint returns the table endpoint of the Azurite the environment names, or ""
 // when there is none, or when the connection string names an account other than the
 // development account (the matrix signs with its well-known key).
-func azuriteEndpoint(t *testing.T) string {
+func azuriteEndpoint(t testing.TB) string {
 	t.Helper()
 	conn, ok := azuritetest.LookupConnectionString(t)
 	if !ok {
@@ -83,7 +83,7 @@ func azuriteEndpoint(t *testing.T) string {
 }
 
 // matrixClient returns a service client of endpoint's development account, signing with key.
-func matrixClient(t *testing.T, endpoint, key string) *aztables.ServiceClient {
+func matrixClient(t testing.TB, endpoint, key string) *aztables.ServiceClient {
 	t.Helper()
 	cred, err := aztables.NewSharedKeyCredential(emulator.DevelopmentAccount, key)
 	if err != nil {
