@@ -161,13 +161,7 @@ func (q *request) getEntity(res resource) {
 // queryEntities answers one page of a query: $filter, $select, $top (1 to 1000) and the
 // NextPartitionKey and NextRowKey continuation, which come back as headers.
 func (q *request) queryEntities(table string) {
-	level, err := q.metadataLevel()
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	opts := q.r.URL.Query()
-	top, err := parseTop(opts)
+	level, opts, top, err := q.pageOptions()
 	if err != nil {
 		q.fail(err)
 		return

@@ -3,6 +3,7 @@ package emulator
 import (
 	"encoding/base64"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -10,8 +11,8 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// maxTablesPage is the most tables one Query Tables page lists, as on the service.
-const maxTablesPage = 1000
+// maxPage is the most tables or entities one page of a query holds, as on the service.
+const maxPage = 1000
 
 // reply answers with status and, unless it is nil, a JSON body of the given metadata level.
 func (q *request) reply(status int, level metadata, body []byte) {
@@ -140,13 +141,7 @@ func (q *request) getTable(name string) {
 // queryTables lists the tables in name order: those $filter (over the property TableName)
 // selects, at most $top (1 to 1000) a page, from the NextTableName continuation on.
 func (q *request) queryTables() {
-	level, err := q.metadataLevel()
-	if err != nil {
-		q.fail(err)
-		return
-	}
-	opts := q.r.URL.Query()
-	top, err := parseTop(opts)
+	level, opts, top, err := q.pageOptions()
 	if err != nil {
 		q.fail(err)
 		return
@@ -200,17 +195,23 @@ func (q *request) queryTables() {
 	q.reply(http.StatusOK, level, b)
 }
 
-// parseTop reads $top: 1 to 1000, or the service's maximum (1000) when absent.
-func parseTop(opts map[string][]string) (int, error) {
+// pageOptions reads what a query of tables or entities shares: the metadata level, the
+// query options, and $top (1 to 1000, or the service's maximum of 1000 when absent).
+func (q *request) pageOptions() (metadata, url.Values, int, error) {
+	level, err := q.metadataLevel()
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	opts := q.r.URL.Query()
 	v, ok := opts["$top"]
 	if !ok {
-		return maxTablesPage, nil
+		return level, opts, maxPage, nil
 	}
 	n, err := strconv.Atoi(v[0])
-	if err != nil || n < 1 || n > maxTablesPage {
-		return 0, errBadQueryValue("$top")
+	if err != nil || n < 1 || n > maxPage {
+		return 0, nil, 0, errBadQueryValue("$top")
 	}
-	return n, nil
+	return level, opts, n, nil
 }
 
 // Continuations of Query Tables name the table to start from.
