@@ -3,6 +3,7 @@ package emulator
 import (
 	"bytes"
 	"encoding/base64"
+	"log/slog"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -72,6 +73,21 @@ func TestAuthenticationPathWithoutAccount(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("status %d", resp.StatusCode)
+	}
+}
+
+// The request log never holds a shared access signature's signature.
+func TestLogRedactsSignatures(t *testing.T) {
+	var buf strings.Builder
+	srv := server(t, &Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	resp, err := srv.Client().Get(srv.URL + "/" + DevelopmentAccount + "/Tables?sv=2019-02-02&sig=secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	srv.Close() // the log line is written before the response is complete
+	if log := buf.String(); strings.Contains(log, "secret") || !strings.Contains(log, "sig=REDACTED") || !strings.Contains(log, "status=501") {
+		t.Errorf("log: %s", log)
 	}
 }
 

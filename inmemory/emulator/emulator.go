@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -114,7 +115,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		attrs := []slog.Attr{
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.EscapedPath()),
-			slog.String("query", r.URL.RawQuery),
+			slog.String("query", redacted(r.URL)),
 			slog.Int("status", rec.status),
 			slog.Duration("duration", time.Since(start)),
 			slog.String("request_id", req.id),
@@ -128,6 +129,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.log.LogAttrs(r.Context(), level, "request", attrs...)
 	}
+}
+
+// redacted is the URL's query for the log, with the signature of a shared access signature
+// taken out.
+func redacted(u *url.URL) string {
+	q := u.Query()
+	if !q.Has("sig") {
+		return u.RawQuery
+	}
+	q.Set("sig", "REDACTED")
+	return q.Encode()
 }
 
 // recorder remembers the status and error code a response was written with, for the log.
