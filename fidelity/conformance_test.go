@@ -22,7 +22,7 @@ func TestDeviationsAreUsed(t *testing.T) {
 		used[d.deviation] = true
 	}
 	for _, d := range wireDeviations { // and its wire matrix
-		used[d] = true
+		used[d.deviation] = true
 	}
 	for name := range Deviations {
 		if !used[name] {
