@@ -152,7 +152,7 @@ var Deviations = map[string]Deviation{
 		Stores:  "met as an error status only: a conditional blob read or delete of a blob deleted meanwhile fails on both, with 412 on Azurite and 404 in memory and on Azure",
 	},
 	"bad-signature-code": {
-		Azurite: "answers a request whose Shared Key signature does not verify with 403 AuthorizationFailure",
+		Azurite: "answers a request whose Shared Key signature does not verify, or that has no Authorization header, with 403 AuthorizationFailure (in XML for the latter)",
 		Azure:   "403 AuthenticationFailed (\"Server failed to authenticate the request\"); the emulator of inmemory/emulator answers the same",
 		Issue:   "observed",
 		Stores:  "met as an error code only: a wrong account key fails every call with status 403 on each backend; only the code differs",
