@@ -47,6 +47,6 @@
 // with 501 NotImplemented and changes nothing, rather than succeeding in a way the service
 // would not. AtomPub, which the service no longer speaks, fails with 415
 // AtomFormatNotSupported, as there. A request body larger than 4 MiB fails with 413
-// RequestBodyTooLarge; a body that is not the JSON the service reads fails with 400
-// InvalidInput.
+// RequestBodyTooLarge, one whose Content-MD5 header does not match it with 400 Md5Mismatch,
+// and one that is not the JSON the service reads with 400 InvalidInput.
 package emulator

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	cryptomd5 "crypto/md5"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
@@ -199,6 +200,14 @@ func (q *request) serve() {
 		return
 	}
 	q.body = body
+	if md5 := q.r.Header.Get("Content-MD5"); md5 != "" {
+		sum := cryptomd5.Sum(body)
+		if md5 != base64.StdEncoding.EncodeToString(sum[:]) {
+			q.fail(statusError(http.StatusBadRequest, "Md5Mismatch",
+				"The MD5 value specified in the request did not match the MD5 value calculated by the server."))
+			return
+		}
+	}
 	if err := q.checkContentType(); err != nil {
 		q.fail(err)
 		return

@@ -2,6 +2,8 @@ package emulator
 
 import (
 	"bufio"
+	"crypto/md5"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -234,6 +236,10 @@ func TestRefusals(t *testing.T) {
 	} {
 		wantError(t, tc.name, c.do("POST", "tab1", tc.body), 400, "InvalidInput")
 	}
+	wantError(t, "a Content-MD5 of another body", c.do("POST", "tab1", `{"PartitionKey":"p","RowKey":"m"}`, "Content-MD5", "AAAAAAAAAAAAAAAAAAAAAA=="), 400, "Md5Mismatch")
+	sum := md5.Sum([]byte(`{"PartitionKey":"p","RowKey":"m"}`))
+	wantStatus(t, "the body's Content-MD5", c.do("POST", "tab1", `{"PartitionKey":"p","RowKey":"m"}`, "Content-MD5", base64.StdEncoding.EncodeToString(sum[:])), 201)
+	wantStatus(t, "delete it", c.do("DELETE", "tab1(PartitionKey='p',RowKey='m')", "", "If-Match", "*"), 204)
 	wantError(t, "no RowKey", c.do("POST", "tab1", `{"PartitionKey":"p"}`), 400, "PropertiesNeedValue")
 	big := `{"PartitionKey":"p","RowKey":"r","A":"` + strings.Repeat("x", maxBody) + `"}`
 	wantError(t, "a body over 4 MiB", c.do("POST", "tab1", big), 413, "RequestBodyTooLarge")
