@@ -59,7 +59,8 @@ func (c *client) do(method, path, body string, headers ...string) response {
 	c.t.Helper()
 	req, err := http.NewRequest(method, c.srv.URL+"/"+c.account+"/"+path, strings.NewReader(body))
 	if err != nil {
-		c.t.Fatal(err)
+		c.t.Error(err) // not Fatal: do runs on other goroutines too
+		return response{}
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -75,12 +76,14 @@ func (c *client) do(method, path, body string, headers ...string) response {
 	c.sign(req)
 	resp, err := c.srv.Client().Do(req)
 	if err != nil {
-		c.t.Fatal(err)
+		c.t.Error(err) // not Fatal: do runs on other goroutines too
+		return response{}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		c.t.Fatal(err)
+		c.t.Error(err) // not Fatal: do runs on other goroutines too
+		return response{}
 	}
 	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
 }
