@@ -22,7 +22,7 @@ PUSH ?= 0
 
 export FUZZTIME
 
-.PHONY: help test demo bench files-bench backup-bench backup-long lint tidy fuzz soak faults-full expiry-bench feed-full feed-bench size consumer-check release azurite-start azurite-stop
+.PHONY: help test demo bench files-bench backup-bench backup-long lint tidy fuzz soak faults-full expiry-bench feed-full feed-bench size consumer-check release azurite-start azurite-stop emulator emulator-fidelity
 
 help: ## List the targets.
 	@echo "Targets:"
@@ -79,6 +79,12 @@ backup-bench: ## Back up and restore 100,000 rows on Azurite with tables/backup 
 backup-long: ## Interrupt and resume a backup of 20,000 rows on Azurite at random points; the archives must be identical (BACKUP_ROWS sets the rows).
 	@UNIFIED_TABLES_BACKUP_ROWS=$${BACKUP_ROWS:-20000} bash scripts/with-azurite.sh \
 		go test -count=1 -timeout 60m -v -run '^TestInterruptAndResume$$' ./tables/backup/ | grep -E '^(---|ok|FAIL)|backup_test'
+
+emulator: ## Run the table emulator (tools/cmd/udtables-emulator) on 127.0.0.1:10002 until Ctrl-C.
+	@go run ./tools/cmd/udtables-emulator
+
+emulator-fidelity: ## Run the fidelity suite with the table emulator in place of Azurite (EMULATOR_TABLE_PORT, 20002); it must equal the memory half.
+	@bash scripts/with-emulator.sh go test -count=1 -timeout 30m $(GOTESTFLAGS) ./fidelity/
 
 size: ## Build the shop server and its raw-aztables twin stripped; check their size ratio.
 	@go test -count=1 -v -run '^TestServerSizeWithinRawBudget$$' ./tools/examples/shop/ | grep -E 'stripped:|^(---|ok|FAIL)'

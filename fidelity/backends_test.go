@@ -76,6 +76,13 @@ func newMemoryHarness(testing.TB) Harness {
 	return mem
 }
 
+// emulatorEnv, set to 1, says that the connection string names the emulator of package
+// inmemory/emulator rather than Azurite (make emulator-fidelity sets it): the backend is
+// then named "emulator", so that scenarios expect the real service's answers where Azurite
+// deviates, and its blobs are a memory service of their own, since the emulator does not
+// serve blobs yet.
+const emulatorEnv = "UNIFIED_TABLES_TEST_EMULATOR"
+
 // newAzuriteHarness is Azurite's maker: the emulator UNIFIED_TABLES_TEST_CONNECTION_STRING
 // names (make test starts one). Without it the backend is skipped, unless
 // UNIFIED_TABLES_REQUIRE_AZURITE=1 makes that a failure.
@@ -91,6 +98,10 @@ func newAzuriteHarness(tb testing.TB) Harness {
 		tables, err := azservice.NewFromConnectionString(conn, &azservice.Options{ClientOptions: opts})
 		if err != nil {
 			azErr = err
+			return
+		}
+		if os.Getenv(emulatorEnv) == "1" {
+			az = &harness{name: "emulator", tables: tables, blobs: memservice.New()}
 			return
 		}
 		blobs, err := azblobs.NewFromConnectionString(conn, &azblobs.Options{ClientOptions: opts})

@@ -18,6 +18,12 @@ func TestDeviationsAreUsed(t *testing.T) {
 	for _, sc := range append(serviceScenarios(), storeScenarios()...) {
 		used[sc.Deviation] = true
 	}
+	for _, d := range matrixDeviations { // the emulator's cross-client matrix
+		used[d.deviation] = true
+	}
+	for _, d := range wireDeviations { // and its wire matrix
+		used[d.deviation] = true
+	}
 	for name := range Deviations {
 		if !used[name] {
 			t.Errorf("deviation %q is listed but no scenario exercises it", name)

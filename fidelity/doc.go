@@ -15,4 +15,10 @@
 // Run it with `make test`, which starts Azurite and exports
 // UNIFIED_TABLES_TEST_CONNECTION_STRING. Without that variable only the memory half runs,
 // unless UNIFIED_TABLES_REQUIRE_AZURITE=1, which turns the missing emulator into a failure.
+//
+// `make emulator-fidelity` runs the suite with this repository's table emulator
+// (inmemory/emulator) in Azurite's place: with UNIFIED_TABLES_TEST_EMULATOR=1 the connection
+// string names the emulator, the backend is called "emulator" and expected to answer as
+// Azure does, and its blobs are a memory service of their own. The emulator's cross-client
+// and wire matrices (TestEmulatorMatrix, TestEmulatorWire) compare it with Azurite directly.
 package fidelity

@@ -2,6 +2,7 @@ package memservice
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -319,6 +320,27 @@ func (s *Service) TableExists(ctx context.Context, name string) (bool, error) {
 		return false, err
 	}
 	return s.lookup(name) != nil, nil
+}
+
+// TableNames returns the names of the service's tables, as they were created, in the order
+// the service lists tables: by name, compared without regard to case (with Cosmos, with
+// case). A listing of tables over the REST protocol pages through it.
+func (s *Service) TableNames(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	type entry struct{ key, name string }
+	var all []entry
+	s.tables.Range(func(k, v any) bool {
+		all = append(all, entry{k.(string), v.(*table).name})
+		return true
+	})
+	slices.SortFunc(all, func(a, b entry) int { return strings.Compare(a.key, b.key) })
+	names := make([]string, len(all))
+	for i, e := range all {
+		names[i] = e.name
+	}
+	return names, nil
 }
 
 // Ping answers like the real service's cheapest authenticated request: the memory service

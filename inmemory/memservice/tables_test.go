@@ -111,3 +111,27 @@ func TestDeleteTableDropsRows(t *testing.T) {
 	_, err := s.GetRow(ctx, "Tab1", "p", "r", nil)
 	wantStatus(t, err, http.StatusNotFound, "ResourceNotFound")
 }
+
+// TableNames lists the tables as created, by name without regard to case, and forgets a
+// deleted one.
+func TestTableNames(t *testing.T) {
+	ctx := context.Background()
+	s := New()
+	for _, n := range []string{"Orders", "lines", "Customers", "Gone"} {
+		if err := s.CreateTable(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteTable(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	names, err := s.TableNames(ctx)
+	if got := strings.Join(names, ","); err != nil || got != "Customers,lines,Orders" {
+		t.Errorf("TableNames = %s, %v", got, err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.TableNames(cctx); err == nil {
+		t.Error("TableNames on an ended context succeeded")
+	}
+}

@@ -1,0 +1,295 @@
+package emulator
+
+import (
+	cryptomd5 "crypto/md5"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/unified-data/gotables/inmemory/memservice"
+)
+
+// The storage emulator's development account, which "UseDevelopmentStorage=true" names. The
+// key is public and grants nothing outside an emulator.
+const (
+	DevelopmentAccount = "devstoreaccount1"
+	DevelopmentKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+
+// An Account is a storage account the emulator serves: its name and its key.
+type Account struct {
+	Name string
+	Key  []byte
+}
+
+var accountNameRE = regexp.MustCompile(`^[a-z0-9]{3,24}$`)
+
+// ParseAccount reads an account given as name:key, the key in base64 as a connection string
+// holds it. The name is 3 to 24 lower-case letters and digits, as an Azure account's.
+func ParseAccount(s string) (Account, error) {
+	name, key, ok := strings.Cut(s, ":")
+	if !ok {
+		return Account{}, fmt.Errorf("emulator: account %q is not name:key", s)
+	}
+	if !accountNameRE.MatchString(name) {
+		return Account{}, fmt.Errorf("emulator: account name %q is not 3 to 24 lower-case letters and digits", name)
+	}
+	k, err := base64.StdEncoding.DecodeString(key)
+	if err != nil || len(k) == 0 {
+		return Account{}, fmt.Errorf("emulator: the key of account %q is not base64", name)
+	}
+	return Account{Name: name, Key: k}, nil
+}
+
+// Options configure a Handler. The zero Options (or nil) serve the development account
+// alone, each account over a new memory service, without request logs.
+type Options struct {
+	// Accounts are served beside the development account.
+	Accounts []Account
+	// Service returns the memory service that holds an account's tables; nil makes a new
+	// one (memservice.New()) for each account. It is called once per account, by New.
+	Service func(account string) *memservice.Service
+	// Logger receives one record per request (method, path, query, status, error code,
+	// duration, request id); nil logs nothing.
+	Logger *slog.Logger
+}
+
+// Handler is an http.Handler that speaks the Azure Table service's REST protocol over memory
+// services. It is safe for concurrent use.
+type Handler struct {
+	accounts map[string]*account
+	log      *slog.Logger
+	now      func() time.Time // the clock request dates are checked against
+}
+
+type account struct {
+	name string
+	key  []byte
+	svc  *memservice.Service
+}
+
+// New returns a Handler serving the development account and opts.Accounts. It fails when an
+// account is named twice or has an empty key.
+func New(opts *Options) (*Handler, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	h := &Handler{accounts: make(map[string]*account), log: opts.Logger, now: time.Now}
+	devKey, _ := base64.StdEncoding.DecodeString(DevelopmentKey)
+	all := append([]Account{{Name: DevelopmentAccount, Key: devKey}}, opts.Accounts...)
+	for _, a := range all {
+		if _, dup := h.accounts[a.Name]; dup {
+			return nil, fmt.Errorf("emulator: account %q is given twice", a.Name)
+		}
+		if len(a.Key) == 0 {
+			return nil, fmt.Errorf("emulator: account %q has no key", a.Name)
+		}
+		var svc *memservice.Service
+		if opts.Service != nil {
+			svc = opts.Service(a.Name)
+		}
+		if svc == nil {
+			svc = memservice.New()
+		}
+		h.accounts[a.Name] = &account{name: a.Name, key: a.Key, svc: svc}
+	}
+	return h, nil
+}
+
+// maxBody is the largest request body the service reads (4 MiB).
+const maxBody = 4 << 20
+
+// ServeHTTP answers one request of the table protocol.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &recorder{ResponseWriter: w}
+	req := &request{r: r, w: rec, h: h, id: newRequestID(), start: start}
+	req.serve()
+	if h.log != nil {
+		attrs := []slog.Attr{
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.EscapedPath()),
+			slog.String("query", redacted(r.URL)),
+			slog.Int("status", rec.status),
+			slog.Duration("duration", time.Since(start)),
+			slog.String("request_id", req.id),
+		}
+		if rec.code != "" {
+			attrs = append(attrs, slog.String("error_code", rec.code))
+		}
+		level := slog.LevelInfo
+		if rec.status >= 500 {
+			level = slog.LevelWarn
+		}
+		h.log.LogAttrs(r.Context(), level, "request", attrs...)
+	}
+}
+
+// redacted is the URL's query for the log, with the signature of a shared access signature
+// taken out.
+func redacted(u *url.URL) string {
+	q := u.Query()
+	if !q.Has("sig") {
+		return u.RawQuery
+	}
+	q.Set("sig", "REDACTED")
+	return q.Encode()
+}
+
+// recorder remembers the status and error code a response was written with, for the log.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	code   string
+}
+
+func (r *recorder) WriteHeader(status int) {
+	r.status = status
+	r.code = r.Header().Get("x-ms-error-code")
+	r.ResponseWriter.WriteHeader(status)
+}
+
+// A request is one request in progress.
+type request struct {
+	r     *http.Request
+	w     *recorder
+	h     *Handler
+	id    string
+	start time.Time
+	acct  *account
+	body  []byte
+}
+
+// serve authenticates the request, reads its body and dispatches it.
+func (q *request) serve() {
+	hdr := q.w.Header()
+	hdr.Set("x-ms-request-id", q.id)
+	hdr.Set("x-ms-version", apiVersion(q.r))
+	hdr.Set("Date", q.start.UTC().Format(http.TimeFormat))
+	if id := q.r.Header.Get("x-ms-client-request-id"); id != "" {
+		hdr.Set("x-ms-client-request-id", id)
+	}
+	if q.r.Method == http.MethodOptions {
+		q.fail(errNotImplemented("CORS preflight requests"))
+		return
+	}
+	acctName, rest := splitAccount(q.r.URL.EscapedPath())
+	q.acct = q.h.accounts[acctName]
+	if q.r.URL.Query().Has("sig") && q.r.Header.Get("Authorization") == "" {
+		q.fail(errNotImplemented("shared access signatures"))
+		return
+	}
+	if err := q.authenticate(); err != nil {
+		q.fail(err)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(q.r.Body, maxBody+1))
+	if err != nil {
+		q.fail(errInvalidInput("The request body could not be read."))
+		return
+	}
+	if len(body) > maxBody {
+		q.fail(errBodyTooLarge())
+		return
+	}
+	q.body = body
+	if md5 := q.r.Header.Get("Content-MD5"); md5 != "" {
+		sum := cryptomd5.Sum(body)
+		if md5 != base64.StdEncoding.EncodeToString(sum[:]) {
+			q.fail(statusError(http.StatusBadRequest, "Md5Mismatch",
+				"The MD5 value specified in the request did not match the MD5 value calculated by the server."))
+			return
+		}
+	}
+	if err := q.checkContentType(); err != nil {
+		q.fail(err)
+		return
+	}
+	q.route(rest)
+}
+
+// apiVersion is the x-ms-version the response names: the request's, or the version the Go
+// SDK sends.
+func apiVersion(r *http.Request) string {
+	if v := r.Header.Get("x-ms-version"); v != "" {
+		return v
+	}
+	return "2019-02-02"
+}
+
+// splitAccount splits a path-style URL path into the account and the rest (without its
+// leading slash).
+func splitAccount(path string) (acct, rest string) {
+	path = strings.TrimPrefix(path, "/")
+	acct, rest, _ = strings.Cut(path, "/")
+	return acct, rest
+}
+
+// newRequestID returns a random request id in the service's GUID form.
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// baseURL is the URL of the account, as odata.metadata and Location name it.
+func (q *request) baseURL() string {
+	scheme := "http"
+	if q.r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + q.r.Host + "/" + q.acct.name
+}
+
+// route dispatches on the resource path: Tables, Tables('name'), $batch, a table, or an
+// entity of a table.
+func (q *request) route(rest string) {
+	method := q.r.Method
+	if method == http.MethodPost {
+		if m := q.r.Header.Get("X-HTTP-Method"); m != "" {
+			method = strings.ToUpper(m)
+		}
+	}
+	res, err := parseResource(rest)
+	if err != nil {
+		q.fail(err)
+		return
+	}
+	if err := q.checkQuery(res); err != nil {
+		q.fail(err)
+		return
+	}
+	switch {
+	case res.kind == resService:
+		q.fail(errNotImplemented("service-level operations"))
+	case res.kind == resBatch && method == http.MethodPost:
+		q.batch()
+	case res.kind == resTables && method == http.MethodGet:
+		q.queryTables()
+	case res.kind == resTables && method == http.MethodPost:
+		q.createTable()
+	case res.kind == resTable && method == http.MethodGet:
+		q.getTable(res.table)
+	case res.kind == resTable && method == http.MethodDelete:
+		q.deleteTable(res.table)
+	case res.kind == resEntities && method == http.MethodGet:
+		q.queryEntities(res.table)
+	case res.kind == resEntities && method == http.MethodPost:
+		q.insertEntity(res.table)
+	case res.kind == resEntity && method == http.MethodGet:
+		q.getEntity(res)
+	case res.kind == resEntity && (method == http.MethodPut || method == "MERGE" || method == http.MethodPatch || method == http.MethodDelete):
+		q.writeEntity(method, res)
+	default:
+		q.fail(errNotImplemented(method + " on this resource"))
+	}
+}

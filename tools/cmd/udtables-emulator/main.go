@@ -1,0 +1,125 @@
+// Command udtables-emulator serves the in-memory table service over the Azure Table REST
+// protocol on loopback, so that any client (the Azure SDKs in every language, Azure Storage
+// Explorer, a service's integration tests) can use it where it would use Azurite:
+//
+//	go run ./tools/cmd/udtables-emulator                       # 127.0.0.1:10002
+//	udtables-emulator -addr 127.0.0.1:20002 -account acct1:a2V5 -log json
+//
+// The default address is the table endpoint that UseDevelopmentStorage=true names, and the
+// development account devstoreaccount1 with its well-known key is always served; -account
+// (repeatable) adds accounts as name:base64key. URLs are path-style
+// (http://127.0.0.1:10002/devstoreaccount1/...). Data lives in memory and is gone when the
+// process ends. Package inmemory/emulator says what the protocol supports.
+//
+// It is a command of its own rather than a udtables subcommand so that the binary links
+// neither the Azure SDK nor the library's engine: it is small, builds with CGO_ENABLED=0 into
+// a static binary, and starts in a few milliseconds. Each request is logged with log/slog
+// (-log text, json or off). SIGINT or SIGTERM stops it gracefully: it stops accepting,
+// lets requests in flight finish (for at most 10 seconds) and exits.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/unified-data/gotables/inmemory/emulator"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "udtables-emulator:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+// accountFlags collects repeated -account flags.
+type accountFlags []emulator.Account
+
+func (a *accountFlags) String() string {
+	names := make([]string, len(*a))
+	for i, acct := range *a {
+		names[i] = acct.Name
+	}
+	return strings.Join(names, ",")
+}
+
+func (a *accountFlags) Set(s string) error {
+	acct, err := emulator.ParseAccount(s)
+	if err != nil {
+		return err
+	}
+	*a = append(*a, acct)
+	return nil
+}
+
+// shutdownGrace is how long requests in flight may take to finish after a signal.
+const shutdownGrace = 10 * time.Second
+
+// run serves until ctx ends, then shuts the server down and returns. ready, when not nil,
+// is called with the address once the listener is open.
+func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr string)) error {
+	fs := flag.NewFlagSet("udtables-emulator", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:10002", "`host:port` of the table endpoint")
+	logFormat := fs.String("log", "text", "request log format: text, json or off")
+	var accounts accountFlags
+	fs.Var(&accounts, "account", "an extra account as `name:base64key` (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	var logger *slog.Logger
+	switch *logFormat {
+	case "text":
+		logger = slog.New(slog.NewTextHandler(stderr, nil))
+	case "json":
+		logger = slog.New(slog.NewJSONHandler(stderr, nil))
+	case "off":
+	default:
+		return fmt.Errorf("-log must be text, json or off, not %q", *logFormat)
+	}
+	h, err := emulator.New(&emulator.Options{Accounts: accounts, Logger: logger})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	fmt.Fprintf(stderr, "udtables-emulator: tables at http://%s/%s\n", ln.Addr(), emulator.DevelopmentAccount)
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	if serr := <-done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	fmt.Fprintln(stderr, "udtables-emulator: stopped")
+	return err
+}
