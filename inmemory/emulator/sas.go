@@ -101,7 +101,7 @@ func (q *request) authenticateSAS() error {
 		}
 	}
 	if sip := v.Get("sip"); sip != "" {
-		ip, ok := inRange(q.r.RemoteAddr, sip)
+		ip, ok := sourceIPIn(q.r.RemoteAddr, sip)
 		if !ok {
 			return statusError(http.StatusForbidden, "AuthorizationSourceIPMismatch",
 				"This request is not authorized to perform this operation using this source IP "+ip+".")
@@ -125,9 +125,9 @@ func (q *request) authenticateSAS() error {
 	return nil
 }
 
-// inRange reports whether the address remoteAddr (host:port) is in sip, one address or
+// sourceIPIn reports whether the address remoteAddr (host:port) is in sip, one address or
 // two joined by a hyphen, and returns the address.
-func inRange(remoteAddr, sip string) (string, bool) {
+func sourceIPIn(remoteAddr, sip string) (string, bool) {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
 		host = remoteAddr

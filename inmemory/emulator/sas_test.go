@@ -268,3 +268,19 @@ func TestSASBatch(t *testing.T) {
 	failed("an account SAS without a", batch(acct("sp", "r"), insert("tab2", "p", "y")), 0, 403, "AuthorizationPermissionMismatch")
 	wantError(t, "an account SAS without o", batch(acct("srt", "sc"), insert("tab2", "p", "y")), 403, "AuthorizationResourceTypeMismatch")
 }
+
+// An account given with its key takes SAS signed with that key, and only those.
+func TestSASOtherAccount(t *testing.T) {
+	other := Account{Name: "acct2", Key: []byte("another key")}
+	srv := server(t, &Options{Accounts: []Account{other}})
+	c2 := &client{t: t, srv: srv, account: "acct2", key: other.Key}
+	wantStatus(t, "create", c2.do("POST", "Tables", `{"TableName":"mine"}`), 201)
+	base := srv.URL + "/acct2"
+	v := func() url.Values {
+		return values("sv", "2019-02-02", "tn", "mine", "sp", "r", "se", sasTime(time.Now().Add(time.Hour)))
+	}
+	wantStatus(t, "its own key", sasDo(t, base, "GET", "mine()", tableSAS(other.Key, "acct2", v()), ""), 200)
+	dev := devClient(t, srv)
+	wantError(t, "the development key", sasDo(t, base, "GET", "mine()", tableSAS(dev.key, "acct2", v()), ""), 403, "AuthenticationFailed")
+	wantError(t, "signed for another account", sasDo(t, base, "GET", "mine()", tableSAS(other.Key, DevelopmentAccount, v()), ""), 403, "AuthenticationFailed")
+}
