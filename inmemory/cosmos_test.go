@@ -1,6 +1,7 @@
 package inmemory_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -157,5 +158,40 @@ func TestCosmosTableNamesDifferingInCaseAreTwoTables(t *testing.T) {
 	}
 	if _, err := b.One(ctx, "p|r"); err != nil {
 		t.Fatalf("Table Storage, notes after Notes: %v", err)
+	}
+}
+
+// A large value is laid out within Cosmos DB's 2 MB transactions: one that fits is stored
+// split and read back whole; one whose rows fit Table Storage's 4 MiB but not 2 MB is refused
+// with ErrOversizedValue before anything is sent (offload is the remedy), where Table Storage
+// stores it.
+func TestCosmosLargeValueWithin2MB(t *testing.T) {
+	ctx := context.Background()
+	s, c := cosmosStore[Note](t, "cosmosnotes")
+	// Bytes travel in base64: 1.2 MB are 1.6 MB on the wire, 1.7 MB are 2.3 MB.
+	fits := &Note{Entity: abstractions.Entity{ID: "p|fits"}, Blob: bytes.Repeat([]byte("a"), 1_200_000)}
+	if err := s.Create(ctx, fits); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.One(ctx, "p|fits")
+	if err != nil || !bytes.Equal(got.Blob, fits.Blob) {
+		t.Fatalf("read back: %v (%d bytes)", err, len(got.Blob))
+	}
+	before := c.writes.Load() + c.txs.Load()
+	big := &Note{Entity: abstractions.Entity{ID: "p|big"}, Blob: bytes.Repeat([]byte("b"), 1_700_000)}
+	err = s.Create(ctx, big)
+	if !errors.Is(err, abstractions.ErrOversizedValue) || !strings.Contains(err.Error(), "offload") {
+		t.Fatalf("a value over 2 MB on Cosmos DB: %v, want ErrOversizedValue naming offload", err)
+	}
+	if n := c.writes.Load() + c.txs.Load(); n != before {
+		t.Fatalf("%d requests reached the service for the refused value", n-before)
+	}
+	storage := inmemory.NewAccount(nil)
+	ss, err := tables.For[Note](storage, &tables.StoreOptions{Table: "storagenotes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Create(ctx, big); err != nil {
+		t.Fatalf("the same value on Table Storage: %v", err)
 	}
 }

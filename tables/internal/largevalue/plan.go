@@ -61,6 +61,9 @@ type Layout struct {
 	// entity's body bytes on the wire), so that fitting the layout's transaction does not
 	// measure its values again.
 	sizes []cellSize
+	// maxWire is the bound of the transaction's request bytes the layout was planned
+	// within (Budget.MaxWire).
+	maxWire int
 }
 
 // Plan places an entity's cells: fixed are its ordinary cells, which stay on the main row;
@@ -72,8 +75,10 @@ type Layout struct {
 // stored bytes exceed off.Threshold, and a value given as a reference, is stored in a blob
 // (one reference cell on the main row), and while the rows do not fit one transaction the
 // largest split value that may be offloaded is too. An entity that fits no layout within one
-// transaction is refused with an *OversizedValueError.
-func Plan(pk, rk string, fixed []service.Property, values []Value, off *Offload) (*Layout, error) {
+// transaction is refused with an *OversizedValueError. maxWire bounds the transaction's
+// request bytes as Budget.MaxWire does (0: the Table Storage bound; WireBudget gives
+// another service's).
+func Plan(pk, rk string, fixed []service.Property, values []Value, off *Offload, maxWire int) (*Layout, error) {
 	blobs := make([]*Blob, len(values))
 	for i, v := range values {
 		if v.Ref == nil {
@@ -89,7 +94,7 @@ func Plan(pk, rk string, fixed []service.Property, values []Value, off *Offload)
 		blobs[i] = b
 	}
 	for {
-		lay, err := place(pk, rk, fixed, values, blobs, off)
+		lay, err := place(pk, rk, fixed, values, blobs, off, maxWire)
 		if err == nil {
 			for _, b := range blobs {
 				if b != nil {
@@ -137,7 +142,7 @@ func blobOf(pk, rk string, v Value, off *Offload) *Blob {
 
 // place lays out the rows with the values blobs holds stored in blobs. A layout that does
 // not fit one transaction is returned with the error, for Plan to offload more.
-func place(pk, rk string, fixed []service.Property, values []Value, blobs []*Blob, off *Offload) (*Layout, error) {
+func place(pk, rk string, fixed []service.Property, values []Value, blobs []*Blob, off *Offload, maxWire int) (*Layout, error) {
 	splits := make([]*Split, len(values))
 	for i, v := range values {
 		if blobs[i] != nil || fitsCell(v.Value) {
@@ -252,7 +257,7 @@ func place(pk, rk string, fixed []service.Property, values []Value, blobs []*Blo
 			mp[i].Value = service.Int32(int32(len(rows)))
 		}
 	}
-	lay := &Layout{Rows: rows, Split: nsplit, splits: splits, sizes: sizes}
+	lay := &Layout{Rows: rows, Split: nsplit, splits: splits, sizes: sizes, maxWire: maxWire}
 	acts := make([]service.Action, len(rows))
 	for i := range rows {
 		acts[i] = service.Action{Op: service.OpInsert, Row: rows[i]}
@@ -268,7 +273,7 @@ func place(pk, rk string, fixed []service.Property, values []Value, blobs []*Blo
 // *OversizedValueError naming the layout's largest split value. The layout's rows are not
 // measured again.
 func (l *Layout) Fit(actions []service.Action) error {
-	var b Budget
+	b := Budget{MaxWire: l.maxWire}
 	reason := b.Add(l, actions)
 	if reason == "" {
 		return nil
