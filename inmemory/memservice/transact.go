@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/unified-data/gotables/inmemory/internal/journal"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -101,13 +102,19 @@ func (s *Service) Transact(ctx context.Context, tableName string, actions []serv
 	// Each row gets its own Timestamp, as on Azurite; whether the real service gives the
 	// rows of one transaction a common one is not documented.
 	out := make([]service.Written, len(changes))
+	logged := journal.Change{Kind: journal.Rows, Table: t.name, Rows: make([]journal.RowChange, len(changes))}
 	for i, c := range changes {
 		out[i], _ = t.commit(p, c, s.stamp())
+		logged.Rows[i] = rowChange(c, out[i])
 	}
+	seq := s.logged(&logged)
 	emptied := len(p.rows) == 0
 	t.release(p, true)
 	if emptied {
 		t.dropEmpty(pk)
+	}
+	if err := s.synced(seq); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
