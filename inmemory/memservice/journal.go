@@ -13,8 +13,9 @@ func init() {
 	journal.Dump = func(svc any, emit func(*journal.Change) error) error { return svc.(*Service).dump(emit) }
 }
 
-// logged appends c to the service's log, if it has one, and returns its sequence number
-// (0 without a log). The caller holds the locks that order c.
+// logged appends the table change c to the service's log, if it has one, and returns its
+// sequence number (0 without a log). The caller holds s.mu. Row writes append directly,
+// after checking for a log, so that a service without one builds no change.
 func (s *Service) logged(c *journal.Change) uint64 {
 	if s.journal == nil {
 		return 0

@@ -245,7 +245,10 @@ func (s *Service) Write(ctx context.Context, table string, a service.Action) (se
 		return service.Written{}, err
 	}
 	w, emptied := t.commit(p, c, s.stamp())
-	seq := s.logged(&journal.Change{Kind: journal.Rows, Table: t.name, Rows: []journal.RowChange{rowChange(c, w)}})
+	var seq uint64
+	if s.journal != nil {
+		seq = s.journal.Append(&journal.Change{Kind: journal.Rows, Table: t.name, Rows: []journal.RowChange{rowChange(c, w)}})
+	}
 	t.release(p, true)
 	if emptied {
 		t.dropEmpty(req.key.pk)

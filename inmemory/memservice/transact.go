@@ -102,12 +102,17 @@ func (s *Service) Transact(ctx context.Context, tableName string, actions []serv
 	// Each row gets its own Timestamp, as on Azurite; whether the real service gives the
 	// rows of one transaction a common one is not documented.
 	out := make([]service.Written, len(changes))
-	logged := journal.Change{Kind: journal.Rows, Table: t.name, Rows: make([]journal.RowChange, len(changes))}
 	for i, c := range changes {
 		out[i], _ = t.commit(p, c, s.stamp())
-		logged.Rows[i] = rowChange(c, out[i])
 	}
-	seq := s.logged(&logged)
+	var seq uint64
+	if s.journal != nil {
+		logged := journal.Change{Kind: journal.Rows, Table: t.name, Rows: make([]journal.RowChange, len(changes))}
+		for i, c := range changes {
+			logged.Rows[i] = rowChange(c, out[i])
+		}
+		seq = s.journal.Append(&logged)
+	}
 	emptied := len(p.rows) == 0
 	t.release(p, true)
 	if emptied {
