@@ -116,6 +116,10 @@ func New(opts *Options) (_ *Handler, err error) {
 			svc = memservice.New()
 		}
 		if opts.DataDir != "" {
+			// The account's directory is named after it.
+			if !accountNameRE.MatchString(a.Name) {
+				return nil, fmt.Errorf("emulator: account name %q is not 3 to 24 lower-case letters and digits", a.Name)
+			}
 			st, err := openStore(filepath.Join(opts.DataDir, a.Name), svc, opts.SnapshotEvery)
 			if err != nil {
 				return nil, err

@@ -127,9 +127,9 @@ func (e *CorruptError) Error() string {
 }
 
 // replay applies the changes of file name, if it exists, to the service and returns how
-// many it applied. Every record must check out, except, with tornTail, a last one that the
-// file ends inside (a write the process did not finish, never acknowledged): the file is
-// then cut before it.
+// many it applied. Every record must check out, except, with tornTail, a torn last one (a
+// write the process did not finish, never acknowledged: the file ends inside it, only zeros
+// follow, or its checksum fails where the file ends): the file is then cut before it.
 func (s *store) replay(name string, magic []byte, tornTail bool) (int, error) {
 	path := s.path(name)
 	data, err := os.ReadFile(path)

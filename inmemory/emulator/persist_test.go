@@ -373,3 +373,30 @@ func TestPersistDamage(t *testing.T) {
 		t.Errorf("a snapshot without its end: %v", err)
 	}
 }
+
+// A write whose log cannot be written is answered with 500 InternalError, and so is every
+// later one; none of them is there after a restart. An account the directory cannot be
+// named after is refused.
+func TestPersistWriteFailure(t *testing.T) {
+	dir := t.TempDir()
+	h, _ := persistent(t, dir, 0)
+	c := devClient(t, httptestServer(t, h))
+	wantStatus(t, "create", c.do("POST", "Tables", `{"TableName":"tab"}`), 201)
+	st := h.stores[0]
+	st.syncMu.Lock()
+	_ = st.log.Close() // every later write to it fails
+	st.syncMu.Unlock()
+	wantError(t, "an insert", c.do("POST", "tab", `{"PartitionKey":"p","RowKey":"a"}`), 500, "InternalError")
+	wantError(t, "a table", c.do("POST", "Tables", `{"TableName":"other"}`), 500, "InternalError")
+	_ = h.Close() // its log is closed already
+
+	h2, svc := persistent(t, dir, 0)
+	defer h2.Close()
+	if got, want := state(t, svc), "table tab\n"; got != want {
+		t.Errorf("after a restart:\n%s\nwant:\n%s", got, want)
+	}
+
+	if _, err := New(&Options{DataDir: t.TempDir(), Accounts: []Account{{Name: "../up", Key: []byte("k")}}}); err == nil {
+		t.Error("an account named ../up was given a directory")
+	}
+}
