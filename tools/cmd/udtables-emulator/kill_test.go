@@ -27,8 +27,12 @@ import (
 // every few hundred changes, so that kills also land during snapshots; then a clean stop
 // (SIGTERM) and a last start from the snapshot it wrote.
 func TestKillDuringWrites(t *testing.T) {
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is needed to build the emulator:", err)
+	}
 	bin := filepath.Join(t.TempDir(), "udtables-emulator")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command(gocmd, "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	data := t.TempDir()
