@@ -13,8 +13,8 @@ import (
 // service.
 const maxClockSkew = 15 * time.Minute
 
-// authenticate checks the request's Shared Key or Shared Key Lite signature against the key
-// of the account its URL names. The table service's strings to sign are
+// authenticate checks the request's Shared Key or Shared Key Lite signature, or its shared
+// access signature (authenticateSAS), against the key of the account its URL names. The table service's strings to sign are
 //
 //	Shared Key:      VERB \n Content-MD5 \n Content-Type \n date \n resource
 //	Shared Key Lite: date \n resource
@@ -26,6 +26,9 @@ const maxClockSkew = 15 * time.Minute
 func (q *request) authenticate() error {
 	if q.acct == nil {
 		return errAuthentication()
+	}
+	if isSAS(q.r) {
+		return q.authenticateSAS()
 	}
 	auth := q.r.Header.Get("Authorization")
 	scheme, cred, ok := strings.Cut(auth, " ")

@@ -49,8 +49,8 @@ func TestAuthentication(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 501 || resp.Header.Get("x-ms-error-code") != "NotImplemented" {
-		t.Errorf("a shared access signature: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+	if resp.StatusCode != 403 || resp.Header.Get("x-ms-error-code") != "AuthenticationFailed" {
+		t.Errorf("a shared access signature that is not one: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
 	}
 }
 
@@ -86,7 +86,7 @@ func TestLogRedactsSignatures(t *testing.T) {
 	}
 	resp.Body.Close()
 	srv.Close() // the log line is written before the response is complete
-	if log := buf.String(); strings.Contains(log, "secret") || !strings.Contains(log, "sig=REDACTED") || !strings.Contains(log, "status=501") {
+	if log := buf.String(); strings.Contains(log, "secret") || !strings.Contains(log, "sig=REDACTED") || !strings.Contains(log, "status=403") {
 		t.Errorf("log: %s", log)
 	}
 }

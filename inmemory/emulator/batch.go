@@ -42,6 +42,10 @@ func (q *request) batch() {
 	}
 	actions := make([]service.Action, len(parts))
 	for i := range parts {
+		if err := q.sas.allows(parts[i].table, parts[i].action); err != nil {
+			q.batchFailure(i, err)
+			return
+		}
 		actions[i] = parts[i].action
 	}
 	table := ""

@@ -19,10 +19,27 @@
 //
 // Every request must carry a Shared Key or Shared Key Lite signature (an Authorization
 // header) made with the account's key, and an x-ms-date (or Date) within 15 minutes of the
-// emulator's clock. A request without one, with a signature that does not verify, or for an
-// account the emulator does not serve, fails with 403 AuthenticationFailed. Shared access
-// signatures are not supported yet: a request that carries one fails with 501
-// NotImplemented.
+// emulator's clock, or a shared access signature in its query. A request without either,
+// with a signature that does not verify, or for an account the emulator does not serve,
+// fails with 403 AuthenticationFailed.
+//
+// A shared access signature is an account SAS (ss, srt) or a table SAS (tn, with an
+// optional key range spk, srk, epk, erk), of version 2015-04-05 or later, verified with the
+// service's string to sign for its version (2020-12-06 and later sign the encryption scope
+// of an account SAS too). As on the service, a SAS that is malformed, does not verify, has
+// expired or is not yet valid (st, se), or names a stored access policy (si: the emulator
+// keeps no table ACLs, so none exists) fails with 403 AuthenticationFailed; a request from
+// outside sip with 403 AuthorizationSourceIPMismatch, one over http when spr is https with
+// 403 AuthorizationProtocolMismatch, an account SAS without the table service with 403
+// AuthorizationServiceMismatch, and one without the resource type an operation needs (c for
+// tables, o for entities) with 403 AuthorizationResourceTypeMismatch. An operation the
+// permissions do not grant fails with 403 AuthorizationPermissionMismatch: a read or query
+// needs r, an insert a, an update or merge u, an upsert a and u, a delete d, and with an
+// account SAS listing tables l, creating one a, c or w, deleting one d. A table SAS
+// authorizes entities of its own table only: another table, an operation on tables, or a
+// row outside its key range fails with 403 AuthorizationFailure, and a query returns only
+// the rows in the range. In a $batch each action is held to the SAS; one it does not
+// allow fails the transaction as a failed action does (its index, 403 and the code).
 //
 // # Operations
 //
@@ -77,7 +94,7 @@
 // # What it refuses
 //
 // A request the emulator does not implement (service properties and statistics, table
-// ACLs, CORS preflight, shared access signatures, a query option other than $filter,
+// ACLs, CORS preflight, a query option other than $filter,
 // $select, $top and $format, a read inside a transaction, more than one change set) fails
 // with 501 NotImplemented and changes nothing, rather than succeeding in a way the service
 // would not. AtomPub, which the service no longer speaks, fails with 415

@@ -204,6 +204,7 @@ type request struct {
 	id    string
 	start time.Time
 	acct  *account
+	sas   *sas // the request's shared access signature, if it has one
 	body  []byte
 }
 
@@ -222,10 +223,6 @@ func (q *request) serve() {
 	}
 	acctName, rest := splitAccount(q.r.URL.EscapedPath())
 	q.acct = q.h.accounts[acctName]
-	if q.r.URL.Query().Has("sig") && q.r.Header.Get("Authorization") == "" {
-		q.fail(errNotImplemented("shared access signatures"))
-		return
-	}
 	if err := q.authenticate(); err != nil {
 		q.fail(err)
 		return
@@ -305,6 +302,10 @@ func (q *request) route(rest string) {
 		return
 	}
 	if err := q.checkQuery(res); err != nil {
+		q.fail(err)
+		return
+	}
+	if err := q.authorize(method, res); err != nil {
 		q.fail(err)
 		return
 	}

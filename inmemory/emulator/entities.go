@@ -65,7 +65,12 @@ func (q *request) insertEntity(table string) {
 		return
 	}
 	row := service.Row{PartitionKey: e.pk, RowKey: e.rk, Properties: e.props}
-	w, err := q.acct.svc.Write(q.r.Context(), table, service.Action{Op: service.OpInsert, Row: row})
+	a := service.Action{Op: service.OpInsert, Row: row}
+	if err := q.sas.allows(table, a); err != nil {
+		q.fail(err)
+		return
+	}
+	w, err := q.acct.svc.Write(q.r.Context(), table, a)
 	if err != nil {
 		q.fail(err)
 		return
@@ -166,7 +171,7 @@ func (q *request) queryEntities(table string) {
 		q.fail(err)
 		return
 	}
-	query := service.Query{Filter: opts.Get("$filter"), Top: top}
+	query := service.Query{Filter: q.sas.rangeFilter(opts.Get("$filter")), Top: top}
 	if opts.Has("NextPartitionKey") || opts.Has("NextRowKey") {
 		query.Continuation = &service.Continuation{NextPartitionKey: opts.Get("NextPartitionKey"), NextRowKey: opts.Get("NextRowKey")}
 	}
