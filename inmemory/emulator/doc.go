@@ -56,6 +56,41 @@
 // by its own status and an error message that starts with its index ("1:The specified
 // entity already exists.").
 //
+// # Persistence
+//
+// Without Options.DataDir an account's tables live in memory and are gone when the process
+// ends. With it, each account keeps a directory of its own under DataDir (named after the
+// account) holding a snapshot and a write-ahead log, and the guarantee is: every change the
+// emulator answered with success (a table created or deleted, an entity written or
+// deleted, a committed transaction) is in the log, written and fsynced before the response
+// was sent, and is there again after the process is killed or the machine stops, with the
+// same rows, ETags and Timestamps, so that an ETag a client holds stays valid. A
+// transaction is one record: after a restart it is there whole or not at all. A change that
+// was not answered (the process died first) may or may not be there; a refused one never
+// is. Reads may see a change a moment before its fsync ends, so a read of a change that was
+// never acknowledged can be undone by a crash.
+//
+// The memory service hands each change to the log while it still holds the lock that orders
+// the change among those it conflicts with (a row's partition, the service's table lock),
+// so the log's order is the order the service applied them in; the writes of many
+// connections share fsyncs (group commit). If writing the log fails, the write is answered
+// with 500 InternalError, and so is every later write: restart the emulator.
+//
+// Every SnapshotEvery changes (100,000 by default), at a clean stop (Handler.Close) and at
+// a start that replayed a log, the emulator writes a new snapshot: the log is renamed
+// log.old and a new log started, the tables are written to snapshot.tmp, which is fsynced
+// and renamed over snapshot, and log.old is removed. A start loads snapshot, then replays
+// log.old (when a crash left one) and log; each record sets state (a row with its ETag, a
+// row or table gone), so a snapshot taken while writes went on replays to the right state.
+//
+// Each record is framed by its length and a CRC-32C. A last record that the file ends in
+// the middle of, that is followed only by zeros, or whose checksum fails where the file
+// ends, is a write the process did not finish: it was never acknowledged, and is dropped
+// (the log is cut before it). Any other damage (a bad checksum before the last record, a
+// file that is not the emulator's, a snapshot without its end record) makes New fail with a
+// *CorruptError naming the file and offset: the emulator does not start rather than start
+// without acknowledged data.
+//
 // # What it refuses
 //
 // A request the emulator does not implement (service properties and statistics, table

@@ -4,11 +4,13 @@ import (
 	cryptomd5 "crypto/md5"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -59,12 +61,20 @@ type Options struct {
 	// Logger receives one record per request (method, path, query, status, error code,
 	// duration, request id); nil logs nothing.
 	Logger *slog.Logger
+	// DataDir, when not empty, keeps each account's tables in a directory of its own
+	// under it (see "Persistence" in the package documentation); the services Service
+	// returns must then be empty. Empty keeps everything in memory only.
+	DataDir string
+	// SnapshotEvery is how many changes an account's log holds before a snapshot
+	// replaces it; 0 means 100,000.
+	SnapshotEvery int
 }
 
 // Handler is an http.Handler that speaks the Azure Table service's REST protocol over memory
 // services. It is safe for concurrent use.
 type Handler struct {
 	accounts map[string]*account
+	stores   []*store // with Options.DataDir, one per account
 	log      *slog.Logger
 	now      func() time.Time // the clock request dates are checked against
 }
@@ -76,12 +86,19 @@ type account struct {
 }
 
 // New returns a Handler serving the development account and opts.Accounts. It fails when an
-// account is named twice or has an empty key.
-func New(opts *Options) (*Handler, error) {
+// account is named twice or has an empty key, and, with a data directory, when the
+// directory cannot be read (a damaged file is reported as a *CorruptError). A Handler with a
+// data directory must be closed.
+func New(opts *Options) (_ *Handler, err error) {
 	if opts == nil {
 		opts = &Options{}
 	}
 	h := &Handler{accounts: make(map[string]*account), log: opts.Logger, now: time.Now}
+	defer func() {
+		if err != nil {
+			_ = h.Close()
+		}
+	}()
 	devKey, _ := base64.StdEncoding.DecodeString(DevelopmentKey)
 	all := append([]Account{{Name: DevelopmentAccount, Key: devKey}}, opts.Accounts...)
 	for _, a := range all {
@@ -98,9 +115,32 @@ func New(opts *Options) (*Handler, error) {
 		if svc == nil {
 			svc = memservice.New()
 		}
+		if opts.DataDir != "" {
+			// The account's directory is named after it.
+			if !accountNameRE.MatchString(a.Name) {
+				return nil, fmt.Errorf("emulator: account name %q is not 3 to 24 lower-case letters and digits", a.Name)
+			}
+			st, err := openStore(filepath.Join(opts.DataDir, a.Name), svc, opts.SnapshotEvery)
+			if err != nil {
+				return nil, err
+			}
+			h.stores = append(h.stores, st)
+		}
 		h.accounts[a.Name] = &account{name: a.Name, key: a.Key, svc: svc}
 	}
 	return h, nil
+}
+
+// Close writes a snapshot of each account's tables to the data directory and closes its
+// files; a write after it fails with 500 InternalError. Stop serving first (as
+// http.Server.Shutdown does). Without a data directory it does nothing.
+func (h *Handler) Close() error {
+	var errs []error
+	for _, st := range h.stores {
+		errs = append(errs, st.close())
+	}
+	h.stores = nil
+	return errors.Join(errs...)
 }
 
 // maxBody is the largest request body the service reads (4 MiB).

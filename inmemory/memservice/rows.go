@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/unified-data/gotables/inmemory/internal/journal"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -244,9 +245,16 @@ func (s *Service) Write(ctx context.Context, table string, a service.Action) (se
 		return service.Written{}, err
 	}
 	w, emptied := t.commit(p, c, s.stamp())
+	var seq uint64
+	if s.journal != nil {
+		seq = s.journal.Append(&journal.Change{Kind: journal.Rows, Table: t.name, Rows: []journal.RowChange{rowChange(c, w)}})
+	}
 	t.release(p, true)
 	if emptied {
 		t.dropEmpty(req.key.pk)
+	}
+	if err := s.synced(seq); err != nil {
+		return service.Written{}, err
 	}
 	return w, nil
 }

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/unified-data/gotables/inmemory/internal/journal"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -60,7 +61,8 @@ type Service struct {
 	shareReads bool
 	cosmos     bool // behave as Azure Cosmos DB for Table (Cosmos)
 	queries    atomic.Int64
-	throttle   *throttle // nil: no throttling (WithThrottling)
+	throttle   *throttle   // nil: no throttling (WithThrottling)
+	journal    journal.Log // nil: changes are not logged (the emulator's data directory sets it)
 
 	mu     sync.Mutex // held to create or delete a table
 	tables sync.Map   // tableKey(name) → *table

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/btree"
 
+	"github.com/unified-data/gotables/inmemory/internal/journal"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -279,11 +280,16 @@ func (s *Service) CreateTable(ctx context.Context, name string) error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, taken := s.tables.LoadOrStore(s.tableKey(name), makeTable(name)); taken {
+	// Only CreateTable and DeleteTable change the map, both under s.mu. The change is
+	// logged before the table can be seen, so that no write to it is logged before it.
+	if s.lookup(name) != nil {
+		s.mu.Unlock()
 		return errTableExists()
 	}
-	return nil
+	seq := s.logged(&journal.Change{Kind: journal.CreateTable, Table: name})
+	s.tables.Store(s.tableKey(name), makeTable(name))
+	s.mu.Unlock()
+	return s.synced(seq)
 }
 
 // DeleteTable deletes a table and its rows. A missing table, including one whose name no
@@ -297,18 +303,21 @@ func (s *Service) DeleteTable(ctx context.Context, name string) error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	t := s.lookup(name)
 	if t == nil {
+		s.mu.Unlock()
 		return errResourceNotFound()
 	}
 	s.tables.Delete(s.tableKey(t.name))
 	// A call that found the table before it left the map waits for the lock and then finds
-	// no table, as one that looks it up now does.
+	// no table, as one that looks it up now does. Every write to the table is logged before
+	// the table's deletion is.
 	t.mu.Lock()
 	t.dropped = true
 	t.mu.Unlock()
-	return nil
+	seq := s.logged(&journal.Change{Kind: journal.DeleteTable, Table: t.name})
+	s.mu.Unlock()
+	return s.synced(seq)
 }
 
 // TableExists reports whether the table exists; a name no table can have reports false.

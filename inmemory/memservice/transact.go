@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/unified-data/gotables/inmemory/internal/journal"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -104,10 +105,21 @@ func (s *Service) Transact(ctx context.Context, tableName string, actions []serv
 	for i, c := range changes {
 		out[i], _ = t.commit(p, c, s.stamp())
 	}
+	var seq uint64
+	if s.journal != nil {
+		logged := journal.Change{Kind: journal.Rows, Table: t.name, Rows: make([]journal.RowChange, len(changes))}
+		for i, c := range changes {
+			logged.Rows[i] = rowChange(c, out[i])
+		}
+		seq = s.journal.Append(&logged)
+	}
 	emptied := len(p.rows) == 0
 	t.release(p, true)
 	if emptied {
 		t.dropEmpty(pk)
+	}
+	if err := s.synced(seq); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

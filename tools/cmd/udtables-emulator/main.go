@@ -9,13 +9,17 @@
 // development account devstoreaccount1 with its well-known key is always served; -account
 // (repeatable) adds accounts as name:base64key. URLs are path-style
 // (http://127.0.0.1:10002/devstoreaccount1/...). Data lives in memory and is gone when the
-// process ends. Package inmemory/emulator says what the protocol supports.
+// process ends, unless -data names a directory: then every write the emulator acknowledges
+// is in a write-ahead log there, fsynced before the response, and survives a crash of the
+// process or the machine ("Persistence" in package inmemory/emulator). Package
+// inmemory/emulator says what the protocol supports.
 //
 // It is a command of its own rather than a udtables subcommand so that the binary links
 // neither the Azure SDK nor the library's engine: it is small, builds with CGO_ENABLED=0 into
 // a static binary, and starts in a few milliseconds. Each request is logged with log/slog
 // (-log text, json or off). SIGINT or SIGTERM stops it gracefully: it stops accepting,
-// lets requests in flight finish (for at most 10 seconds) and exits.
+// lets requests in flight finish (for at most 10 seconds), writes a snapshot of the data
+// directory and exits.
 package main
 
 import (
@@ -76,6 +80,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:10002", "`host:port` of the table endpoint")
 	logFormat := fs.String("log", "text", "request log format: text, json or off")
+	dataDir := fs.String("data", "", "keep the tables in `dir` (a write-ahead log and snapshots); empty: in memory only")
+	snapshotEvery := fs.Int("snapshot-every", 0, "with -data, write a snapshot after `n` logged changes (0: 100,000)")
 	var accounts accountFlags
 	fs.Var(&accounts, "account", "an extra account as `name:base64key` (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -94,12 +100,13 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	default:
 		return fmt.Errorf("-log must be text, json or off, not %q", *logFormat)
 	}
-	h, err := emulator.New(&emulator.Options{Accounts: accounts, Logger: logger})
+	h, err := emulator.New(&emulator.Options{Accounts: accounts, Logger: logger, DataDir: *dataDir, SnapshotEvery: *snapshotEvery})
 	if err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
+		_ = h.Close()
 		return err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
@@ -111,7 +118,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	go func() { done <- srv.Serve(ln) }()
 	select {
 	case err := <-done:
-		return err
+		return errors.Join(err, h.Close())
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -119,6 +126,10 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	err = srv.Shutdown(sctx)
 	if serr := <-done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
 		err = serr
+	}
+	// A snapshot of the data directory, so that the next start reads no log.
+	if cerr := h.Close(); err == nil {
+		err = cerr
 	}
 	fmt.Fprintln(stderr, "udtables-emulator: stopped")
 	return err

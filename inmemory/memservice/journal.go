@@ -1,0 +1,133 @@
+package memservice
+
+import (
+	"github.com/unified-data/gotables/inmemory/internal/journal"
+	"github.com/unified-data/gotables/tables/service"
+)
+
+// The emulator's data directory reaches the service through package journal, so that a
+// persistent service adds nothing to this package's exported API.
+func init() {
+	journal.Attach = func(svc any, l journal.Log) { svc.(*Service).journal = l }
+	journal.Restore = func(svc any, c *journal.Change) { svc.(*Service).restore(c) }
+	journal.Dump = func(svc any, emit func(*journal.Change) error) error { return svc.(*Service).dump(emit) }
+}
+
+// logged appends the table change c to the service's log, if it has one, and returns its
+// sequence number (0 without a log). The caller holds s.mu. Row writes append directly,
+// after checking for a log, so that a service without one builds no change.
+func (s *Service) logged(c *journal.Change) uint64 {
+	if s.journal == nil {
+		return 0
+	}
+	return s.journal.Append(c)
+}
+
+// synced waits until the change numbered seq is durable. The caller holds no lock.
+func (s *Service) synced(seq uint64) error {
+	if s.journal == nil {
+		return nil
+	}
+	return s.journal.Sync(seq)
+}
+
+// rowChange is the logged form of a committed change c, stored with w.
+func rowChange(c change, w service.Written) journal.RowChange {
+	if c.del {
+		return journal.RowChange{Delete: true, Row: service.Row{PartitionKey: c.key.pk, RowKey: c.key.rk}}
+	}
+	r := c.row
+	r.ETag, r.Timestamp = w.ETag, w.Timestamp
+	return journal.RowChange{Row: r}
+}
+
+// restore applies a logged change as state: a table made empty or removed, rows stored with
+// their ETag and Timestamp or removed. Rows of a table that does not exist are skipped: a
+// log replayed over a snapshot that was read after the table was deleted holds them before
+// the table's deletion. Later stamps follow the latest restored one.
+func (s *Service) restore(c *journal.Change) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch c.Kind {
+	case journal.CreateTable:
+		if old := s.lookup(c.Table); old != nil {
+			s.tables.Delete(s.tableKey(old.name))
+		}
+		s.tables.Store(s.tableKey(c.Table), makeTable(c.Table))
+	case journal.DeleteTable:
+		if t := s.lookup(c.Table); t != nil {
+			s.tables.Delete(s.tableKey(t.name))
+			t.mu.Lock()
+			t.dropped = true
+			t.mu.Unlock()
+		}
+	case journal.Rows:
+		t := s.lookup(c.Table)
+		if t == nil {
+			return
+		}
+		for _, rc := range c.Rows {
+			r := rc.Row
+			if rc.Delete {
+				p, _ := t.writePartition(r.PartitionKey, false)
+				emptied := t.remove(p, r.RowKey)
+				t.release(p, true)
+				if emptied {
+					t.dropEmpty(r.PartitionKey)
+				}
+				continue
+			}
+			p, _ := t.writePartition(r.PartitionKey, true)
+			r.Properties = clipped(r.Properties)
+			t.put(p, r)
+			t.release(p, true)
+			s.stampMu.Lock()
+			if r.Timestamp.After(s.lastStamp) {
+				s.lastStamp = r.Timestamp
+			}
+			s.stampMu.Unlock()
+		}
+	}
+}
+
+// dumpChunk is the most rows dump puts in one change.
+const dumpChunk = 1000
+
+// dump calls emit with a CreateTable change for each table and then its rows, a partition
+// at a time, each partition copied under its lock and emitted after.
+func (s *Service) dump(emit func(*journal.Change) error) error {
+	var tabs []*table
+	s.tables.Range(func(_, v any) bool {
+		tabs = append(tabs, v.(*table))
+		return true
+	})
+	for _, t := range tabs {
+		t.mu.RLock()
+		if t.dropped {
+			t.mu.RUnlock()
+			continue
+		}
+		rows := make([]journal.RowChange, 0, int(t.rows.Load()))
+		t.order.Ascend(func(p *partition) bool {
+			p.mu.RLock()
+			p.order.Ascend(func(sl *slot) bool {
+				rows = append(rows, journal.RowChange{Row: sl.row})
+				return true
+			})
+			p.mu.RUnlock()
+			return true
+		})
+		t.mu.RUnlock()
+		if err := emit(&journal.Change{Kind: journal.CreateTable, Table: t.name}); err != nil {
+			return err
+		}
+		for len(rows) > 0 {
+			n := min(len(rows), dumpChunk)
+			if err := emit(&journal.Change{Kind: journal.Rows, Table: t.name, Rows: rows[:n]}); err != nil {
+				return err
+			}
+			rows = rows[n:]
+		}
+	}
+	return nil
+}
