@@ -90,6 +90,7 @@ func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, 
 	if err := s.core.Planned(&c, "query", p.Filter, false); err != nil {
 		return nil, err
 	}
+	p.Held = true
 	out := []*T{}
 	err = s.core.Pages(ctx, "query", p, p.Sel, p.Take, func(r *service.Row) (bool, error) {
 		v, skip, err := s.decodeListed(ctx, "query", r)
@@ -152,6 +153,7 @@ func (s *Store[T]) Any(ctx context.Context, q abstractions.Query[T]) (_ bool, er
 		return false, err
 	}
 	found := false
+	p.AnyOrder = true
 	sel := engine.KeysOnly
 	if s.core.Split {
 		sel = engine.OfOnly
@@ -184,7 +186,8 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 		return abstractions.Page[T]{}, err
 	}
 	bounds := s.core.Bounds(p, size)
-	sq := service.Query{Filter: s.core.EntityFilter(p.Filter), Select: p.Sel, Top: size}
+	sq := service.Query{Filter: s.core.EntityFilter(p.Filter), Select: p.Sel}
+	var from *service.Continuation
 	if q.Cursor != "" {
 		c, ok := engine.DecodeCursor(q.Cursor)
 		if !ok {
@@ -193,36 +196,29 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 		if why := engine.CursorRefusal(c, s.core.Name, bounds); why != "" {
 			return abstractions.Page[T]{}, s.core.QueryError("page", abstractions.ErrInvalidArgument, why)
 		}
-		sq.Continuation = &service.Continuation{NextPartitionKey: c.PK, NextRowKey: c.RK}
+		from = &service.Continuation{NextPartitionKey: c.PK, NextRowKey: c.RK}
 	}
-	for {
-		page, err := s.core.Acct.Tables.Query(ctx, s.core.Name, sq)
+	rows, next, err := s.core.PageRows(ctx, "page", p.PK, sq, size, from)
+	if err != nil {
+		return abstractions.Page[T]{}, err
+	}
+	out := abstractions.Page[T]{Items: make([]*T, 0, len(rows))}
+	for i := range rows {
+		// A continuation row (or, in a shared table, a polymorphic row) takes a place in
+		// the page and is not returned, so a page may hold fewer entities than its size,
+		// or none, and still have a cursor.
+		v, skip, err := s.decodeListed(ctx, "page", &rows[i])
 		if err != nil {
-			return abstractions.Page[T]{}, s.core.Translate("page", p.PK, "", err)
+			return abstractions.Page[T]{}, err
 		}
-		if len(page.Rows) == 0 && page.Next != nil {
-			// The service may end a page early, even with no row; that is not the end.
-			sq.Continuation = page.Next
-			continue
+		if !skip {
+			out.Items = append(out.Items, v)
 		}
-		out := abstractions.Page[T]{Items: make([]*T, 0, len(page.Rows))}
-		for i := range page.Rows {
-			// A continuation row (or, in a shared table, a polymorphic row) takes a place
-			// in the page and is not returned, so a page may hold fewer entities than its
-			// size, or none, and still have a cursor.
-			v, skip, err := s.decodeListed(ctx, "page", &page.Rows[i])
-			if err != nil {
-				return abstractions.Page[T]{}, err
-			}
-			if !skip {
-				out.Items = append(out.Items, v)
-			}
-		}
-		if page.Next != nil {
-			out.Cursor = engine.EncodeCursor(engine.Cursor{Bounds: bounds, Table: engine.TableTag(s.core.Name), PK: page.Next.NextPartitionKey, RK: page.Next.NextRowKey})
-		}
-		return out, nil
 	}
+	if next != nil {
+		out.Cursor = engine.EncodeCursor(engine.Cursor{Bounds: bounds, Table: engine.TableTag(s.core.Name), PK: next.NextPartitionKey, RK: next.NextRowKey})
+	}
+	return out, nil
 }
 
 // decodeListed decodes a row a query returned: a split-aware entity is read whole (its
