@@ -345,6 +345,13 @@ func TestCosmosOrderedReadsAcrossPartitionsRefusedBeforeSending(t *testing.T) {
 	_, err = s.Page(ctx, abstractions.Query[Ranked]{})
 	refusedUnordered(t, err, tw.sent)
 
+	poly, err := tables.PolyFor[Ledger](inmemory.NewAccountOver(tw.sent, nil, &tables.Options{Service: service.Cosmos}), ledgerTypes(t), &tables.StoreOptions{Table: "ranked", TableScans: tables.AllowTableScans})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = poly.Page(ctx, abstractions.Query[abstractions.PolyEntry[Ledger]]{})
+	refusedUnordered(t, err, tw.sent)
+
 	// Reads that do not rely on order are not refused.
 	if ok, err := s.Any(ctx, abstractions.Query[Ranked]{}); err != nil || !ok {
 		t.Fatalf("Any = %v, %v", ok, err)
