@@ -106,7 +106,10 @@ func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, 
 	return out, nil
 }
 
-// Stream yields the rows q selects one page at a time; see [abstractions.Log.Stream].
+// Stream yields the rows q selects one page at a time; see [abstractions.Log.Stream]. On
+// Azure Cosmos DB for Table, which returns rows in no key order, it reads its range of one
+// partition whole and sorts it before the first row (docs/cosmos.md), as Query with Take
+// and Page do.
 func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		ctx, c := s.core.BeginPartition(ctx, "stream", q.Partition)
