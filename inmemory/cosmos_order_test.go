@@ -396,3 +396,40 @@ func TestCosmosOrderedReadOverTheSortLimit(t *testing.T) {
 		return s.Query(ctx, abstractions.Query[CosmosNote]{Partition: "p"})
 	})
 }
+
+// TestCosmosPageWithAFilterAtTheComparisonLimit pages with a filter of 15 comparisons, the
+// service's limit, which leaves none for the key a cursor resumes at: the rows before it
+// are dropped once read instead, and the pages are Table Storage's.
+func TestCosmosPageWithAFilterAtTheComparisonLimit(t *testing.T) {
+	ctx := context.Background()
+	tw := newTwin[CosmosNote](t, "notes", func(s *tables.Store[CosmosNote]) {
+		var vs []*CosmosNote
+		for _, rk := range orderedKeys {
+			vs = append(vs, &CosmosNote{Entity: abstractions.Entity{ID: "p|" + rk}, Text: rk})
+		}
+		if err := s.CreateBatch(ctx, vs); err != nil {
+			panic(err)
+		}
+	})
+	text := abstractions.Field(func(n *CosmosNote) *string { return &n.Text })
+	var not []abstractions.Filter[CosmosNote]
+	for i := range 7 { // 14 comparisons; with the partition's, 15
+		v := fmt.Sprintf("r%03d", i)
+		not = append(not, abstractions.Or(text.Lt(v), text.Gt(v)))
+	}
+	sameIDs[CosmosNote](t, "Page with 15 comparisons", tw, func(s *tables.Store[CosmosNote]) ([]*CosmosNote, error) {
+		var out []*CosmosNote
+		q := abstractions.Query[CosmosNote]{Partition: "p", Take: 6, Where: abstractions.And(not...)}
+		for {
+			p, err := s.Page(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p.Items...)
+			if !p.HasMore() {
+				return out, nil
+			}
+			q.Cursor = p.Cursor
+		}
+	})
+}

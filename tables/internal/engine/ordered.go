@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/odata"
+	"github.com/unified-data/gotables/tables/internal/plan"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -23,7 +26,8 @@ import (
 //     that holds more fails with ErrNotSupported and returns nothing (errTooManyToSort).
 //
 // A Page's cursor then holds the key of the first row not returned, as the service's own
-// continuation does, and the next page reads the rows from that key on (AtOrAfter), so a
+// continuation does, and the next page reads the rows from that key on (AtOrAfter, unless
+// the filter has no comparison to spare; the rows before it are dropped either way), so a
 // cursor neither skips nor repeats a row whatever order the service answers in.
 
 // MaxSortedRows is the most rows a read of the first rows of a range reads, on a service
@@ -103,11 +107,19 @@ func (s *Table) PageRows(ctx context.Context, op, pk string, q service.Query, si
 			return nil, nil, err
 		}
 		if from != nil {
-			q.Filter = AtOrAfter(q.Filter, from.NextRowKey)
+			if n := plan.Comparisons(q.Filter); n >= 0 && n < odata.MaxComparisons {
+				q.Filter = AtOrAfter(q.Filter, from.NextRowKey)
+			} // else the filter has no comparison to spare: the rows before from are dropped below
 		}
 		rows, err := s.SortedRange(ctx, op, pk, q, true)
-		if err != nil || len(rows) <= size {
-			return rows, nil, err
+		if err != nil {
+			return nil, nil, err
+		}
+		if from != nil {
+			rows = rows[sort.Search(len(rows), func(i int) bool { return service.CompareUTF16(rows[i].RowKey, from.NextRowKey) >= 0 }):]
+		}
+		if len(rows) <= size {
+			return rows, nil, nil
 		}
 		return rows[:size], &service.Continuation{NextPartitionKey: rows[size].PartitionKey, NextRowKey: rows[size].RowKey}, nil
 	}
