@@ -1,10 +1,12 @@
 package inmemory_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -351,6 +353,23 @@ func TestCosmosOrderedReadsAcrossPartitionsRefusedBeforeSending(t *testing.T) {
 	}
 	_, err = poly.Page(ctx, abstractions.Query[abstractions.PolyEntry[Ledger]]{})
 	refusedUnordered(t, err, tw.sent)
+
+	// A refused query is not logged as a table scan: nothing was sent. (A page is planned,
+	// and logged, before its cursor is checked and it is refused.)
+	var logged bytes.Buffer
+	logging, err := tables.For[Ranked](inmemory.NewAccountOver(tw.sent, nil, &tables.Options{Service: service.Cosmos,
+		Logger: slog.New(slog.NewTextHandler(&logged, nil))}), &tables.StoreOptions{Table: "ranked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = logging.Query(ctx, abstractions.Query[Ranked]{Take: 3})
+	refusedUnordered(t, err, tw.sent)
+	for _, err := range logging.Stream(ctx, abstractions.Query[Ranked]{Take: 3}) {
+		refusedUnordered(t, err, tw.sent)
+	}
+	if logged.Len() != 0 {
+		t.Fatalf("a refused read logged %q", logged.String())
+	}
 
 	// Reads that do not rely on order are not refused.
 	if ok, err := s.Any(ctx, abstractions.Query[Ranked]{}); err != nil || !ok {

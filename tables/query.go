@@ -87,10 +87,13 @@ func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, 
 	if err != nil {
 		return nil, err
 	}
+	p.Held = true
+	if err := s.core.CheckOrdered("query", p); err != nil {
+		return nil, err
+	}
 	if err := s.core.Planned(&c, "query", p.Filter, false); err != nil {
 		return nil, err
 	}
-	p.Held = true
 	out := []*T{}
 	err = s.core.Pages(ctx, "query", p, p.Sel, p.Take, func(r *service.Row) (bool, error) {
 		v, skip, err := s.decodeListed(ctx, "query", r)
@@ -121,6 +124,9 @@ func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq
 		}
 		var p *engine.PreparedQuery
 		p, err = s.prepareQuery("query", &q)
+		if err == nil {
+			err = s.core.CheckOrdered("query", p)
+		}
 		if err == nil {
 			err = s.core.Planned(&c, "query", p.Filter, false)
 		}

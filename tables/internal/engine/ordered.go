@@ -59,6 +59,19 @@ func (s *Table) SortedNeedsPartition(op, pk, what string) error {
 			"or read every row with Query and no Take (sorted once read)", what, MaxSortedRows))
 }
 
+// CheckOrdered applies SortedNeedsPartition to a prepared query of Query or Stream, before
+// the caller plans it, so that a refused query is not logged as a table scan; Pages
+// applies it again. (A page checks its cursor first, after planning: PageRows refuses it.)
+func (s *Table) CheckOrdered(op string, p *PreparedQuery) error {
+	switch {
+	case s.Scans == ScanRefuse:
+		return nil // Planned refuses a table scan first, as on Table Storage, and logs none
+	case p.AnyOrder || p.Held && p.Take == 0:
+		return nil
+	}
+	return s.SortedNeedsPartition(op, p.PK, "a Take or a stream")
+}
+
 // errTooManyToSort ends the read of a range that holds more than MaxSortedRows rows.
 var errTooManyToSort = errors.New("engine: too many rows to sort")
 

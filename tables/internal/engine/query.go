@@ -73,13 +73,10 @@ func (s *Table) Pages(ctx context.Context, op string, p *PreparedQuery, sel []st
 		return true, nil
 	}
 	if s.Acct.Unordered() && !p.AnyOrder {
-		bounded := take > 0 || !p.Held
-		if bounded {
-			if err := s.SortedNeedsPartition(op, p.PK, "a Take or a stream"); err != nil {
-				return err
-			}
+		if err := s.CheckOrdered(op, p); err != nil {
+			return err
 		}
-		rows, err := s.SortedRange(ctx, op, p.PK, sq, bounded)
+		rows, err := s.SortedRange(ctx, op, p.PK, sq, take > 0 || !p.Held)
 		if err != nil {
 			return err
 		}
