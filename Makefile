@@ -22,7 +22,7 @@ PUSH ?= 0
 
 export FUZZTIME
 
-.PHONY: help test demo bench files-bench backup-bench backup-long lint tidy fuzz soak faults-full expiry-bench feed-full feed-bench size consumer-check release azurite-start azurite-stop emulator emulator-fidelity
+.PHONY: help test demo bench files-bench backup-bench backup-long lint tidy fuzz soak faults-full cosmos expiry-bench feed-full feed-bench size consumer-check release azurite-start azurite-stop emulator emulator-fidelity
 
 help: ## List the targets.
 	@echo "Targets:"
@@ -106,6 +106,9 @@ fuzz: ## Run each fuzz target for FUZZTIME (10s).
 
 faults-full: ## Run the indexed stores', the unique indexes' and the change feed's fault matrices with every fault (make test runs the faults that lose or break an answer) on Azurite and in memory.
 	@UNIFIED_TABLES_FAULTS_FULL=1 bash scripts/with-azurite.sh go test -count=1 -race -run '^(TestIndexFaultMatrix|TestUniqueFaultMatrix|TestFeedFaultMatrix)$$' -v ./fidelity/ | grep -E '^(---|ok|FAIL|PASS)|faults_indexes_test|faults_unique_test|feed_crash_test'
+
+cosmos: ## Run every fidelity scenario on the memory service and on its Cosmos DB for Table profile, blob scenarios included (make test leaves those out), and compare (fidelity/cosmos_deviations.go lists the differences).
+	@cd fidelity && UNIFIED_TABLES_COSMOS_FULL=1 go test -count=1 -race -run '^TestCosmosProfile$$' .
 
 feed-full: ## Run the change feed's relay race at full size (1,000 partitions, 20,000 writes, four relays) on Azurite and in memory.
 	@UNIFIED_TABLES_FEED_FULL=1 bash scripts/with-azurite.sh go test -count=1 -timeout 30m -run '^TestFeedRelayRace$$' -v ./fidelity/ | grep -E '^(---|ok|FAIL|PASS)|feed_test'

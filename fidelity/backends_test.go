@@ -119,3 +119,18 @@ func newAzuriteHarness(tb testing.TB) Harness {
 
 // makers are the suite's backends: Azurite first, so that diffs read "-azurite +memory".
 var makers = []HarnessMaker{newAzuriteHarness, newMemoryHarness}
+
+var (
+	cosmosOnce sync.Once
+	cosmos     *harness
+)
+
+// newCosmosHarness is the maker of the memory service's Cosmos profile (memservice.Cosmos):
+// one service for the whole suite, as for the memory service.
+func newCosmosHarness(testing.TB) Harness {
+	cosmosOnce.Do(func() {
+		svc := memservice.New(memservice.Cosmos())
+		cosmos = &harness{name: Cosmos, tables: svc, blobs: svc}
+	})
+	return cosmos
+}

@@ -14,6 +14,7 @@ import (
 const (
 	Azurite = "azurite"
 	Memory  = "memory"
+	Cosmos  = "cosmos" // the memory service's Cosmos DB for Table profile (see CosmosDeviations)
 )
 
 // A Harness is one backend the suite runs on: a table service and a blob service. The
@@ -53,7 +54,11 @@ func harnesses(tb testing.TB, makers []HarnessMaker) []backend {
 	var out []backend
 	for _, mk := range makers {
 		if h := mk(tb); h != nil {
-			out = append(out, backend{Name: h.Name(), Tables: h.Tables(), Blobs: h.Blobs()})
+			b := backend{Name: h.Name(), Tables: h.Tables(), Blobs: h.Blobs(), Product: service.Storage}
+			if p, ok := h.Tables().(interface{ Product() service.Product }); ok {
+				b.Product = p.Product()
+			}
+			out = append(out, b)
 		}
 	}
 	return out
@@ -61,9 +66,10 @@ func harnesses(tb testing.TB, makers []HarnessMaker) []backend {
 
 // backend is a harness as the scenarios use it.
 type backend struct {
-	Name   string
-	Tables service.Tables
-	Blobs  service.Blobs
+	Name    string
+	Tables  service.Tables
+	Blobs   service.Blobs
+	Product service.Product // what the table service behaves as (its Product method, or Table Storage)
 }
 
 // runScenarios runs scenarios on each available backend and compares the observation logs.
@@ -101,11 +107,11 @@ func runScenarios(t *testing.T, scenarios []Scenario, makers []HarnessMaker) {
 	}
 }
 
-func runOne(t *testing.T, sc Scenario, b backend) []Observation {
+func runOne(t testing.TB, sc Scenario, b backend) []Observation {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	e := &Env{t: t, Backend: b.Name, Tables: b.Tables, Blobs: b.Blobs, Suffix: randomSuffix()}
+	e := &Env{t: t, Backend: b.Name, Product: b.Product, Tables: b.Tables, Blobs: b.Blobs, Suffix: randomSuffix()}
 	e.Table = "fid" + e.Suffix
 	e.Container = "fid-" + e.Suffix
 	if !sc.NoTable {

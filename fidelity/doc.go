@@ -12,6 +12,15 @@
 // service follows Azure; the scenario names the entry of Deviations and asserts each
 // backend's own answer. The engine never sends those requests.
 //
+// TestCosmosProfile runs every scenario once more, on the memory service's Azure Cosmos DB
+// for Table profile (memservice.Cosmos), and compares its log with the memory service's:
+// a scenario either observes the same things there, or is listed in CosmosDeviations with
+// the step where it first differs and what it observes there (the error the library gives,
+// mostly), or as observing the same things in another order. Scenarios build their accounts
+// with Env.NewAccount, which makes them Cosmos DB accounts on that profile, and compare
+// what tables hold in key order (storedRows), since Cosmos DB lists rows in no key order.
+// make test leaves the blob scenarios out of that run; make cosmos runs them all.
+//
 // Run it with `make test`, which starts Azurite and exports
 // UNIFIED_TABLES_TEST_CONNECTION_STRING. Without that variable only the memory half runs,
 // unless UNIFIED_TABLES_REQUIRE_AZURITE=1, which turns the missing emulator into a failure.

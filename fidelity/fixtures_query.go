@@ -167,7 +167,7 @@ func (c *countingTables) Transact(ctx context.Context, table string, actions []s
 func countingStoreOf[T any, P abstractions.EntityPtr[T]](e *Env) (*tables.Store[T], *countingTables) {
 	e.t.Helper()
 	ct := &countingTables{Tables: e.Tables}
-	acct := tables.NewAccountOver(e.Backend, ct, e.Blobs, &tables.Options{Now: storeClock})
+	acct := e.NewAccount(ct, e.Blobs, &tables.Options{Now: storeClock})
 	s, err := tables.For[T, P](acct, &tables.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("store: %v", err)

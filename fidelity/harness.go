@@ -1,6 +1,7 @@
 package fidelity
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,12 +10,14 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -39,8 +42,11 @@ type Scenario struct {
 // Env is what a scenario sees of one backend run.
 type Env struct {
 	t testing.TB
-	// Backend is the harness's name (Azurite or Memory).
+	// Backend is the harness's name (Azurite, Memory or Cosmos).
 	Backend string
+	// Product is the table service the backend behaves as: service.Cosmos on the memory
+	// service's Cosmos profile, service.Storage otherwise.
+	Product service.Product
 	// Tables and Blobs are the backend's services.
 	Tables service.Tables
 	Blobs  service.Blobs
@@ -66,6 +72,21 @@ type Observation struct {
 
 // OnAzurite reports whether this run is on Azurite.
 func (e *Env) OnAzurite() bool { return e.Backend == Azurite }
+
+// NewAccount returns an account over tbl and blobs (the run's services, or a scenario's
+// wrappers of them) that talks to the backend's kind of service: on the Cosmos profile it
+// is a Cosmos DB account whatever wraps the service.
+func (e *Env) NewAccount(tbl service.Tables, blobs service.Blobs, opts *tables.Options) *tables.Account {
+	if e.Product == service.Cosmos {
+		var o tables.Options
+		if opts != nil {
+			o = *opts
+		}
+		o.Service = service.Cosmos
+		opts = &o
+	}
+	return tables.NewAccountOver(e.Backend, tbl, blobs, opts)
+}
 
 // Name returns a table or container name of the run's own, built from base (letters and
 // digits) and the run's suffix, and registers it for the dump and the clean-up.
@@ -266,7 +287,7 @@ func (e *Env) renderRow(r *service.Row) string {
 
 // dumpTable records every row of a table, following continuations.
 func (e *Env) dumpTable(ctx context.Context, table string) {
-	rows, err := allRows(ctx, e.Tables, table, service.Query{})
+	rows, err := storedRows(ctx, e.Tables, table, service.Query{})
 	if err != nil {
 		e.ObserveErr("left behind in "+table, err)
 		return
@@ -304,7 +325,8 @@ func (e *Env) dumpContainer(ctx context.Context, container string) {
 	}
 }
 
-// allRows runs q page by page to the end and returns every row.
+// allRows runs q page by page to the end and returns every row, in the order the service
+// lists them.
 func allRows(ctx context.Context, t service.Tables, table string, q service.Query) ([]service.Row, error) {
 	var rows []service.Row
 	for {
@@ -318,6 +340,17 @@ func allRows(ctx context.Context, t service.Tables, table string, q service.Quer
 		}
 		q.Continuation = page.Next
 	}
+}
+
+// storedRows is allRows in key order: what is stored, whatever order the service lists it
+// in (Cosmos DB for Table lists rows in no key order). A scenario about the order itself
+// reads allRows.
+func storedRows(ctx context.Context, t service.Tables, table string, q service.Query) ([]service.Row, error) {
+	rows, err := allRows(ctx, t, table, q)
+	slices.SortStableFunc(rows, func(a, b service.Row) int {
+		return cmp.Or(service.CompareUTF16(a.PartitionKey, b.PartitionKey), service.CompareUTF16(a.RowKey, b.RowKey))
+	})
+	return rows, err
 }
 
 func randomSuffix() string {

@@ -104,7 +104,7 @@ func blobFailureScenarios() []Scenario {
 			Name: "blob-failures/deadline-while-the-blob-service-does-not-answer",
 			Run: func(ctx context.Context, e *Env) {
 				s, c := offStore(e, noGrace)
-				acct := tables.NewAccountOver(e.Backend, e.Tables, stalledBlobs{e.Blobs}, &tables.Options{Now: storeClock, Logger: discardLogger(),
+				acct := e.NewAccount(e.Tables, stalledBlobs{e.Blobs}, &tables.Options{Now: storeClock, Logger: discardLogger(),
 					BlobOffload: s.Account().BlobOffload()})
 				stalled, err := tables.For[offDoc](acct, &tables.StoreOptions{Table: e.Table})
 				if err != nil {

@@ -23,11 +23,11 @@ var csvScenarios = []Scenario{
 			if err != nil {
 				e.Fatalf("golden file: %v", err)
 			}
-			acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock})
+			acct := e.NewAccount(e.Tables, e.Blobs, &tables.Options{Now: storeClock})
 			st, err := backup.ImportCSV(ctx, acct, e.Table, bytes.NewReader(golden), nil)
 			e.OK("import", err)
 			e.Equal("rows imported", st.Rows, int64(6))
-			rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+			rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{})
 			e.OK("read back", err)
 			kinds := map[string]string{}
 			for _, r := range rows {

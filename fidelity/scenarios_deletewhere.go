@@ -64,7 +64,7 @@ var deleteWhereScenarios = []Scenario{
 			cctx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			ct := &cancellingTables{Tables: e.Tables, cancel: cancel}
-			cut, err := tables.For[itemRow](tables.NewAccountOver(e.Backend, ct, e.Blobs, &tables.Options{Now: storeClock}),
+			cut, err := tables.For[itemRow](e.NewAccount(ct, e.Blobs, &tables.Options{Now: storeClock}),
 				&tables.StoreOptions{Table: e.Table, TableScans: tables.AllowTableScans})
 			e.OK("store", err)
 			var progress []int

@@ -159,7 +159,7 @@ func expLive(ctx context.Context, e *Env, s *tables.Store[expSession], pk string
 // expRaw returns the row keys of partition pk as the service holds them.
 func expRaw(ctx context.Context, e *Env, pk string) []string {
 	e.t.Helper()
-	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq " + service.QuoteString(pk), Select: []string{}})
+	rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq " + service.QuoteString(pk), Select: []string{}})
 	e.OK("raw scan", err)
 	return keysOf(rows)
 }
@@ -186,7 +186,7 @@ func expiryScenarios() []Scenario {
 					A time.Time `table:",expires"`
 					B time.Time `table:",expires"`
 				}
-				acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock})
+				acct := e.NewAccount(e.Tables, e.Blobs, &tables.Options{Now: storeClock})
 				_, err := tables.For[notTime](acct, &tables.StoreOptions{Table: e.Table})
 				e.Is("an expiry field that is not a time", err, abstractions.ErrInvalidArgument)
 				_, err = tables.For[zeroTTL](acct, &tables.StoreOptions{Table: e.Table})

@@ -179,7 +179,7 @@ func expirySweepScenarios() []Scenario {
 						e.OK("create b over its expired row during the sweep", creator.Create(ctx, &expSession{Entity: abstractions.Entity{ID: "r|b"}, User: "new", Expires: expT0.Add(10 * time.Hour)}))
 					},
 				}}
-				acct := tables.NewAccountOver(e.Backend, hook, e.Blobs, &tables.Options{Now: sweeper.now})
+				acct := e.NewAccount(hook, e.Blobs, &tables.Options{Now: sweeper.now})
 				hooked, err := tables.For[expSession](acct, &tables.StoreOptions{Table: e.Table})
 				e.OK("the sweeping store", err)
 				rep, err := expiry.Sweep(ctx, hooked, nil)

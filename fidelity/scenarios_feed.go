@@ -45,7 +45,7 @@ func fdRecords(ctx context.Context, e *Env, pk string) []string {
 // fdRecordsOf is fdRecords rendering the cells cols of each record's body.
 func fdRecordsOf(ctx context.Context, e *Env, pk string, cols ...string) []string {
 	e.t.Helper()
-	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq '" + pk + "' and RowKey ge '~fd.r.' and RowKey lt '~fd.r/'"})
+	rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq '" + pk + "' and RowKey ge '~fd.r.' and RowKey lt '~fd.r/'"})
 	if err != nil {
 		e.Fatalf("records: %v", err)
 	}
@@ -76,7 +76,7 @@ func fdRecordsOf(ctx context.Context, e *Env, pk string, cols ...string) []strin
 
 // fdMainCells renders the feed cells of the main rows of pk.
 func fdMainCells(ctx context.Context, e *Env, pk string) []string {
-	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq '" + pk + "' and RowKey lt '~'", Select: []string{"_FdVer", "_FdSeq"}})
+	rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq '" + pk + "' and RowKey lt '~'", Select: []string{"_FdVer", "_FdSeq"}})
 	if err != nil {
 		e.Fatalf("main rows: %v", err)
 	}
@@ -91,7 +91,7 @@ func fdMainCells(ctx context.Context, e *Env, pk string) []string {
 
 // fdMarks renders the registry: the partitions marked.
 func fdMarks(ctx context.Context, e *Env) []string {
-	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq '~fd.marks'", Select: []string{}})
+	rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq '~fd.marks'", Select: []string{}})
 	if err != nil {
 		e.Fatalf("marks: %v", err)
 	}

@@ -64,7 +64,7 @@ func fdEnd(ctx context.Context, e *Env) func(feed.Backlog, error) {
 		e.t.Helper()
 		e.OK("status", err)
 		e.Observe("status", fmt.Sprintf("%+v", b))
-		rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+		rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{})
 		e.OK("rows", err)
 		for i := range rows {
 			var props []service.Property

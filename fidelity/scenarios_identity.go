@@ -31,7 +31,7 @@ type identityRun struct {
 
 func identityStores(e *Env) *identityRun {
 	e.t.Helper()
-	acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock})
+	acct := e.NewAccount(e.Tables, e.Blobs, &tables.Options{Now: storeClock})
 	run := &identityRun{}
 	var err error
 	run.t, err = identitytables.For(acct, &identitytables.Options{TableName: func(base string) string {
@@ -61,7 +61,7 @@ func (r *identityRun) dump(ctx context.Context, e *Env) {
 	e.t.Helper()
 	random := map[string]bool{"SecurityStamp": true, "ConcurrencyStamp": true, "PasswordHash": true}
 	for _, n := range r.names {
-		rows, err := allRows(ctx, e.Tables, n, service.Query{})
+		rows, err := storedRows(ctx, e.Tables, n, service.Query{})
 		if err != nil {
 			e.ObserveErr("rows of "+n[:len(n)-len(e.Suffix)], err)
 			continue

@@ -234,7 +234,7 @@ func ixScenarios() []Scenario {
 				deleted, err := s.DeletePartition(ctx, "t1")
 				e.OK("delete partition", err)
 				e.Observe("delete partition count", deleted)
-				left, err := allRows(ctx, e.Tables, e.Table, service.Query{Select: []string{}})
+				left, err := storedRows(ctx, e.Tables, e.Table, service.Query{Select: []string{}})
 				e.OK("rows left", err)
 				var keys []string
 				for _, r := range left {
@@ -319,7 +319,7 @@ func ixScenarios() []Scenario {
 				deleted, err := s.DeletePartition(ctx, "t")
 				e.OK("delete partition", err)
 				e.Observe("delete partition count", deleted)
-				rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+				rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{})
 				e.OK("rows", err)
 				e.Equal("no row is left", len(rows), 0)
 			},
@@ -386,7 +386,7 @@ func ixScenarios() []Scenario {
 				e.Deleted("delete alice", true)(s.Delete(ctx, "t1|alice", ""))
 				get("c@x after the delete", "c@x", "")
 				claims := func(step string, want int) {
-					rows, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey ge '~ux.' and PartitionKey lt '~ux/'"})
+					rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey ge '~ux.' and PartitionKey lt '~ux/'"})
 					e.OK(step, err)
 					e.Equal(step, len(rows), want)
 				}
@@ -615,10 +615,10 @@ func ixScenarios() []Scenario {
 				e.Equal("verify: the claims", of(rep), claimsOf{1, 1, 1, 0, dupA})
 				e.Equal("verify: the partition indexes", [3]int{rep.Entities, rep.Missing, rep.Unlisted}, [3]int{4, 4, 4})
 				decls := []index.Declaration{{Name: "name", Column: "Name"}, {Name: "email", Column: "Email", Unique: true}}
-				tv, err := index.VerifyTable(ctx, tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), e.Table, decls, "", nil)
+				tv, err := index.VerifyTable(ctx, e.NewAccount(e.Tables, e.Blobs, nil), e.Table, decls, "", nil)
 				e.OK("verify by columns", err)
 				e.Equal("verify by columns reports what verify does", tv, rep)
-				uv, err := index.VerifyTable(ctx, tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), e.Table, decls[1:], "", nil)
+				uv, err := index.VerifyTable(ctx, e.NewAccount(e.Tables, e.Blobs, nil), e.Table, decls[1:], "", nil)
 				e.OK("verify of the unique index alone", err)
 				e.Equal("the unique index alone leaves the index rows alone", [3]int{uv.Entities, uv.Missing, uv.MissingClaims}, [3]int{4, 0, 1})
 
@@ -667,7 +667,7 @@ func ixScenarios() []Scenario {
 			Name: "indexes/batch-planning",
 			Run: func(ctx context.Context, e *Env) {
 				rec := &txRecorder{Tables: e.Tables}
-				acct := tables.NewAccountOver(e.Backend, rec, e.Blobs, &tables.Options{Now: storeClock})
+				acct := e.NewAccount(rec, e.Blobs, &tables.Options{Now: storeClock})
 				s, err := tables.For[ixOrder](acct, &tables.StoreOptions{Table: e.Table})
 				e.OK("store", err)
 				var batch []*ixOrder
@@ -694,7 +694,7 @@ func ixScenarios() []Scenario {
 				e.OK("wide store", err)
 				wide := &ixWide{Entity: abstractions.Entity{ID: "t2|w"}}
 				e.OK("create a wide entity: 52 actions", w.Create(ctx, wide))
-				before, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq 't2'"})
+				before, err := storedRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq 't2'"})
 				e.OK("rows before", err)
 				changed := *wide
 				setAll(&changed, 7)
@@ -703,7 +703,7 @@ func ixScenarios() []Scenario {
 				var se *abstractions.StoreError
 				e.Equal("the refusal names the entity", errors.As(err, &se) && se.PartitionKey == "t2" && se.RowKey == "w", true)
 				e.Equal("and the index rows", err != nil && strings.Contains(err.Error(), "declare fewer indexes"), true)
-				after, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq 't2'"})
+				after, err := storedRows(ctx, e.Tables, e.Table, service.Query{Filter: "PartitionKey eq 't2'"})
 				e.OK("rows after", err)
 				e.Equal("nothing was written", len(after) == len(before) && after[0].ETag == before[0].ETag, true)
 			},
@@ -717,7 +717,7 @@ func ixScenarios() []Scenario {
 				s.CreateIn(tx, &ixUser{Entity: abstractions.Entity{ID: "t1|a"}, Email: "a@x"})
 				e.Is("a unique-indexed type in a transaction", tx.Commit(ctx), abstractions.ErrNotSupported)
 				e.Is("a value too long for its claim", s.Create(ctx, &ixUser{Entity: abstractions.Entity{ID: "t1|b"}, Email: strings.Repeat("x", 400)}), abstractions.ErrInvalidArgument)
-				rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+				rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{})
 				e.OK("rows", err)
 				e.Equal("nothing was written", len(rows), 0)
 				e.OK("create", s.Create(ctx, &ixUser{Entity: abstractions.Entity{ID: "t1|c"}, Email: "c@x"}))
@@ -727,7 +727,7 @@ func ixScenarios() []Scenario {
 				u, err := s.One(ctx, "t1|c")
 				e.OK("read", err)
 				e.Equal("the patch changed nothing", u.Email, "c@x")
-				_, err = tables.For[ixUniqueDoc](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
+				_, err = tables.For[ixUniqueDoc](e.NewAccount(e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
 				e.Is("a unique index on a split-aware type", err, abstractions.ErrNotSupported)
 			},
 		},
@@ -743,11 +743,11 @@ func ixScenarios() []Scenario {
 				e.Is("a value of another type", err, abstractions.ErrInvalidArgument)
 				long := strings.Repeat("x", 400)
 				e.Is("a value too long for a key", s.Create(ctx, &ixOrder{Entity: abstractions.Entity{ID: "t1|o1"}, Status: long}), abstractions.ErrInvalidArgument)
-				_, err = tables.For[ixBadKind](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
+				_, err = tables.For[ixBadKind](e.NewAccount(e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
 				e.Is("an index on a JSON-stored field", err, abstractions.ErrInvalidArgument)
-				_, err = tables.For[ixTwice](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
+				_, err = tables.For[ixTwice](e.NewAccount(e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
 				e.Is("two indexes of one name", err, abstractions.ErrInvalidArgument)
-				rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+				rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{})
 				e.OK("rows", err)
 				e.Equal("nothing was written", len(rows), 0)
 			},
@@ -966,7 +966,7 @@ type ixUserPlain struct {
 // main row lists the index rows that exist for it, and every index row is listed by the
 // entity it names.
 func ixConsistent(ctx context.Context, ts service.Tables, table, pk string) (listedBy map[string]int, ixRows int, err error) {
-	rows, err := allRows(ctx, ts, table, service.Query{Filter: "PartitionKey eq " + service.QuoteString(pk)})
+	rows, err := storedRows(ctx, ts, table, service.Query{Filter: "PartitionKey eq " + service.QuoteString(pk)})
 	if err != nil {
 		return nil, 0, err
 	}

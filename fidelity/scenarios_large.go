@@ -191,7 +191,7 @@ func sortProps(props []service.Property) {
 // observeRows records the table's raw rows as digests.
 func (e *Env) observeRows(ctx context.Context, step string) []service.Row {
 	e.t.Helper()
-	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+	rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{})
 	if err != nil {
 		e.Fatalf("%s: %v", step, err)
 	}
@@ -202,7 +202,7 @@ func (e *Env) observeRows(ctx context.Context, step string) []service.Row {
 // clearTable deletes every row the scenario left, so the dump of rows left behind stays
 // small (the digests above recorded them).
 func (e *Env) clearTable(ctx context.Context) {
-	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{Select: []string{}})
+	rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{Select: []string{}})
 	if err != nil {
 		e.Fatalf("clear: %v", err)
 	}
@@ -456,7 +456,7 @@ func largeScenarios() []Scenario {
 				e.OK("other tildes are keys", s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|a~0001x"}}))
 				e.Is("a 481-unit row key", s.Create(ctx, &largeDoc{Entity: abstractions.Entity{ID: "p|" + strings.Repeat("k", 481)}}), abstractions.ErrInvalidKey)
 				e.Deleted("delete at a continuation key is a no-op", false)(s.Delete(ctx, "p|r~0001", ""))
-				_, err := tables.For[badSplit](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
+				_, err := tables.For[badSplit](e.NewAccount(e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
 				e.Is("split= on an int", err, abstractions.ErrNotSupported)
 				e.Equal("the refusal names the field", err != nil && strings.Contains(err.Error(), "Count"), true)
 				e.observeRows(ctx, "rows")
@@ -531,7 +531,7 @@ func largeScenarios() []Scenario {
 				wg.Wait()
 				e.OK("upsert", upErr)
 				e.OK("delete partition", delErr)
-				rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+				rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{})
 				e.OK("rows", err)
 				// Whole or gone: either no row at all, or the main row with every
 				// continuation row it declares, and the entity reads back whole.

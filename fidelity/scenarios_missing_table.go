@@ -26,7 +26,7 @@ func missingTableWrites(ctx context.Context, e *Env) {
 		if never {
 			name, prefix = e.Name("locked"), "NeverCreateTables: "
 		}
-		acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock, NeverCreateTables: never})
+		acct := e.NewAccount(e.Tables, e.Blobs, &tables.Options{Now: storeClock, NeverCreateTables: never})
 		s, err := tables.For[customerRow](acct, &tables.StoreOptions{Table: name})
 		if err != nil {
 			e.Fatalf("store: %v", err)
@@ -58,7 +58,7 @@ func missingTableWrites(ctx context.Context, e *Env) {
 func tableNameCaseLosesNothing(ctx context.Context, e *Env) {
 	var logs syncBuffer
 	name := e.Name("CaseTab")
-	acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock,
+	acct := e.NewAccount(e.Tables, e.Blobs, &tables.Options{Now: storeClock,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	upper, err := tables.For[customerRow](acct, &tables.StoreOptions{Table: name})
 	if err != nil {

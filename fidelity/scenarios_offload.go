@@ -67,7 +67,7 @@ func (e *Env) normalize(s string) string { return strings.ReplaceAll(s, e.Table,
 // observeOffRows records the table's rows as digests, each blob reference as its parts.
 func (e *Env) observeOffRows(ctx context.Context, step string) []service.Row {
 	e.t.Helper()
-	rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+	rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{})
 	if err != nil {
 		e.Fatalf("%s: %v", step, err)
 	}

@@ -78,7 +78,7 @@ func polyTypes(e *Env) *abstractions.TypeRegistry {
 // scenario's table.
 func polyOf[B any](e *Env, reg *abstractions.TypeRegistry) *tables.PolyStore[B] {
 	e.t.Helper()
-	acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock})
+	acct := e.NewAccount(e.Tables, e.Blobs, &tables.Options{Now: storeClock})
 	s, err := tables.PolyFor[B](acct, reg, &tables.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("poly store: %v", err)

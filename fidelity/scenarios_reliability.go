@@ -36,7 +36,7 @@ func storeOver[T any, P abstractions.EntityPtr[T]](e *Env, svc service.Tables, o
 		o = *opts
 		o.Now = storeClock
 	}
-	s, err := tables.For[T, P](tables.NewAccountOver(e.Backend, svc, e.Blobs, &o), &tables.StoreOptions{Table: e.Table})
+	s, err := tables.For[T, P](e.NewAccount(svc, e.Blobs, &o), &tables.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("store: %v", err)
 	}

@@ -396,7 +396,7 @@ func unavailableService(ctx context.Context, e *Env) {
 		b := &busyTables{}
 		svc, requests = b, b.calls.Load
 	}
-	acct := tables.NewAccountOver(e.Backend, svc, nil, &tables.Options{Now: storeClock, ClientOptions: azcore.ClientOptions{
+	acct := e.NewAccount(svc, nil, &tables.Options{Now: storeClock, ClientOptions: azcore.ClientOptions{
 		Retry: policy.RetryOptions{MaxRetries: 1, RetryDelay: time.Millisecond, MaxRetryDelay: time.Millisecond},
 	}})
 	s, err := tables.For[customerRow](acct, &tables.StoreOptions{Table: e.Table})
@@ -434,7 +434,7 @@ func deadlinePassed(ctx context.Context, e *Env) {
 	if e.OnAzurite() {
 		svc = fakeTables(e, hangingTransport{})
 	}
-	acct := tables.NewAccountOver(e.Backend, svc, nil, &tables.Options{Now: storeClock})
+	acct := e.NewAccount(svc, nil, &tables.Options{Now: storeClock})
 	s, err := tables.For[customerRow](acct, &tables.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("store: %v", err)
@@ -484,7 +484,7 @@ func deletePartitionHonest(ctx context.Context, e *Env) {
 	}
 	e.OK("seed", s.CreateBatch(ctx, batch))
 	stuck := &misreadDeletes{Tables: e.Tables, rows: map[string]bool{"3": true}}
-	acct := tables.NewAccountOver(e.Backend, stuck, nil, &tables.Options{Now: storeClock})
+	acct := e.NewAccount(stuck, nil, &tables.Options{Now: storeClock})
 	sp, err := tables.For[customerRow](acct, &tables.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("store: %v", err)

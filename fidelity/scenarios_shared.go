@@ -25,7 +25,7 @@ type sharedOrder struct {
 // the scenario's table, through one account.
 func sharedStores(e *Env) (*tables.Store[sharedOrder], *tables.PolyStore[polyEvent]) {
 	e.t.Helper()
-	acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock})
+	acct := e.NewAccount(e.Tables, e.Blobs, &tables.Options{Now: storeClock})
 	orders, err := tables.For[sharedOrder](acct, &tables.StoreOptions{Table: e.Table, SharedTable: true})
 	if err != nil {
 		e.Fatalf("typed store: %v", err)
@@ -59,7 +59,7 @@ func sharedScenarios() []Scenario {
 			// transactions too, and neither its reads nor its index see the polymorphic rows.
 			Name: "shared/indexed-type",
 			Run: func(ctx context.Context, e *Env) {
-				acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock})
+				acct := e.NewAccount(e.Tables, e.Blobs, &tables.Options{Now: storeClock})
 				orders, err := tables.For[sharedIxOrder](acct, &tables.StoreOptions{Table: e.Table, SharedTable: true})
 				e.OK("typed store", err)
 				events, err := tables.PolyFor[polyEvent](acct, polyTypes(e), &tables.StoreOptions{Table: e.Table, SharedTable: true})
@@ -103,7 +103,7 @@ func sharedScenarios() []Scenario {
 				deleted, err := orders.DeletePartition(ctx, "t1")
 				e.OK("delete partition", err)
 				e.Equal("delete partition counts the orders", deleted, 3)
-				left, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+				left, err := storedRows(ctx, e.Tables, e.Table, service.Query{})
 				e.OK("rows left", err)
 				var keys []string
 				for _, r := range left {

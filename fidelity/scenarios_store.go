@@ -48,7 +48,7 @@ func storeOf[T any, P abstractions.EntityPtr[T]](e *Env, opts *tables.Options) *
 	if o.Now == nil {
 		o.Now = storeClock
 	}
-	acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &o)
+	acct := e.NewAccount(e.Tables, e.Blobs, &o)
 	s, err := tables.For[T, P](acct, &tables.StoreOptions{Table: e.Table})
 	if err != nil {
 		e.Fatalf("store: %v", err)
@@ -254,7 +254,7 @@ var storeBasics = []Scenario{
 			_, err := tables.For[struct {
 				abstractions.Entity
 				Foo_Bar string
-			}](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
+			}](e.NewAccount(e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: e.Table})
 			e.Is("a field named with _", err, abstractions.ErrNotSupported)
 			// A type without Entity does not compile (abstractions.EntityPtr); a zero account
 			// is refused.

@@ -15,7 +15,7 @@ import (
 // are about that memory starting empty.
 func storeIn[T any, P abstractions.EntityPtr[T]](e *Env, table string) *tables.Store[T] {
 	e.t.Helper()
-	acct := tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, &tables.Options{Now: storeClock})
+	acct := e.NewAccount(e.Tables, e.Blobs, &tables.Options{Now: storeClock})
 	s, err := tables.For[T, P](acct, &tables.StoreOptions{Table: table})
 	if err != nil {
 		e.Fatalf("store: %v", err)
@@ -57,7 +57,7 @@ var storeTableScenarios = []Scenario{
 			n, err := s.CountAll(ctx)
 			e.OK("count", err)
 			e.Equal("count", n, 1)
-			rows, err := allRows(ctx, e.Tables, table, service.Query{})
+			rows, err := storedRows(ctx, e.Tables, table, service.Query{})
 			e.OK("rows", err)
 			e.Observe("rows", rows)
 
@@ -73,9 +73,9 @@ var storeTableScenarios = []Scenario{
 			e.Equal("the lazy table exists", e.tableExists(ctx, "lazy table after the write", lazy), true)
 
 			// A table name the service would refuse is refused when the store is made.
-			_, err = tables.For[customerRow](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: "1" + e.Suffix})
+			_, err = tables.For[customerRow](e.NewAccount(e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: "1" + e.Suffix})
 			e.Is("a bad table name", err, abstractions.ErrInvalidArgument)
-			_, err = tables.For[customerRow](tables.NewAccountOver(e.Backend, e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: "Tables"})
+			_, err = tables.For[customerRow](e.NewAccount(e.Tables, e.Blobs, nil), &tables.StoreOptions{Table: "Tables"})
 			e.Is("the reserved name", err, abstractions.ErrInvalidArgument)
 		},
 	},

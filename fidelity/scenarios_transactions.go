@@ -142,7 +142,7 @@ var transactionScenarios = []Scenario{
 				actions[i] = insert(row("p", fmt.Sprintf("%03d", i), "I", service.Int32(int32(i))))
 			}
 			e.OK("100 inserts", txErr(e.Tables.Transact(ctx, e.Table, actions)))
-			rows, err := allRows(ctx, e.Tables, e.Table, service.Query{})
+			rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{})
 			e.OK("list", err)
 			e.Equal("rows", len(rows), 100)
 		},

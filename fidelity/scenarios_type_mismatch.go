@@ -103,7 +103,7 @@ var typeMismatchScenarios = []Scenario{{
 			}
 			f := "PartitionKey eq 'p' and (" + strings.Join(keys, " or ") + ") and (" + c.filter + ")"
 			step := c.what + ": " + c.filter
-			rows, err := allRows(ctx, e.Tables, e.Table, service.Query{Filter: f})
+			rows, err := storedRows(ctx, e.Tables, e.Table, service.Query{Filter: f})
 			if e.OnAzurite() && c.azuriteStatus != 0 {
 				e.Status(step, err, c.azuriteStatus, "")
 				continue

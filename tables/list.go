@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/unified-data/gotables/tables/internal/cache"
+	"github.com/unified-data/gotables/tables/internal/engine"
 	"github.com/unified-data/gotables/tables/internal/odata"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -35,6 +36,9 @@ func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, 
 			})
 			if err != nil {
 				return nil
+			}
+			if s.core.Acct.Unordered() {
+				engine.SortRows(rows)
 			}
 			return &cache.Entry{Rows: rows, IsList: true}
 		})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/unified-data/gotables/tables/internal/engine"
@@ -189,6 +190,9 @@ func (s *PolyStore[B]) List(ctx context.Context, partition string) (_ []*abstrac
 	})
 	if err != nil {
 		return nil, s.translate("list", partition, "", err)
+	}
+	if s.host.Acct.Unordered() {
+		slices.SortFunc(out, func(a, b *abstractions.PolyEntry[B]) int { return service.CompareUTF16(a.Key.RowKey, b.Key.RowKey) })
 	}
 	return out, nil
 }

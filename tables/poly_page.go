@@ -61,7 +61,7 @@ func (s *PolyStore[B]) Page(ctx context.Context, q abstractions.Query[abstractio
 	// The cursor is bound to a polymorphic query: the prefix's share says so, so that a
 	// typed store's cursor of the same table and bounds is not taken.
 	bounds := s.host.Bounds(&engine.PreparedQuery{PK: p.PK, Prefix: "poly\x00" + p.Prefix, Filter: p.Filter}, size)
-	sq := service.Query{Filter: p.Filter, Top: size}
+	var from *service.Continuation
 	if q.Cursor != "" {
 		c, ok := engine.DecodeCursor(q.Cursor)
 		if !ok {
@@ -70,38 +70,31 @@ func (s *PolyStore[B]) Page(ctx context.Context, q abstractions.Query[abstractio
 		if why := engine.CursorRefusal(c, s.host.Name, bounds); why != "" {
 			return none, s.queryRefusal(op, abstractions.ErrInvalidArgument, why)
 		}
-		sq.Continuation = &service.Continuation{NextPartitionKey: c.PK, NextRowKey: c.RK}
+		from = &service.Continuation{NextPartitionKey: c.PK, NextRowKey: c.RK}
 	}
 	if err := ctx.Err(); err != nil {
 		return none, s.translate(op, p.PK, "", err)
 	}
-	for {
-		page, err := s.host.Acct.Tables.Query(ctx, s.host.Name, sq)
-		if err != nil {
-			return none, s.translate(op, p.PK, "", err)
-		}
-		if len(page.Rows) == 0 && page.Next != nil {
-			// The service may end a page early, even with no row; that is not the end.
-			sq.Continuation = page.Next
+	rows, next, err := s.host.PageRows(ctx, op, p.PK, service.Query{Filter: p.Filter}, size, from)
+	if err != nil {
+		return none, err
+	}
+	out := abstractions.Page[abstractions.PolyEntry[B]]{Items: make([]*abstractions.PolyEntry[B], 0, len(rows))}
+	for i := range rows {
+		r := &rows[i]
+		if s.foreign(r) {
 			continue
 		}
-		out := abstractions.Page[abstractions.PolyEntry[B]]{Items: make([]*abstractions.PolyEntry[B], 0, len(page.Rows))}
-		for i := range page.Rows {
-			r := &page.Rows[i]
-			if s.foreign(r) {
-				continue
-			}
-			e, err := s.entry(op, r)
-			if err != nil {
-				return none, err
-			}
-			out.Items = append(out.Items, e)
+		e, err := s.entry(op, r)
+		if err != nil {
+			return none, err
 		}
-		if page.Next != nil {
-			out.Cursor = engine.EncodeCursor(engine.Cursor{Bounds: bounds, Table: engine.TableTag(s.host.Name), PK: page.Next.NextPartitionKey, RK: page.Next.NextRowKey})
-		}
-		return out, nil
+		out.Items = append(out.Items, e)
 	}
+	if next != nil {
+		out.Cursor = engine.EncodeCursor(engine.Cursor{Bounds: bounds, Table: engine.TableTag(s.host.Name), PK: next.NextPartitionKey, RK: next.NextRowKey})
+	}
+	return out, nil
 }
 
 // prepareQuery checks a polymorphic query and builds its filter, keys as written.

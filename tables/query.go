@@ -87,6 +87,10 @@ func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, 
 	if err != nil {
 		return nil, err
 	}
+	p.Held = true
+	if err := s.core.CheckOrdered("query", p); err != nil {
+		return nil, err
+	}
 	if err := s.core.Planned(&c, "query", p.Filter, false); err != nil {
 		return nil, err
 	}
@@ -105,7 +109,10 @@ func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, 
 	return out, nil
 }
 
-// Stream yields the rows q selects one page at a time; see [abstractions.Log.Stream].
+// Stream yields the rows q selects one page at a time; see [abstractions.Log.Stream]. On
+// Azure Cosmos DB for Table, which returns rows in no key order, it reads its range of one
+// partition whole and sorts it before the first row (docs/cosmos.md), as Query with Take
+// and Page do.
 func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		ctx, c := s.core.BeginPartition(ctx, "stream", q.Partition)
@@ -117,6 +124,9 @@ func (s *Store[T]) Stream(ctx context.Context, q abstractions.Query[T]) iter.Seq
 		}
 		var p *engine.PreparedQuery
 		p, err = s.prepareQuery("query", &q)
+		if err == nil {
+			err = s.core.CheckOrdered("query", p)
+		}
 		if err == nil {
 			err = s.core.Planned(&c, "query", p.Filter, false)
 		}
@@ -152,6 +162,7 @@ func (s *Store[T]) Any(ctx context.Context, q abstractions.Query[T]) (_ bool, er
 		return false, err
 	}
 	found := false
+	p.AnyOrder = true
 	sel := engine.KeysOnly
 	if s.core.Split {
 		sel = engine.OfOnly
@@ -184,7 +195,8 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 		return abstractions.Page[T]{}, err
 	}
 	bounds := s.core.Bounds(p, size)
-	sq := service.Query{Filter: s.core.EntityFilter(p.Filter), Select: p.Sel, Top: size}
+	sq := service.Query{Filter: s.core.EntityFilter(p.Filter), Select: p.Sel}
+	var from *service.Continuation
 	if q.Cursor != "" {
 		c, ok := engine.DecodeCursor(q.Cursor)
 		if !ok {
@@ -193,36 +205,29 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 		if why := engine.CursorRefusal(c, s.core.Name, bounds); why != "" {
 			return abstractions.Page[T]{}, s.core.QueryError("page", abstractions.ErrInvalidArgument, why)
 		}
-		sq.Continuation = &service.Continuation{NextPartitionKey: c.PK, NextRowKey: c.RK}
+		from = &service.Continuation{NextPartitionKey: c.PK, NextRowKey: c.RK}
 	}
-	for {
-		page, err := s.core.Acct.Tables.Query(ctx, s.core.Name, sq)
+	rows, next, err := s.core.PageRows(ctx, "page", p.PK, sq, size, from)
+	if err != nil {
+		return abstractions.Page[T]{}, err
+	}
+	out := abstractions.Page[T]{Items: make([]*T, 0, len(rows))}
+	for i := range rows {
+		// A continuation row (or, in a shared table, a polymorphic row) takes a place in
+		// the page and is not returned, so a page may hold fewer entities than its size,
+		// or none, and still have a cursor.
+		v, skip, err := s.decodeListed(ctx, "page", &rows[i])
 		if err != nil {
-			return abstractions.Page[T]{}, s.core.Translate("page", p.PK, "", err)
+			return abstractions.Page[T]{}, err
 		}
-		if len(page.Rows) == 0 && page.Next != nil {
-			// The service may end a page early, even with no row; that is not the end.
-			sq.Continuation = page.Next
-			continue
+		if !skip {
+			out.Items = append(out.Items, v)
 		}
-		out := abstractions.Page[T]{Items: make([]*T, 0, len(page.Rows))}
-		for i := range page.Rows {
-			// A continuation row (or, in a shared table, a polymorphic row) takes a place
-			// in the page and is not returned, so a page may hold fewer entities than its
-			// size, or none, and still have a cursor.
-			v, skip, err := s.decodeListed(ctx, "page", &page.Rows[i])
-			if err != nil {
-				return abstractions.Page[T]{}, err
-			}
-			if !skip {
-				out.Items = append(out.Items, v)
-			}
-		}
-		if page.Next != nil {
-			out.Cursor = engine.EncodeCursor(engine.Cursor{Bounds: bounds, Table: engine.TableTag(s.core.Name), PK: page.Next.NextPartitionKey, RK: page.Next.NextRowKey})
-		}
-		return out, nil
 	}
+	if next != nil {
+		out.Cursor = engine.EncodeCursor(engine.Cursor{Bounds: bounds, Table: engine.TableTag(s.core.Name), PK: next.NextPartitionKey, RK: next.NextRowKey})
+	}
+	return out, nil
 }
 
 // decodeListed decodes a row a query returned: a split-aware entity is read whole (its

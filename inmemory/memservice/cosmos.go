@@ -138,7 +138,7 @@ func (o cosmosOrder) compare(p cosmosOrder) int {
 func cosmosPage(t *table, f *odata.Filter, only bool, pk string, start rowKey, cont bool, top int) service.Page {
 	type hit struct {
 		o cosmosOrder
-		r *service.Row
+		r service.Row // copied while the partition is locked, as the Storage scan copies
 	}
 	from := orderOf(start.pk, start.rk)
 	var hits []hit
@@ -150,7 +150,7 @@ func cosmosPage(t *table, f *odata.Filter, only bool, pk string, start rowKey, c
 		if cont && o.compare(from) < 0 {
 			return true
 		}
-		hits = append(hits, hit{o, r})
+		hits = append(hits, hit{o, *r})
 		return true
 	})
 	slices.SortFunc(hits, func(a, b hit) int { return a.o.compare(b.o) })
@@ -160,7 +160,7 @@ func cosmosPage(t *table, f *odata.Filter, only bool, pk string, start rowKey, c
 			page.Next = continuationAt(rowKey{h.r.PartitionKey, h.r.RowKey})
 			break
 		}
-		page.Rows = append(page.Rows, *h.r)
+		page.Rows = append(page.Rows, h.r)
 	}
 	return page
 }

@@ -89,6 +89,13 @@ func ExportCSV(ctx context.Context, acct *tables.Account, table string, w io.Wri
 			return st, err
 		}
 	}
+	// In key order, which Cosmos DB for Table does not list rows in.
+	sort.Slice(rows, func(i, j int) bool {
+		if c := service.CompareUTF16(rows[i].PartitionKey, rows[j].PartitionKey); c != 0 {
+			return c < 0
+		}
+		return service.CompareUTF16(rows[i].RowKey, rows[j].RowKey) < 0
+	})
 	cols := make([]string, 0, len(names))
 	for n := range names {
 		cols = append(cols, n)

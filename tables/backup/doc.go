@@ -79,6 +79,16 @@
 // touched). A blob uploaded for an entity that is then skipped, or whose transaction fails,
 // is an orphan the destination's sweep removes.
 //
+// # Cosmos DB for Table
+//
+// Azure Cosmos DB for Table lists rows in no key order, so a backup of one of its tables
+// holds the entities in the order the service lists them (partition by partition with
+// Options.Partitions), reads the table in one scan whatever Options.Parallel says, and
+// cannot resume: WriteFile keeps no checkpoint (an interrupted backup starts again), and
+// one that finds a checkpoint fails with abstractions.ErrNotSupported before reading
+// anything. Every entity is in the archive
+// all the same, whole; Restore and Copy into a Cosmos DB table work as into any other.
+//
 // # Resuming, parallelism, throttling
 //
 // WriteFile keeps a checkpoint file at each gzip member boundary (the archive's offset and

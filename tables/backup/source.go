@@ -27,6 +27,9 @@ type source struct {
 	tbl   service.Tables
 	table string
 	r     *retrier
+	// unordered says the service lists rows in no key order (Cosmos DB for Table): the
+	// partitions cannot be found one by one from a key, so the table is read in one scan.
+	unordered bool
 }
 
 // entity is one entity as read: its main row, then its continuation rows in order, and
@@ -66,7 +69,7 @@ func (s *source) segments(ctx context.Context, parts []string, parallel int, fro
 			}
 		}
 		return nil
-	case parallel <= 1:
+	case parallel <= 1, s.unordered:
 		if !from.Set {
 			emit(segment{})
 			return nil

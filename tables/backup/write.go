@@ -72,6 +72,13 @@ func WriteFile(ctx context.Context, acct *tables.Account, table, path string, op
 	var cp checkpoint
 	resume := false
 	if data, err := os.ReadFile(cpPath); err == nil {
+		if b.src.unordered {
+			// The checkpoint names the last entity written, and the rest of the table is what
+			// follows it in key order: Cosmos DB lists rows in no key order, so a resumed
+			// backup would miss rows.
+			return Stats{}, fmt.Errorf("%w: backup: checkpoint %s names a place in key order, and Azure Cosmos DB for Table lists rows in no key order, "+
+				"so a backup of one of its tables cannot resume; remove the checkpoint to start again; nothing was read", abstractions.ErrNotSupported, cpPath)
+		}
 		if err := json.Unmarshal(data, &cp); err != nil {
 			return Stats{}, fmt.Errorf("backup: checkpoint %s is not readable (remove it to start again): %w", cpPath, err)
 		}
@@ -121,6 +128,9 @@ func WriteFile(ctx context.Context, acct *tables.Account, table, path string, op
 		}
 		return os.Rename(tmp, cpPath)
 	}
+	if b.src.unordered {
+		save = nil // no place to resume from: an interrupted backup starts again
+	}
 	aw := newArchiveWriter(f, cp.Offset, true)
 	st, err := b.run(ctx, aw, cp.After, start, save, !resume)
 	if err != nil {
@@ -162,7 +172,7 @@ func newBackup(acct *tables.Account, table string, opts *Options) (*backupRun, e
 		container = o.Container
 	}
 	return &backupRun{
-		src:       &source{tbl: acct.Tables(), table: table, r: newRetrier(opts.logger())},
+		src:       &source{tbl: acct.Tables(), table: table, r: newRetrier(opts.logger()), unordered: acct.Service() == service.Cosmos},
 		blobs:     acct.Blobs(),
 		container: container,
 		parts:     parts,

@@ -386,6 +386,15 @@ func (r *Relay) pending(ctx context.Context, pk string, n int) ([]service.Row, e
 	q := service.Query{Filter: odata.Partition(pk) + " and RowKey ge " + service.QuoteString(feedrow.RecordPrefix) +
 		" and RowKey lt " + service.QuoteString(feedrow.RecordPrefixEnd), Top: n}
 	var out []service.Row
+	if r.core.Acct.Unordered() {
+		// The service returns rows in no key order: the first records are those of the
+		// whole range, sorted.
+		rows, err := r.core.SortedRange(ctx, "feed relay", pk, q, true)
+		if missingTable(err) {
+			return nil, nil
+		}
+		return rows[:min(n, len(rows))], err
+	}
 	for {
 		page, err := r.core.Acct.Tables.Query(ctx, r.core.Name, q)
 		if missingTable(err) {

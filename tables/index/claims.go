@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -126,8 +127,15 @@ func (u *uniques) value(ctx context.Context, core *engine.Table, sp *indexrow.Sp
 	}
 	owner := opk + abstractions.IDSeparator + ork
 	duplicate := func(ids []string) {
+		// In key order (the entities were read in the service's order, which Cosmos DB
+		// does not keep), the claim's owner first.
+		ids = slices.SortedFunc(slices.Values(ids), func(a, b string) int {
+			apk, ark := abstractions.SplitID(a)
+			bpk, brk := abstractions.SplitID(b)
+			return cmp.Or(service.CompareUTF16(apk, bpk), service.CompareUTF16(ark, brk))
+		})
 		if exists && live {
-			ids = append([]string{owner}, slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == owner })...)
+			ids = append([]string{owner}, slices.DeleteFunc(ids, func(id string) bool { return id == owner })...)
 		}
 		rep.Duplicates = append(rep.Duplicates, Duplicate{Index: sp.Name, Value: engine.GoValue(h.value), IDs: ids})
 	}

@@ -157,6 +157,20 @@ func (ix *Index[T]) refuseKind(op string, kind error, msg string) error {
 // rows than it handed to fn.
 func (ix *Index[T]) scan(ctx context.Context, op, pk string, r indexrow.Range, after string, top int, fn func(*service.Row) bool) (bool, error) {
 	q := service.Query{Filter: rangeFilter(pk, r, after), Select: []string{indexrow.OfColumn}, Top: top}
+	if top > 0 && ix.core.Acct.Unordered() {
+		// The service returns rows in no key order: the first rows of the range are those
+		// of the whole range, sorted.
+		rows, err := ix.core.SortedRange(ctx, "index "+op, pk, q, true)
+		if err != nil {
+			return false, err
+		}
+		for i := range rows {
+			if i == top || !fn(&rows[i]) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
 	for {
 		page, err := ix.core.Acct.Tables.Query(ctx, ix.core.Name, q)
 		if err != nil {
@@ -281,6 +295,9 @@ func (ix *Index[T]) Find(ctx context.Context, partition string, value any) (_ []
 		return true
 	}); err != nil {
 		return nil, err
+	}
+	if ix.core.Acct.Unordered() {
+		engine.SortRows(rows)
 	}
 	out := make([]*T, 0, len(rows))
 	for i := range rows {

@@ -43,7 +43,7 @@ type Report struct {
 type Duplicate struct {
 	Index string
 	Value any      // as stored: a string, []byte, bool, int32, int64, float64, time.Time or abstractions.GUID
-	IDs   []string // the entities that hold it; the claim's owner first when one of them has it
+	IDs   []string // the entities that hold it, in key order; the claim's owner first when one of them has it
 }
 
 // Consistent reports whether the index rows and claims looked at agree with the entities.
@@ -179,11 +179,15 @@ func check(ctx context.Context, core *engine.Table, specs []indexrow.Spec, parti
 			partSpecs = append(partSpecs, sp)
 		}
 	}
-	// Rows come in key order, so each partition's rows are together.
+	// Rows come in key order, so each partition's rows are together (on Cosmos DB, which
+	// lists rows in no key order, the partitions are read one by one below).
 	var rows []service.Row
 	flush := func() error {
 		if len(rows) == 0 {
 			return nil
+		}
+		if core.Acct.Unordered() {
+			engine.SortRows(rows)
 		}
 		pk := rows[0].PartitionKey
 		uq.add(rows)
@@ -228,20 +232,36 @@ func check(ctx context.Context, core *engine.Table, specs []indexrow.Spec, parti
 		}
 		return nil
 	}
-	err := core.Scan(ctx, service.Query{Filter: filter, Select: sel}, func(r *service.Row) error {
-		if !indexrow.IsKey(r.RowKey) && core.Foreign(r) {
-			return nil // a claim, a feed's row or a polymorphic row: no entity of the store
+	read := func(filter string) error {
+		err := core.Scan(ctx, service.Query{Filter: filter, Select: sel}, func(r *service.Row) error {
+			if !indexrow.IsKey(r.RowKey) && core.Foreign(r) {
+				return nil // a claim, a feed's row or a polymorphic row: no entity of the store
+			}
+			if len(rows) > 0 && rows[0].PartitionKey != r.PartitionKey {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			rows = append(rows, r.Clone())
+			return nil
+		})
+		if err == nil {
+			err = flush()
 		}
-		if len(rows) > 0 && rows[0].PartitionKey != r.PartitionKey {
-			if err := flush(); err != nil {
-				return err
+		return err
+	}
+	var err error
+	if core.Acct.Unordered() && partition == "" {
+		var pks []string
+		if pks, err = partitions(ctx, core); err == nil {
+			for _, pk := range pks {
+				if err = read("PartitionKey eq " + service.QuoteString(pk)); err != nil {
+					break
+				}
 			}
 		}
-		rows = append(rows, r.Clone())
-		return nil
-	})
-	if err == nil {
-		err = flush()
+	} else {
+		err = read(filter)
 	}
 	if err == nil {
 		err = uq.check(ctx, core, scope, repair, &rep, progress)
@@ -423,4 +443,21 @@ func sameSet(a, b []string) bool {
 	slices.Sort(x)
 	slices.Sort(y)
 	return slices.Equal(x, y)
+}
+
+// partitions returns the partition keys of the table in key order, reading keys only: on a
+// service that lists rows in no key order (Cosmos DB for Table), a partition's rows are
+// together only when it is read alone.
+func partitions(ctx context.Context, core *engine.Table) ([]string, error) {
+	seen := map[string]bool{}
+	var pks []string
+	err := core.Scan(ctx, service.Query{Select: engine.KeysOnly}, func(r *service.Row) error {
+		if !seen[r.PartitionKey] {
+			seen[r.PartitionKey] = true
+			pks = append(pks, r.PartitionKey)
+		}
+		return nil
+	})
+	slices.SortFunc(pks, service.CompareUTF16)
+	return pks, err
 }

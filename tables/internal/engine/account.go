@@ -51,6 +51,9 @@ type Config struct {
 	// service.MaxBodySize (Table Storage's 4 MiB); Cosmos DB for Table takes
 	// service.CosmosMaxBodySize.
 	MaxBody int
+	// Unordered says the service returns query results in no key order (Cosmos DB for
+	// Table): reads that promise key order sort what they read (ordered.go).
+	Unordered bool
 }
 
 // MaxBody is the largest transaction request body the account's service takes (Config.MaxBody).

@@ -14,4 +14,9 @@
 // echoes (echo), error translation (callerr), filters (odata), retries and the batch window
 // (retry), the read cache (cache), telemetry, and the large-value layout (largevalue). It
 // refuses, before anything is sent, what those rules and the service's limits refuse.
+//
+// Where the service returns query results in no key order (Azure Cosmos DB for Table),
+// every read that promises key order follows one rule, in ordered.go: it sorts what it
+// reads, and a read of the first rows of a range reads that range whole, within one
+// partition and up to MaxSortedRows rows, or is refused with ErrNotSupported.
 package engine

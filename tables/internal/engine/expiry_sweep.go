@@ -280,7 +280,13 @@ func (s *Table) deleteExpired(ctx context.Context, pk, rk string, cutoff time.Ti
 func (s *Table) oldestLeft(ctx context.Context, pk string, rg indexrow.Range, now time.Time) time.Duration {
 	q := service.Query{Filter: "PartitionKey eq " + service.QuoteString(pk) + " and RowKey ge " + service.QuoteString(rg.From) +
 		" and RowKey lt " + service.QuoteString(rg.To), Select: []string{indexrow.OfColumn}, Top: 1}
-	page, err := s.Acct.Tables.Query(ctx, s.Name, q)
+	var page service.Page
+	var err error
+	if s.Acct.Unordered() {
+		page.Rows, err = s.SortedRange(ctx, "sweep", pk, q, true)
+	} else {
+		page, err = s.Acct.Tables.Query(ctx, s.Name, q)
+	}
 	if err != nil || len(page.Rows) == 0 {
 		return 0
 	}

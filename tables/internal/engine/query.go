@@ -25,6 +25,10 @@ type PreparedQuery struct {
 	Filter     string
 	Sel        []string
 	Take       int
+	// AnyOrder says the caller does not rely on the rows' order (Any), and Held that it
+	// keeps every row it is handed (Query), so that sorting them, where the service
+	// returns them in no key order, costs no more memory than the call takes (ordered.go).
+	AnyOrder, Held bool
 }
 
 // QueryError is the refusal of a query, before anything is sent.
@@ -41,12 +45,44 @@ func (s *Table) FilterError(op string, e *odata.Error) error {
 	return s.QueryError(op, e.Kind, msg)
 }
 
-// Pages runs the prepared query from cont, page by page, handing each row to fn until fn
-// says stop, take rows were handed (0: no limit) or the service has no more. Each page asks
-// for no more rows than are still wanted.
+// Pages runs the prepared query, page by page, handing each row to fn until fn says stop,
+// take rows were handed (0: no limit) or the service has no more. Each page asks for no
+// more rows than are still wanted. Where the service returns rows in no key order, the
+// rows are read and sorted first (ordered.go).
 func (s *Table) Pages(ctx context.Context, op string, p *PreparedQuery, sel []string, take int, fn func(*service.Row) (bool, error)) error {
 	sq := service.Query{Filter: s.EntityFilter(p.Filter), Select: sel}
 	remaining := take
+	hand := func(rows []service.Row) (bool, error) {
+		for i := range rows {
+			if largevalue.IsContinuation(&rows[i]) || s.Hidden(&rows[i]) {
+				// A continuation row is part of another entity, never one of its own; a
+				// polymorphic row of a shared table belongs to another store.
+				continue
+			}
+			more, err := fn(&rows[i])
+			if err != nil || !more {
+				return false, err
+			}
+			if remaining > 0 {
+				remaining--
+				if remaining == 0 {
+					return false, nil
+				}
+			}
+		}
+		return true, nil
+	}
+	if s.Acct.Unordered() && !p.AnyOrder {
+		if err := s.CheckOrdered(op, p); err != nil {
+			return err
+		}
+		rows, err := s.SortedRange(ctx, op, p.PK, sq, take > 0 || !p.Held)
+		if err != nil {
+			return err
+		}
+		_, err = hand(rows)
+		return err
+	}
 	for {
 		sq.Top = MaxPage
 		if remaining > 0 {
@@ -56,25 +92,8 @@ func (s *Table) Pages(ctx context.Context, op string, p *PreparedQuery, sel []st
 		if err != nil {
 			return s.Translate(op, p.PK, "", err)
 		}
-		for i := range page.Rows {
-			if largevalue.IsContinuation(&page.Rows[i]) || s.Hidden(&page.Rows[i]) {
-				// A continuation row is part of another entity, never one of its own; a
-				// polymorphic row of a shared table belongs to another store.
-				continue
-			}
-			more, err := fn(&page.Rows[i])
-			if err != nil || !more {
-				return err
-			}
-			if remaining > 0 {
-				remaining--
-				if remaining == 0 {
-					return nil
-				}
-			}
-		}
-		if page.Next == nil {
-			return nil
+		if more, err := hand(page.Rows); err != nil || !more || page.Next == nil {
+			return err
 		}
 		sq.Continuation = page.Next
 	}

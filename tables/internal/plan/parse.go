@@ -188,3 +188,22 @@ func (p *parser) unary() (*node, bool) {
 	}
 	return nil, false
 }
+
+// Comparisons counts the comparisons of a filter, as the service counts them toward its
+// limit of 15; -1 for text it cannot read.
+func Comparisons(filter string) int {
+	toks, ok := lex(filter)
+	if !ok {
+		return -1
+	}
+	n := 0
+	for _, t := range toks {
+		if t.kind == tokName {
+			switch t.text {
+			case "eq", "ne", "lt", "le", "gt", "ge":
+				n++
+			}
+		}
+	}
+	return n
+}
