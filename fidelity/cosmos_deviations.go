@@ -48,12 +48,12 @@ var CosmosDeviations = map[string]CosmosDeviation{
 		Why: "a service-layer scenario: a Cosmos DB query page is not cut at 1,000 rows. The stores follow continuations either way and ask for at most 1,000 rows where they page",
 	},
 	"large/binary-2mb": {
-		Step: "2 MiB of binary: create", Cosmos: "is=unified tables: invalid argument",
+		Step: "2 MiB of binary: create", Cosmos: "is=unified tables: oversized value",
 		Why: "2 MiB of binary split over continuation rows is a transaction body of about 2.8 MB, which Table Storage takes (4 MiB) and Cosmos DB does not (2 MB): " +
-			"the store refuses it before sending with ErrInvalidArgument naming the limit. Offload such a value to a blob (Options.BlobOffload)",
+			"the layout is planned within 2 MB, and without blob offload the store refuses the value before sending with ErrOversizedValue naming offload (Options.BlobOffload)",
 	},
 	"large/tier-boundaries": {
-		Step: "binary 2,900,000 bytes (one transaction): create", Cosmos: "is=unified tables: invalid argument",
+		Step: "binary 2,900,000 bytes (one transaction): create", Cosmos: "is=unified tables: oversized value",
 		Why: "as large/binary-2mb: a value that fits one Table Storage transaction (4 MiB) is over Cosmos DB's 2 MB, and is refused before sending",
 	},
 	"expiry/writes-during-a-sweep": {
