@@ -3,8 +3,6 @@ package fidelity
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -100,9 +98,7 @@ func matrixClient(t testing.TB, endpoint, key string) *aztables.ServiceClient {
 }
 
 func TestEmulatorMatrix(t *testing.T) {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	table := "emx" + hex.EncodeToString(b[:])
+	table := "emx" + randomSuffix()
 	emu := runMatrix(t, emulatorEndpoint(t), table)
 	checkMatrix(t, "emulator", emu)
 	az := azuriteEndpoint(t)
@@ -526,9 +522,7 @@ var sasDeviations = map[string]struct{ deviation, azurite string }{
 // use) against the emulator and against Azurite, checks the outcomes the service
 // documents and compares the two, but for the listed deviations.
 func TestEmulatorSAS(t *testing.T) {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	table := "sas" + hex.EncodeToString(b[:])
+	table := "sas" + randomSuffix()
 	emu := runSASMatrix(t, emulatorEndpoint(t), table)
 	checkSAS(t, "emulator", emu)
 	az := azuriteEndpoint(t)

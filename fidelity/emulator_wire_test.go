@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"mime"
@@ -38,9 +36,7 @@ type wireResult struct {
 }
 
 func TestEmulatorWire(t *testing.T) {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	table := "wire" + hex.EncodeToString(b[:])
+	table := "wire" + randomSuffix()
 	emu := runWire(t, emulatorEndpoint(t), table)
 	az := azuriteEndpoint(t)
 	if az == "" || os.Getenv(emulatorEnv) == "1" {

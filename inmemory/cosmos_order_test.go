@@ -91,6 +91,22 @@ func collect[T any](t *testing.T, seq iter.Seq2[*T, error]) []*T {
 	return out
 }
 
+// pageAll reads every page of q, following its cursors, and returns their items in order.
+func pageAll[T any](ctx context.Context, s *tables.Store[T], q abstractions.Query[T]) ([]*T, error) {
+	var out []*T
+	for {
+		p, err := s.Page(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p.Items...)
+		if !p.HasMore() {
+			return out, nil
+		}
+		q.Cursor = p.Cursor
+	}
+}
+
 // sameIDs fails unless the read gives the same ids, in the same order, on both profiles.
 func sameIDs[T any, P abstractions.EntityPtr[T]](t *testing.T, what string, tw twin[T], read func(*tables.Store[T]) ([]*T, error)) {
 	t.Helper()
@@ -156,19 +172,7 @@ func TestCosmosOrderedReadsKeepKeyOrder(t *testing.T) {
 		"List":    func(s *tables.Store[R]) ([]*R, error) { return s.List(ctx, "q") },
 		"ListAll": func(s *tables.Store[R]) ([]*R, error) { return s.ListAll(ctx) },
 		"Page and its cursors": func(s *tables.Store[R]) ([]*R, error) {
-			var out []*R
-			q := abstractions.Query[R]{Partition: "p", Take: 7}
-			for {
-				p, err := s.Page(ctx, q)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, p.Items...)
-				if !p.HasMore() {
-					return out, nil
-				}
-				q.Cursor = p.Cursor
-			}
+			return pageAll(ctx, s, abstractions.Query[R]{Partition: "p", Take: 7})
 		},
 		"index Find": func(s *tables.Store[R]) ([]*R, error) {
 			ix, err := index.On(s, "rank")
@@ -437,18 +441,6 @@ func TestCosmosPageWithAFilterAtTheComparisonLimit(t *testing.T) {
 		not = append(not, abstractions.Or(text.Lt(v), text.Gt(v)))
 	}
 	sameIDs[CosmosNote](t, "Page with 15 comparisons", tw, func(s *tables.Store[CosmosNote]) ([]*CosmosNote, error) {
-		var out []*CosmosNote
-		q := abstractions.Query[CosmosNote]{Partition: "p", Take: 6, Where: abstractions.And(not...)}
-		for {
-			p, err := s.Page(ctx, q)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, p.Items...)
-			if !p.HasMore() {
-				return out, nil
-			}
-			q.Cursor = p.Cursor
-		}
+		return pageAll(ctx, s, abstractions.Query[CosmosNote]{Partition: "p", Take: 6, Where: abstractions.And(not...)})
 	})
 }

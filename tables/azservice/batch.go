@@ -103,7 +103,8 @@ func (s *Service) Transact(ctx context.Context, table string, actions []service.
 		if raw != nil {
 			body, _ = runtime.Payload(raw)
 		}
-		return written(actions, body), nil
+		ws, _ := written(actions, body) // the SDK reported no failed action
+		return ws, nil
 	}
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
@@ -131,17 +132,18 @@ func (s *Service) Transact(ctx context.Context, table string, actions []service.
 	return nil, mapError(ctx, "transaction", err)
 }
 
-// written returns the versions a successful transaction's response body reports for its
-// actions (none where it cannot tell them).
-func written(actions []service.Action, body []byte) []service.Written {
+// written returns the versions a transaction's response body reports for its actions (none
+// where it cannot tell them), and whether the body reports a failed action instead.
+func written(actions []service.Action, body []byte) ([]service.Written, bool) {
 	out := make([]service.Written, len(actions))
-	for i, tag := range parseBatchETags(body, len(actions)) {
+	tags, failed := parseBatchETags(body, len(actions))
+	for i, tag := range tags {
 		if tag != "" && actions[i].Op != service.OpDelete {
 			out[i].ETag = tag
 			out[i].Timestamp, _ = etagTime(tag)
 		}
 	}
-	return out
+	return out, failed
 }
 
 // entitiesCap is about the length of the actions' entity bodies, counted from the lengths

@@ -175,12 +175,13 @@ func boundaryID() string {
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-// parseBatchETags returns the ETag header of each inner response of a successful batch
-// response, in order ("" where a response has none, such as a delete's). When the body
-// does not hold exactly n inner responses, it returns nil: the versions could not be
-// matched to the actions.
-func parseBatchETags(body []byte, n int) []string {
-	tags := make([]string, 0, n)
+// parseBatchETags returns the ETag header of each inner response of a batch response body,
+// in order ("" where a response has none, such as a delete's), and whether an inner
+// response has a status of 400 or more (a failed action, which parseBatchFailure reads).
+// When the body does not hold exactly n inner responses, the tags are nil: the versions
+// could not be matched to the actions.
+func parseBatchETags(body []byte, n int) (tags []string, failed bool) {
+	tags = make([]string, 0, n)
 	inHeaders := false
 	for len(body) > 0 {
 		line := body
@@ -194,6 +195,8 @@ func parseBatchETags(body []byte, n int) []string {
 		case bytes.HasPrefix(line, []byte("HTTP/1.")):
 			tags = append(tags, "")
 			inHeaders = true
+			// "HTTP/1.1 412 …": the status's first digit.
+			failed = failed || len(line) > 10 && line[8] == ' ' && (line[9] == '4' || line[9] == '5')
 		case !inHeaders:
 		case len(line) == 0:
 			inHeaders = false
@@ -205,7 +208,7 @@ func parseBatchETags(body []byte, n int) []string {
 		}
 	}
 	if len(tags) != n {
-		return nil
+		return nil, failed
 	}
-	return tags
+	return tags, failed
 }

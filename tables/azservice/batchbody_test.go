@@ -287,7 +287,7 @@ func TestParseBatchETags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := parseBatchETags([]byte(tc.body), tc.n); !reflect.DeepEqual(got, tc.want) {
+			if got, _ := parseBatchETags([]byte(tc.body), tc.n); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})

@@ -265,28 +265,13 @@ func (c *rowClient) transact(ctx context.Context, b *batchBody) (_ []service.Wri
 	}
 	// A failed action is reported inside the 202 (the service answers the batch, not the
 	// action); Azurite's answer to a change set of over 100 actions, which the SDK cannot
-	// parse, is read the same way.
-	if innerFailure(payload) {
+	// parse, is read the same way. The versions and the failure come from one pass over
+	// the body.
+	ws, failed := written(b.actions, payload)
+	if failed {
 		if te := parseBatchFailure(payload, runtime.NewResponseError(resp)); te != nil {
 			return nil, te
 		}
 	}
-	return written(b.actions, payload), nil
-}
-
-// innerFailure reports whether a batch response body holds an inner status line of 400 or
-// more (a line "HTTP/1.x 4…" or "HTTP/1.x 5…").
-func innerFailure(body []byte) bool {
-	for i := 0; ; {
-		j := bytes.Index(body[i:], []byte("HTTP/1."))
-		if j < 0 {
-			return false
-		}
-		i += j
-		line := body[i:]
-		if (i == 0 || body[i-1] == '\n') && len(line) > 10 && line[8] == ' ' && (line[9] == '4' || line[9] == '5') {
-			return true
-		}
-		i += len("HTTP/1.")
-	}
+	return ws, nil
 }

@@ -505,7 +505,7 @@ func TestTransactionRequestsMatchTheSDKs(t *testing.T) {
 	}
 }
 
-func TestInnerFailure(t *testing.T) {
+func TestBatchBodyReportsFailedAction(t *testing.T) {
 	for body, want := range map[string]bool{
 		"HTTP/1.1 204 No Content\r\n":                 false,
 		"--x\r\nHTTP/1.1 412 Precondition Failed\r\n": true,
@@ -513,8 +513,8 @@ func TestInnerFailure(t *testing.T) {
 		`{"v":"HTTP/1.1 400"}`:                        false,
 		"":                                            false,
 	} {
-		if got := innerFailure([]byte(body)); got != want {
-			t.Errorf("innerFailure(%q) = %v, want %v", body, got, want)
+		if _, got := parseBatchETags([]byte(body), 1); got != want {
+			t.Errorf("parseBatchETags(%q) reports a failed action: %v, want %v", body, got, want)
 		}
 	}
 }
