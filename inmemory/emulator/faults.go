@@ -158,7 +158,10 @@ func callsOf(method string, res resource) Calls {
 // first rule that matches and hits.
 func (q *request) fault(method string, res resource) Fault {
 	if name := q.r.Header.Get(FaultHeader); name != "" {
-		return faultNames[name]
+		if f, ok := faultNames[name]; ok {
+			return f
+		}
+		return unknownFault
 	}
 	calls := callsOf(method, res)
 	for _, r := range q.h.faults {
@@ -172,12 +175,17 @@ func (q *request) fault(method string, res resource) Fault {
 	return 0
 }
 
+// unknownFault stands for a FaultHeader that names no fault: the request is refused.
+const unknownFault Fault = 255
+
 // retryAfter is the Retry-After of a ServerBusy answer, in seconds.
 const retryAfter = "1"
 
 // inject answers the request with fault f; apply applies the request, for LoseResponse.
 func (q *request) inject(f Fault, apply func()) {
-	q.faulted = f
+	if f != unknownFault {
+		q.faulted = f
+	}
 	switch f {
 	case InternalError:
 		q.fail(statusError(http.StatusInternalServerError, "InternalError", "The server encountered an internal error. Please retry the request."))

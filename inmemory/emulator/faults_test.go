@@ -46,6 +46,9 @@ func TestFaultResetDoesNotApply(t *testing.T) {
 		t.Fatal("a reset request was answered")
 	}
 	wantError(t, "the reset insert is not applied", c.do("GET", "Orders(PartitionKey='p',RowKey='1')", ""), 404, "ResourceNotFound")
+	wantError(t, "an unknown fault", c.do("POST", "Orders", `{"PartitionKey":"p","RowKey":"1"}`, FaultHeader, "drop"), 400, "InvalidInput")
+	wantError(t, "a 503 by header", c.do("POST", "Orders", `{"PartitionKey":"p","RowKey":"1"}`, FaultHeader, "503"), 503, "ServerBusy")
+	wantError(t, "neither is applied", c.do("GET", "Orders(PartitionKey='p',RowKey='1')", ""), 404, "ResourceNotFound")
 }
 
 func TestFaultStatusAnswers(t *testing.T) {
