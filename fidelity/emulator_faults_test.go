@@ -17,7 +17,8 @@ import (
 
 // faultyTable starts an emulator with the fault rules spec, creates table Faults before the
 // rules apply to anything, and returns an aztables client of it with the SDK's own retry
-// policy (short delays; the emulator's Retry-After is 1 second, and the SDK gives up on a Retry-After longer than MaxRetryDelay).
+// policy: short delays, but a MaxRetryDelay above the emulator's Retry-After of 1 second
+// (the SDK does not retry when Retry-After asks for longer than MaxRetryDelay).
 func faultyTable(t *testing.T, spec string) *aztables.Client {
 	t.Helper()
 	rules, err := emulator.ParseFaults(spec)
