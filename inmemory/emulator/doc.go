@@ -56,6 +56,16 @@
 // by its own status and an error message that starts with its index ("1:The specified
 // entity already exists.").
 //
+// # Fault injection
+//
+// Options.Faults injects faults into the requests its rules match, after authentication
+// and before the request is applied: LoseResponse (applied, then the connection closed
+// with no answer), ResetMidRequest (closed, not applied), InternalError (500) and
+// ServerBusy (503 with Retry-After). ParseFaults reads rules from the command's grammar,
+// fault:calls[:table][:first=N|every=N]; a request with the FaultHeader header gets the
+// fault it names. Faulted requests are logged with the fault. The names are those of
+// package tables/faults, which this package does not import (it pulls the Azure SDK in).
+//
 // # Persistence
 //
 // Without Options.DataDir an account's tables live in memory and are gone when the process

@@ -68,6 +68,9 @@ type Options struct {
 	// SnapshotEvery is how many changes an account's log holds before a snapshot
 	// replaces it; 0 means 100,000.
 	SnapshotEvery int
+	// Faults are injected into the requests they match (see "Fault injection" in the
+	// package documentation); ParseFaults reads them from the command's grammar.
+	Faults []*FaultRule
 }
 
 // Handler is an http.Handler that speaks the Azure Table service's REST protocol over memory
@@ -77,6 +80,7 @@ type Handler struct {
 	stores   []*store // with Options.DataDir, one per account
 	log      *slog.Logger
 	now      func() time.Time // the clock request dates are checked against
+	faults   []*FaultRule
 }
 
 type account struct {
@@ -93,7 +97,7 @@ func New(opts *Options) (_ *Handler, err error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	h := &Handler{accounts: make(map[string]*account), log: opts.Logger, now: time.Now}
+	h := &Handler{accounts: make(map[string]*account), log: opts.Logger, now: time.Now, faults: opts.Faults}
 	defer func() {
 		if err != nil {
 			_ = h.Close()
@@ -164,8 +168,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if rec.code != "" {
 			attrs = append(attrs, slog.String("error_code", rec.code))
 		}
+		if req.faulted != 0 {
+			attrs = append(attrs, slog.String("fault", req.faulted.String()))
+		}
 		level := slog.LevelInfo
-		if rec.status >= 500 {
+		if rec.status >= 500 || req.faulted != 0 {
 			level = slog.LevelWarn
 		}
 		h.log.LogAttrs(r.Context(), level, "request", attrs...)
@@ -206,6 +213,8 @@ type request struct {
 	acct  *account
 	sas   *sas // the request's shared access signature, if it has one
 	body  []byte
+	// faulted is the fault injected into the request, if any.
+	faulted Fault
 }
 
 // serve authenticates the request, reads its body and dispatches it.
@@ -309,6 +318,15 @@ func (q *request) route(rest string) {
 		q.fail(err)
 		return
 	}
+	if f := q.fault(method, res); f != 0 {
+		q.inject(f, func() { q.dispatch(method, res) })
+		return
+	}
+	q.dispatch(method, res)
+}
+
+// dispatch answers the request on res with method.
+func (q *request) dispatch(method string, res resource) {
 	switch {
 	case res.kind == resService:
 		q.fail(errNotImplemented("service-level operations"))

@@ -82,6 +82,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	logFormat := fs.String("log", "text", "request log format: text, json or off")
 	dataDir := fs.String("data", "", "keep the tables in `dir` (a write-ahead log and snapshots); empty: in memory only")
 	snapshotEvery := fs.Int("snapshot-every", 0, "with -data, write a snapshot after `n` logged changes (0: 100,000)")
+	faultSpec := fs.String("faults", "", "inject faults: `rules` fault:calls[:table][:first=N|every=N], comma-separated (see docs/emulator.md)")
 	var accounts accountFlags
 	fs.Var(&accounts, "account", "an extra account as `name:base64key` (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -89,6 +90,10 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	faults, err := emulator.ParseFaults(*faultSpec)
+	if err != nil {
+		return err
 	}
 	var logger *slog.Logger
 	switch *logFormat {
@@ -100,7 +105,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	default:
 		return fmt.Errorf("-log must be text, json or off, not %q", *logFormat)
 	}
-	h, err := emulator.New(&emulator.Options{Accounts: accounts, Logger: logger, DataDir: *dataDir, SnapshotEvery: *snapshotEvery})
+	h, err := emulator.New(&emulator.Options{Accounts: accounts, Logger: logger, DataDir: *dataDir, SnapshotEvery: *snapshotEvery, Faults: faults})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,74 @@
+package fidelity
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+
+	"github.com/unified-data/gotables/inmemory/emulator"
+)
+
+// faultyTable starts an emulator with the fault rules spec, creates table Faults before the
+// rules apply to anything, and returns an aztables client of it with the SDK's own retry
+// policy: short delays, but a MaxRetryDelay above the emulator's Retry-After of 1 second
+// (the SDK does not retry when Retry-After asks for longer than MaxRetryDelay).
+func faultyTable(t *testing.T, spec string) *aztables.Client {
+	t.Helper()
+	rules, err := emulator.ParseFaults(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := emulator.New(&emulator.Options{Faults: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	cred, err := aztables.NewSharedKeyCredential(emulator.DevelopmentAccount, emulator.DevelopmentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	opts := &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Transport: &http.Client{Transport: tr},
+		Retry:     policy.RetryOptions{MaxRetries: 3, RetryDelay: 10 * time.Millisecond, MaxRetryDelay: 2 * time.Second},
+	}}
+	svc, err := aztables.NewServiceClientWithSharedKey(srv.URL+"/"+emulator.DevelopmentAccount, cred, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateTable(context.Background(), "Faults", nil); err != nil {
+		t.Fatal(err)
+	}
+	return svc.NewClient("Faults")
+}
+
+// TestEmulatorFaultServerBusyRetried: the SDK retries a 503 ServerBusy and succeeds.
+func TestEmulatorFaultServerBusyRetried(t *testing.T) {
+	c := faultyTable(t, "503:write:first=2")
+	if _, err := c.AddEntity(context.Background(), []byte(`{"PartitionKey":"p","RowKey":"1"}`), nil); err != nil {
+		t.Fatalf("the SDK did not get past two 503s: %v", err)
+	}
+}
+
+// TestEmulatorFaultLostInsert: the emulator applies an insert and loses its answer; the
+// SDK resends it and gets 409 EntityAlreadyExists for its own write.
+func TestEmulatorFaultLostInsert(t *testing.T) {
+	c := faultyTable(t, "lose:write:first=1")
+	_, err := c.AddEntity(context.Background(), []byte(`{"PartitionKey":"p","RowKey":"1"}`), nil)
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != 409 || re.ErrorCode != "EntityAlreadyExists" {
+		t.Fatalf("a lost insert, retried by the SDK: %v, want 409 EntityAlreadyExists", err)
+	}
+	if _, err := c.GetEntity(context.Background(), "p", "1", nil); err != nil {
+		t.Errorf("the lost insert is not there: %v", err)
+	}
+}
