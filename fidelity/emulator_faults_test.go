@@ -3,8 +3,10 @@ package fidelity
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +14,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
+	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory/emulator"
+	"github.com/unified-data/gotables/tables"
 )
 
 // faultyTable starts an emulator with the fault rules spec, creates table Faults before the
@@ -70,5 +74,57 @@ func TestEmulatorFaultLostInsert(t *testing.T) {
 	}
 	if _, err := c.GetEntity(context.Background(), "p", "1", nil); err != nil {
 		t.Errorf("the lost insert is not there: %v", err)
+	}
+}
+
+// TestEmulatorFaultLostInsertLibrary: the library, over the emulator by a connection string
+// as an application reaches Azure, meets an insert the emulator applies and whose answer it
+// loses. The SDK sends it again and gets 409 EntityAlreadyExists; Create recognises its
+// own write in the row that is there and reports success, and the row is the one it wrote.
+func TestEmulatorFaultLostInsertLibrary(t *testing.T) {
+	rules, err := emulator.ParseFaults("lose:write:first=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	h, err := emulator.New(&emulator.Options{Faults: rules, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	conn := "DefaultEndpointsProtocol=http;AccountName=" + emulator.DevelopmentAccount + ";AccountKey=" + emulator.DevelopmentKey +
+		";TableEndpoint=" + srv.URL + "/" + emulator.DevelopmentAccount + ";"
+	acct, err := tables.NewAccount(conn, &tables.Options{ClientOptions: azcore.ClientOptions{
+		Transport: &http.Client{Transport: tr},
+		Retry:     policy.RetryOptions{MaxRetries: 3, RetryDelay: 10 * time.Millisecond, MaxRetryDelay: 2 * time.Second},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := tables.For[counterRow](acct, &tables.StoreOptions{Table: "LostInserts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Create(ctx, &counterRow{Entity: abstractions.Entity{ID: "p|a"}, N: 1}); err != nil {
+		t.Fatalf("the first insert (its answer lost, then sent again): %v, want success", err)
+	}
+	if n := strings.Count(logs.String(), "fault=LoseResponse"); n != 1 {
+		t.Fatalf("%d answers lost, want 1:\n%s", n, logs.String())
+	}
+	v, err := s.One(ctx, "p|a")
+	if err != nil || v.N != 1 {
+		t.Fatalf("the row after the lost insert: %+v, %v", v, err)
+	}
+	// The rule lost one answer: the next insert is answered, and one of a row that is
+	// there is refused as a conflict, not taken for an own write.
+	if err := s.Create(ctx, &counterRow{Entity: abstractions.Entity{ID: "p|b"}, N: 2}); err != nil {
+		t.Fatalf("the second insert: %v", err)
+	}
+	if err := s.Create(ctx, &counterRow{Entity: abstractions.Entity{ID: "p|a"}, N: 3}); !errors.Is(err, abstractions.ErrDuplicateKey) {
+		t.Errorf("an insert of a row that is there: %v, want ErrDuplicateKey", err)
 	}
 }

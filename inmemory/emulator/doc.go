@@ -61,10 +61,13 @@
 // Options.Faults injects faults into the requests its rules match, after authentication
 // and before the request is applied: LoseResponse (applied, then the connection closed
 // with no answer), ResetMidRequest (closed, not applied), InternalError (500) and
-// ServerBusy (503 with Retry-After). ParseFaults reads rules from the command's grammar,
-// fault:calls[:table][:first=N|every=N]; a request with the FaultHeader header gets the
-// fault it names. Faulted requests are logged with the fault. The names are those of
-// package tables/faults, which this package does not import (it pulls the Azure SDK in).
+// ServerBusy (503 with Retry-After), Delay (wait, then serve), DelayAnswer (serve, then
+// wait before answering) and Throttle (503 ServerBusy past a rate, a token bucket per
+// rule). A wait ends when the request's context does (the client hung up); it starts no
+// goroutine. ParseFaults reads rules from the command's grammar,
+// fault:calls[:table][:option...]; a request with the FaultHeader header gets the fault it
+// names. Faulted requests are logged with the fault. The names of the first four are those
+// of package tables/faults, which this package does not import (it pulls the Azure SDK in).
 //
 // # Persistence
 //

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"context"
 	cryptomd5 "crypto/md5"
 	"crypto/rand"
 	"encoding/base64"
@@ -81,6 +82,7 @@ type Handler struct {
 	log      *slog.Logger
 	now      func() time.Time // the clock request dates are checked against
 	faults   []*FaultRule
+	sleep    func(ctx context.Context, d time.Duration) error // how injected delays wait
 }
 
 type account struct {
@@ -90,14 +92,18 @@ type account struct {
 }
 
 // New returns a Handler serving the development account and opts.Accounts. It fails when an
-// account is named twice or has an empty key, and, with a data directory, when the
+// account is named twice or has an empty key, when a fault rule cannot be applied (a
+// Throttle without a rate), and, with a data directory, when the
 // directory cannot be read (a damaged file is reported as a *CorruptError). A Handler with a
 // data directory must be closed.
 func New(opts *Options) (_ *Handler, err error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	h := &Handler{accounts: make(map[string]*account), log: opts.Logger, now: time.Now, faults: opts.Faults}
+	if err := checkFaults(opts.Faults); err != nil {
+		return nil, err
+	}
+	h := &Handler{accounts: make(map[string]*account), log: opts.Logger, now: time.Now, faults: opts.Faults, sleep: sleep}
 	defer func() {
 		if err != nil {
 			_ = h.Close()
@@ -318,8 +324,8 @@ func (q *request) route(rest string) {
 		q.fail(err)
 		return
 	}
-	if f := q.fault(method, res); f != 0 {
-		q.inject(f, func() { q.dispatch(method, res) })
+	if p := q.fault(method, res); p.fault != 0 {
+		q.inject(p, func() { q.dispatch(method, res) })
 		return
 	}
 	q.dispatch(method, res)

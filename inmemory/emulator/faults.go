@@ -1,12 +1,14 @@
 package emulator
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Fault is one kind of failure the emulator injects into a request. The names and meanings
@@ -26,8 +28,19 @@ const (
 	InternalError
 	// ServerBusy answers 503 ServerBusy with Retry-After without applying the request.
 	ServerBusy
+	// Delay waits FaultRule.Delay, then serves the request. A client that hangs up
+	// during the wait ends it, and the request is not applied.
+	Delay
+	// DelayAnswer applies the request, then waits FaultRule.Delay before answering. A
+	// client that hangs up during the wait ends it: the request is applied, unanswered.
+	DelayAnswer
+	// Throttle answers 503 ServerBusy with Retry-After, without applying the request, to
+	// the requests beyond FaultRule.Rate per FaultRule.Per (a token bucket of Rate
+	// tokens, refilled evenly over Per).
+	Throttle
 )
 
+// faultNames are the faults the grammar names without an argument.
 var faultNames = map[string]Fault{"lose": LoseResponse, "reset": ResetMidRequest, "500": InternalError, "503": ServerBusy}
 
 // String returns the fault's name, as in tables/faults.
@@ -41,6 +54,12 @@ func (f Fault) String() string {
 		return "InternalError"
 	case ServerBusy:
 		return "ServerBusy"
+	case Delay:
+		return "Delay"
+	case DelayAnswer:
+		return "DelayAnswer"
+	case Throttle:
+		return "Throttle"
 	}
 	return fmt.Sprintf("Fault(%d)", f)
 }
@@ -60,21 +79,76 @@ const (
 var callNames = map[string]Calls{"read": Reads, "write": Writes, "batch": Transactions, "table": TableCalls, "all": AllCalls}
 
 // FaultHeader is the request header that injects one fault into that request alone: its
-// value is a fault's name in the -faults grammar (lose, reset, 500, 503).
+// value is a fault in the -faults grammar (lose, reset, 500, 503, delay=D, delay-answer=D;
+// not throttle, which needs a rule's bucket).
 const FaultHeader = "x-udtables-fault"
 
 // A FaultRule injects Fault into the requests of the kinds Calls (on Table, when not
 // empty): into the first First of them when First > 0, else into every Every-th when
-// Every > 0, else into all of them.
+// Every > 0, else into all of them. A Throttle rule ignores First and Every: its bucket
+// decides.
 type FaultRule struct {
 	Fault Fault
 	Calls Calls
 	Table string
 	First int
 	Every int
+	// Delay is how long a Delay or DelayAnswer rule waits.
+	Delay time.Duration
+	// Rate and Per are a Throttle rule's rate: Rate requests per Per.
+	Rate int
+	Per  time.Duration
+	// RetryAfter is the Retry-After of the 503 a ServerBusy or Throttle rule answers, in
+	// whole seconds; 0 means 1 second.
+	RetryAfter time.Duration
 
-	mu   sync.Mutex
-	seen int
+	mu     sync.Mutex
+	seen   int
+	tokens float64   // a Throttle rule's bucket
+	at     time.Time // when tokens was last brought up to date; zero: the bucket is full
+}
+
+// check reports a rule that cannot be applied.
+func (r *FaultRule) check() error {
+	switch {
+	case r.Fault < LoseResponse || r.Fault > Throttle:
+		return fmt.Errorf("emulator: fault rule with unknown fault %v", r.Fault)
+	case (r.Fault == Delay || r.Fault == DelayAnswer) && r.Delay <= 0:
+		return fmt.Errorf("emulator: %v rule without a positive Delay", r.Fault)
+	case r.Fault == Throttle && (r.Rate <= 0 || r.Per <= 0):
+		return fmt.Errorf("emulator: Throttle rule without a positive Rate and Per")
+	case r.RetryAfter < 0 || r.RetryAfter%time.Second != 0:
+		return fmt.Errorf("emulator: RetryAfter %v is not a whole number of seconds", r.RetryAfter)
+	}
+	return nil
+}
+
+// checkFaults reports the first rule of rules that cannot be applied.
+func checkFaults(rules []*FaultRule) error {
+	for _, r := range rules {
+		if err := r.check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// take takes a token from a Throttle rule's bucket at now, or reports that it is empty.
+// The bucket holds Rate tokens and refills at Rate per Per.
+func (r *FaultRule) take(now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.at.IsZero() {
+		r.tokens = float64(r.Rate)
+	} else if d := now.Sub(r.at); d > 0 {
+		r.tokens = min(float64(r.Rate), r.tokens+float64(r.Rate)*float64(d)/float64(r.Per))
+	}
+	r.at = now
+	if r.tokens < 1 {
+		return false
+	}
+	r.tokens--
+	return true
 }
 
 // hits counts one matching request and reports whether the rule injects its fault.
@@ -92,9 +166,12 @@ func (r *FaultRule) hits() bool {
 }
 
 // ParseFaults reads fault rules in the command's grammar: rules separated by commas, each
-// fault:calls[:table][:first=N|every=N], where fault is lose, reset, 500 or 503 and calls
-// is read, write, batch, table or all (several joined by +). For example
-// "lose:write:every=10,503:read:first=3".
+// fault:calls[:table][:option...]. fault is lose, reset, 500, 503, delay=D (wait D, then
+// serve), delay-answer=D (serve, then wait D before answering) or throttle=N/D (503 to the
+// requests beyond N per D; D may be a bare unit: 100/s); D is a Go duration. calls is read,
+// write, batch, table or all (several joined by +). The options are first=N or every=N
+// (not with throttle), and retry-after=S (seconds, for 503 and throttle). For example
+// "lose:write:every=10,503:read:first=3,delay=200ms:read,throttle=100/s:write:retry-after=2".
 func ParseFaults(s string) ([]*FaultRule, error) {
 	var rules []*FaultRule
 	for _, part := range strings.Split(s, ",") {
@@ -103,11 +180,11 @@ func ParseFaults(s string) ([]*FaultRule, error) {
 		}
 		fields := strings.Split(part, ":")
 		if len(fields) < 2 {
-			return nil, fmt.Errorf("emulator: fault rule %q is not fault:calls[:table][:first=N|every=N]", part)
+			return nil, fmt.Errorf("emulator: fault rule %q is not fault:calls[:table][:option...]", part)
 		}
-		r := &FaultRule{Fault: faultNames[fields[0]]}
-		if r.Fault == 0 {
-			return nil, fmt.Errorf("emulator: fault rule %q: unknown fault %q (lose, reset, 500, 503)", part, fields[0])
+		r := &FaultRule{}
+		if err := parseFault(r, fields[0]); err != nil {
+			return nil, fmt.Errorf("emulator: fault rule %q: %w", part, err)
 		}
 		for _, c := range strings.Split(fields[1], "+") {
 			k, ok := callNames[c]
@@ -117,8 +194,8 @@ func ParseFaults(s string) ([]*FaultRule, error) {
 			r.Calls |= k
 		}
 		for _, f := range fields[2:] {
-			name, val, isCount := strings.Cut(f, "=")
-			if !isCount {
+			name, val, isOption := strings.Cut(f, "=")
+			if !isOption {
 				r.Table = f
 				continue
 			}
@@ -126,18 +203,53 @@ func ParseFaults(s string) ([]*FaultRule, error) {
 			if err != nil || n <= 0 {
 				return nil, fmt.Errorf("emulator: fault rule %q: %s wants a positive count", part, name)
 			}
-			switch name {
-			case "first":
+			switch {
+			case name == "first" && r.Fault != Throttle:
 				r.First = n
-			case "every":
+			case name == "every" && r.Fault != Throttle:
 				r.Every = n
+			case name == "retry-after" && (r.Fault == ServerBusy || r.Fault == Throttle):
+				r.RetryAfter = time.Duration(n) * time.Second
 			default:
-				return nil, fmt.Errorf("emulator: fault rule %q: unknown %q (first, every)", part, name)
+				return nil, fmt.Errorf("emulator: fault rule %q: %q does not apply (first, every; retry-after with 503 and throttle)", part, name)
 			}
 		}
 		rules = append(rules, r)
 	}
 	return rules, nil
+}
+
+// parseFault reads a fault of the grammar, with its argument, into r.
+func parseFault(r *FaultRule, s string) error {
+	name, arg, hasArg := strings.Cut(s, "=")
+	switch name {
+	case "delay", "delay-answer":
+		d, err := time.ParseDuration(arg)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%s wants a positive duration, such as %s=200ms", name, name)
+		}
+		r.Fault, r.Delay = Delay, d
+		if name == "delay-answer" {
+			r.Fault = DelayAnswer
+		}
+	case "throttle":
+		count, per, _ := strings.Cut(arg, "/")
+		n, err := strconv.Atoi(count)
+		if per != "" && (per[0] < '0' || per[0] > '9') {
+			per = "1" + per // a bare unit: 100/s
+		}
+		d, err2 := time.ParseDuration(per)
+		if err != nil || err2 != nil || n <= 0 || d <= 0 {
+			return fmt.Errorf("throttle wants a rate N/D, such as throttle=100/s or throttle=5/10s")
+		}
+		r.Fault, r.Rate, r.Per = Throttle, n, d
+	default:
+		r.Fault = faultNames[name]
+		if r.Fault == 0 || hasArg {
+			return fmt.Errorf("unknown fault %q (lose, reset, 500, 503, delay=D, delay-answer=D, throttle=N/D)", s)
+		}
+	}
+	return nil
 }
 
 // callsOf is the kind of a request on res with method.
@@ -154,44 +266,90 @@ func callsOf(method string, res resource) Calls {
 	return TableCalls
 }
 
-// fault is the fault to inject into the request, or 0: the request's header first, then the
-// first rule that matches and hits.
-func (q *request) fault(method string, res resource) Fault {
+// A faultPlan is what the fault rules do to one request: wait before applying it or
+// before answering, then inject fault (0: serve it).
+type faultPlan struct {
+	fault         Fault
+	before, after time.Duration
+	retryAfter    time.Duration // of a 503; 0 means 1 second
+	refusal       string        // why the FaultHeader is refused, for unknownFault
+}
+
+// fault is what to do to the request: the request's FaultHeader alone when it has one,
+// else the rules in order. A Delay or DelayAnswer rule that fires adds its wait and the
+// search goes on; a Throttle rule fires when its bucket is empty; any other rule that
+// matches and fires decides.
+func (q *request) fault(method string, res resource) faultPlan {
 	if name := q.r.Header.Get(FaultHeader); name != "" {
-		if f, ok := faultNames[name]; ok {
-			return f
+		var r FaultRule
+		if err := parseFault(&r, name); err != nil || r.Fault == Throttle {
+			return faultPlan{fault: unknownFault, refusal: "The " + FaultHeader + " header names no fault of a single request (lose, reset, 500, 503, delay=D, delay-answer=D)."}
 		}
-		return unknownFault
+		return (&r).plan(faultPlan{})
 	}
+	var p faultPlan
 	calls := callsOf(method, res)
 	for _, r := range q.h.faults {
 		if r.Calls&calls == 0 || (r.Table != "" && !strings.EqualFold(r.Table, res.table)) {
 			continue
 		}
-		if r.hits() {
-			return r.Fault
+		if r.Fault == Throttle {
+			if !r.take(q.h.now()) {
+				return r.plan(p)
+			}
+			continue
+		}
+		if !r.hits() {
+			continue
+		}
+		p = r.plan(p)
+		if p.fault != Delay && p.fault != DelayAnswer {
+			return p
 		}
 	}
-	return 0
+	if p.before > 0 { // delays alone: the log names the first
+		p.fault = Delay
+	} else if p.after > 0 {
+		p.fault = DelayAnswer
+	}
+	return p
+}
+
+// plan adds what r does to p.
+func (r *FaultRule) plan(p faultPlan) faultPlan {
+	switch r.Fault {
+	case Delay:
+		p.before += r.Delay
+	case DelayAnswer:
+		p.after += r.Delay
+	default:
+		p.retryAfter = r.RetryAfter
+	}
+	p.fault = r.Fault
+	return p
 }
 
 // unknownFault stands for a FaultHeader that names no fault: the request is refused.
 const unknownFault Fault = 255
 
-// retryAfter is the Retry-After of a ServerBusy answer, in seconds.
-const retryAfter = "1"
-
-// inject answers the request with fault f; apply applies the request, for LoseResponse.
-func (q *request) inject(f Fault, apply func()) {
-	if f != unknownFault {
-		q.faulted = f
+// inject does what p says to the request; apply applies it.
+func (q *request) inject(p faultPlan, apply func()) {
+	if p.fault != unknownFault {
+		q.faulted = p.fault
 	}
-	switch f {
+	if p.before > 0 && !q.wait(p.before) {
+		q.hangUp() // the client is gone: nothing is applied, nobody reads an answer
+		return
+	}
+	switch p.fault {
 	case InternalError:
 		q.fail(statusError(http.StatusInternalServerError, "InternalError", "The server encountered an internal error. Please retry the request."))
 	case ServerBusy:
-		q.w.Header().Set("Retry-After", retryAfter)
+		q.setRetryAfter(p.retryAfter)
 		q.fail(statusError(http.StatusServiceUnavailable, "ServerBusy", "The server is busy."))
+	case Throttle:
+		q.setRetryAfter(p.retryAfter)
+		q.fail(statusError(http.StatusServiceUnavailable, "ServerBusy", "Operations per second is over the account limit."))
 	case LoseResponse:
 		real := q.w.ResponseWriter
 		q.w.ResponseWriter = &discard{header: http.Header{}}
@@ -200,8 +358,51 @@ func (q *request) inject(f Fault, apply func()) {
 		q.hangUp()
 	case ResetMidRequest:
 		q.hangUp()
-	default:
-		q.fail(errInvalidInput("The " + FaultHeader + " header names no fault (lose, reset, 500, 503)."))
+	case unknownFault:
+		q.fail(errInvalidInput(p.refusal))
+	default: // delays alone
+		if p.after <= 0 {
+			apply()
+			return
+		}
+		real := q.w.ResponseWriter
+		held := &heldAnswer{header: real.Header()}
+		q.w.ResponseWriter = held
+		apply()
+		q.w.ResponseWriter = real
+		if !q.wait(p.after) {
+			q.hangUp() // applied; the client that would read the answer is gone
+			return
+		}
+		held.send(real)
+	}
+}
+
+// setRetryAfter sets the Retry-After header of a 503 to d, or 1 second when d is 0.
+func (q *request) setRetryAfter(d time.Duration) {
+	secs := int(d / time.Second)
+	if secs <= 0 {
+		secs = 1
+	}
+	q.w.Header().Set("Retry-After", strconv.Itoa(secs))
+}
+
+// wait waits d with the handler's clock, or until the request's context ends (the client
+// hung up, the server shuts down); it reports whether d passed.
+func (q *request) wait(d time.Duration) bool {
+	return q.h.sleep(q.r.Context(), d) == nil
+}
+
+// sleep waits d, or until ctx ends, and returns ctx's error in that case. It starts no
+// goroutine.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -220,6 +421,29 @@ func (h *Handler) logFault(q *request, msg string) {
 	if h.log != nil {
 		h.log.Warn(msg, slog.String("request_id", q.id))
 	}
+}
+
+// heldAnswer is a ResponseWriter that keeps the answer's status and body until send; its
+// header is the real writer's.
+type heldAnswer struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (h *heldAnswer) Header() http.Header { return h.header }
+func (h *heldAnswer) Write(b []byte) (int, error) {
+	h.body = append(h.body, b...)
+	return len(b), nil
+}
+func (h *heldAnswer) WriteHeader(status int) { h.status = status }
+
+// send writes the held answer to w.
+func (h *heldAnswer) send(w http.ResponseWriter) {
+	if h.status != 0 {
+		w.WriteHeader(h.status)
+	}
+	_, _ = w.Write(h.body)
 }
 
 // discard is a ResponseWriter that throws the answer away.

@@ -2,11 +2,18 @@ package emulator
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/inmemory/memservice"
 )
 
 // send sends a signed request and returns the transport's error, for faults that leave no
@@ -79,21 +86,270 @@ func TestFaultStatusAnswers(t *testing.T) {
 }
 
 func TestParseFaults(t *testing.T) {
-	rules, err := ParseFaults("lose:insert:every=10")
-	if err == nil {
-		t.Errorf("an unknown kind of call was read: %+v", rules)
-	}
-	for _, bad := range []string{"lose", "drop:write", "lose:write:every=0", "lose:write:often=2"} {
-		if _, err := ParseFaults(bad); err == nil {
-			t.Errorf("%q was read", bad)
+	for _, bad := range []string{
+		"lose", "drop:write", "lose:write:every=0", "lose:write:often=2", "lose:insert:every=10",
+		"delay:read", "delay=0s:read", "delay=-1s:read", "delay=fast:read", "delay-answer:write",
+		"throttle:write", "throttle=0/s:write", "throttle=10:write", "throttle=10/0s:write", "throttle=x/s:write",
+		"throttle=10/s:write:first=2", "throttle=10/s:write:every=2", "lose=1:write",
+		"500:write:retry-after=2", "503:write:retry-after=0", "delay=1s:read:retry-after=2",
+	} {
+		if rules, err := ParseFaults(bad); err == nil {
+			t.Errorf("%q was read: %+v", bad, rules[0])
 		}
 	}
-	rules, err = ParseFaults("lose:write+batch:every=10, reset:all:T1")
+	rules, err := ParseFaults("lose:write+batch:every=10, reset:all:T1,delay=200ms:read:first=2,delay-answer=1m:write," +
+		"throttle=100/s:write:Orders,throttle=5/10s:all:retry-after=7,503:read:retry-after=3")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rules) != 2 || rules[0].Fault != LoseResponse || rules[0].Calls != Writes|Transactions || rules[0].Every != 10 ||
-		rules[1].Fault != ResetMidRequest || rules[1].Calls != AllCalls || rules[1].Table != "T1" {
-		t.Errorf("read %+v %+v", rules[0], rules[1])
+	want := []*FaultRule{
+		{Fault: LoseResponse, Calls: Writes | Transactions, Every: 10},
+		{Fault: ResetMidRequest, Calls: AllCalls, Table: "T1"},
+		{Fault: Delay, Calls: Reads, First: 2, Delay: 200 * time.Millisecond},
+		{Fault: DelayAnswer, Calls: Writes, Delay: time.Minute},
+		{Fault: Throttle, Calls: Writes, Table: "Orders", Rate: 100, Per: time.Second},
+		{Fault: Throttle, Calls: AllCalls, Rate: 5, Per: 10 * time.Second, RetryAfter: 7 * time.Second},
+		{Fault: ServerBusy, Calls: Reads, RetryAfter: 3 * time.Second},
 	}
+	if len(rules) != len(want) {
+		t.Fatalf("read %d rules, want %d", len(rules), len(want))
+	}
+	for i, w := range want {
+		r := rules[i]
+		if r.Fault != w.Fault || r.Calls != w.Calls || r.Table != w.Table || r.First != w.First || r.Every != w.Every ||
+			r.Delay != w.Delay || r.Rate != w.Rate || r.Per != w.Per || r.RetryAfter != w.RetryAfter {
+			t.Errorf("rule %d: read %v %+v, want %v %+v", i, r.Fault, r, w.Fault, w)
+		}
+	}
+}
+
+// Rules built by hand that cannot be applied are refused by New.
+func TestFaultRulesChecked(t *testing.T) {
+	for _, r := range []*FaultRule{
+		{Fault: Delay, Calls: Reads},
+		{Fault: Throttle, Calls: Writes, Rate: 10},
+		{Fault: ServerBusy, Calls: Writes, RetryAfter: 1500 * time.Millisecond},
+		{Fault: 0, Calls: Writes},
+	} {
+		if _, err := New(&Options{Faults: []*FaultRule{r}}); err == nil {
+			t.Errorf("New took %v %+v", r.Fault, r)
+		}
+	}
+}
+
+// faultServer starts an emulator with the fault rules spec over svc, after tweak has
+// changed its handler (its clock, how it waits).
+func faultServer(t *testing.T, spec string, svc *memservice.Service, logs *bytes.Buffer, tweak func(*Handler)) *client {
+	t.Helper()
+	rules, err := ParseFaults(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &Options{Faults: rules, Service: func(string) *memservice.Service { return svc }}
+	if logs != nil {
+		opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	}
+	h, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tweak != nil {
+		tweak(h)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return devClient(t, srv)
+}
+
+// exists reports whether the row p|rk of table Orders is in svc. It may run on the
+// server's goroutines: it reports a failure with Error.
+func exists(t *testing.T, svc *memservice.Service, rk string) bool {
+	t.Helper()
+	_, err := svc.GetRow(context.Background(), "Orders", "p", rk, nil)
+	var se *abstractions.StatusError
+	if err != nil && !(errors.As(err, &se) && se.StatusCode == http.StatusNotFound) {
+		t.Error(err)
+	}
+	return err == nil
+}
+
+// A delay waits before the request is applied; delay-answer applies it and waits before
+// answering; delays add up, and a later rule's fault still applies. The waits are recorded
+// by the handler's sleep, not timed.
+func TestFaultDelays(t *testing.T) {
+	svc := memservice.New()
+	var logs bytes.Buffer
+	type waited struct {
+		d       time.Duration
+		applied bool // whether the request's row was there during the wait
+	}
+	var mu sync.Mutex
+	var waits []waited
+	var rowKey string
+	c := faultServer(t, "delay=200ms:write:first=1,delay-answer=300ms:write:first=2,delay=50ms:batch,503:batch,delay=1ms:table:first=1", svc, &logs, func(h *Handler) {
+		h.sleep = func(ctx context.Context, d time.Duration) error {
+			mu.Lock()
+			defer mu.Unlock()
+			waits = append(waits, waited{d, exists(t, svc, rowKey)})
+			return nil
+		}
+	})
+	check := func(what string, want ...waited) {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(waits) != len(want) {
+			t.Errorf("%s: waits %+v, want %+v", what, waits, want)
+		}
+		for i := range min(len(waits), len(want)) {
+			if waits[i] != want[i] {
+				t.Errorf("%s: waits %+v, want %+v", what, waits, want)
+				break
+			}
+		}
+		waits = nil
+	}
+	wantStatus(t, "create", c.do("POST", "Tables", `{"TableName":"Orders"}`), 201)
+	check("the first table call", waited{time.Millisecond, false})
+
+	rowKey = "1" // delay=200ms and delay-answer=300ms both fire: one wait before, one after
+	r := c.do("POST", "Orders", `{"PartitionKey":"p","RowKey":"1"}`)
+	wantStatus(t, "the delayed insert", r, 201)
+	if r.header.Get("ETag") == "" || !strings.Contains(r.body, `"RowKey":"1"`) {
+		t.Errorf("the held answer lost its ETag or body: %v %s", r.header, r.body)
+	}
+	check("the first insert", waited{200 * time.Millisecond, false}, waited{300 * time.Millisecond, true})
+
+	rowKey = "2" // delay-answer fires a second time
+	wantStatus(t, "the second insert", c.do("POST", "Orders", `{"PartitionKey":"p","RowKey":"2"}`), 201)
+	check("the second insert", waited{300 * time.Millisecond, true})
+
+	rowKey = "3" // no rule fires
+	wantStatus(t, "the third insert", c.do("POST", "Orders", `{"PartitionKey":"p","RowKey":"3"}`), 201)
+	check("the third insert")
+
+	rowKey = "4" // by header, whatever the rules say
+	wantStatus(t, "an insert delayed by header", c.do("POST", "Orders", `{"PartitionKey":"p","RowKey":"4"}`, FaultHeader, "delay-answer=2s"), 201)
+	check("the header's delay", waited{2 * time.Second, true})
+	wantError(t, "a throttle by header", c.do("POST", "Orders", `{"PartitionKey":"p","RowKey":"5"}`, FaultHeader, "throttle=1/s"), 400, "InvalidInput")
+	wantError(t, "a delay without a duration by header", c.do("POST", "Orders", `{"PartitionKey":"p","RowKey":"5"}`, FaultHeader, "delay"), 400, "InvalidInput")
+	check("refused headers")
+
+	rowKey = "b" // a delay, then the 503 of a later rule
+	ct, body := batchBody(c.srv.URL+"/"+c.account, "POST BASE/Orders HTTP/1.1\r\nContent-Type: application/json\r\n\r\n"+`{"PartitionKey":"p","RowKey":"b"}`)
+	wantError(t, "a delayed and refused batch", c.do("POST", "$batch", body, "Content-Type", ct), 503, "ServerBusy")
+	check("the batch", waited{50 * time.Millisecond, false})
+	if exists(t, svc, "b") {
+		t.Error("the refused batch was applied")
+	}
+	// The log names a request's first delay: the table call and the first insert waited
+	// before, the second insert and the header's after; the batch is logged with its 503.
+	if n := strings.Count(logs.String(), "fault=Delay\n"); n != 2 {
+		t.Errorf("%d requests logged with fault=Delay, want 2:\n%s", n, logs.String())
+	}
+	if n := strings.Count(logs.String(), "fault=DelayAnswer\n"); n != 2 {
+		t.Errorf("%d requests logged with fault=DelayAnswer, want 2:\n%s", n, logs.String())
+	}
+}
+
+// A client that hangs up during a delay ends the wait: a delayed request is then not
+// applied, and a delayed answer's request is. No goroutine is left (TestMain's goleak).
+func TestFaultDelayClientHangsUp(t *testing.T) {
+	for _, tc := range []struct {
+		spec    string
+		applied bool
+	}{
+		{"delay=1h:write", false},
+		{"delay-answer=1h:write", true},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			svc := memservice.New()
+			entered := make(chan struct{}, 1)
+			ended := make(chan error, 1)
+			c := faultServer(t, tc.spec, svc, nil, func(h *Handler) {
+				h.sleep = func(ctx context.Context, d time.Duration) error {
+					entered <- struct{}{}
+					err := sleep(ctx, d)
+					ended <- err
+					return err
+				}
+			})
+			wantStatus(t, "create", c.do("POST", "Tables", `{"TableName":"Orders"}`), 201)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, "POST", c.srv.URL+"/"+c.account+"/Orders", strings.NewReader(`{"PartitionKey":"p","RowKey":"1"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("x-ms-version", "2019-02-02")
+			req.Header.Set("x-ms-date", time.Now().UTC().Format(http.TimeFormat))
+			c.sign(req)
+			sent := make(chan error, 1)
+			go func() {
+				resp, err := c.srv.Client().Do(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				sent <- err
+			}()
+			<-entered
+			cancel()
+			if err := <-sent; !errors.Is(err, context.Canceled) {
+				t.Errorf("the client: %v, want context.Canceled", err)
+			}
+			if err := <-ended; !errors.Is(err, context.Canceled) {
+				t.Errorf("the wait ended with %v, want context.Canceled", err)
+			}
+			if got := exists(t, svc, "1"); got != tc.applied {
+				t.Errorf("applied: %v, want %v", got, tc.applied)
+			}
+		})
+	}
+}
+
+// A throttle rule lets Rate requests through per Per, on the handler's clock, and answers
+// the rest 503 ServerBusy with Retry-After, unapplied.
+func TestFaultThrottle(t *testing.T) {
+	svc := memservice.New()
+	var mu sync.Mutex
+	now := time.Now()
+	advance := func(d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(d)
+	}
+	c := faultServer(t, "throttle=2/s:write:retry-after=3", svc, nil, func(h *Handler) {
+		h.now = func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			return now
+		}
+	})
+	wantStatus(t, "create", c.do("POST", "Tables", `{"TableName":"Orders"}`), 201)
+	insert := func(rk string) response {
+		return c.do("POST", "Orders", `{"PartitionKey":"p","RowKey":"`+rk+`"}`)
+	}
+	throttled := func(what, rk string) {
+		t.Helper()
+		r := insert(rk)
+		wantError(t, what, r, 503, "ServerBusy")
+		if r.header.Get("Retry-After") != "3" || !strings.Contains(r.body, "Operations per second is over the account limit.") {
+			t.Errorf("%s: Retry-After %q, body %s", what, r.header.Get("Retry-After"), r.body)
+		}
+		if exists(t, svc, rk) {
+			t.Errorf("%s: the throttled insert was applied", what)
+		}
+	}
+	wantStatus(t, "the first insert", insert("1"), 201)
+	wantStatus(t, "the second insert", insert("2"), 201)
+	throttled("the third insert in the same instant", "3")
+	wantStatus(t, "a read (not throttled)", c.do("GET", "Orders(PartitionKey='p',RowKey='1')", ""), 200)
+	advance(500 * time.Millisecond) // one token back
+	wantStatus(t, "an insert half a second later", insert("4"), 201)
+	throttled("the next", "5")
+	advance(10 * time.Second) // the bucket holds 2 at most
+	wantStatus(t, "after a pause, the first", insert("6"), 201)
+	wantStatus(t, "after a pause, the second", insert("7"), 201)
+	throttled("after a pause, the third", "8")
 }

@@ -76,40 +76,15 @@ const shutdownGrace = 10 * time.Second
 // run serves until ctx ends, then shuts the server down and returns. ready, when not nil,
 // is called with the address once the listener is open.
 func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr string)) error {
-	fs := flag.NewFlagSet("udtables-emulator", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:10002", "`host:port` of the table endpoint")
-	logFormat := fs.String("log", "text", "request log format: text, json or off")
-	dataDir := fs.String("data", "", "keep the tables in `dir` (a write-ahead log and snapshots); empty: in memory only")
-	snapshotEvery := fs.Int("snapshot-every", 0, "with -data, write a snapshot after `n` logged changes (0: 100,000)")
-	faultSpec := fs.String("faults", "", "inject faults: `rules` fault:calls[:table][:first=N|every=N], comma-separated (see docs/emulator.md)")
-	var accounts accountFlags
-	fs.Var(&accounts, "account", "an extra account as `name:base64key` (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
-	faults, err := emulator.ParseFaults(*faultSpec)
+	addr, opts, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	var logger *slog.Logger
-	switch *logFormat {
-	case "text":
-		logger = slog.New(slog.NewTextHandler(stderr, nil))
-	case "json":
-		logger = slog.New(slog.NewJSONHandler(stderr, nil))
-	case "off":
-	default:
-		return fmt.Errorf("-log must be text, json or off, not %q", *logFormat)
-	}
-	h, err := emulator.New(&emulator.Options{Accounts: accounts, Logger: logger, DataDir: *dataDir, SnapshotEvery: *snapshotEvery, Faults: faults})
+	h, err := emulator.New(opts)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		_ = h.Close()
 		return err
@@ -138,4 +113,39 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	}
 	fmt.Fprintln(stderr, "udtables-emulator: stopped")
 	return err
+}
+
+// parseFlags reads the command line into the address to listen on and the emulator's
+// options.
+func parseFlags(args []string, stderr io.Writer) (string, *emulator.Options, error) {
+	fs := flag.NewFlagSet("udtables-emulator", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:10002", "`host:port` of the table endpoint")
+	logFormat := fs.String("log", "text", "request log format: text, json or off")
+	dataDir := fs.String("data", "", "keep the tables in `dir` (a write-ahead log and snapshots); empty: in memory only")
+	snapshotEvery := fs.Int("snapshot-every", 0, "with -data, write a snapshot after `n` logged changes (0: 100,000)")
+	faultSpec := fs.String("faults", "", "inject faults: `rules` fault:calls[:table][:option...], comma-separated, such as 503:write:every=10,delay=200ms:read,throttle=100/s:all (see docs/emulator.md)")
+	var accounts accountFlags
+	fs.Var(&accounts, "account", "an extra account as `name:base64key` (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return "", nil, err
+	}
+	if fs.NArg() > 0 {
+		return "", nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	faults, err := emulator.ParseFaults(*faultSpec)
+	if err != nil {
+		return "", nil, err
+	}
+	var logger *slog.Logger
+	switch *logFormat {
+	case "text":
+		logger = slog.New(slog.NewTextHandler(stderr, nil))
+	case "json":
+		logger = slog.New(slog.NewJSONHandler(stderr, nil))
+	case "off":
+	default:
+		return "", nil, fmt.Errorf("-log must be text, json or off, not %q", *logFormat)
+	}
+	return *addr, &emulator.Options{Accounts: accounts, Logger: logger, DataDir: *dataDir, SnapshotEvery: *snapshotEvery, Faults: faults}, nil
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/unified-data/gotables/inmemory/emulator"
 )
 
 func TestMain(m *testing.M) {
@@ -91,5 +93,32 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		if err := run(context.Background(), args, &out, nil); err == nil {
 			t.Errorf("run %q succeeded", args)
 		}
+	}
+}
+
+// The -faults flag reaches the emulator's options as rules, and a bad rule stops the
+// command before it listens.
+func TestParseFlagsFaults(t *testing.T) {
+	var out syncBuffer
+	addr, opts, err := parseFlags([]string{"-addr", "127.0.0.1:0", "-log", "off",
+		"-faults", "delay=200ms:read,throttle=100/s:write:Orders:retry-after=2,lose:batch:every=10"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if addr != "127.0.0.1:0" || opts.Logger != nil || len(opts.Faults) != 3 {
+		t.Fatalf("read %q, %+v", addr, opts)
+	}
+	d, th, lose := opts.Faults[0], opts.Faults[1], opts.Faults[2]
+	if d.Fault != emulator.Delay || d.Calls != emulator.Reads || d.Delay != 200*time.Millisecond {
+		t.Errorf("the delay rule: %v %+v", d.Fault, d)
+	}
+	if th.Fault != emulator.Throttle || th.Calls != emulator.Writes || th.Table != "Orders" || th.Rate != 100 || th.Per != time.Second || th.RetryAfter != 2*time.Second {
+		t.Errorf("the throttle rule: %v %+v", th.Fault, th)
+	}
+	if lose.Fault != emulator.LoseResponse || lose.Calls != emulator.Transactions || lose.Every != 10 {
+		t.Errorf("the lose rule: %v %+v", lose.Fault, lose)
+	}
+	if err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-faults", "throttle=fast:write"}, &out, nil); err == nil || !strings.Contains(err.Error(), "throttle") {
+		t.Errorf("a bad -faults rule: %v", err)
 	}
 }
