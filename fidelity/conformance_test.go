@@ -27,6 +27,9 @@ func TestDeviationsAreUsed(t *testing.T) {
 	for _, d := range sasDeviations { // and its SAS matrix
 		used[d.deviation] = true
 	}
+	for _, d := range aclDeviations { // and its ACL matrix
+		used[d.deviation] = true
+	}
 	for name := range Deviations {
 		if !used[name] {
 			t.Errorf("deviation %q is listed but no scenario exercises it", name)

@@ -187,6 +187,18 @@ var Deviations = map[string]Deviation{
 		Issue:   "observed",
 		Stores:  "met as an error body only: the status and code reach the caller on each backend (the SDK reads the XML code)",
 	},
+	"acl-policy-fields": {
+		Azurite: "refuses a stored access policy that leaves out its start, expiry or permission (Set Table ACL answers 400 without an error code), and a table SAS naming a policy takes all three from the policy, ignoring what the SAS carries: a SAS that repeats a field its policy sets is let through",
+		Azure:   "a policy may leave any of the three to the SAS that names it, which must then carry it, and a SAS may not repeat a field its policy sets (Define a stored access policy); the emulator of inmemory/emulator refuses such a SAS with 403 AuthenticationFailed, as every token it cannot authenticate",
+		Issue:   "observed",
+		Stores:  "not met: stores authenticate with a key or a SAS they are given; they do not set table ACLs",
+	},
+	"sas-acl-code": {
+		Azurite: "answers Get Table ACL authorized by a table SAS with 403 AuthorizationPermissionMismatch",
+		Azure:   "403 AuthorizationFailure, the code the SAS error table gives for an ACL operation, which only the account's key may call; the emulator of inmemory/emulator answers the same",
+		Issue:   "observed",
+		Stores:  "not met: stores do not read table ACLs",
+	},
 	"sas-table-batch": {
 		Azurite: "refuses every entity-group transaction authorized by a table SAS with 403 AuthorizationFailure (the $batch URL names no table, so its table SAS check does not apply and no other authenticator accepts the request)",
 		Azure:   "runs the transaction, each action held to the SAS's table, permissions and key range; the emulator of inmemory/emulator answers the same, an action the SAS does not allow failing the transaction with its index and 403",

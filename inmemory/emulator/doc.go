@@ -27,8 +27,8 @@
 // optional key range spk, srk, epk, erk), of version 2015-04-05 or later, verified with the
 // service's string to sign for its version (2020-12-06 and later sign the encryption scope
 // of an account SAS too). As on the service, a SAS that is malformed, does not verify, has
-// expired or is not yet valid (st, se), or names a stored access policy (si: the emulator
-// keeps no table ACLs, so none exists) fails with 403 AuthenticationFailed; a request from
+// expired or is not yet valid (st, se), names a stored access policy (si) its table does
+// not have, or repeats a field its policy sets, fails with 403 AuthenticationFailed; a request from
 // outside sip with 403 AuthorizationSourceIPMismatch, one over http when spr is https with
 // 403 AuthorizationProtocolMismatch, an account SAS without the table service with 403
 // AuthorizationServiceMismatch, and one without the resource type an operation needs (c for
@@ -40,6 +40,14 @@
 // row outside its key range fails with 403 AuthorizationFailure, and a query returns only
 // the rows in the range. In a $batch each action is held to the SAS; one it does not
 // allow fails the transaction as a failed action does (its index, 403 and the code).
+//
+// # Stored access policies
+//
+// Get Table ACL and Set Table ACL (comp=acl, Shared Key only) read and replace a table's
+// stored access policies, at most five, in the service's SignedIdentifiers XML; a table SAS
+// naming one (si) takes from it the start, expiry and permissions it sets, at each request,
+// so changing or removing a policy changes or revokes its signatures. Policies live in
+// memory only, even with a data directory; deleting a table drops them.
 //
 // # Operations
 //
@@ -107,7 +115,7 @@
 // # What it refuses
 //
 // A request the emulator does not implement (service properties and statistics, table
-// ACLs, CORS preflight, a query option other than $filter,
+// CORS preflight, a query option other than $filter,
 // $select, $top and $format, a read inside a transaction, more than one change set) fails
 // with 501 NotImplemented and changes nothing, rather than succeeding in a way the service
 // would not. AtomPub, which the service no longer speaks, fails with 415

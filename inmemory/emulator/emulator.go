@@ -89,6 +89,7 @@ type account struct {
 	name string
 	key  []byte
 	svc  *memservice.Service
+	acls tableACLs
 }
 
 // New returns a Handler serving the development account and opts.Accounts. It fails when an
@@ -311,7 +312,7 @@ func (q *request) route(rest string) {
 			method = strings.ToUpper(m)
 		}
 	}
-	res, err := parseResource(rest)
+	res, err := q.resource(rest)
 	if err != nil {
 		q.fail(err)
 		return
@@ -352,6 +353,10 @@ func (q *request) dispatch(method string, res resource) {
 		q.insertEntity(res.table)
 	case res.kind == resEntity && method == http.MethodGet:
 		q.getEntity(res)
+	case res.kind == resACL && method == http.MethodGet:
+		q.getACL(res.table)
+	case res.kind == resACL && method == http.MethodPut:
+		q.setACL(res.table)
 	case res.kind == resEntity && (method == http.MethodPut || method == "MERGE" || method == http.MethodPatch || method == http.MethodDelete):
 		q.writeEntity(method, res)
 	default:

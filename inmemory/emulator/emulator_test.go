@@ -212,7 +212,7 @@ func TestRefusals(t *testing.T) {
 		{"$orderby", "GET", "tab1()?$orderby=RowKey", "", nil},
 		{"$skip", "GET", "tab1()?$skip=1", "", nil},
 		{"$filter on a point read", "GET", "tab1(PartitionKey='p',RowKey='r')?$filter=x", "", nil},
-		{"table ACLs", "GET", "tab1?comp=acl", "", nil},
+		{"a table ACL by POST", "POST", "tab1?comp=acl", "", nil},
 		{"service properties", "GET", "?restype=service&comp=properties", "", nil},
 		{"service statistics", "GET", "?restype=service&comp=stats", "", nil},
 		{"a preflight", "OPTIONS", "tab1()", "", nil},

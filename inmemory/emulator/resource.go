@@ -15,6 +15,7 @@ const (
 	resTable                            // Tables('name')
 	resEntities                         // name or name()
 	resEntity                           // name(PartitionKey='…',RowKey='…')
+	resACL                              // name?comp=acl: the table's stored access policies
 )
 
 // A resource is what a request's path names.
@@ -132,6 +133,7 @@ func (q *request) checkQuery(res resource) error {
 	for name := range q.r.URL.Query() {
 		switch {
 		case name == "$format" || name == "timeout":
+		case name == "comp" && res.kind == resACL:
 		case name == "comp" || name == "restype":
 			return errNotImplemented(name + "=" + q.r.URL.Query().Get(name))
 		case strings.HasPrefix(name, "$"):
@@ -196,10 +198,11 @@ func (q *request) metadataLevel() (metadata, error) {
 	return 0, errAtom()
 }
 
-// checkContentType refuses a request body that is not JSON (an AtomPub entry).
+// checkContentType refuses a request body that is not JSON (an AtomPub entry); a table
+// ACL's body is XML.
 func (q *request) checkContentType() error {
 	ct := q.r.Header.Get("Content-Type")
-	if len(q.body) == 0 || ct == "" {
+	if len(q.body) == 0 || ct == "" || q.r.URL.Query().Get("comp") == "acl" {
 		return nil
 	}
 	mt, _, err := mime.ParseMediaType(ct)

@@ -46,9 +46,11 @@ func parseSASTime(s string) (time.Time, bool) {
 //	account: account \n sp \n ss \n srt \n st \n se \n sip \n spr \n sv \n [ses \n, from 2020-12-06]
 //	table:   sp \n st \n se \n /table/account/tn \n si \n sip \n spr \n sv \n spk \n srk \n epk \n erk
 //
-// Everything about the token itself (a missing field, a signature that does not verify,
-// a time outside its window, a stored access policy, which the emulator does not keep)
-// fails with 403 AuthenticationFailed, as on the service; an IP address outside sip, or
+// A table SAS may name one of its table's stored access policies (si), which supplies the
+// start, expiry and permissions it sets. Everything about the token itself (a missing
+// field, a signature that does not verify, a time outside its window, a policy the table
+// does not have, a field both the SAS and its policy set) fails with 403
+// AuthenticationFailed, as on the service; an IP address outside sip, or
 // http where spr asks for https, with the service's AuthorizationSourceIPMismatch and
 // AuthorizationProtocolMismatch.
 func (q *request) authenticateSAS() error {
@@ -84,21 +86,40 @@ func (q *request) authenticateSAS() error {
 	if !hmac.Equal(mac.Sum(nil), got) {
 		return errAuthentication()
 	}
-	// A stored access policy would supply sp, st and se; the emulator keeps no table ACLs,
-	// so the one si names does not exist.
-	if v.Get("si") != "" || s.perms == "" || v.Get("se") == "" || (s.account && (v.Get("ss") == "" || s.types == "")) {
+	// A table SAS naming a stored access policy (si) takes from it the fields the policy
+	// sets, which the SAS may not repeat; the policy is read at each request, so changing
+	// or removing it changes or revokes the SAS. An account SAS names none.
+	var pol storedPolicy
+	if si := v.Get("si"); si != "" {
+		p, ok := q.acct.acls.policy(s.table, si)
+		if s.account || !ok ||
+			(p.perms != "" && s.perms != "") || (!p.start.IsZero() && v.Has("st")) || (!p.expiry.IsZero() && v.Has("se")) {
+			return errAuthentication()
+		}
+		pol = p
+		if s.perms == "" {
+			s.perms = p.perms
+		}
+	}
+	if s.perms == "" || (v.Get("se") == "" && pol.expiry.IsZero()) || (s.account && (v.Get("ss") == "" || s.types == "")) {
 		return errAuthentication()
 	}
 	now := q.h.now()
-	se, ok := parseSASTime(v.Get("se"))
-	if !ok || !now.Before(se) {
-		return errAuthentication()
-	}
-	if st := v.Get("st"); st != "" {
-		t, ok := parseSASTime(st)
-		if !ok || now.Before(t) {
+	expiry, start := pol.expiry, pol.start
+	if se := v.Get("se"); se != "" {
+		var ok bool
+		if expiry, ok = parseSASTime(se); !ok {
 			return errAuthentication()
 		}
+	}
+	if st := v.Get("st"); st != "" {
+		var ok bool
+		if start, ok = parseSASTime(st); !ok {
+			return errAuthentication()
+		}
+	}
+	if !now.Before(expiry) || (!start.IsZero() && now.Before(start)) {
+		return errAuthentication()
 	}
 	if sip := v.Get("sip"); sip != "" {
 		ip, ok := sourceIPIn(q.r.RemoteAddr, sip)
@@ -222,6 +243,8 @@ func (q *request) authorize(method string, res resource) error {
 			return errAuthorization()
 		}
 		return nil
+	case res.kind == resACL:
+		return errAuthorization() // only the account's key reads or sets an ACL
 	default:
 		return nil // what the emulator does not implement is refused as such
 	}

@@ -115,6 +115,7 @@ func (q *request) deleteTable(name string) {
 		q.fail(err)
 		return
 	}
+	q.acct.acls.drop(name)
 	q.reply(http.StatusNoContent, 0, nil)
 }
 
