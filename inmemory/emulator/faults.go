@@ -341,41 +341,49 @@ func (q *request) inject(p faultPlan, apply func()) {
 		q.hangUp() // the client is gone: nothing is applied, nobody reads an answer
 		return
 	}
+	answer := apply // the request's answer, or the fault's
 	switch p.fault {
-	case InternalError:
-		q.fail(statusError(http.StatusInternalServerError, "InternalError", "The server encountered an internal error. Please retry the request."))
-	case ServerBusy:
-		q.setRetryAfter(p.retryAfter)
-		q.fail(statusError(http.StatusServiceUnavailable, "ServerBusy", "The server is busy."))
-	case Throttle:
-		q.setRetryAfter(p.retryAfter)
-		q.fail(statusError(http.StatusServiceUnavailable, "ServerBusy", "Operations per second is over the account limit."))
 	case LoseResponse:
 		real := q.w.ResponseWriter
 		q.w.ResponseWriter = &discard{header: http.Header{}}
 		apply()
 		q.w.ResponseWriter = real
 		q.hangUp()
+		return
 	case ResetMidRequest:
 		q.hangUp()
+		return
+	case InternalError:
+		answer = func() {
+			q.fail(statusError(http.StatusInternalServerError, "InternalError", "The server encountered an internal error. Please retry the request."))
+		}
+	case ServerBusy, Throttle:
+		msg := "The server is busy."
+		if p.fault == Throttle {
+			msg = "Operations per second is over the account limit."
+		}
+		answer = func() {
+			q.setRetryAfter(p.retryAfter)
+			q.fail(statusError(http.StatusServiceUnavailable, "ServerBusy", msg))
+		}
 	case unknownFault:
-		q.fail(errInvalidInput(p.refusal))
-	default: // delays alone
-		if p.after <= 0 {
-			apply()
-			return
-		}
-		real := q.w.ResponseWriter
-		held := &heldAnswer{header: real.Header()}
-		q.w.ResponseWriter = held
-		apply()
-		q.w.ResponseWriter = real
-		if !q.wait(p.after) {
-			q.hangUp() // applied; the client that would read the answer is gone
-			return
-		}
-		held.send(real)
+		answer = func() { q.fail(errInvalidInput(p.refusal)) }
 	}
+	if p.after <= 0 {
+		answer()
+		return
+	}
+	// Hold the answer back: write it to a buffer, wait, then send it.
+	real := q.w.ResponseWriter
+	held := &heldAnswer{header: real.Header()}
+	q.w.ResponseWriter = held
+	answer()
+	q.w.ResponseWriter = real
+	if !q.wait(p.after) {
+		q.hangUp() // the client that would read the answer is gone
+		return
+	}
+	held.send(real)
 }
 
 // setRetryAfter sets the Retry-After header of a 503 to d, or 1 second when d is 0.

@@ -186,7 +186,7 @@ func TestFaultDelays(t *testing.T) {
 	var mu sync.Mutex
 	var waits []waited
 	var rowKey string
-	c := faultServer(t, "delay=200ms:write:first=1,delay-answer=300ms:write:first=2,delay=50ms:batch,503:batch,delay=1ms:table:first=1", svc, &logs, func(h *Handler) {
+	c := faultServer(t, "delay=200ms:write:first=1,delay-answer=300ms:write:first=2,delay=50ms:batch,delay-answer=70ms:batch,503:batch,delay=1ms:table:first=1", svc, &logs, func(h *Handler) {
 		h.sleep = func(ctx context.Context, d time.Duration) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -235,10 +235,10 @@ func TestFaultDelays(t *testing.T) {
 	wantError(t, "a delay without a duration by header", c.do("POST", "Orders", `{"PartitionKey":"p","RowKey":"5"}`, FaultHeader, "delay"), 400, "InvalidInput")
 	check("refused headers")
 
-	rowKey = "b" // a delay, then the 503 of a later rule
+	rowKey = "b" // a delay, then the 503 of a later rule, held back by delay-answer
 	ct, body := batchBody(c.srv.URL+"/"+c.account, "POST BASE/Orders HTTP/1.1\r\nContent-Type: application/json\r\n\r\n"+`{"PartitionKey":"p","RowKey":"b"}`)
 	wantError(t, "a delayed and refused batch", c.do("POST", "$batch", body, "Content-Type", ct), 503, "ServerBusy")
-	check("the batch", waited{50 * time.Millisecond, false})
+	check("the batch", waited{50 * time.Millisecond, false}, waited{70 * time.Millisecond, false})
 	if exists(t, svc, "b") {
 		t.Error("the refused batch was applied")
 	}
