@@ -2,12 +2,20 @@ package emulator
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"encoding/xml"
+	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/unified-data/gotables/inmemory/memservice"
 )
 
 // maxPolicies is the most stored access policies a table holds, and maxPolicyID the
@@ -25,11 +33,122 @@ type storedPolicy struct {
 	perms         string
 }
 
-// tableACLs holds an account's stored access policies, by lower-case table name. They live
-// in memory only: a data directory does not keep them.
+// tableACLs holds an account's stored access policies, by lower-case table name. With a
+// data directory they are also in the account's file acl.json, replaced whole (written to a
+// temporary file, fsynced and renamed over it) before a change is acknowledged.
 type tableACLs struct {
 	mu     sync.Mutex
 	tables map[string][]storedPolicy
+	file   string // the acl.json of the account's directory, or ""
+}
+
+// The file of the account's directory that holds its stored access policies, and the
+// temporary file a new version is written to.
+const (
+	aclName     = "acl.json"
+	aclTempName = "acl.json.tmp"
+)
+
+// aclFile is acl.json: each table's policies, times in RFC 3339 (absent when the policy
+// leaves them to the SAS).
+type aclFile struct {
+	Tables map[string][]aclFilePolicy `json:"tables"`
+}
+
+type aclFilePolicy struct {
+	ID     string     `json:"id"`
+	Start  *time.Time `json:"start,omitempty"`
+	Expiry *time.Time `json:"expiry,omitempty"`
+	Perms  string     `json:"permission,omitempty"`
+}
+
+// load reads the account's acl.json in dir, if there is one, keeping the policies of the
+// tables svc holds (a crash can leave those of a table deleted just before), and makes
+// later changes go to it. A file it cannot read is a *CorruptError.
+func (a *tableACLs) load(dir string, svc *memservice.Service) error {
+	a.file = filepath.Join(dir, aclName)
+	if err := os.Remove(filepath.Join(dir, aclTempName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	data, err := os.ReadFile(a.file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("emulator: %w", err)
+	}
+	var f aclFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return &CorruptError{File: a.file, Offset: 0, Reason: "the stored access policies do not decode: " + err.Error()}
+	}
+	for table, ps := range f.Tables {
+		ok, err := svc.TableExists(context.Background(), table)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if a.tables == nil {
+			a.tables = make(map[string][]storedPolicy)
+		}
+		for _, p := range ps {
+			sp := storedPolicy{id: p.ID, perms: p.Perms}
+			if p.Start != nil {
+				sp.start = *p.Start
+			}
+			if p.Expiry != nil {
+				sp.expiry = *p.Expiry
+			}
+			a.tables[table] = append(a.tables[table], sp)
+		}
+	}
+	return nil
+}
+
+// save writes the policies to acl.json, durably, when there is a data directory. The
+// caller holds mu.
+func (a *tableACLs) save() error {
+	if a.file == "" {
+		return nil
+	}
+	f := aclFile{Tables: map[string][]aclFilePolicy{}}
+	for table, ps := range a.tables {
+		for _, p := range ps {
+			fp := aclFilePolicy{ID: p.id, Perms: p.perms}
+			if !p.start.IsZero() {
+				fp.Start = &p.start
+			}
+			if !p.expiry.IsZero() {
+				fp.Expiry = &p.expiry
+			}
+			f.Tables[table] = append(f.Tables[table], fp)
+		}
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(a.file)
+	tmp := filepath.Join(dir, aclTempName)
+	w, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	if err == nil {
+		err = w.Sync()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, a.file)
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	return err
 }
 
 // policy returns the policy id of table.
@@ -46,10 +165,15 @@ func (a *tableACLs) policy(table, id string) (storedPolicy, bool) {
 
 // drop forgets the policies of a table that was deleted: a table made again under its
 // name starts without any.
-func (a *tableACLs) drop(table string) {
+func (a *tableACLs) drop(table string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.tables, strings.ToLower(table))
+	key := strings.ToLower(table)
+	if _, ok := a.tables[key]; !ok {
+		return nil
+	}
+	delete(a.tables, key)
+	return a.save()
 }
 
 // resource reads the request's resource: parseResource's, or a table's ACL when the query
@@ -175,16 +299,31 @@ func (q *request) setACL(table string) {
 	// policies are never left behind for a table that is gone.
 	acls := &q.acct.acls
 	acls.mu.Lock()
+	var saveErr error
 	ok, err := q.acct.svc.TableExists(q.r.Context(), table)
 	if err == nil && ok {
 		if acls.tables == nil {
 			acls.tables = make(map[string][]storedPolicy)
 		}
-		acls.tables[strings.ToLower(table)] = policies
+		key := strings.ToLower(table)
+		old, had := acls.tables[key]
+		acls.tables[key] = policies
+		if saveErr = acls.save(); saveErr != nil { // not acknowledged: as it was
+			if had {
+				acls.tables[key] = old
+			} else {
+				delete(acls.tables, key)
+			}
+		}
 	}
 	acls.mu.Unlock()
 	if err != nil {
 		q.fail(err)
+		return
+	}
+	if saveErr != nil {
+		q.h.logFault(q, "the stored access policies could not be saved: "+saveErr.Error())
+		q.fail(saveErr) // a 500 InternalError
 		return
 	}
 	if !ok {

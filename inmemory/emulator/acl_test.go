@@ -2,7 +2,10 @@ package emulator
 
 import (
 	"encoding/xml"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +143,68 @@ func TestTableSASStoredPolicy(t *testing.T) {
 	wantStatus(t, "create it again", shared("POST", "Tables", `{"TableName":"tab1"}`), 201)
 	if r := shared("GET", "tab1?comp=acl", ""); !strings.Contains(r.body, "<SignedIdentifiers></SignedIdentifiers>") {
 		t.Errorf("a table made again has its old ACL: %s", r.body)
+	}
+}
+
+// With a data directory, a table's stored access policies are there after a crash (the
+// directory copied as it is) and after a clean stop; those of a deleted table are not, and
+// a damaged acl.json stops the start.
+func TestTableACLPersist(t *testing.T) {
+	dir := t.TempDir()
+	h, _ := persistent(t, dir, 0)
+	c := devClient(t, httptestServer(t, h))
+	for _, tn := range []string{"Kept", "Gone"} {
+		wantStatus(t, "create "+tn, c.do("POST", "Tables", `{"TableName":"`+tn+`"}`), 201)
+		wantStatus(t, "set the ACL of "+tn, c.do("PUT", tn+"?comp=acl", aclBody(
+			[4]string{"reader", "2026-01-02T03:04:05Z", "2099-01-01T00:00:00.5Z", "r"},
+			[4]string{"open", "", "", ""},
+		), "Content-Type", "application/xml"), 204)
+	}
+	wantStatus(t, "delete Gone", c.do("DELETE", "Tables('Gone')", ""), 204)
+	want := c.do("GET", "Kept?comp=acl", "").body
+	if !strings.Contains(want, "<Id>reader</Id>") || !strings.Contains(want, "<Id>open</Id>") {
+		t.Fatalf("the ACL before the restart: %s", want)
+	}
+	check := func(what, dir string) {
+		t.Helper()
+		h, _ := persistent(t, dir, 0)
+		defer h.Close()
+		c := devClient(t, httptestServer(t, h))
+		if got := c.do("GET", "Kept?comp=acl", "").body; got != want {
+			t.Errorf("%s: the ACL is %s, want %s", what, got, want)
+		}
+		wantStatus(t, what+": create Gone again", c.do("POST", "Tables", `{"TableName":"Gone"}`), 201)
+		if got := c.do("GET", "Gone?comp=acl", "").body; strings.Contains(got, "<Id>") {
+			t.Errorf("%s: the deleted table's policies came back: %s", what, got)
+		}
+	}
+	check("after a crash", copyDir(t, dir))
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check("after a clean stop", copyDir(t, dir))
+
+	// Policies of a table the tables do not hold (a crash between a table's delete and the
+	// rewrite of acl.json) are not loaded.
+	ghost := copyDir(t, dir)
+	if err := os.WriteFile(filepath.Join(ghost, DevelopmentAccount, aclName), []byte(`{"tables":{"ghost":[{"id":"x","permission":"r"}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h2, _ := persistent(t, ghost, 0)
+	defer h2.Close()
+	c2 := devClient(t, httptestServer(t, h2))
+	wantStatus(t, "create ghost", c2.do("POST", "Tables", `{"TableName":"ghost"}`), 201)
+	if got := c2.do("GET", "ghost?comp=acl", "").body; strings.Contains(got, "<Id>") {
+		t.Errorf("the policies of a table that was not there were loaded: %s", got)
+	}
+
+	damaged := copyDir(t, dir)
+	if err := os.WriteFile(filepath.Join(damaged, DevelopmentAccount, aclName), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(&Options{DataDir: damaged})
+	var ce *CorruptError
+	if !errors.As(err, &ce) || !strings.HasSuffix(ce.File, aclName) {
+		t.Errorf("a damaged %s: %v, want a *CorruptError naming it", aclName, err)
 	}
 }

@@ -46,8 +46,9 @@
 // Get Table ACL and Set Table ACL (comp=acl, Shared Key only) read and replace a table's
 // stored access policies, at most five, in the service's SignedIdentifiers XML; a table SAS
 // naming one (si) takes from it the start, expiry and permissions it sets, at each request,
-// so changing or removing a policy changes or revokes its signatures. Policies live in
-// memory only, even with a data directory; deleting a table drops them.
+// so changing or removing a policy changes or revokes its signatures. Deleting a table drops
+// them. With a data directory, each account's policies are also in its file acl.json,
+// written whole, fsynced and renamed into place before a change is answered.
 //
 // # Operations
 //

@@ -139,6 +139,13 @@ func New(opts *Options) (_ *Handler, err error) {
 		}
 		h.accounts[a.Name] = &account{name: a.Name, key: a.Key, svc: svc}
 	}
+	if opts.DataDir != "" {
+		for _, acct := range h.accounts {
+			if err := acct.acls.load(filepath.Join(opts.DataDir, acct.name), acct.svc); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return h, nil
 }
 

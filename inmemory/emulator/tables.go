@@ -115,7 +115,10 @@ func (q *request) deleteTable(name string) {
 		q.fail(err)
 		return
 	}
-	q.acct.acls.drop(name)
+	if err := q.acct.acls.drop(name); err != nil {
+		q.fail(err) // the table is gone, its policies are not: a 500, as for a log that fails
+		return
+	}
 	q.reply(http.StatusNoContent, 0, nil)
 }
 
