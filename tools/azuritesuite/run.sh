@@ -46,9 +46,13 @@ if [[ ! -f $src/.suite-stamp || $(cat "$src/.suite-stamp") != "$stamp" ]]; then
 			gitdir=$AZURITE_SRC
 		fi
 	else
-		echo "azuritesuite: cloning $AZURITE_REPO"
-		git clone --quiet --bare --filter=blob:none "$AZURITE_REPO" "$cache/azurite.git"
 		gitdir=$cache/azurite.git
+		if [[ ! -d $gitdir ]]; then
+			echo "azuritesuite: cloning $AZURITE_REPO"
+			git clone --quiet --bare --filter=blob:none "$AZURITE_REPO" "$gitdir"
+		elif ! git --git-dir="$gitdir" cat-file -e "$AZURITE_COMMIT^{commit}" 2>/dev/null; then
+			git --git-dir="$gitdir" fetch --quiet origin
+		fi
 	fi
 	git --git-dir="$gitdir" archive "$AZURITE_COMMIT" | tar -x -C "$cache/src.tmp"
 	# patch, not git apply: the directory lies inside this repository's work tree, where git
