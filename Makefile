@@ -22,7 +22,7 @@ PUSH ?= 0
 
 export FUZZTIME
 
-.PHONY: help test demo bench files-bench backup-bench backup-long lint tidy fuzz soak faults-full cosmos expiry-bench feed-full feed-bench size consumer-check release azurite-start azurite-stop emulator emulator-fidelity
+.PHONY: help test demo bench files-bench backup-bench backup-long lint tidy fuzz soak faults-full cosmos expiry-bench feed-full feed-bench size consumer-check release azurite-start azurite-stop emulator emulator-fidelity emulator-azurite-suite
 
 help: ## List the targets.
 	@echo "Targets:"
@@ -85,6 +85,9 @@ emulator: ## Run the table emulator (tools/cmd/udtables-emulator) on 127.0.0.1:1
 
 emulator-fidelity: ## Run the fidelity suite with the table emulator in place of Azurite (EMULATOR_TABLE_PORT, 20002); it must equal the memory half.
 	@bash scripts/with-emulator.sh go test -count=1 -timeout 30m $(GOTESTFLAGS) ./fidelity/
+
+emulator-azurite-suite: ## Run Azurite's own table tests (pinned commit, needs the network once) against the table emulator; TARGET=azurite for the baseline. Not part of make test.
+	@bash tools/azuritesuite/run.sh $(or $(TARGET),emulator)
 
 size: ## Build the shop server and its raw-aztables twin stripped; check their size ratio.
 	@go test -count=1 -v -run '^TestServerSizeWithinRawBudget$$' ./tools/examples/shop/ | grep -E 'stripped:|^(---|ok|FAIL)'

@@ -154,6 +154,11 @@ func runWire(t *testing.T, endpoint, table string) []wireResult {
 	do("insert, full metadata", "POST", table, `{"PartitionKey":"p","RowKey":"a","N":1,"L@odata.type":"Edm.Int64","L":"5","D":1.5}`, "Accept", "application/json;odata=fullmetadata")
 	do("insert, no content", "POST", table, `{"PartitionKey":"p","RowKey":"b","N":2}`, "Prefer", "return-no-content")
 	do("insert, no metadata", "POST", table, `{"PartitionKey":"p","RowKey":"c","N":3,"W@odata.type":"Edm.DateTime","W":"2026-01-01T00:00:00Z"}`, "Accept", "application/json;odata=nometadata")
+	// Typed values written as JSON text, as Azure Storage Explorer and the JS SDK's typed
+	// values send them, and a date-time without a zone (read as UTC).
+	do("typed values as text", "POST", table, `{"PartitionKey":"p","RowKey":"t","B@odata.type":"Edm.Boolean","B":"false",`+
+		`"I@odata.type":"Edm.Int32","I":"32","T@odata.type":"Edm.DateTime","T":"2023-01-01T23:00:00"}`, "Prefer", "return-no-content")
+	do("get typed values", "GET", table+"(PartitionKey='p',RowKey='t')", "", "Accept", "application/json;odata=nometadata")
 	do("insert again", "POST", table, `{"PartitionKey":"p","RowKey":"a"}`)
 	do("replace", "PUT", table+"(PartitionKey='p',RowKey='a')", `{"N":10}`, "If-Match", "*")
 	do("merge", "MERGE", table+"(PartitionKey='p',RowKey='b')", `{"M":1}`, "If-Match", "*")

@@ -250,6 +250,10 @@ func (q *request) serve() {
 		q.fail(err)
 		return
 	}
+	if err := checkVersion(q.r); err != nil {
+		q.fail(err)
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(q.r.Body, maxBody+1))
 	if err != nil {
 		q.fail(errInvalidInput("The request body could not be read."))
@@ -282,6 +286,21 @@ func apiVersion(r *http.Request) string {
 		return v
 	}
 	return "2019-02-02"
+}
+
+// checkVersion refuses an x-ms-version that is not a version, a date yyyy-mm-dd, with the
+// service's 400 InvalidHeaderValue. (The service also refuses dates that name no version;
+// the emulator accepts any date.)
+func checkVersion(r *http.Request) error {
+	v := r.Header.Get("x-ms-version")
+	if v == "" {
+		return nil
+	}
+	if _, err := time.Parse("2006-01-02", v); err != nil {
+		return statusError(http.StatusBadRequest, "InvalidHeaderValue",
+			"The value for one of the HTTP headers is not in the correct format.")
+	}
+	return nil
 }
 
 // splitAccount splits a path-style URL path into the account and the rest (without its

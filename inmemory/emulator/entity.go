@@ -139,9 +139,25 @@ func decodeValue(tok json.Token, edm string) (service.Value, error) {
 			}
 		}
 	case string:
+		// The service reads a typed value from JSON text as well: a Boolean as true or
+		// false in any case, an Int32 as its digits (Azure Storage Explorer writes both
+		// so; Azure/Azurite#1259, #1947), and a DateTime without a zone as UTC
+		// (Azure/Azurite#746).
 		switch edm {
 		case "", "Edm.String":
 			return service.String(v), nil
+		case "Edm.Boolean":
+			switch {
+			case strings.EqualFold(v, "true"):
+				return service.Bool(true), nil
+			case strings.EqualFold(v, "false"):
+				return service.Bool(false), nil
+			}
+		case "Edm.Int32":
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err == nil {
+				return service.Int32(int32(n)), nil
+			}
 		case "Edm.Int64":
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err == nil {
@@ -154,6 +170,9 @@ func decodeValue(tok json.Token, edm string) (service.Value, error) {
 			}
 		case "Edm.DateTime":
 			t, err := service.ParseDateTime(v)
+			if err != nil {
+				t, err = service.ParseDateTime(v + "Z")
+			}
 			if err == nil {
 				return service.DateTime(t), nil
 			}
