@@ -81,6 +81,7 @@ type Handler struct {
 	log      *slog.Logger
 	now      func() time.Time // the clock request dates are checked against
 	faults   []*FaultRule
+	blobs    *blobHandler // the Blob service of the same accounts (blob.go)
 }
 
 type account struct {
@@ -132,6 +133,7 @@ func New(opts *Options) (_ *Handler, err error) {
 		}
 		h.accounts[a.Name] = &account{name: a.Name, key: a.Key, svc: svc}
 	}
+	h.blobs = newBlobHandler(h)
 	return h, nil
 }
 

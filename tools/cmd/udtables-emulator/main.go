@@ -5,14 +5,16 @@
 //	go run ./tools/cmd/udtables-emulator                       # 127.0.0.1:10002
 //	udtables-emulator -addr 127.0.0.1:20002 -account acct1:a2V5 -log json
 //
-// The default address is the table endpoint that UseDevelopmentStorage=true names, and the
-// development account devstoreaccount1 with its well-known key is always served; -account
-// (repeatable) adds accounts as name:base64key. URLs are path-style
+// The default addresses are the table and blob endpoints that UseDevelopmentStorage=true
+// names (-addr 127.0.0.1:10002, -blob-addr 127.0.0.1:10000; -blob-addr off serves no blobs),
+// and the development account devstoreaccount1 with its well-known key is always served;
+// -account (repeatable) adds accounts as name:base64key. URLs are path-style
 // (http://127.0.0.1:10002/devstoreaccount1/...). Data lives in memory and is gone when the
-// process ends, unless -data names a directory: then every write the emulator acknowledges
-// is in a write-ahead log there, fsynced before the response, and survives a crash of the
-// process or the machine ("Persistence" in package inmemory/emulator). Package
-// inmemory/emulator says what the protocol supports.
+// process ends, unless -data names a directory: then every table write the emulator
+// acknowledges is in a write-ahead log there, fsynced before the response, and survives a
+// crash of the process or the machine ("Persistence" in package inmemory/emulator); blobs
+// are kept in memory only, with or without -data. Package inmemory/emulator says what the
+// protocol supports.
 //
 // It is a command of its own rather than a udtables subcommand so that the binary links
 // neither the Azure SDK nor the library's engine: it is small, builds with CGO_ENABLED=0 into
@@ -79,6 +81,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	fs := flag.NewFlagSet("udtables-emulator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:10002", "`host:port` of the table endpoint")
+	blobAddr := fs.String("blob-addr", "127.0.0.1:10000", "`host:port` of the blob endpoint; empty or off: no blob endpoint")
 	logFormat := fs.String("log", "text", "request log format: text, json or off")
 	dataDir := fs.String("data", "", "keep the tables in `dir` (a write-ahead log and snapshots); empty: in memory only")
 	snapshotEvery := fs.Int("snapshot-every", 0, "with -data, write a snapshot after `n` logged changes (0: 100,000)")
@@ -114,23 +117,56 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		_ = h.Close()
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	lns := []net.Listener{ln}
+	handlers := []http.Handler{h}
+	if *blobAddr != "" && *blobAddr != "off" {
+		bln, err := net.Listen("tcp", *blobAddr)
+		if err != nil {
+			_ = ln.Close()
+			_ = h.Close()
+			return err
+		}
+		lns = append(lns, bln)
+		handlers = append(handlers, h.Blobs())
+	}
 	fmt.Fprintf(stderr, "udtables-emulator: tables at http://%s/%s\n", ln.Addr(), emulator.DevelopmentAccount)
+	if len(lns) > 1 {
+		fmt.Fprintf(stderr, "udtables-emulator: blobs at http://%s/%s\n", lns[1].Addr(), emulator.DevelopmentAccount)
+		if *dataDir != "" {
+			fmt.Fprintln(stderr, "udtables-emulator: blobs are kept in memory only; -data keeps the tables")
+		}
+	}
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	srvs := make([]*http.Server, len(lns))
+	done := make(chan error, len(lns))
+	for i, l := range lns {
+		srvs[i] = &http.Server{Handler: handlers[i], ReadHeaderTimeout: 30 * time.Second}
+		go func() { done <- srvs[i].Serve(l) }()
+	}
+	// Serve until the context ends or a server fails; then shut all down.
+	var serveErr error
 	select {
-	case err := <-done:
-		return errors.Join(err, h.Close())
+	case serveErr = <-done:
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	err = srv.Shutdown(sctx)
-	if serr := <-done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
+	for _, srv := range srvs {
+		err = errors.Join(err, srv.Shutdown(sctx))
+	}
+	pending := len(srvs)
+	if serveErr != nil {
+		pending--
+		if !errors.Is(serveErr, http.ErrServerClosed) {
+			err = errors.Join(err, serveErr)
+		}
+	}
+	for range pending {
+		if serr := <-done; !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
 	}
 	// A snapshot of the data directory, so that the next start reads no log.
 	if cerr := h.Close(); err == nil {

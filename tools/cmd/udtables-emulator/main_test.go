@@ -43,7 +43,7 @@ func TestRunServesAndStops(t *testing.T) {
 	addrs := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-log", "json", "-account", "acct2:a2V5"}, &out, func(a string) { addrs <- a })
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-blob-addr", "127.0.0.1:0", "-log", "json", "-account", "acct2:a2V5"}, &out, func(a string) { addrs <- a })
 	}()
 	var addr string
 	select {

@@ -1,0 +1,430 @@
+package fidelity
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/unified-data/gotables/inmemory/emulator"
+	"github.com/unified-data/gotables/tables/azuritetest"
+)
+
+// The blob matrix: one sequence of calls of the Azure SDK's blob client (azblob) run against
+// the emulator's blob endpoint (started in this process) and against Azurite's, recorded
+// and compared as the table matrix is (TestEmulatorMatrix): statuses and error codes of the
+// failures, and the properties, contents and listings of the successes, with ETags and
+// times taken out.
+
+// emulatorBlobEndpoint starts the emulator in process and returns its development
+// account's blob endpoint.
+func emulatorBlobEndpoint(t testing.TB) string {
+	t.Helper()
+	h, err := emulator.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h.Blobs())
+	t.Cleanup(srv.Close)
+	return srv.URL + "/" + emulator.DevelopmentAccount
+}
+
+// azuriteBlobEndpoint returns the blob endpoint of the Azurite the environment names, or ""
+// (as azuriteEndpoint for tables).
+func azuriteBlobEndpoint(t testing.TB) string {
+	t.Helper()
+	conn, ok := azuritetest.LookupConnectionString(t)
+	if !ok {
+		return ""
+	}
+	kv := map[string]string{}
+	for _, part := range strings.Split(conn, ";") {
+		if k, v, ok := strings.Cut(part, "="); ok {
+			kv[k] = v
+		}
+	}
+	switch {
+	case kv["UseDevelopmentStorage"] == "true":
+		return "http://127.0.0.1:10000/" + emulator.DevelopmentAccount
+	case kv["AccountName"] != emulator.DevelopmentAccount || kv["AccountKey"] != emulator.DevelopmentKey:
+		t.Logf("%s names another account than the development account", azuritetest.ConnEnv)
+		return ""
+	case kv["BlobEndpoint"] == "":
+		t.Fatalf("%s names no BlobEndpoint", azuritetest.ConnEnv)
+	}
+	return kv["BlobEndpoint"]
+}
+
+func TestEmulatorBlobMatrix(t *testing.T) {
+	name := "ebx" + randomSuffix()
+	emu := runBlobMatrix(t, emulatorBlobEndpoint(t), name)
+	checkBlobMatrix(t, "emulator", emu)
+	az := azuriteBlobEndpoint(t)
+	if az == "" || os.Getenv(emulatorEnv) == "1" {
+		t.Log("no Azurite: the blob matrix ran on the emulator only")
+		return
+	}
+	azr := runBlobMatrix(t, az, name)
+	checkBlobMatrix(t, "azurite", azr)
+	for i := range azr {
+		if _, ok := blobMatrixDeviations[azr[i].Step]; ok {
+			azr[i].Err, azr[i].Value = "", nil
+			if i < len(emu) {
+				emu[i].Err, emu[i].Value = "", nil
+			}
+		}
+	}
+	if diff := cmp.Diff(azr, emu); diff != "" {
+		t.Errorf("the emulator answers the blob matrix otherwise than Azurite (-azurite +emulator):\n%s", diff)
+	}
+}
+
+// blobMatrixDeviations are the steps where Azurite differs from the service: the deviation
+// in Deviations, and Azurite's answer.
+var blobMatrixDeviations = map[string]struct{ deviation, azurite string }{
+	"download a missing blob with If-Match":  {"blob-conditional-missing", "412 ConditionNotMet"},
+	"upload a missing blob with If-Match: *": {"blob-ifmatch-any-missing", ""},
+	"a bad signature":                        {"bad-signature-code", "403 AuthorizationFailure"},
+}
+
+// checkBlobMatrix checks the outcomes the service documents, on each side.
+func checkBlobMatrix(t *testing.T, side string, obs []observation) {
+	t.Helper()
+	want := map[string]string{
+		"create container":                            "",
+		"create container again":                      "409 ContainerAlreadyExists",
+		"create a container with a bad name":          "400 InvalidResourceName",
+		"properties of a missing container":           "404 ContainerNotFound",
+		"upload":                                      "",
+		"upload with If-None-Match: * over a blob":    "409 BlobAlreadyExists",
+		"upload with a stale If-Match":                "412 ConditionNotMet",
+		"upload with the current If-Match":            "",
+		"upload a missing blob with If-Match: *":      "412 ConditionNotMet",
+		"upload into a missing container":             "404 ContainerNotFound",
+		"upload with a metadata name that is invalid": "400 InvalidMetadata",
+		"download a range past the end":               "416 InvalidRange",
+		"download with a stale If-Match":              "412 ConditionNotMet",
+		"download with the current If-None-Match":     "304 ConditionNotMet",
+		"download modified since the future":          "304 ConditionNotMet",
+		"download unmodified since the past":          "412 ConditionNotMet",
+		"download a missing blob":                     "404 BlobNotFound",
+		"download a missing blob with If-Match":       "404 BlobNotFound",
+		"commit a block that was never staged":        "400 InvalidBlockList",
+		"block list of a missing blob":                "404 BlobNotFound",
+		"delete with a stale If-Match":                "412 ConditionNotMet",
+		"delete":                                      "",
+		"delete again":                                "404 BlobNotFound",
+		"a bad signature":                             "403 AuthenticationFailed",
+		"delete container":                            "",
+		"delete container again":                      "404 ContainerNotFound",
+	}
+	for _, o := range obs {
+		w, ok := want[o.Step]
+		if d, dev := blobMatrixDeviations[o.Step]; dev && side == "azurite" {
+			if _, listed := Deviations[d.deviation]; !listed {
+				t.Errorf("step %s names deviation %q, which Deviations does not list", o.Step, d.deviation)
+			}
+			w, ok = d.azurite, true
+		}
+		if ok && o.Err != w {
+			t.Errorf("%s: %s: got %q, want %q", side, o.Step, o.Err, w)
+		}
+	}
+}
+
+// blobValue is what a read of a blob's properties returns, without ETag and times.
+type blobValue struct {
+	ContentType, ContentEncoding, ContentLanguage, CacheControl, ContentDisposition string
+	ContentLength                                                                   int64
+	ContentMD5                                                                      string
+	BlobType                                                                        string
+	Metadata                                                                        map[string]string
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func propsValue(p blob.GetPropertiesResponse) blobValue {
+	v := blobValue{
+		ContentType: str(p.ContentType), ContentEncoding: str(p.ContentEncoding),
+		ContentLanguage: str(p.ContentLanguage), CacheControl: str(p.CacheControl),
+		ContentDisposition: str(p.ContentDisposition), ContentMD5: base64.StdEncoding.EncodeToString(p.ContentMD5),
+		Metadata: map[string]string{},
+	}
+	if p.ContentLength != nil {
+		v.ContentLength = *p.ContentLength
+	}
+	if p.BlobType != nil {
+		v.BlobType = string(*p.BlobType)
+	}
+	for k, val := range p.Metadata {
+		v.Metadata[strings.ToLower(k)] = str(val)
+	}
+	return v
+}
+
+// blobMatrixClient returns a client of endpoint's development account, signing with key.
+func blobMatrixClient(t testing.TB, endpoint, key string) *azblob.Client {
+	t.Helper()
+	cred, err := azblob.NewSharedKeyCredential(emulator.DevelopmentAccount, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := azblob.NewClientWithSharedKeyCredential(endpoint, cred, &azblob.ClientOptions{ClientOptions: azuritetest.ClientOptions(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// runBlobMatrix runs the calls on one service.
+func runBlobMatrix(t *testing.T, endpoint, name string) []observation {
+	t.Helper()
+	ctx := context.Background()
+	c := blobMatrixClient(t, endpoint, emulator.DevelopmentKey)
+	sc := c.ServiceClient()
+	cc := sc.NewContainerClient(name)
+	t.Cleanup(func() { _, _ = cc.Delete(context.Background(), nil) })
+	var obs []observation
+	record := func(step string, v any, err error) {
+		obs = append(obs, observation{Step: step, Err: errText(err), Value: v})
+	}
+	bb := func(n string) *blockblob.Client { return cc.NewBlockBlobClient(n) }
+	props := func(step, n string) blob.GetPropertiesResponse {
+		p, err := bb(n).GetProperties(ctx, nil)
+		if err != nil {
+			record(step, nil, err)
+			return p
+		}
+		record(step, propsValue(p), nil)
+		return p
+	}
+	download := func(step, n string, opts *blob.DownloadStreamOptions) {
+		r, err := bb(n).DownloadStream(ctx, opts)
+		if err != nil {
+			record(step, nil, err)
+			return
+		}
+		if r.Body == nil {
+			// The SDK takes 304 Not Modified for a success without a body.
+			obs = append(obs, observation{Step: step, Err: "304 " + str(r.ErrorCode)})
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		record(step, []string{string(body), str(r.ContentRange)}, err)
+	}
+
+	_, err := cc.Create(ctx, nil)
+	record("create container", nil, err)
+	_, err = cc.Create(ctx, nil)
+	record("create container again", nil, err)
+	_, err = sc.NewContainerClient("Bad_Name").Create(ctx, nil)
+	record("create a container with a bad name", nil, err)
+	_, err = cc.GetProperties(ctx, nil)
+	record("container properties", nil, err)
+	_, err = sc.NewContainerClient(name+"x").GetProperties(ctx, nil)
+	record("properties of a missing container", nil, err)
+
+	content := []byte("hello, world")
+	_, err = bb("a/one.txt").Upload(ctx, streamOf(content), &blockblob.UploadOptions{
+		HTTPHeaders: &blob.HTTPHeaders{
+			BlobContentType: to.Ptr("text/plain"), BlobContentLanguage: to.Ptr("en"),
+			BlobCacheControl: to.Ptr("no-cache"), BlobContentDisposition: to.Ptr("inline"),
+		},
+		Metadata: map[string]*string{"color": to.Ptr("blue")},
+	})
+	record("upload", nil, err)
+	cur := props("properties", "a/one.txt")
+	download("download", "a/one.txt", nil)
+	download("download a range", "a/one.txt", &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: 7, Count: 5}})
+	download("download from an offset", "a/one.txt", &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: 7}})
+	download("download a range past its end", "a/one.txt", &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: 10, Count: 100}})
+	download("download a range past the end", "a/one.txt", &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: 100, Count: 5}})
+	stale := azcore.ETag(`"0x8D000000000000F"`)
+	download("download with a stale If-Match", "a/one.txt", &blob.DownloadStreamOptions{AccessConditions: &blob.AccessConditions{
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &stale}}})
+	download("download with the current If-Match", "a/one.txt", &blob.DownloadStreamOptions{AccessConditions: &blob.AccessConditions{
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: cur.ETag}}})
+	download("download with the current If-None-Match", "a/one.txt", &blob.DownloadStreamOptions{AccessConditions: &blob.AccessConditions{
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: cur.ETag}}})
+	future, past := time.Now().Add(time.Hour), time.Now().Add(-time.Hour)
+	download("download modified since the future", "a/one.txt", &blob.DownloadStreamOptions{AccessConditions: &blob.AccessConditions{
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfModifiedSince: &future}}})
+	download("download modified since the past", "a/one.txt", &blob.DownloadStreamOptions{AccessConditions: &blob.AccessConditions{
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfModifiedSince: &past}}})
+	download("download unmodified since the past", "a/one.txt", &blob.DownloadStreamOptions{AccessConditions: &blob.AccessConditions{
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfUnmodifiedSince: &past}}})
+	download("download a missing blob", "nope", nil)
+	download("download a missing blob with If-Match", "nope", &blob.DownloadStreamOptions{AccessConditions: &blob.AccessConditions{
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &stale}}})
+
+	upload := func(step, n string, data string, mac *blob.ModifiedAccessConditions) {
+		_, err := bb(n).Upload(ctx, streamOf([]byte(data)), &blockblob.UploadOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: mac}})
+		record(step, nil, err)
+	}
+	upload("upload with If-None-Match: * over a blob", "a/one.txt", "x", &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)})
+	upload("upload with a stale If-Match", "a/one.txt", "x", &blob.ModifiedAccessConditions{IfMatch: &stale})
+	upload("upload with the current If-Match", "a/one.txt", "hello, again", &blob.ModifiedAccessConditions{IfMatch: cur.ETag})
+	props("properties after a conditional upload", "a/one.txt")
+	upload("upload a missing blob with If-Match: *", "a/missing", "x", &blob.ModifiedAccessConditions{IfMatch: to.Ptr(azcore.ETagAny)})
+	// Azurite creates it (the deviation): gone again, the listings below compare.
+	_, _ = bb("a/missing").Delete(ctx, nil)
+	_, err = sc.NewContainerClient(name+"x").NewBlockBlobClient("b").Upload(ctx, streamOf(content), nil)
+	record("upload into a missing container", nil, err)
+	_, err = bb("a/bad").Upload(ctx, streamOf(content), &blockblob.UploadOptions{Metadata: map[string]*string{"1bad": to.Ptr("x")}})
+	record("upload with a metadata name that is invalid", nil, err)
+
+	_, err = bb("a/one.txt").SetMetadata(ctx, map[string]*string{"shape": to.Ptr("round"), "size": to.Ptr("9")}, nil)
+	record("set metadata", nil, err)
+	props("properties after set metadata", "a/one.txt")
+	_, err = bb("a/one.txt").SetHTTPHeaders(ctx, blob.HTTPHeaders{BlobContentType: to.Ptr("text/csv"), BlobContentLanguage: to.Ptr("nb")}, nil)
+	record("set HTTP headers", nil, err)
+	props("properties after set HTTP headers", "a/one.txt")
+
+	// Blocks: staged, committed, listed, committed again from the committed list.
+	id := func(i int) string { return base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("block-%03d", i))) }
+	for i, part := range []string{"aaa", "bb", "c"} {
+		_, err := bb("b/blocks").StageBlock(ctx, id(i), streamOf([]byte(part)), nil)
+		record(fmt.Sprintf("stage block %d", i), nil, err)
+	}
+	blockList := func(step, n string, which blockblob.BlockListType) {
+		l, err := bb(n).GetBlockList(ctx, which, nil)
+		if err != nil {
+			record(step, nil, err)
+			return
+		}
+		var v []string
+		for _, b := range l.CommittedBlocks {
+			v = append(v, fmt.Sprintf("committed %s %d", *b.Name, *b.Size))
+		}
+		for _, b := range l.UncommittedBlocks {
+			v = append(v, fmt.Sprintf("uncommitted %s %d", *b.Name, *b.Size))
+		}
+		record(step, v, nil)
+	}
+	blockList("block list before commit", "b/blocks", blockblob.BlockListTypeAll)
+	_, err = bb("b/blocks").CommitBlockList(ctx, []string{id(0), id(2)}, &blockblob.CommitBlockListOptions{
+		HTTPHeaders: &blob.HTTPHeaders{BlobContentType: to.Ptr("text/plain")},
+		Metadata:    map[string]*string{"kind": to.Ptr("blocks")},
+	})
+	record("commit blocks", nil, err)
+	download("download the committed blocks", "b/blocks", nil)
+	props("properties of the committed blocks", "b/blocks")
+	blockList("block list after commit", "b/blocks", blockblob.BlockListTypeAll)
+	_, err = bb("b/blocks").CommitBlockList(ctx, []string{id(7)}, nil)
+	record("commit a block that was never staged", nil, err)
+	_, err = bb("b/blocks").StageBlock(ctx, id(3), streamOf([]byte("dddd")), nil)
+	record("stage block 3", nil, err)
+	_, err = bb("b/blocks").CommitBlockList(ctx, []string{id(2), id(3), id(0)}, nil)
+	record("commit committed and staged blocks", nil, err)
+	download("download the second commit", "b/blocks", nil)
+	blockList("committed block list", "b/blocks", blockblob.BlockListTypeCommitted)
+	blockList("block list of a blob put whole", "a/one.txt", blockblob.BlockListTypeAll)
+	blockList("block list of a missing blob", "b/nope", blockblob.BlockListTypeAll)
+
+	// Listings.
+	for _, n := range []string{"a/two.txt", "a/sub/three.txt", "c.txt"} {
+		if _, err := bb(n).Upload(ctx, streamOf([]byte(n)), &blockblob.UploadOptions{Metadata: map[string]*string{"n": to.Ptr("1")}}); err != nil {
+			t.Fatalf("upload %s: %v", n, err)
+		}
+	}
+	var pages [][]string
+	for p := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to.Ptr("a/"), MaxResults: to.Ptr(int32(2))}); p.More(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			record("list blobs flat", nil, err)
+			break
+		}
+		var names []string
+		for _, b := range page.Segment.BlobItems {
+			names = append(names, fmt.Sprintf("%s %d %s md5=%t", *b.Name, *b.Properties.ContentLength, str(b.Properties.ContentType), len(b.Properties.ContentMD5) > 0))
+		}
+		pages = append(pages, names)
+	}
+	record("list blobs flat", pages, nil)
+	var tree []string
+	for p := cc.NewListBlobsHierarchyPager("/", &container.ListBlobsHierarchyOptions{Prefix: to.Ptr("a/")}); p.More(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			record("list blobs by directory", nil, err)
+			break
+		}
+		for _, b := range page.Segment.BlobItems {
+			tree = append(tree, "blob "+*b.Name)
+		}
+		for _, pr := range page.Segment.BlobPrefixes {
+			tree = append(tree, "prefix "+*pr.Name)
+		}
+	}
+	record("list blobs by directory", tree, nil)
+	var withMD []string
+	for p := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Metadata: true}}); p.More(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			record("list blobs with metadata", nil, err)
+			break
+		}
+		for _, b := range page.Segment.BlobItems {
+			var md []string
+			for k, v := range b.Metadata {
+				md = append(md, strings.ToLower(k)+"="+str(v))
+			}
+			slices.Sort(md)
+			withMD = append(withMD, *b.Name+" "+strings.Join(md, ","))
+		}
+	}
+	record("list blobs with metadata", withMD, nil)
+	var containers []string
+	for p := sc.NewListContainersPager(&azblob.ListContainersOptions{Prefix: to.Ptr(name)}); p.More(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			record("list containers", nil, err)
+			break
+		}
+		for _, ci := range page.ContainerItems {
+			containers = append(containers, *ci.Name)
+		}
+	}
+	record("list containers", containers, nil)
+
+	// Deletes.
+	_, err = bb("c.txt").Delete(ctx, &blob.DeleteOptions{AccessConditions: &blob.AccessConditions{
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &stale}}})
+	record("delete with a stale If-Match", nil, err)
+	_, err = bb("c.txt").Delete(ctx, nil)
+	record("delete", nil, err)
+	_, err = bb("c.txt").Delete(ctx, nil)
+	record("delete again", nil, err)
+	_, err = blobMatrixClient(t, endpoint, base64.StdEncoding.EncodeToString([]byte("not the key"))).
+		ServiceClient().NewContainerClient(name).NewBlobClient("a/one.txt").GetProperties(ctx, nil)
+	record("a bad signature", nil, err)
+	_, err = cc.Delete(ctx, nil)
+	record("delete container", nil, err)
+	_, err = cc.Delete(ctx, nil)
+	record("delete container again", nil, err)
+	return obs
+}
+
+// streamOf returns data as the SDK's upload body.
+func streamOf(data []byte) io.ReadSeekCloser { return streaming.NopCloser(bytes.NewReader(data)) }
