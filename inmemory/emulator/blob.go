@@ -27,6 +27,9 @@ import (
 // the SDKs upload a blob in one request (256 MiB). The service allows more.
 const maxBlobBody = 256 << 20
 
+// xmlHeader starts the service's XML bodies.
+const xmlHeader = `<?xml version="1.0" encoding="utf-8"?>` + "\n"
+
 // blobHandler answers the blob protocol for a Handler's accounts.
 type blobHandler struct {
 	h     *Handler
@@ -282,7 +285,7 @@ func (q *blobRequest) fail(err error) {
 	}
 	msg := se.Message + "\nRequestId:" + q.id + "\nTime:" + service.FormatDateTime(q.start)
 	body, _ := xml.Marshal(blobErrorBody{Code: se.ErrorCode, Message: msg})
-	body = append([]byte(xml.Header), body...)
+	body = append([]byte(xmlHeader), body...)
 	hdr.Set("Content-Type", "application/xml")
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	q.w.WriteHeader(se.StatusCode)

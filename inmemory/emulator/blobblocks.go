@@ -217,7 +217,7 @@ func (q *blobRequest) getBlockList(container, name string) {
 		return
 	}
 	var x xmlWriter
-	x.raw(xml.Header + "<BlockList>")
+	x.raw(xmlHeader + "<BlockList>")
 	writeBlocks := func(elem string, blocks []committedBlock) {
 		x.raw("<" + elem + ">")
 		for _, b := range blocks {

@@ -103,7 +103,7 @@ func (q *blobRequest) listContainers() {
 		page = page[:limit]
 	}
 	var x xmlWriter
-	x.raw(xml.Header + `<EnumerationResults ServiceEndpoint="`)
+	x.raw(xmlHeader + `<EnumerationResults ServiceEndpoint="`)
 	_ = xml.EscapeText(&x, []byte(q.serviceEndpoint()))
 	x.raw(`">`)
 	q.listParams(&x, "prefix", "Prefix", "marker", "Marker", "maxresults", "MaxResults")
@@ -179,7 +179,7 @@ func (q *blobRequest) listBlobs(container string) {
 		return
 	}
 	var x xmlWriter
-	x.raw(xml.Header + `<EnumerationResults ServiceEndpoint="`)
+	x.raw(xmlHeader + `<EnumerationResults ServiceEndpoint="`)
 	_ = xml.EscapeText(&x, []byte(q.serviceEndpoint()))
 	x.raw(`" ContainerName="`)
 	_ = xml.EscapeText(&x, []byte(container))

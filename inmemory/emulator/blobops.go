@@ -267,6 +267,10 @@ func (q *blobRequest) write(container, name string, cur *storedBlob, cond blobCo
 }
 
 func (q *blobRequest) putBlob(container, name string) {
+	if err := q.refuseUnsupported(); err != nil {
+		q.fail(err)
+		return
+	}
 	switch t := q.r.Header.Get("x-ms-blob-type"); t {
 	case "BlockBlob":
 	case "":
@@ -277,10 +281,6 @@ func (q *blobRequest) putBlob(container, name string) {
 		return
 	default:
 		q.fail(errInvalidHeader("x-ms-blob-type"))
-		return
-	}
-	if err := q.refuseUnsupported(); err != nil {
-		q.fail(err)
 		return
 	}
 	if err := q.readBody(); err != nil {

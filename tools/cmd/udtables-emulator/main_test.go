@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -61,6 +62,21 @@ func TestRunServesAndStops(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("x-ms-error-code") != "AuthenticationFailed" {
 		t.Errorf("an unsigned request: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
 	}
+	// The blob endpoint answers in the Blob service's XML.
+	_, rest, ok := strings.Cut(out.String(), "blobs at http://")
+	blobAddr, _, _ := strings.Cut(rest, "/")
+	if !ok || blobAddr == "" || blobAddr == addr {
+		t.Fatalf("no blob endpoint in the output:\n%s", out.String())
+	}
+	resp, err = (&http.Client{Transport: tr}).Get("http://" + blobAddr + "/devstoreaccount1?comp=list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "<Code>AuthenticationFailed</Code>") {
+		t.Errorf("an unsigned blob request: %d %s", resp.StatusCode, body)
+	}
 	tr.CloseIdleConnections()
 	cancel()
 	select {
@@ -90,6 +106,37 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		var out syncBuffer
 		if err := run(context.Background(), args, &out, nil); err == nil {
 			t.Errorf("run %q succeeded", args)
+		}
+	}
+}
+
+// -blob-addr off serves tables alone; with -data the output says that blobs are not kept.
+func TestRunBlobEndpointChoices(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		want, lack string
+	}{
+		{[]string{"-blob-addr", "off"}, "tables at", "blobs at"},
+		{[]string{"-blob-addr", ""}, "tables at", "blobs at"},
+		{[]string{"-blob-addr", "127.0.0.1:0", "-data", t.TempDir()}, "blobs are kept in memory only", "no such thing"},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var out syncBuffer
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, append([]string{"-addr", "127.0.0.1:0", "-log", "off"}, tc.args...), &out, func(string) { cancel() })
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%q: %v", tc.args, err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%q: run did not stop", tc.args)
+		}
+		cancel()
+		if o := out.String(); !strings.Contains(o, tc.want) || strings.Contains(o, tc.lack) {
+			t.Errorf("%q: output\n%s", tc.args, o)
 		}
 	}
 }
