@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/unified-data/gotables/inmemory/emulator"
@@ -428,3 +430,250 @@ func runBlobMatrix(t *testing.T, endpoint, name string) []observation {
 
 // streamOf returns data as the SDK's upload body.
 func streamOf(data []byte) io.ReadSeekCloser { return streaming.NopCloser(bytes.NewReader(data)) }
+
+// The blob SAS matrix: service SAS (of a container, of a blob) and account SAS made by the
+// SDK's signer (sas.BlobSignatureValues, sas.AccountSignatureValues), used by the SDK's
+// clients on both services, and compared as the blob matrix is.
+func TestEmulatorBlobSASMatrix(t *testing.T) {
+	name := "ebs" + randomSuffix()
+	emu := runBlobSASMatrix(t, emulatorBlobEndpoint(t), name)
+	checkBlobSASMatrix(t, "emulator", emu)
+	az := azuriteBlobEndpoint(t)
+	if az == "" || os.Getenv(emulatorEnv) == "1" {
+		t.Log("no Azurite: the blob SAS matrix ran on the emulator only")
+		return
+	}
+	azr := runBlobSASMatrix(t, az, name)
+	checkBlobSASMatrix(t, "azurite", azr)
+	for i := range azr {
+		if _, ok := blobSASDeviations[azr[i].Step]; ok {
+			azr[i].Err, azr[i].Value = "", nil
+			if i < len(emu) {
+				emu[i].Err, emu[i].Value = "", nil
+			}
+		}
+	}
+	if diff := cmp.Diff(azr, emu); diff != "" {
+		t.Errorf("the emulator answers the blob SAS matrix otherwise than Azurite (-azurite +emulator):\n%s", diff)
+	}
+}
+
+// blobSASDeviations are the SAS steps where Azurite differs from the service.
+var blobSASDeviations = map[string]struct{ deviation, azurite string }{
+	"container SAS: another container": {"bad-signature-code", "403 AuthorizationFailure"},
+	"container SAS: expired":           {"sas-token-code", "403 AuthorizationFailure"},
+	"container SAS: bad signature":     {"bad-signature-code", "403 AuthorizationFailure"},
+	"blob SAS: another blob":           {"bad-signature-code", "403 AuthorizationFailure"},
+	"blob SAS: list blobs":             {"bad-signature-code", "403 AuthorizationFailure"},
+}
+
+func checkBlobSASMatrix(t *testing.T, side string, obs []observation) {
+	t.Helper()
+	want := map[string]string{
+		"container SAS: list blobs":                      "",
+		"container SAS: download":                        "",
+		"container SAS: upload without w":                "403 AuthorizationPermissionMismatch",
+		"container SAS: delete without d":                "403 AuthorizationPermissionMismatch",
+		"container SAS: container properties":            "403 AuthorizationPermissionMismatch",
+		"container SAS: upload":                          "",
+		"container SAS: another container":               "403 AuthenticationFailed",
+		"container SAS: expired":                         "403 AuthenticationFailed",
+		"container SAS: bad signature":                   "403 AuthenticationFailed",
+		"blob SAS: create a new blob with c":             "",
+		"blob SAS: overwrite with c":                     "403 AuthorizationPermissionMismatch",
+		"blob SAS: another blob":                         "403 AuthenticationFailed",
+		"blob SAS: properties with response headers set": "",
+		"blob SAS: list blobs":                           "403 AuthenticationFailed",
+		"account SAS: create container":                  "",
+		"account SAS: list containers":                   "",
+		"account SAS: upload":                            "",
+		"account SAS: download":                          "",
+		"account SAS: list containers without s":         "403 AuthorizationResourceTypeMismatch",
+		"account SAS: delete without d":                  "403 AuthorizationPermissionMismatch",
+		"account SAS: https only over http":              "403 AuthorizationProtocolMismatch",
+		"account SAS: delete container":                  "",
+	}
+	for _, o := range obs {
+		w, ok := want[o.Step]
+		if !ok {
+			t.Errorf("%s: step %q has no expectation", side, o.Step)
+			continue
+		}
+		if d, dev := blobSASDeviations[o.Step]; dev && side == "azurite" {
+			if _, listed := Deviations[d.deviation]; !listed {
+				t.Errorf("step %s names deviation %q, which Deviations does not list", o.Step, d.deviation)
+			}
+			w = d.azurite
+		}
+		if o.Err != w {
+			t.Errorf("%s: %s: got %q, want %q", side, o.Step, o.Err, w)
+		}
+	}
+}
+
+// runBlobSASMatrix runs the SAS calls on one service: the container and its first blobs are
+// made with Shared Key, everything else is authorized by a SAS.
+func runBlobSASMatrix(t *testing.T, endpoint, name string) []observation {
+	t.Helper()
+	ctx := context.Background()
+	sk := blobMatrixClient(t, endpoint, emulator.DevelopmentKey).ServiceClient()
+	t.Cleanup(func() {
+		_, _ = sk.NewContainerClient(name).Delete(context.Background(), nil)
+		_, _ = sk.NewContainerClient(name+"x").Delete(context.Background(), nil)
+		_, _ = sk.NewContainerClient(name+"y").Delete(context.Background(), nil)
+	})
+	for _, c := range []string{name, name + "x"} {
+		if _, err := sk.NewContainerClient(c).Create(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := sk.NewContainerClient(name).NewBlockBlobClient("one").Upload(ctx, streamOf([]byte("one")), nil); err != nil {
+		t.Fatal(err)
+	}
+	cred, err := azblob.NewSharedKeyCredential(emulator.DevelopmentAccount, emulator.DevelopmentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obs []observation
+	record := func(step string, v any, err error) {
+		obs = append(obs, observation{Step: step, Err: errText(err), Value: v})
+	}
+	opts := azuritetest.ClientOptions(t)
+	hour := time.Now().UTC().Add(time.Hour)
+	// signed returns the query of a service SAS.
+	signed := func(v sas.BlobSignatureValues) string {
+		t.Helper()
+		if v.Protocol == "" {
+			v.Protocol = sas.ProtocolHTTPSandHTTP
+		}
+		qp, err := v.SignWithSharedKey(cred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return qp.Encode()
+	}
+	containerClient := func(c, query string) *container.Client {
+		t.Helper()
+		cc, err := container.NewClientWithNoCredential(endpoint+"/"+c+"?"+query, &container.ClientOptions{ClientOptions: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cc
+	}
+	blobClient := func(c, b, query string) *blockblob.Client {
+		t.Helper()
+		bc, err := blockblob.NewClientWithNoCredential(endpoint+"/"+c+"/"+b+"?"+query, &blockblob.ClientOptions{ClientOptions: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bc
+	}
+	names := func(cc *container.Client) ([]string, error) {
+		var out []string
+		for p := cc.NewListBlobsFlatPager(nil); p.More(); {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return nil, err
+			}
+			for _, b := range page.Segment.BlobItems {
+				out = append(out, *b.Name)
+			}
+		}
+		return out, nil
+	}
+	read := func(bc *blockblob.Client) (string, error) {
+		r, err := bc.DownloadStream(ctx, nil)
+		if err != nil {
+			return "", err
+		}
+		defer r.Body.Close()
+		b, err := io.ReadAll(r.Body)
+		return string(b), err
+	}
+
+	rl := signed(sas.BlobSignatureValues{ContainerName: name, ExpiryTime: hour, Permissions: (&sas.ContainerPermissions{Read: true, List: true}).String()})
+	ns, err := names(containerClient(name, rl))
+	record("container SAS: list blobs", ns, err)
+	s, err := read(blobClient(name, "one", rl))
+	record("container SAS: download", s, err)
+	_, err = blobClient(name, "two", rl).Upload(ctx, streamOf([]byte("two")), nil)
+	record("container SAS: upload without w", nil, err)
+	_, err = blobClient(name, "one", rl).Delete(ctx, nil)
+	record("container SAS: delete without d", nil, err)
+	_, err = containerClient(name, rl).GetProperties(ctx, nil)
+	record("container SAS: container properties", nil, err)
+	all := signed(sas.BlobSignatureValues{ContainerName: name, ExpiryTime: hour,
+		Permissions: (&sas.ContainerPermissions{Read: true, Create: true, Write: true, Delete: true, List: true}).String()})
+	_, err = blobClient(name, "two", all).Upload(ctx, streamOf([]byte("two")), nil)
+	record("container SAS: upload", nil, err)
+	_, err = names(containerClient(name+"x", all))
+	record("container SAS: another container", nil, err)
+	expired := signed(sas.BlobSignatureValues{ContainerName: name, ExpiryTime: time.Now().UTC().Add(-time.Minute),
+		Permissions: (&sas.ContainerPermissions{Read: true, List: true}).String()})
+	_, err = names(containerClient(name, expired))
+	record("container SAS: expired", nil, err)
+	_, err = names(containerClient(name, editQuery(t, "?"+rl, func(v url.Values) { v.Set("sig", "AAAA"+v.Get("sig")[4:]) })[1:]))
+	record("container SAS: bad signature", nil, err)
+
+	create := signed(sas.BlobSignatureValues{ContainerName: name, BlobName: "three", ExpiryTime: hour, Permissions: (&sas.BlobPermissions{Create: true}).String()})
+	_, err = blobClient(name, "three", create).Upload(ctx, streamOf([]byte("three")), nil)
+	record("blob SAS: create a new blob with c", nil, err)
+	_, err = blobClient(name, "three", create).Upload(ctx, streamOf([]byte("3")), nil)
+	record("blob SAS: overwrite with c", nil, err)
+	readOne := signed(sas.BlobSignatureValues{ContainerName: name, BlobName: "one", ExpiryTime: hour, Permissions: (&sas.BlobPermissions{Read: true}).String(),
+		ContentType: "text/x-override", CacheControl: "max-age=5"})
+	_, err = read(blobClient(name, "two", readOne))
+	record("blob SAS: another blob", nil, err)
+	p, err := blobClient(name, "one", readOne).GetProperties(ctx, nil)
+	record("blob SAS: properties with response headers set", []string{str(p.ContentType), str(p.CacheControl)}, err)
+	_, err = names(containerClient(name, readOne))
+	record("blob SAS: list blobs", nil, err)
+
+	account := func(rt sas.AccountResourceTypes, perms sas.AccountPermissions, proto sas.Protocol) *azblob.Client {
+		t.Helper()
+		qp, err := sas.AccountSignatureValues{Protocol: proto, ExpiryTime: hour, Permissions: perms.String(), ResourceTypes: rt.String()}.SignWithSharedKey(cred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := azblob.NewClientWithNoCredential(endpoint+"/?"+qp.Encode(), &azblob.ClientOptions{ClientOptions: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	sco := sas.AccountResourceTypes{Service: true, Container: true, Object: true}
+	as := account(sco, sas.AccountPermissions{Read: true, Write: true, Delete: true, List: true, Create: true}, sas.ProtocolHTTPSandHTTP)
+	_, err = as.CreateContainer(ctx, name+"y", nil)
+	record("account SAS: create container", nil, err)
+	var cs []string
+	for pg := as.NewListContainersPager(&azblob.ListContainersOptions{Prefix: to.Ptr(name)}); pg.More(); {
+		page, err := pg.NextPage(ctx)
+		if err != nil {
+			record("account SAS: list containers", nil, err)
+			break
+		}
+		for _, ci := range page.ContainerItems {
+			cs = append(cs, *ci.Name)
+		}
+	}
+	record("account SAS: list containers", cs, nil)
+	_, err = as.UploadBuffer(ctx, name+"y", "b", []byte("account"), nil)
+	record("account SAS: upload", nil, err)
+	r, err := as.DownloadStream(ctx, name+"y", "b", nil)
+	var body []byte
+	if err == nil {
+		body, err = io.ReadAll(r.Body)
+		r.Body.Close()
+	}
+	record("account SAS: download", string(body), err)
+	_, err = account(sas.AccountResourceTypes{Container: true, Object: true}, sas.AccountPermissions{Read: true, List: true}, sas.ProtocolHTTPSandHTTP).
+		NewListContainersPager(nil).NextPage(ctx)
+	record("account SAS: list containers without s", nil, err)
+	_, err = account(sco, sas.AccountPermissions{Read: true, Write: true, List: true}, sas.ProtocolHTTPSandHTTP).DeleteBlob(ctx, name+"y", "b", nil)
+	record("account SAS: delete without d", nil, err)
+	_, err = account(sco, sas.AccountPermissions{Read: true, List: true}, sas.ProtocolHTTPS).DownloadStream(ctx, name+"y", "b", nil)
+	record("account SAS: https only over http", nil, err)
+	_, err = as.DeleteContainer(ctx, name+"y", nil)
+	record("account SAS: delete container", nil, err)
+	return obs
+}

@@ -140,6 +140,7 @@ type blobRequest struct {
 	start time.Time
 	acct  *account
 	st    *blobState
+	sas   *blobSAS // the request's shared access signature, if it has one
 	query url.Values
 	body  []byte
 }
@@ -193,7 +194,8 @@ func md5Of(b []byte) string {
 	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// route dispatches on the path (account, container, blob) and the query's restype and comp.
+// route dispatches on the path (account, container, blob) and the query's restype and comp,
+// after checking that the request's SAS, if any, allows the operation.
 func (q *blobRequest) route() {
 	_, rest := splitAccount(q.r.URL.Path)
 	container, name, hasName := strings.Cut(rest, "/")
@@ -204,10 +206,19 @@ func (q *blobRequest) route() {
 		}
 	}
 	restype, comp, method := q.query.Get("restype"), q.query.Get("comp"), q.r.Method
+	read := method == http.MethodGet || method == http.MethodHead
+	// op runs an operation on level needing one of perms.
+	op := func(level, perms string, run func()) {
+		if err := q.authorize(level, perms); err != nil {
+			q.fail(err)
+			return
+		}
+		run()
+	}
 	switch {
 	case container == "":
 		if comp == "list" && method == http.MethodGet && restype == "" {
-			q.listContainers()
+			op(levelService, "l", q.listContainers)
 			return
 		}
 		q.fail(errNotImplemented("service-level operations other than List Containers"))
@@ -216,53 +227,41 @@ func (q *blobRequest) route() {
 			q.fail(errNotImplemented("the root container ($root)"))
 			return
 		}
-		q.containerOp(container, comp)
+		switch {
+		case comp == "" && method == http.MethodPut:
+			op(levelContainer, "cw", func() { q.createContainer(container) })
+		case comp == "" && method == http.MethodDelete:
+			op(levelContainer, "d", func() { q.deleteContainer(container) })
+		case comp == "" && read:
+			op(levelContainer, "r", func() { q.containerProperties(container) })
+		case comp == "list" && method == http.MethodGet:
+			op(levelContainer, "l", func() { q.listBlobs(container) })
+		default:
+			q.fail(errNotImplemented(method + " of container comp=" + comp))
+		}
 	default:
-		q.blobOp(container, name, comp)
-	}
-}
-
-// containerOp answers an operation on a container.
-func (q *blobRequest) containerOp(container, comp string) {
-	method := q.r.Method
-	switch {
-	case comp == "" && method == http.MethodPut:
-		q.createContainer(container)
-	case comp == "" && method == http.MethodDelete:
-		q.deleteContainer(container)
-	case comp == "" && (method == http.MethodGet || method == http.MethodHead):
-		q.containerProperties(container)
-	case comp == "list" && method == http.MethodGet:
-		q.listBlobs(container)
-	default:
-		q.fail(errNotImplemented(method + " of container comp=" + comp))
-	}
-}
-
-// blobOp answers an operation on a blob.
-func (q *blobRequest) blobOp(container, name, comp string) {
-	method := q.r.Method
-	switch {
-	case comp == "" && method == http.MethodPut:
-		q.putBlob(container, name)
-	case comp == "" && (method == http.MethodGet || method == http.MethodHead):
-		q.getBlob(container, name)
-	case comp == "" && method == http.MethodDelete:
-		q.deleteBlob(container, name)
-	case comp == "block" && method == http.MethodPut:
-		q.putBlock(container, name)
-	case comp == "blocklist" && method == http.MethodPut:
-		q.putBlockList(container, name)
-	case comp == "blocklist" && method == http.MethodGet:
-		q.getBlockList(container, name)
-	case comp == "properties" && method == http.MethodPut:
-		q.setProperties(container, name)
-	case comp == "metadata" && method == http.MethodPut:
-		q.setMetadata(container, name)
-	case comp == "metadata" && (method == http.MethodGet || method == http.MethodHead):
-		q.getMetadata(container, name)
-	default:
-		q.fail(errNotImplemented(method + " of blob comp=" + comp))
+		switch {
+		case comp == "" && method == http.MethodPut:
+			op(levelObject, "cw", func() { q.putBlob(container, name) })
+		case comp == "" && read:
+			op(levelObject, "r", func() { q.getBlob(container, name) })
+		case comp == "" && method == http.MethodDelete:
+			op(levelObject, "d", func() { q.deleteBlob(container, name) })
+		case comp == "block" && method == http.MethodPut:
+			op(levelObject, "cw", func() { q.putBlock(container, name) })
+		case comp == "blocklist" && method == http.MethodPut:
+			op(levelObject, "cw", func() { q.putBlockList(container, name) })
+		case comp == "blocklist" && method == http.MethodGet:
+			op(levelObject, "r", func() { q.getBlockList(container, name) })
+		case comp == "properties" && method == http.MethodPut:
+			op(levelObject, "w", func() { q.change(container, name, true) })
+		case comp == "metadata" && method == http.MethodPut:
+			op(levelObject, "w", func() { q.change(container, name, false) })
+		case comp == "metadata" && read:
+			op(levelObject, "r", func() { q.getMetadata(container, name) })
+		default:
+			q.fail(errNotImplemented(method + " of blob comp=" + comp))
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func devBlobClient(t *testing.T, srv *httptest.Server) *blobClient {
 }
 
 // do sends method to path (after the account, with its query) with body and headers given
-// as name, value pairs, signed unless the headers set Authorization.
+// as name, value pairs, signed unless the headers set Authorization ("-": none).
 func (c *blobClient) do(method, path, body string, headers ...string) response {
 	c.t.Helper()
 	req, err := http.NewRequest(method, c.srv.URL+"/"+DevelopmentAccount+"/"+path, strings.NewReader(body))
@@ -53,9 +54,12 @@ func (c *blobClient) do(method, path, body string, headers ...string) response {
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	if req.Header.Get("Authorization") == "" {
+	switch req.Header.Get("Authorization") {
+	case "":
 		req.Header.Set("Authorization", "SharedKey "+DevelopmentAccount+":"+
 			newMAC(c.key, blobStringToSign(req, DevelopmentAccount, req.URL.EscapedPath())))
+	case "-": // a request authorized by its query alone
+		req.Header.Del("Authorization")
 	}
 	resp, err := c.srv.Client().Do(req)
 	if err != nil {
@@ -138,7 +142,7 @@ func TestBlobAuthentication(t *testing.T) {
 	wantBlobError(t, "a HEAD with a wrong key", bad.do(http.MethodHead, "cta?restype=container", ""), http.StatusForbidden, "AuthenticationFailed")
 	wantBlobError(t, "stale date", c.do(http.MethodGet, "cta?restype=container", "",
 		"x-ms-date", time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat)), http.StatusForbidden, "AuthenticationFailed")
-	wantBlobError(t, "a shared access signature", c.do(http.MethodGet, "cta?restype=container&sv=2021-12-02&sig=AAAA", ""),
+	wantBlobError(t, "a shared access signature that does not verify", c.do(http.MethodGet, "cta?restype=container&comp=list&sr=c&sp=l&se=2099-01-01&sv=2021-12-02&sig=AAAA", "", "Authorization", "-"),
 		http.StatusForbidden, "AuthenticationFailed")
 	// The devstoreaccount1 key used for another account's URL.
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/acct2/cta?restype=container", nil)
@@ -431,4 +435,90 @@ func TestBlobWrittenElsewhere(t *testing.T) {
 	if r.body != "two" || r.header.Get("Content-Type") != "text/plain" || r.header.Get("Content-MD5") != "" || r.header.Get("Content-Language") != "" {
 		t.Errorf("written elsewhere: %q %v", r.body, r.header)
 	}
+}
+
+// signBlobSAS returns the query of a shared access signature with the fields given as name,
+// value pairs, signed with the development key over the string the service signs for its
+// kind: an account SAS when ss or srt is given, else a service SAS of resource (the
+// container or blob path after the account).
+func signBlobSAS(t *testing.T, resource string, fields ...string) string {
+	t.Helper()
+	v := url.Values{}
+	for i := 0; i+1 < len(fields); i += 2 {
+		v.Set(fields[i], fields[i+1])
+	}
+	var toSign string
+	if v.Has("ss") || v.Has("srt") {
+		toSign = strings.Join([]string{DevelopmentAccount, v.Get("sp"), v.Get("ss"), v.Get("srt"), v.Get("st"), v.Get("se"),
+			v.Get("sip"), v.Get("spr"), v.Get("sv"), v.Get("ses"), ""}, "\n")
+	} else {
+		parts := []string{v.Get("sp"), v.Get("st"), v.Get("se"), "/blob/" + DevelopmentAccount + "/" + resource, v.Get("si"), v.Get("sip"), v.Get("spr"), v.Get("sv")}
+		if v.Get("sv") >= "2018-11-09" {
+			parts = append(parts, v.Get("sr"), "")
+		}
+		if v.Get("sv") >= "2020-12-06" {
+			parts = append(parts, v.Get("ses"))
+		}
+		toSign = strings.Join(append(parts, v.Get("rscc"), v.Get("rscd"), v.Get("rsce"), v.Get("rscl"), v.Get("rsct")), "\n")
+	}
+	key, _ := base64.StdEncoding.DecodeString(DevelopmentKey)
+	v.Set("sig", newMAC(key, toSign))
+	return v.Encode()
+}
+
+func TestBlobSAS(t *testing.T) {
+	c := devBlobClient(t, blobServer(t, nil))
+	wantStatus(t, "create", c.do(http.MethodPut, "cta?restype=container", ""), http.StatusCreated)
+	wantStatus(t, "put", c.do(http.MethodPut, "cta/b", "data", "x-ms-blob-type", "BlockBlob"), http.StatusCreated)
+	later := time.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04:05Z")
+	sasOnly := []string{"Authorization", "-"}
+	get := func(path, query string, headers ...string) response {
+		t.Helper()
+		return c.do(http.MethodGet, path+query, "", append(headers, sasOnly...)...)
+	}
+	for _, tc := range []struct {
+		name, method, path, query string
+		status                    int
+		code                      string
+	}{
+		{"blob SAS read, version 2015-04-05", http.MethodGet, "cta/b", "?" + signBlobSAS(t, "cta/b", "sv", "2015-04-05", "sr", "b", "sp", "r", "se", later), http.StatusOK, ""},
+		{"blob SAS read, version 2019-02-02", http.MethodGet, "cta/b", "?" + signBlobSAS(t, "cta/b", "sv", "2019-02-02", "sr", "b", "sp", "r", "se", later), http.StatusOK, ""},
+		{"container SAS list", http.MethodGet, "cta", "?restype=container&comp=list&" + signBlobSAS(t, "cta", "sv", "2021-12-02", "sr", "c", "sp", "l", "se", later), http.StatusOK, ""},
+		{"container SAS without l", http.MethodGet, "cta", "?restype=container&comp=list&" + signBlobSAS(t, "cta", "sv", "2021-12-02", "sr", "c", "sp", "r", "se", later), http.StatusForbidden, "AuthorizationPermissionMismatch"},
+		{"container SAS deleting its container", http.MethodDelete, "cta", "?restype=container&" + signBlobSAS(t, "cta", "sv", "2021-12-02", "sr", "c", "sp", "rwdl", "se", later), http.StatusForbidden, "AuthorizationPermissionMismatch"},
+		{"a stored access policy", http.MethodGet, "cta/b", "?" + signBlobSAS(t, "cta/b", "sv", "2021-12-02", "sr", "b", "si", "policy", "sp", "r", "se", later), http.StatusForbidden, "AuthenticationFailed"},
+		{"a snapshot SAS", http.MethodGet, "cta/b", "?" + signBlobSAS(t, "cta/b", "sv", "2021-12-02", "sr", "bs", "sp", "r", "se", later), http.StatusForbidden, "AuthenticationFailed"},
+		{"a version before 2015-04-05", http.MethodGet, "cta/b", "?" + signBlobSAS(t, "cta/b", "sv", "2014-02-14", "sr", "b", "sp", "r", "se", later), http.StatusForbidden, "AuthenticationFailed"},
+		{"no expiry", http.MethodGet, "cta/b", "?" + signBlobSAS(t, "cta/b", "sv", "2021-12-02", "sr", "b", "sp", "r"), http.StatusForbidden, "AuthenticationFailed"},
+		{"not yet valid", http.MethodGet, "cta/b", "?" + signBlobSAS(t, "cta/b", "sv", "2021-12-02", "sr", "b", "sp", "r", "st", later, "se", later), http.StatusForbidden, "AuthenticationFailed"},
+		{"another source address", http.MethodGet, "cta/b", "?" + signBlobSAS(t, "cta/b", "sv", "2021-12-02", "sr", "b", "sp", "r", "se", later, "sip", "10.0.0.1-10.0.0.9"), http.StatusForbidden, "AuthorizationSourceIPMismatch"},
+		{"the loopback address", http.MethodGet, "cta/b", "?" + signBlobSAS(t, "cta/b", "sv", "2021-12-02", "sr", "b", "sp", "r", "se", later, "sip", "127.0.0.1"), http.StatusOK, ""},
+		{"https only", http.MethodGet, "cta/b", "?" + signBlobSAS(t, "cta/b", "sv", "2021-12-02", "sr", "b", "sp", "r", "se", later, "spr", "https"), http.StatusForbidden, "AuthorizationProtocolMismatch"},
+		{"account SAS of tables", http.MethodGet, "cta/b", "?" + signBlobSAS(t, "", "sv", "2021-12-02", "ss", "t", "srt", "sco", "sp", "r", "se", later), http.StatusForbidden, "AuthorizationServiceMismatch"},
+		{"account SAS without o", http.MethodGet, "cta/b", "?" + signBlobSAS(t, "", "sv", "2021-12-02", "ss", "b", "srt", "sc", "sp", "r", "se", later), http.StatusForbidden, "AuthorizationResourceTypeMismatch"},
+		{"account SAS properties of a container", http.MethodGet, "cta", "?restype=container&" + signBlobSAS(t, "", "sv", "2021-12-02", "ss", "b", "srt", "c", "sp", "r", "se", later), http.StatusOK, ""},
+		{"account SAS set metadata without w", http.MethodPut, "cta/b", "?comp=metadata&" + signBlobSAS(t, "", "sv", "2021-12-02", "ss", "bt", "srt", "o", "sp", "rc", "se", later), http.StatusForbidden, "AuthorizationPermissionMismatch"},
+		{"account SAS set metadata", http.MethodPut, "cta/b", "?comp=metadata&" + signBlobSAS(t, "", "sv", "2021-12-02", "ss", "b", "srt", "o", "sp", "w", "se", later), http.StatusOK, ""},
+	} {
+		r := c.do(tc.method, tc.path+tc.query, "", sasOnly...)
+		if tc.code == "" {
+			wantStatus(t, tc.name, r, tc.status)
+			continue
+		}
+		wantBlobError(t, tc.name, r, tc.status, tc.code)
+	}
+	// A service SAS's response headers; they are signed, so a changed one does not verify.
+	q := signBlobSAS(t, "cta/b", "sv", "2021-12-02", "sr", "b", "sp", "r", "se", later, "rsct", "text/x-a", "rscd", "attachment")
+	r := get("cta/b", "?"+q)
+	if r.status != http.StatusOK || r.header.Get("Content-Type") != "text/x-a" || r.header.Get("Content-Disposition") != "attachment" {
+		t.Errorf("response headers: %d %v", r.status, r.header)
+	}
+	wantBlobError(t, "a changed response header", get("cta/b", "?"+strings.Replace(q, "text%2Fx-a", "text%2Fx-b", 1)), http.StatusForbidden, "AuthenticationFailed")
+	// Create alone writes a new blob, not over one.
+	create := func(name string) string {
+		return "?" + signBlobSAS(t, "cta/"+name, "sv", "2021-12-02", "sr", "b", "sp", "c", "se", later)
+	}
+	wantStatus(t, "create with c", c.do(http.MethodPut, "cta/new"+create("new"), "x", append([]string{"x-ms-blob-type", "BlockBlob"}, sasOnly...)...), http.StatusCreated)
+	wantBlobError(t, "overwrite with c", c.do(http.MethodPut, "cta/new"+create("new"), "y", append([]string{"x-ms-blob-type", "BlockBlob"}, sasOnly...)...),
+		http.StatusForbidden, "AuthorizationPermissionMismatch")
 }

@@ -25,11 +25,14 @@ import (
 // its own ("\nname:v1,v2", names in lower case and in order, values in order) and, for
 // Shared Key Lite, by "?comp=…" alone. As for tables, a path-style URL's path verifies with
 // and without the account. The request's date (x-ms-date, else Date) must be within 15
-// minutes of the emulator's clock. Shared access signatures are not accepted for blobs: a
-// request with one fails with 403 AuthenticationFailed.
+// minutes of the emulator's clock. A request without an Authorization header but with a
+// shared access signature is checked by authenticateSAS.
 func (q *blobRequest) authenticate() error {
-	if q.acct == nil || q.query.Has("sig") {
+	if q.acct == nil {
 		return errAuthentication()
+	}
+	if isSAS(q.r) {
+		return q.authenticateSAS()
 	}
 	scheme, cred, ok := strings.Cut(q.r.Header.Get("Authorization"), " ")
 	if !ok {

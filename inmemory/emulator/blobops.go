@@ -249,6 +249,11 @@ func (q *blobRequest) write(container, name string, cur *storedBlob, cond blobCo
 	if err := cond.check(cur.propsOrNil(), mode); err != nil {
 		return service.BlobProperties{}, err
 	}
+	if cur != nil {
+		if err := q.mayOverwrite(); err != nil {
+			return service.BlobProperties{}, err
+		}
+	}
 	switch {
 	case cur != nil:
 		opts.Mode, opts.IfMatch = service.UploadIfMatch, cur.props.ETag
@@ -393,6 +398,7 @@ func (q *blobRequest) getBlob(container, name string) {
 		return
 	}
 	q.blobResponseHeaders(cur, side)
+	q.overrideHeaders()
 	hdr := q.w.Header()
 	size := int64(len(cur.data))
 	if q.r.Method == http.MethodHead {
@@ -542,9 +548,6 @@ func (q *blobRequest) change(container, name string, props bool) {
 	}
 	q.w.WriteHeader(http.StatusOK)
 }
-
-func (q *blobRequest) setProperties(container, name string) { q.change(container, name, true) }
-func (q *blobRequest) setMetadata(container, name string)   { q.change(container, name, false) }
 
 func (q *blobRequest) getMetadata(container, name string) {
 	cond := q.conditions()
