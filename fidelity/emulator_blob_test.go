@@ -103,6 +103,7 @@ var blobMatrixDeviations = map[string]struct{ deviation, azurite string }{
 	"download a missing blob with If-Match":  {"blob-conditional-missing", "412 ConditionNotMet"},
 	"upload a missing blob with If-Match: *": {"blob-ifmatch-any-missing", ""},
 	"a bad signature":                        {"bad-signature-code", "403 AuthorizationFailure"},
+	"upload with a wrong Content-MD5":        {"blob-md5-mismatch-code", "400 InvalidOperation"},
 }
 
 // checkBlobMatrix checks the outcomes the service documents, on each side.
@@ -135,6 +136,13 @@ func checkBlobMatrix(t *testing.T, side string, obs []observation) {
 		"a bad signature":                             "403 AuthenticationFailed",
 		"delete container":                            "",
 		"delete container again":                      "404 ContainerNotFound",
+		"stage a block id of another length":          "400 InvalidBlobOrBlock",
+		"commit over a blob with If-None-Match: *":    "409 BlobAlreadyExists",
+		"download a range of an empty blob":           "416 InvalidRange",
+		"upload with a wrong Content-MD5":             "400 Md5Mismatch",
+		"set metadata of a missing blob":              "404 BlobNotFound",
+		"properties of a missing blob":                "404 BlobNotFound",
+		"download a blob with only staged blocks":     "404 BlobNotFound",
 	}
 	for _, o := range obs {
 		w, ok := want[o.Step]
@@ -344,6 +352,43 @@ func runBlobMatrix(t *testing.T, endpoint, name string) []observation {
 	blockList("committed block list", "b/blocks", blockblob.BlockListTypeCommitted)
 	blockList("block list of a blob put whole", "a/one.txt", blockblob.BlockListTypeAll)
 	blockList("block list of a missing blob", "b/nope", blockblob.BlockListTypeAll)
+
+	// More edges: staged blocks of a blob that does not exist yet, ids of another length, a
+	// block list over a blob with If-None-Match: *, an empty blob read by range, a wrong
+	// Content-MD5, metadata of a missing blob, a HEAD of a missing blob.
+	_, err = bb("b/staged").StageBlock(ctx, id(0), streamOf([]byte("s")), nil)
+	record("stage a block of a new blob", nil, err)
+	blockList("uncommitted block list of a new blob", "b/staged", blockblob.BlockListTypeUncommitted)
+	download("download a blob with only staged blocks", "b/staged", nil)
+	_, err = bb("b/staged").StageBlock(ctx, base64.StdEncoding.EncodeToString([]byte("short")), streamOf([]byte("s")), nil)
+	record("stage a block id of another length", nil, err)
+	_, err = bb("b/blocks").CommitBlockList(ctx, []string{}, &blockblob.CommitBlockListOptions{AccessConditions: &blob.AccessConditions{
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}}})
+	record("commit over a blob with If-None-Match: *", nil, err)
+	_, err = bb("b/empty").Upload(ctx, streamOf(nil), nil)
+	record("upload an empty blob", nil, err)
+	download("download a range of an empty blob", "b/empty", &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: 0, Count: 5}})
+	download("download an empty blob", "b/empty", nil)
+	_, err = bb("b/md5").Upload(ctx, streamOf(content), &blockblob.UploadOptions{TransactionalValidation: blob.TransferValidationTypeMD5([]byte("0123456789abcdef"))})
+	record("upload with a wrong Content-MD5", nil, err)
+	_, err = bb("b/nope").SetMetadata(ctx, map[string]*string{"a": to.Ptr("1")}, nil)
+	record("set metadata of a missing blob", nil, err)
+	_, err = bb("b/nope").GetProperties(ctx, nil)
+	record("properties of a missing blob", nil, err)
+	// Names that need escaping in the path and in the string to sign.
+	odd := "odd dir/ü+%&=?#.txt"
+	_, err = bb(odd).Upload(ctx, streamOf([]byte("odd")), nil)
+	record("upload a name to escape", nil, err)
+	download("download a name to escape", odd, nil)
+	// The SDK's parallel uploads and downloads: blocks of 1 KiB, four at a time.
+	big := bytes.Repeat([]byte("0123456789abcdef"), 640) // 10 KiB
+	_, err = cc.NewBlockBlobClient("b/big").UploadBuffer(ctx, big, &blockblob.UploadBufferOptions{BlockSize: 1024, Concurrency: 4})
+	record("upload in blocks", nil, err)
+	buf := make([]byte, len(big))
+	n, err := cc.NewBlobClient("b/big").DownloadBuffer(ctx, buf, &blob.DownloadBufferOptions{BlockSize: 1000, Concurrency: 4})
+	record("download in ranges", []any{n, bytes.Equal(buf, big)}, err)
+	l, err := bb("b/big").GetBlockList(ctx, blockblob.BlockListTypeCommitted, nil)
+	record("block count of the upload in blocks", len(l.CommittedBlocks), err)
 
 	// Listings.
 	for _, n := range []string{"a/two.txt", "a/sub/three.txt", "c.txt"} {
