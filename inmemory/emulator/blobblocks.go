@@ -57,13 +57,15 @@ func (q *blobRequest) putBlock(container, name string) {
 		q.fail(err)
 		return
 	}
+	k := blobKey{container, name}
+	// The container is looked up under the lock Delete Container holds, so that no block
+	// is staged for a container deleted meanwhile.
+	q.st.mu.Lock()
+	defer q.st.mu.Unlock()
 	if _, err := q.acct.svc.Container(q.r.Context(), container); err != nil {
 		q.fail(err)
 		return
 	}
-	k := blobKey{container, name}
-	q.st.mu.Lock()
-	defer q.st.mu.Unlock()
 	s := q.st.staged[k]
 	switch {
 	case s == nil:
