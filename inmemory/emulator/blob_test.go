@@ -284,6 +284,9 @@ func TestBlobConditions(t *testing.T) {
 		if (tc.status == http.StatusNotModified || tc.method == http.MethodHead) && r.body != "" {
 			t.Errorf("%s: a body %q", tc.name, r.body)
 		}
+		if tc.status == http.StatusNotModified && (r.header.Get("ETag") != etag || r.header.Get("Last-Modified") != modified) {
+			t.Errorf("%s: 304 with ETag %q, Last-Modified %q", tc.name, r.header.Get("ETag"), r.header.Get("Last-Modified"))
+		}
 	}
 	// Nothing that failed changed the blob.
 	r := c.do(http.MethodGet, "cta/b", "")

@@ -394,7 +394,7 @@ func (q *blobRequest) getBlob(container, name string) {
 		return
 	}
 	if err := cond.check(cur.propsOrNil(), condRead); err != nil {
-		q.fail(err)
+		q.failRead(cur, err)
 		return
 	}
 	q.blobResponseHeaders(cur, side)
@@ -559,7 +559,7 @@ func (q *blobRequest) getMetadata(container, name string) {
 		return
 	}
 	if err := cond.check(cur.propsOrNil(), condRead); err != nil {
-		q.fail(err)
+		q.failRead(cur, err)
 		return
 	}
 	q.stamp(cur.props.ETag, cur.props.LastModified)
@@ -569,7 +569,7 @@ func (q *blobRequest) getMetadata(container, name string) {
 	q.w.WriteHeader(http.StatusOK)
 }
 
-// dataOf returns the content of the committed block list of cur, block by block: nil when
+// committedData returns the content of the committed block list of cur, by block id: nil when
 // cur has no block list (its side record is of another version or it was put whole).
 func committedData(cur *storedBlob, side *sideProps) map[string][]byte {
 	if cur == nil || side.blocks == nil {
@@ -585,4 +585,13 @@ func committedData(cur *storedBlob, side *sideProps) map[string][]byte {
 		out[b.id] = buf
 	}
 	return out
+}
+
+// failRead answers a read of cur with err; a 304 carries the blob's ETag and Last-Modified,
+// as the service sends them.
+func (q *blobRequest) failRead(cur *storedBlob, err error) {
+	if cur != nil && isStatus(err, http.StatusNotModified, "ConditionNotMet") {
+		q.stamp(cur.props.ETag, cur.props.LastModified)
+	}
+	q.fail(err)
 }
