@@ -80,10 +80,10 @@ backup-long: ## Interrupt and resume a backup of 20,000 rows on Azurite at rando
 	@UNIFIED_TABLES_BACKUP_ROWS=$${BACKUP_ROWS:-20000} bash scripts/with-azurite.sh \
 		go test -count=1 -timeout 60m -v -run '^TestInterruptAndResume$$' ./tables/backup/ | grep -E '^(---|ok|FAIL)|backup_test'
 
-emulator: ## Run the table emulator (tools/cmd/udtables-emulator) on 127.0.0.1:10002 until Ctrl-C.
+emulator: ## Run the emulator (tools/cmd/udtables-emulator): tables on 127.0.0.1:10002, blobs on 127.0.0.1:10000, until Ctrl-C.
 	@go run ./tools/cmd/udtables-emulator
 
-emulator-fidelity: ## Run the fidelity suite with the table emulator in place of Azurite (EMULATOR_TABLE_PORT, 20002); it must equal the memory half.
+emulator-fidelity: ## Run the fidelity suite with the emulator in place of Azurite (EMULATOR_TABLE_PORT 20002, EMULATOR_BLOB_PORT 20000); it must equal the memory half.
 	@bash scripts/with-emulator.sh go test -count=1 -timeout 30m $(GOTESTFLAGS) ./fidelity/
 
 emulator-azurite-suite: ## Run Azurite's own table tests (pinned commit, needs the network once) against the table emulator; TARGET=azurite for the baseline. Not part of make test.

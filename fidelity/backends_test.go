@@ -79,8 +79,7 @@ func newMemoryHarness(testing.TB) Harness {
 // emulatorEnv, set to 1, says that the connection string names the emulator of package
 // inmemory/emulator rather than Azurite (make emulator-fidelity sets it): the backend is
 // then named "emulator", so that scenarios expect the real service's answers where Azurite
-// deviates, and its blobs are a memory service of their own, since the emulator does not
-// serve blobs yet.
+// deviates; its tables and blobs are the emulator's table and blob endpoints.
 const emulatorEnv = "UNIFIED_TABLES_TEST_EMULATOR"
 
 // newAzuriteHarness is Azurite's maker: the emulator UNIFIED_TABLES_TEST_CONNECTION_STRING
@@ -100,16 +99,16 @@ func newAzuriteHarness(tb testing.TB) Harness {
 			azErr = err
 			return
 		}
-		if os.Getenv(emulatorEnv) == "1" {
-			az = &harness{name: "emulator", tables: tables, blobs: memservice.New()}
-			return
-		}
 		blobs, err := azblobs.NewFromConnectionString(conn, &azblobs.Options{ClientOptions: opts})
 		if err != nil {
 			azErr = err
 			return
 		}
-		az = &harness{name: Azurite, tables: tables, blobs: blobs}
+		name := Azurite
+		if os.Getenv(emulatorEnv) == "1" {
+			name = "emulator"
+		}
+		az = &harness{name: name, tables: tables, blobs: blobs}
 	})
 	if azErr != nil {
 		tb.Fatalf("azurite: %v", azErr)

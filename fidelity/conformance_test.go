@@ -30,6 +30,11 @@ func TestDeviationsAreUsed(t *testing.T) {
 	for _, d := range aclDeviations { // and its ACL matrix
 		used[d.deviation] = true
 	}
+	for _, m := range []map[string]struct{ deviation, azurite string }{blobMatrixDeviations, blobSASDeviations} { // and its blob matrices
+		for _, d := range m {
+			used[d.deviation] = true
+		}
+	}
 	for name := range Deviations {
 		if !used[name] {
 			t.Errorf("deviation %q is listed but no scenario exercises it", name)

@@ -27,7 +27,8 @@
 //
 // `make emulator-fidelity` runs the suite with this repository's table emulator
 // (inmemory/emulator) in Azurite's place: with UNIFIED_TABLES_TEST_EMULATOR=1 the connection
-// string names the emulator, the backend is called "emulator" and expected to answer as
-// Azure does, and its blobs are a memory service of their own. The emulator's cross-client
-// and wire matrices (TestEmulatorMatrix, TestEmulatorWire) compare it with Azurite directly.
+// string names the emulator's table and blob endpoints, and the backend is called "emulator"
+// and expected to answer as Azure does. The emulator's cross-client, wire and blob matrices
+// (TestEmulatorMatrix, TestEmulatorWire, TestEmulatorBlobMatrix) compare it with Azurite
+// directly.
 package fidelity

@@ -1,6 +1,6 @@
 // Package emulator serves the memory table service (package memservice) over the Azure Table
-// service's REST protocol, so that clients in any language, and the Azure SDKs, can use it
-// where they would use Azurite. It owns the wire: URLs, Shared Key authentication, the JSON
+// service's REST protocol, and its blobs over the Blob service's ("Blobs" below), so that
+// clients in any language, and the Azure SDKs, can use it where they would use Azurite. It owns the wire: URLs, Shared Key authentication, the JSON
 // entity format at each metadata level, continuation headers, the multipart body of an
 // entity-group transaction, and the service's error bodies. Every rule about tables and rows
 // (names, keys, sizes, ETags, conditions, transactions, query pages) is the memory
@@ -64,6 +64,33 @@
 // writes; the response has the service's multipart shape, and a failed action is reported
 // by its own status and an error message that starts with its index ("1:The specified
 // entity already exists.").
+//
+// # Blobs
+//
+// Handler.Blobs serves the Blob service's protocol for the same accounts, over the blobs
+// of the same memory services (a memservice.Service is a table and a blob service), on an
+// address of its own. It owns that wire too: Shared Key and Shared Key Lite with the Blob
+// service's strings to sign (blobauth.go), shared access signatures (an account SAS with
+// the blob service, a service SAS of a container or a blob: blobsas.go), the XML bodies
+// and error bodies, ranges and conditional headers. Containers: create, delete, properties,
+// list. Block blobs: Put Blob, Put Block, Put Block List, Get Block List, Get Blob (ranges
+// included), properties and metadata (read and set), Delete Blob, List Blobs (prefix,
+// delimiter, maxresults, marker, include=metadata). Conditions are If-Match, If-None-Match,
+// If-Modified-Since and If-Unmodified-Since; a read that fails If-None-Match or
+// If-Modified-Since is answered 304, any other failure 412 ConditionNotMet (409
+// BlobAlreadyExists for If-None-Match: * over a blob), and a missing blob 404.
+//
+// What the memory service does not keep about a blob (its committed block list, its
+// language, disposition, cache control and MD5) and the blocks staged for it are kept
+// beside it per account, tied to the ETag of the version they describe: a blob written
+// to the memory service otherwise than through the emulator is served with what the
+// service keeps. Blob writes of an account are serialized by one lock, and each stores
+// under the ETag it read, so a writer outside the emulator is never overwritten.
+//
+// Page and append blobs, leases, snapshots, versions, copies, tags, tiers, encryption
+// keys and scopes, container metadata and ACLs are refused with 501 NotImplemented and
+// change nothing. Blobs are kept in memory only, with or without Options.DataDir, and
+// faults are injected into table requests only.
 //
 // # Fault injection
 //

@@ -83,6 +83,7 @@ type Handler struct {
 	now      func() time.Time // the clock request dates are checked against
 	faults   []*FaultRule
 	sleep    func(ctx context.Context, d time.Duration) error // how injected delays wait
+	blobs    *blobHandler                                     // the Blob service of the same accounts (blob.go)
 }
 
 type account struct {
@@ -146,6 +147,7 @@ func New(opts *Options) (_ *Handler, err error) {
 			}
 		}
 	}
+	h.blobs = newBlobHandler(h)
 	return h, nil
 }
 

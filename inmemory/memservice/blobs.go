@@ -16,6 +16,15 @@ import (
 
 type container struct {
 	blobs map[string]*blob
+	props ContainerProperties
+}
+
+// ContainerProperties describe a container: its name, and the ETag and time (at one-second
+// resolution) of its creation, which the service reports for it.
+type ContainerProperties struct {
+	Name         string
+	ETag         string
+	LastModified time.Time
 }
 
 // A blob's data and metadata are never changed after it is stored: an upload stores a new
@@ -122,8 +131,46 @@ func (s *Service) CreateContainer(ctx context.Context, name string) error {
 	if s.containers[name] != nil {
 		return errContainerExists()
 	}
-	s.containers[name] = &container{blobs: make(map[string]*blob)}
+	s.blobSeq++
+	s.containers[name] = &container{blobs: make(map[string]*blob), props: ContainerProperties{
+		Name:         name,
+		ETag:         fmt.Sprintf(`"0x%X"`, etagBase+s.blobSeq),
+		LastModified: secondOf(s.now()),
+	}}
 	return nil
+}
+
+// Container returns the properties of the named container. A bad name fails with 400
+// InvalidResourceName, a missing container with 404 ContainerNotFound.
+func (s *Service) Container(ctx context.Context, name string) (ContainerProperties, error) {
+	if err := ctx.Err(); err != nil {
+		return ContainerProperties{}, err
+	}
+	s.blobMu.RLock()
+	defer s.blobMu.RUnlock()
+	c, err := s.container(name)
+	if err != nil {
+		return ContainerProperties{}, err
+	}
+	return c.props, nil
+}
+
+// Containers returns the properties of the containers whose names start with prefix, in
+// name order.
+func (s *Service) Containers(ctx context.Context, prefix string) ([]ContainerProperties, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.blobMu.RLock()
+	defer s.blobMu.RUnlock()
+	var out []ContainerProperties
+	for name, c := range s.containers {
+		if strings.HasPrefix(name, prefix) {
+			out = append(out, c.props)
+		}
+	}
+	slices.SortFunc(out, func(a, b ContainerProperties) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }
 
 // DeleteContainer deletes a container and its blobs. A bad name fails with 400

@@ -432,3 +432,40 @@ func TestMetadata(t *testing.T) {
 		wantStatus(t, err, http.StatusBadRequest, "InvalidMetadata")
 	}
 }
+
+func TestContainerProperties(t *testing.T) {
+	ctx := context.Background()
+	s, c := newContainer(t)
+	c.set(t0.Add(90 * time.Second))
+	for _, name := range []string{"cat", "bat", "cow"} {
+		if err := s.CreateContainer(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	box, err := s.Container(ctx, "box")
+	if err != nil || box.Name != "box" || !box.LastModified.Equal(t0.Truncate(time.Second)) || !strings.HasPrefix(box.ETag, `"0x`) {
+		t.Errorf("box: %+v, %v", box, err)
+	}
+	cat, err := s.Container(ctx, "cat")
+	if err != nil || cat.ETag == box.ETag || !cat.LastModified.Equal(t0.Add(90*time.Second).Truncate(time.Second)) {
+		t.Errorf("cat: %+v, %v", cat, err)
+	}
+	_, err = s.Container(ctx, "dog")
+	wantStatus(t, err, http.StatusNotFound, "ContainerNotFound")
+	_, err = s.Container(ctx, "Dog")
+	wantStatus(t, err, http.StatusBadRequest, "InvalidResourceName")
+	var names []string
+	all, err := s.Containers(ctx, "c")
+	for _, p := range all {
+		names = append(names, p.Name)
+	}
+	if err != nil || strings.Join(names, ",") != "cat,cow" {
+		t.Errorf("containers starting with c: %q, %v", names, err)
+	}
+	if err := s.DeleteContainer(ctx, "cat"); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := s.Containers(ctx, ""); len(all) != 3 {
+		t.Errorf("after a delete: %+v", all)
+	}
+}

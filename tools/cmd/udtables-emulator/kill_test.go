@@ -100,7 +100,7 @@ type proc struct {
 // start runs the emulator on a free port over data and waits until it listens.
 func start(t *testing.T, bin, data string) *proc {
 	t.Helper()
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-log", "off", "-data", data, "-snapshot-every", "300")
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-blob-addr", "off", "-log", "off", "-data", data, "-snapshot-every", "300")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -5,14 +5,16 @@
 //	go run ./tools/cmd/udtables-emulator                       # 127.0.0.1:10002
 //	udtables-emulator -addr 127.0.0.1:20002 -account acct1:a2V5 -log json
 //
-// The default address is the table endpoint that UseDevelopmentStorage=true names, and the
-// development account devstoreaccount1 with its well-known key is always served; -account
-// (repeatable) adds accounts as name:base64key. URLs are path-style
+// The default addresses are the table and blob endpoints that UseDevelopmentStorage=true
+// names (-addr 127.0.0.1:10002, -blob-addr 127.0.0.1:10000; -blob-addr off serves no blobs),
+// and the development account devstoreaccount1 with its well-known key is always served;
+// -account (repeatable) adds accounts as name:base64key. URLs are path-style
 // (http://127.0.0.1:10002/devstoreaccount1/...). Data lives in memory and is gone when the
-// process ends, unless -data names a directory: then every write the emulator acknowledges
-// is in a write-ahead log there, fsynced before the response, and survives a crash of the
-// process or the machine ("Persistence" in package inmemory/emulator). Package
-// inmemory/emulator says what the protocol supports.
+// process ends, unless -data names a directory: then every table write the emulator
+// acknowledges is in a write-ahead log there, fsynced before the response, and survives a
+// crash of the process or the machine ("Persistence" in package inmemory/emulator); blobs
+// are kept in memory only, with or without -data. Package inmemory/emulator says what the
+// protocol supports.
 //
 // It is a command of its own rather than a udtables subcommand so that the binary links
 // neither the Azure SDK nor the library's engine: it is small, builds with CGO_ENABLED=0 into
@@ -76,10 +78,11 @@ const shutdownGrace = 10 * time.Second
 // run serves until ctx ends, then shuts the server down and returns. ready, when not nil,
 // is called with the address once the listener is open.
 func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr string)) error {
-	addr, opts, err := parseFlags(args, stderr)
+	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
 	}
+	addr, blobAddr, opts := cfg.addr, cfg.blobAddr, cfg.opts
 	h, err := emulator.New(opts)
 	if err != nil {
 		return err
@@ -89,23 +92,56 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		_ = h.Close()
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	lns := []net.Listener{ln}
+	handlers := []http.Handler{h}
+	if blobAddr != "" && blobAddr != "off" {
+		bln, err := net.Listen("tcp", blobAddr)
+		if err != nil {
+			_ = ln.Close()
+			_ = h.Close()
+			return err
+		}
+		lns = append(lns, bln)
+		handlers = append(handlers, h.Blobs())
+	}
 	fmt.Fprintf(stderr, "udtables-emulator: tables at http://%s/%s\n", ln.Addr(), emulator.DevelopmentAccount)
+	if len(lns) > 1 {
+		fmt.Fprintf(stderr, "udtables-emulator: blobs at http://%s/%s\n", lns[1].Addr(), emulator.DevelopmentAccount)
+		if opts.DataDir != "" {
+			fmt.Fprintln(stderr, "udtables-emulator: blobs are kept in memory only; -data keeps the tables")
+		}
+	}
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	srvs := make([]*http.Server, len(lns))
+	done := make(chan error, len(lns))
+	for i, l := range lns {
+		srvs[i] = &http.Server{Handler: handlers[i], ReadHeaderTimeout: 30 * time.Second}
+		go func() { done <- srvs[i].Serve(l) }()
+	}
+	// Serve until the context ends or a server fails; then shut all down.
+	var serveErr error
 	select {
-	case err := <-done:
-		return errors.Join(err, h.Close())
+	case serveErr = <-done:
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	err = srv.Shutdown(sctx)
-	if serr := <-done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
+	for _, srv := range srvs {
+		err = errors.Join(err, srv.Shutdown(sctx))
+	}
+	pending := len(srvs)
+	if serveErr != nil {
+		pending--
+		if !errors.Is(serveErr, http.ErrServerClosed) {
+			err = errors.Join(err, serveErr)
+		}
+	}
+	for range pending {
+		if serr := <-done; !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
 	}
 	// A snapshot of the data directory, so that the next start reads no log.
 	if cerr := h.Close(); err == nil {
@@ -115,12 +151,19 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	return err
 }
 
-// parseFlags reads the command line into the address to listen on and the emulator's
-// options.
-func parseFlags(args []string, stderr io.Writer) (string, *emulator.Options, error) {
+// config is what the command line asks for.
+type config struct {
+	addr     string // the table endpoint's host:port
+	blobAddr string // the blob endpoint's host:port; empty or "off": none
+	opts     *emulator.Options
+}
+
+// parseFlags reads the command line.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("udtables-emulator", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:10002", "`host:port` of the table endpoint")
+	blobAddr := fs.String("blob-addr", "127.0.0.1:10000", "`host:port` of the blob endpoint; empty or off: no blob endpoint")
 	logFormat := fs.String("log", "text", "request log format: text, json or off")
 	dataDir := fs.String("data", "", "keep the tables in `dir` (a write-ahead log and snapshots); empty: in memory only")
 	snapshotEvery := fs.Int("snapshot-every", 0, "with -data, write a snapshot after `n` logged changes (0: 100,000)")
@@ -128,14 +171,14 @@ func parseFlags(args []string, stderr io.Writer) (string, *emulator.Options, err
 	var accounts accountFlags
 	fs.Var(&accounts, "account", "an extra account as `name:base64key` (repeatable)")
 	if err := fs.Parse(args); err != nil {
-		return "", nil, err
+		return config{}, err
 	}
 	if fs.NArg() > 0 {
-		return "", nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	faults, err := emulator.ParseFaults(*faultSpec)
 	if err != nil {
-		return "", nil, err
+		return config{}, err
 	}
 	var logger *slog.Logger
 	switch *logFormat {
@@ -145,7 +188,7 @@ func parseFlags(args []string, stderr io.Writer) (string, *emulator.Options, err
 		logger = slog.New(slog.NewJSONHandler(stderr, nil))
 	case "off":
 	default:
-		return "", nil, fmt.Errorf("-log must be text, json or off, not %q", *logFormat)
+		return config{}, fmt.Errorf("-log must be text, json or off, not %q", *logFormat)
 	}
-	return *addr, &emulator.Options{Accounts: accounts, Logger: logger, DataDir: *dataDir, SnapshotEvery: *snapshotEvery, Faults: faults}, nil
+	return config{*addr, *blobAddr, &emulator.Options{Accounts: accounts, Logger: logger, DataDir: *dataDir, SnapshotEvery: *snapshotEvery, Faults: faults}}, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -45,7 +46,7 @@ func TestRunServesAndStops(t *testing.T) {
 	addrs := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-log", "json", "-account", "acct2:a2V5"}, &out, func(a string) { addrs <- a })
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-blob-addr", "127.0.0.1:0", "-log", "json", "-account", "acct2:a2V5"}, &out, func(a string) { addrs <- a })
 	}()
 	var addr string
 	select {
@@ -62,6 +63,21 @@ func TestRunServesAndStops(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("x-ms-error-code") != "AuthenticationFailed" {
 		t.Errorf("an unsigned request: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+	}
+	// The blob endpoint answers in the Blob service's XML.
+	_, rest, ok := strings.Cut(out.String(), "blobs at http://")
+	blobAddr, _, _ := strings.Cut(rest, "/")
+	if !ok || blobAddr == "" || blobAddr == addr {
+		t.Fatalf("no blob endpoint in the output:\n%s", out.String())
+	}
+	resp, err = (&http.Client{Transport: tr}).Get("http://" + blobAddr + "/devstoreaccount1?comp=list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "<Code>AuthenticationFailed</Code>") {
+		t.Errorf("an unsigned blob request: %d %s", resp.StatusCode, body)
 	}
 	tr.CloseIdleConnections()
 	cancel()
@@ -100,13 +116,14 @@ func TestRunRefusesBadFlags(t *testing.T) {
 // command before it listens.
 func TestParseFlagsFaults(t *testing.T) {
 	var out syncBuffer
-	addr, opts, err := parseFlags([]string{"-addr", "127.0.0.1:0", "-log", "off",
+	cfg, err := parseFlags([]string{"-addr", "127.0.0.1:0", "-log", "off",
 		"-faults", "delay=200ms:read,throttle=100/s:write:Orders:retry-after=2,lose:batch:every=10"}, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if addr != "127.0.0.1:0" || opts.Logger != nil || len(opts.Faults) != 3 {
-		t.Fatalf("read %q, %+v", addr, opts)
+	addr, opts := cfg.addr, cfg.opts
+	if addr != "127.0.0.1:0" || cfg.blobAddr != "127.0.0.1:10000" || opts.Logger != nil || len(opts.Faults) != 3 {
+		t.Fatalf("read %+v, %+v", cfg, opts)
 	}
 	d, th, lose := opts.Faults[0], opts.Faults[1], opts.Faults[2]
 	if d.Fault != emulator.Delay || d.Calls != emulator.Reads || d.Delay != 200*time.Millisecond {
@@ -120,5 +137,36 @@ func TestParseFlagsFaults(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-faults", "throttle=fast:write"}, &out, nil); err == nil || !strings.Contains(err.Error(), "throttle") {
 		t.Errorf("a bad -faults rule: %v", err)
+	}
+}
+
+// -blob-addr off serves tables alone; with -data the output says that blobs are not kept.
+func TestRunBlobEndpointChoices(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		want, lack string
+	}{
+		{[]string{"-blob-addr", "off"}, "tables at", "blobs at"},
+		{[]string{"-blob-addr", ""}, "tables at", "blobs at"},
+		{[]string{"-blob-addr", "127.0.0.1:0", "-data", t.TempDir()}, "blobs are kept in memory only", "no such thing"},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var out syncBuffer
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, append([]string{"-addr", "127.0.0.1:0", "-log", "off"}, tc.args...), &out, func(string) { cancel() })
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%q: %v", tc.args, err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%q: run did not stop", tc.args)
+		}
+		cancel()
+		if o := out.String(); !strings.Contains(o, tc.want) || strings.Contains(o, tc.lack) {
+			t.Errorf("%q: output\n%s", tc.args, o)
+		}
 	}
 }
