@@ -9,6 +9,7 @@ import (
 	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/feedrow"
+	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/internal/retry"
 	"github.com/unified-data/gotables/tables/internal/telemetry"
 	"github.com/unified-data/gotables/tables/service"
@@ -62,6 +63,14 @@ func (a *Account) MaxBody() int {
 		return a.Cfg.MaxBody
 	}
 	return service.MaxBodySize
+}
+
+// TxBudget is an empty transaction, to be filled unit by unit within the account's
+// service's limits: 100 actions, and a request body within MaxBody (4 MiB on Table
+// Storage, 2 MB on Cosmos DB for Table). Every path that packs rows into transactions of
+// its own plans with it.
+func (a *Account) TxBudget() largevalue.Budget {
+	return largevalue.Budget{MaxWire: largevalue.WireBudget(a.MaxBody())}
 }
 
 // Logger is the account's logger: Options.Logger, or slog.Default().
