@@ -55,6 +55,9 @@ func (s *PolyStore[B]) Page(ctx context.Context, q abstractions.Query[abstractio
 	if err != nil {
 		return none, err
 	}
+	if err := s.host.CheckPage(op, p.PK); err != nil {
+		return none, err
+	}
 	if err := s.host.Planned(&c, op, p.Filter, false); err != nil {
 		return none, err
 	}

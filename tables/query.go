@@ -191,6 +191,9 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 	if err != nil {
 		return abstractions.Page[T]{}, err
 	}
+	if err := s.core.CheckPage("page", p.PK); err != nil {
+		return abstractions.Page[T]{}, err
+	}
 	if err := s.core.Planned(&c, "page", p.Filter, false); err != nil {
 		return abstractions.Page[T]{}, err
 	}
