@@ -72,8 +72,8 @@ func (s *Table) CheckOrdered(op string, p *PreparedQuery) error {
 	return s.SortedNeedsPartition(op, p.PK, "a Take or a stream")
 }
 
-// CheckPage is CheckOrdered for a page of partition pk ("" across partitions), before the
-// caller plans it or reads its cursor; PageRows applies it again.
+// CheckPage is CheckOrdered for a page of partition pk ("" across partitions), after its
+// cursor is checked and before the caller plans it; PageRows applies it again.
 func (s *Table) CheckPage(op, pk string) error {
 	if s.Scans == ScanRefuse {
 		return nil // as in CheckOrdered
