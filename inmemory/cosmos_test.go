@@ -298,3 +298,47 @@ func TestCosmosFedPolyConditionalBatchWithin2MB(t *testing.T) {
 		t.Fatalf("a conditional batch of 1.3 MB: %v", err)
 	}
 }
+
+// CosmosScan is a split-aware entity whose cells fit one Table Storage row: 192,000
+// characters of text and 576,000 bytes that Cosmos DB counts as 768,000.
+type CosmosScan struct {
+	abstractions.Entity
+	T1, T2, T3, T4, T5, T6             string
+	B1, B2, B3, B4, B5, B6, B7, B8, B9 []byte `table:",split=binary"`
+}
+
+// The large-value planner counts binary values as Cosmos DB does: an entity whose cells
+// fit one row by Table Storage's count but not by Cosmos DB's is laid out over more rows
+// on Cosmos DB (the profile refuses a row over 1 MiB by its count) and read back whole.
+func TestCosmosBinaryPlannedAtItsCosmosSize(t *testing.T) {
+	ctx := context.Background()
+	text := strings.Repeat("t", 32000)
+	b := func(c byte) []byte { return bytes.Repeat([]byte{c}, 64000) }
+	v := &CosmosScan{Entity: abstractions.Entity{ID: "p|scan"}, T1: text, T2: text, T3: text, T4: text, T5: text, T6: text,
+		B1: b('1'), B2: b('2'), B3: b('3'), B4: b('4'), B5: b('5'), B6: b('6'), B7: b('7'), B8: b('8'), B9: b('9')}
+	s, c := cosmosStore[CosmosScan](t, "scans")
+	if err := s.Create(ctx, v); err != nil {
+		t.Fatalf("Cosmos DB: %v", err)
+	}
+	got, err := s.One(ctx, "p|scan")
+	if err != nil || !bytes.Equal(got.B9, v.B9) || got.T6 != text {
+		t.Fatalf("read back: %v", err)
+	}
+	cosmosRows, err := c.Service.Query(ctx, "scans", service.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// On Table Storage the same entity is one row.
+	st := memservice.New()
+	ss, err := tables.For[CosmosScan](inmemory.NewAccountOver(st, st, nil), &tables.StoreOptions{Table: "scans"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Create(ctx, v); err != nil {
+		t.Fatalf("Table Storage: %v", err)
+	}
+	storageRows, err := st.Query(ctx, "scans", service.Query{})
+	if err != nil || len(storageRows.Rows) != 1 || len(cosmosRows.Rows) < 2 {
+		t.Fatalf("Table Storage stored %d rows (%v), Cosmos DB %d; want 1 and more", len(storageRows.Rows), err, len(cosmosRows.Rows))
+	}
+}
