@@ -4,6 +4,7 @@
 //
 //	go run ./tools/cmd/udtables-emulator                       # 127.0.0.1:10002
 //	udtables-emulator -addr 127.0.0.1:20002 -account acct1:a2V5 -log json
+//	udtables-emulator -addr 127.0.0.1:20012 -cosmos            # as Azure Cosmos DB for Table
 //
 // The default address is the table endpoint that UseDevelopmentStorage=true names, and the
 // development account devstoreaccount1 with its well-known key is always served; -account
@@ -12,7 +13,11 @@
 // process ends, unless -data names a directory: then every write the emulator acknowledges
 // is in a write-ahead log there, fsynced before the response, and survives a crash of the
 // process or the machine ("Persistence" in package inmemory/emulator). Package
-// inmemory/emulator says what the protocol supports.
+// inmemory/emulator says what the protocol supports. With -cosmos every account behaves as
+// Azure Cosmos DB for Table where its FAQ says it differs from Table Storage
+// (memservice.Cosmos: short keys, 2 MB transactions, case-sensitive table names, reserved
+// property names, unsorted query results); a client must be told it talks to Cosmos DB,
+// since the endpoint does not say so (tables.Options.Service, udtables --cosmos).
 //
 // It is a command of its own rather than a udtables subcommand so that the binary links
 // neither the Azure SDK nor the library's engine: it is small, builds with CGO_ENABLED=0 into
@@ -38,6 +43,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/inmemory/emulator"
+	"github.com/unified-data/gotables/inmemory/memservice"
 )
 
 func main() {
@@ -83,6 +89,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	dataDir := fs.String("data", "", "keep the tables in `dir` (a write-ahead log and snapshots); empty: in memory only")
 	snapshotEvery := fs.Int("snapshot-every", 0, "with -data, write a snapshot after `n` logged changes (0: 100,000)")
 	faultSpec := fs.String("faults", "", "inject faults: `rules` fault:calls[:table][:first=N|every=N], comma-separated (see docs/emulator.md)")
+	cosmos := fs.Bool("cosmos", false, "behave as Azure Cosmos DB for Table where it differs from Table Storage (see memservice.Cosmos)")
 	var accounts accountFlags
 	fs.Var(&accounts, "account", "an extra account as `name:base64key` (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -105,7 +112,11 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	default:
 		return fmt.Errorf("-log must be text, json or off, not %q", *logFormat)
 	}
-	h, err := emulator.New(&emulator.Options{Accounts: accounts, Logger: logger, DataDir: *dataDir, SnapshotEvery: *snapshotEvery, Faults: faults})
+	opts := &emulator.Options{Accounts: accounts, Logger: logger, DataDir: *dataDir, SnapshotEvery: *snapshotEvery, Faults: faults}
+	if *cosmos {
+		opts.Service = func(string) *memservice.Service { return memservice.New(memservice.Cosmos()) }
+	}
+	h, err := emulator.New(opts)
 	if err != nil {
 		return err
 	}
