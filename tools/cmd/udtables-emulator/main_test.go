@@ -10,6 +10,11 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/azuritetest"
+	"github.com/unified-data/gotables/tools/bench"
 )
 
 func TestMain(m *testing.M) {
@@ -90,6 +95,47 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		var out syncBuffer
 		if err := run(context.Background(), args, &out, nil); err == nil {
 			t.Errorf("run %q succeeded", args)
+		}
+	}
+}
+
+// TestRunCosmos: with -cosmos the emulator serves the Cosmos DB for Table profile, whose
+// table names compare with case: "Orders" and "orders" are two tables there, one without it.
+func TestRunCosmos(t *testing.T) {
+	for _, cosmos := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		args := []string{"-addr", "127.0.0.1:0", "-log", "off"}
+		if cosmos {
+			args = append(args, "-cosmos")
+		}
+		var out syncBuffer
+		addrs := make(chan string, 1)
+		done := make(chan error, 1)
+		go func() { done <- run(ctx, args, &out, func(a string) { addrs <- a }) }()
+		var addr string
+		select {
+		case addr = <-addrs:
+		case err := <-done:
+			t.Fatalf("run ended at once: %v\n%s", err, out.String())
+		}
+		conn := strings.Replace(bench.DevelopmentConnectionString, "http://127.0.0.1:10002", "http://"+addr, 1)
+		acct, err := tables.NewAccount(conn, &tables.Options{ClientOptions: azuritetest.ClientOptions(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := acct.Tables().CreateTable(ctx, "Orders"); err != nil {
+			t.Fatalf("cosmos %v: Orders: %v", cosmos, err)
+		}
+		err = acct.Tables().CreateTable(ctx, "orders")
+		if cosmos && err != nil {
+			t.Errorf("-cosmos: orders after Orders: %v", err)
+		}
+		if !cosmos && !abstractions.HasStatus(err, http.StatusConflict, "TableAlreadyExists") {
+			t.Errorf("orders after Orders: %v, want 409 TableAlreadyExists", err)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
 		}
 	}
 }
