@@ -513,7 +513,7 @@ func (rs *restorer) entity(ctx context.Context, rec *anyRec) error {
 		// An entity's rows go in one transaction, and restore writes the rows as archived.
 		return &abstractions.StoreError{Kind: abstractions.ErrOversizedValue, Op: "restore", Table: rs.table, PartitionKey: rec.PK, RowKey: main.RowKey,
 			Message: fmt.Sprintf("the entity's rows are about %d bytes, written in one transaction, and %s takes %d: "+
-				"store its large value in a blob on the source (blob offload) and copy it again; the entities before it were written, nothing of it was sent",
+				"store its large value in a blob on the source (blob offload) and copy it again; the entities before it were written, none of its rows was sent (a blob it references may have been: an orphan the orphan sweep removes)",
 				service.TransactionEnvelopeSize+size, rs.product, rs.maxWire)}
 	}
 	if len(rs.pack) > 0 && (rs.pack[0].pk != u.pk || rs.packActions+len(rows) > service.MaxTransactionActions ||

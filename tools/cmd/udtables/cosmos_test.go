@@ -176,7 +176,7 @@ func TestBackupOfCosmosDoesNotResume(t *testing.T) {
 // copy of an offloaded value. Two values of 1.2 MB in one partition, one transaction on
 // Table Storage, take one each on Cosmos DB. Every entity arrives whole both ways. The same
 // copy without --to-cosmos plans for Table Storage and fails on the profile's 2 MB limit, and
-// an entity whose split value needs more than 2 MB is refused before any of it is sent.
+// an entity whose split value needs more than 2 MB is refused before any of its rows is sent.
 func TestCopyCommandStorageToCosmosEmulatorAndBack(t *testing.T) {
 	azConn := azuritetest.ConnectionString(t)
 	ctx := context.Background()
@@ -264,7 +264,7 @@ func TestCopyCommandStorageToCosmosEmulatorAndBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out = copyCmd("--table", big, "--connection-string", azConn, "--to-connection-string", cosConn, "--to-cosmos", "--to-table", "Big")
-	if code == 0 || !strings.Contains(out, "blob offload") || !strings.Contains(out, "nothing of it was sent") {
+	if code == 0 || !strings.Contains(out, "blob offload") || !strings.Contains(out, "none of its rows was sent") {
 		t.Fatalf("a copy of a 2.5 MB split value to Cosmos DB: exit %d: %s", code, out)
 	}
 	if page, err := cosmos.Query(ctx, "Big", service.Query{}); err == nil && len(page.Rows) != 0 {
