@@ -358,11 +358,11 @@ func TestCosmosOrderedReadsAcrossPartitionsRefusedBeforeSending(t *testing.T) {
 	_, err = poly.Page(ctx, abstractions.Query[abstractions.PolyEntry[Ledger]]{})
 	refusedUnordered(t, err, tw.sent)
 
-	// A refused query is not logged as a table scan: nothing was sent. (A page is planned,
-	// and logged, before its cursor is checked and it is refused.)
+	// A refused read is not logged as a table scan: nothing was sent.
 	var logged bytes.Buffer
-	logging, err := tables.For[Ranked](inmemory.NewAccountOver(tw.sent, nil, &tables.Options{Service: service.Cosmos,
-		Logger: slog.New(slog.NewTextHandler(&logged, nil))}), &tables.StoreOptions{Table: "ranked"})
+	logger := slog.New(slog.NewTextHandler(&logged, nil))
+	logging, err := tables.For[Ranked](inmemory.NewAccountOver(tw.sent, nil, &tables.Options{Service: service.Cosmos, Logger: logger}),
+		&tables.StoreOptions{Table: "ranked"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,6 +371,15 @@ func TestCosmosOrderedReadsAcrossPartitionsRefusedBeforeSending(t *testing.T) {
 	for _, err := range logging.Stream(ctx, abstractions.Query[Ranked]{Take: 3}) {
 		refusedUnordered(t, err, tw.sent)
 	}
+	_, err = logging.Page(ctx, abstractions.Query[Ranked]{Take: 3})
+	refusedUnordered(t, err, tw.sent)
+	loggingPoly, err := tables.PolyFor[Ledger](inmemory.NewAccountOver(tw.sent, nil, &tables.Options{Service: service.Cosmos, Logger: logger}),
+		ledgerTypes(t), &tables.StoreOptions{Table: "ranked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = loggingPoly.Page(ctx, abstractions.Query[abstractions.PolyEntry[Ledger]]{})
+	refusedUnordered(t, err, tw.sent)
 	if logged.Len() != 0 {
 		t.Fatalf("a refused read logged %q", logged.String())
 	}

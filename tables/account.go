@@ -78,7 +78,7 @@ func newAccount(name string, tables service.Tables, blobs service.Blobs, cfg con
 		Cfg: engine.Config{NormalizeIDs: cfg.IDs == NormalizeIDs, RecordKeys: cfg.RecordKeys, NeverCreateTables: cfg.NeverCreateTables,
 			ImplicitLastWriterWins: cfg.ImplicitLastWriterWins, Authorizer: cfg.Authorizer, Logger: cfg.Logger, NowFunc: cfg.Now}}
 	if product == service.Cosmos {
-		e.Cfg.MaxBody, e.Cfg.Unordered = service.CosmosMaxBodySize, true
+		e.Cfg.MaxBody, e.Cfg.Unordered, e.Cfg.Product = product.MaxBodySize(), true, product
 	}
 	a := &Account{e: e, given: tables, name: name, product: product, opts: cfg, blobTel: tel}
 	a.blobTel.Endpoint = telemetry.NewEndpoint(cfg.blobURL, telemetry.SystemBlob)

@@ -55,9 +55,6 @@ func (s *PolyStore[B]) Page(ctx context.Context, q abstractions.Query[abstractio
 	if err != nil {
 		return none, err
 	}
-	if err := s.host.Planned(&c, op, p.Filter, false); err != nil {
-		return none, err
-	}
 	// The cursor is bound to a polymorphic query: the prefix's share says so, so that a
 	// typed store's cursor of the same table and bounds is not taken.
 	bounds := s.host.Bounds(&engine.PreparedQuery{PK: p.PK, Prefix: "poly\x00" + p.Prefix, Filter: p.Filter}, size)
@@ -71,6 +68,13 @@ func (s *PolyStore[B]) Page(ctx context.Context, q abstractions.Query[abstractio
 			return none, s.queryRefusal(op, abstractions.ErrInvalidArgument, why)
 		}
 		from = &service.Continuation{NextPartitionKey: c.PK, NextRowKey: c.RK}
+	}
+	// Refused before it is planned, a page is not logged as a table scan: nothing is sent.
+	if err := s.host.CheckPage(op, p.PK); err != nil {
+		return none, err
+	}
+	if err := s.host.Planned(&c, op, p.Filter, false); err != nil {
+		return none, err
 	}
 	if err := ctx.Err(); err != nil {
 		return none, s.translate(op, p.PK, "", err)

@@ -344,7 +344,7 @@ func TestPolyReads(t *testing.T) {
 	// A value split on the main row, as a split-aware store writes it.
 	text := strings.Repeat("n", 50_000)
 	lay, err := largevalue.Plan("q", "split", []service.Property{typeName("Noted")},
-		[]largevalue.Value{{Column: "Text", Cell: "Text", Value: service.String(text), Encoding: largevalue.EncText}}, nil, 0)
+		[]largevalue.Value{{Column: "Text", Cell: "Text", Value: service.String(text), Encoding: largevalue.EncText}}, nil, largevalue.Budget{})
 	if err != nil {
 		t.Fatal(err)
 	}

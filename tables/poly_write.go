@@ -13,7 +13,6 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables/internal/codec"
-	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -175,7 +174,8 @@ func (s *PolyStore[B]) batchFed(ctx context.Context, op string, kind service.Op,
 		}
 	}
 	if conditional {
-		if reason := largevalue.TransactionReason(acts); reason != "" {
+		budget := s.host.Acct.TxBudget()
+		if reason := budget.Add(nil, acts); reason != "" {
 			pk := p.Actions[0].Row.PartitionKey
 			return &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: op, Table: s.host.Name, PartitionKey: pk,
 				Message: "the batch holds a write conditional on an ETag but, with the change records of its writes, needs more than one transaction (" + reason +

@@ -191,9 +191,6 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 	if err != nil {
 		return abstractions.Page[T]{}, err
 	}
-	if err := s.core.Planned(&c, "page", p.Filter, false); err != nil {
-		return abstractions.Page[T]{}, err
-	}
 	bounds := s.core.Bounds(p, size)
 	sq := service.Query{Filter: s.core.EntityFilter(p.Filter), Select: p.Sel}
 	var from *service.Continuation
@@ -206,6 +203,13 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 			return abstractions.Page[T]{}, s.core.QueryError("page", abstractions.ErrInvalidArgument, why)
 		}
 		from = &service.Continuation{NextPartitionKey: c.PK, NextRowKey: c.RK}
+	}
+	// Refused before it is planned, a page is not logged as a table scan: nothing is sent.
+	if err := s.core.CheckPage("page", p.PK); err != nil {
+		return abstractions.Page[T]{}, err
+	}
+	if err := s.core.Planned(&c, "page", p.Filter, false); err != nil {
+		return abstractions.Page[T]{}, err
 	}
 	rows, next, err := s.core.PageRows(ctx, "page", p.PK, sq, size, from)
 	if err != nil {

@@ -83,6 +83,36 @@ func TestCosmosTransactionUpTo2MB(t *testing.T) {
 	}
 }
 
+// Binary values count at their base64 length on Cosmos DB: 15 cells of 64,000 bytes fit
+// Table Storage's 1 MiB and not Cosmos DB's, in a write, a merge and a transaction.
+func TestCosmosBinaryCountsLarger(t *testing.T) {
+	ctx := context.Background()
+	var props []service.Property
+	for i := range 15 {
+		props = append(props, service.Property{Name: fmt.Sprintf("B%d", i), Value: service.Binary(make([]byte, 64000))})
+	}
+	row := cosmosRow("p", "r", props...)
+	if n, m := service.EntitySize("p", "r", props), service.EntitySizeOn(service.Cosmos, "p", "r", props); n > 1<<20 || m <= 1<<20 {
+		t.Fatalf("sizes %d (Table Storage), %d (Cosmos DB): the test needs a row between the two counts", n, m)
+	}
+	st := New()
+	_ = st.CreateTable(ctx, "bin")
+	if _, err := st.Write(ctx, "bin", service.Action{Op: service.OpInsert, Row: row}); err != nil {
+		t.Fatalf("Table Storage: %v", err)
+	}
+	s := newCosmos(t, "bin")
+	_, err := s.Write(ctx, "bin", service.Action{Op: service.OpInsert, Row: row})
+	wantStatus(t, err, http.StatusBadRequest, "EntityTooLarge")
+	_, err = s.Transact(ctx, "bin", []service.Action{{Op: service.OpInsert, Row: row}})
+	wantTx(t, err, 0, http.StatusBadRequest, "EntityTooLarge")
+	half := cosmosRow("p", "r", props[:8]...)
+	if _, err := s.Write(ctx, "bin", service.Action{Op: service.OpInsert, Row: half}); err != nil {
+		t.Fatalf("half the row: %v", err)
+	}
+	_, err = s.Write(ctx, "bin", service.Action{Op: service.OpMerge, Row: cosmosRow("p", "r", props[8:]...), IfMatch: service.ETagAny})
+	wantStatus(t, err, http.StatusBadRequest, "EntityTooLarge")
+}
+
 func TestCosmosReservedPropertyNames(t *testing.T) {
 	ctx := context.Background()
 	s := newCosmos(t, "names")

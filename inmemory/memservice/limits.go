@@ -119,19 +119,22 @@ func checkValue(name string, v service.Value) error {
 	return nil
 }
 
-// checkRow applies the whole-row limits to the row a write would store.
-func checkRow(pk, rk string, props []service.Property) error {
+// checkRow applies the whole-row limits to the row a write would store, its size as the
+// service product counts it (service.EntitySizeOn: Cosmos DB counts binary values larger).
+func checkRow(product service.Product, pk, rk string, props []service.Property) error {
 	if len(props) > maxProperties {
 		return errTooManyProperties()
 	}
-	if entityBound(pk, rk, props) > maxEntitySize && service.EntitySize(pk, rk, props) > maxEntitySize {
+	if entityBound(pk, rk, props) > maxEntitySize && service.EntitySizeOn(product, pk, rk, props) > maxEntitySize {
 		return errEntityTooLarge()
 	}
 	return nil
 }
 
-// entityBound is at least service.EntitySize and costs a length per string: a string has no
-// more UTF-16 code units than bytes. Rows far below the limit skip the exact count.
+// entityBound is at least service.EntitySizeOn, whatever the product, and costs a length
+// per string: a string has no more UTF-16 code units than bytes, and a binary value counts
+// at most its base64 length (with the 16 bytes a property is given here). Rows far below
+// the limit skip the exact count.
 func entityBound(pk, rk string, props []service.Property) int {
 	n := 4 + 2*len(pk) + 2*len(rk)
 	for i := range props {
@@ -141,7 +144,7 @@ func entityBound(pk, rk string, props []service.Property) int {
 		case service.KindString:
 			n += 2 * len(p.Value.Str())
 		case service.KindBinary:
-			n += len(p.Value.Bytes())
+			n += 2 * len(p.Value.Bytes())
 		}
 	}
 	return n

@@ -18,8 +18,9 @@ type request struct {
 }
 
 // prepare validates a write the way the service validates a request before it touches the
-// table: keys, then properties and the size of the row, then the If-Match header.
-func prepare(a *service.Action) (request, error) {
+// table: keys, then properties and the size of the row as the service product counts it,
+// then the If-Match header.
+func prepare(product service.Product, a *service.Action) (request, error) {
 	if a.Op < service.OpInsert || a.Op > service.OpDelete {
 		return request{}, errInvalidInput("The requested operation is not supported.")
 	}
@@ -32,7 +33,7 @@ func prepare(a *service.Action) (request, error) {
 		if err != nil {
 			return request{}, err
 		}
-		if err := checkRow(a.Row.PartitionKey, a.Row.RowKey, props); err != nil {
+		if err := checkRow(product, a.Row.PartitionKey, a.Row.RowKey, props); err != nil {
 			return request{}, err
 		}
 		req.props = props
@@ -85,7 +86,7 @@ func (s *Service) apply(p *partition, req request) (change, error) {
 		if old != nil {
 			props = merge(old.Properties, props)
 			// The merged row must fit the limits too, whatever the request alone measured.
-			if err := checkRow(req.key.pk, req.key.rk, props); err != nil {
+			if err := checkRow(s.Product(), req.key.pk, req.key.rk, props); err != nil {
 				return change{}, err
 			}
 		}
@@ -227,7 +228,7 @@ func (s *Service) Write(ctx context.Context, table string, a service.Action) (se
 	if err := s.cosmosAction(&a); err != nil {
 		return service.Written{}, err
 	}
-	req, err := prepare(&a)
+	req, err := prepare(s.Product(), &a)
 	if err != nil {
 		return service.Written{}, err
 	}

@@ -67,7 +67,7 @@ func (s *Service) Transact(ctx context.Context, tableName string, actions []serv
 	reqs := make([]request, len(actions))
 	errs := make([]error, len(actions))
 	for i := range actions {
-		reqs[i], errs[i] = prepare(&actions[i])
+		reqs[i], errs[i] = prepare(s.Product(), &actions[i])
 	}
 	if errs[0] != nil {
 		return nil, txError(0, errs[0])

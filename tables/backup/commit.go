@@ -89,7 +89,7 @@ func (rs *restorer) commit(ctx context.Context, pack []unit) error {
 			size += service.ActionBodySize(&acts[i])
 		}
 		if len(cur) > 0 && (len(cur)+len(acts) > service.MaxTransactionActions ||
-			service.TransactionEnvelopeSize+curSize+size > service.MaxTransactionWireBytes) {
+			service.TransactionEnvelopeSize+curSize+size > rs.maxWire) {
 			txs = append(txs, cur)
 			cur, curSize = nil, 0
 		}

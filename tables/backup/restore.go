@@ -64,6 +64,7 @@ func Restore(ctx context.Context, acct *tables.Account, table string, r io.Reade
 	rs := &restorer{
 		tbl: acct.Tables(), blobs: acct.Blobs(), container: container, table: table,
 		existing: opts.Existing, r: newRetrier(opts.logger()),
+		product: acct.Service(), maxWire: largevalue.WireBudget(acct.Service().MaxBodySize()),
 	}
 	return rs.run(ctx, r, opts)
 }
@@ -141,6 +142,10 @@ type restorer struct {
 	existing   Existing
 	verifyOnly bool
 	r          *retrier
+	// product is the destination's service, and maxWire the request bytes of its
+	// transactions the packs are planned within (2 MB of body on Cosmos DB for Table).
+	product service.Product
+	maxWire int
 
 	containerMade bool
 	pending       map[string]pendingBlob // the blobs announced for the next entity, by column
@@ -504,8 +509,15 @@ func (rs *restorer) entity(ctx context.Context, rec *anyRec) error {
 		a := service.Action{Op: service.OpUpsertReplace, Row: rows[i]}
 		size += service.ActionBodySize(&a)
 	}
+	if service.TransactionEnvelopeSize+size > rs.maxWire {
+		// An entity's rows go in one transaction, and restore writes the rows as archived.
+		return &abstractions.StoreError{Kind: abstractions.ErrOversizedValue, Op: "restore", Table: rs.table, PartitionKey: rec.PK, RowKey: main.RowKey,
+			Message: fmt.Sprintf("the entity's rows are about %d bytes, written in one transaction, and %s takes %d: "+
+				"store its large value in a blob on the source (blob offload) and copy it again; the entities before it were written, none of its rows was sent (a blob it references may have been: an orphan the orphan sweep removes)",
+				service.TransactionEnvelopeSize+size, rs.product, rs.maxWire)}
+	}
 	if len(rs.pack) > 0 && (rs.pack[0].pk != u.pk || rs.packActions+len(rows) > service.MaxTransactionActions ||
-		service.TransactionEnvelopeSize+rs.packSize+size > service.MaxTransactionWireBytes) {
+		service.TransactionEnvelopeSize+rs.packSize+size > rs.maxWire) {
 		if err := rs.flush(ctx); err != nil {
 			return err
 		}

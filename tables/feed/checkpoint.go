@@ -66,26 +66,38 @@ func gone(err error) bool {
 }
 
 // checkpoint deletes (or, with Keep, moves to the delivered rows) the delivered records,
-// in transactions of at most 100 actions. A record another relay removed already is skipped.
+// in transactions planned within the account's limits (Account.TxBudget: 100 actions, and
+// 2 MB of body on Cosmos DB for Table): a record's move, its copy and its delete, is never
+// divided between two. A record another relay removed already is skipped.
 func (r *Relay) checkpoint(ctx context.Context, pk string, done []service.Row) error {
-	per := service.MaxTransactionActions
 	if r.o.Keep > 0 {
-		per /= 2
 		if _, err := r.core.Acct.Tables.Write(ctx, r.core.Name, service.Action{Op: service.OpUpsertMerge,
 			Row: service.Row{PartitionKey: feedrow.KeptPartition, RowKey: pk, Properties: []service.Property{{Name: feedrow.MarkColumn, Value: service.DateTime(r.core.Acct.Now())}}}}); err != nil {
 			return r.core.Translate("feed relay", feedrow.KeptPartition, pk, err)
 		}
 	}
 	for len(done) > 0 {
-		n := min(len(done), per)
+		budget := r.core.Acct.TxBudget()
 		var acts []service.Action
-		for _, rec := range done[:n] {
+		n := 0
+		for ; n < len(done); n++ {
+			rec := &done[n]
+			unit := make([]service.Action, 0, 2)
 			if r.o.Keep > 0 {
 				kept := rec.Clone()
 				kept.RowKey = feedrow.DeliveredKey(rec.RowKey)
-				acts = append(acts, service.Action{Op: service.OpUpsertReplace, Row: kept})
+				unit = append(unit, service.Action{Op: service.OpUpsertReplace, Row: kept})
 			}
-			acts = append(acts, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rec.RowKey}, IfMatch: service.ETagAny})
+			unit = append(unit, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rec.RowKey}, IfMatch: service.ETagAny})
+			// A move that does not fit with the others starts the next transaction; one
+			// that fits none alone (a record is at most a row, so it does) goes alone.
+			if budget.Add(nil, unit) != "" {
+				if n == 0 {
+					acts, n = unit, 1
+				}
+				break
+			}
+			acts = append(acts, unit...)
 		}
 		if err := r.send(ctx, acts); err != nil {
 			return r.core.TranslateTx("feed relay", acts, err)

@@ -39,6 +39,15 @@ const (
 	CosmosMaxBodySize = 2_000_000
 )
 
+// MaxBodySize is the largest transaction request body the service p takes:
+// CosmosMaxBodySize on Cosmos DB for Table, otherwise Table Storage's MaxBodySize.
+func (p Product) MaxBodySize() int {
+	if p == Cosmos {
+		return CosmosMaxBodySize
+	}
+	return MaxBodySize
+}
+
 // CosmosReserved reports whether Cosmos DB for Table reserves name as a property name: its
 // FAQ lists id, rid, etag and ResourceId, which it uses in its own documents. Names compare
 // with case, as JSON names do; the library's own Id column is not among them.

@@ -104,7 +104,7 @@ suite_env=(AZURITE_SUITE_TABLE_PORT="$port" NODE_TLS_REJECT_UNAUTHORIZED=0)
 if [[ $target == emulator ]]; then
 	(cd "$root" && CGO_ENABLED=0 go build -o "$cache/udtables-emulator" ./tools/cmd/udtables-emulator)
 	emu_port=$(free_port)
-	"$cache/udtables-emulator" -addr "127.0.0.1:$emu_port" -log "${EMULATOR_LOG:-off}" >"$cache/emulator.log" 2>&1 &
+	"$cache/udtables-emulator" -addr "127.0.0.1:$emu_port" -blob-addr off -log "${EMULATOR_LOG:-off}" >"$cache/emulator.log" 2>&1 &
 	pids+=($!)
 	wait_port "$emu_port"
 	# The tests speak HTTP in some files and HTTPS in others, to one port: the front ends TLS.

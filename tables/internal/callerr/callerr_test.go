@@ -74,3 +74,33 @@ func TestUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// TestCosmosCodes: the codes Azure Cosmos DB for Table answers, as the Azure SDK for .NET's
+// live tests assert them against both services, classify as Table Storage's do. Only a
+// request its SAS does not permit differs (Forbidden, where Table Storage says
+// AuthorizationPermissionMismatch), and a 403 is classified by its status alone.
+func TestCosmosCodes(t *testing.T) {
+	for _, tc := range []struct {
+		status     int
+		code, also string // the Cosmos DB code, and Table Storage's when it differs
+		kind       error
+	}{
+		{409, "EntityAlreadyExists", "", abstractions.ErrDuplicateKey},
+		{404, "ResourceNotFound", "", abstractions.ErrNotFound},
+		{412, "UpdateConditionNotSatisfied", "", abstractions.ErrConcurrencyConflict},
+		{403, "Forbidden", "AuthorizationPermissionMismatch", nil},
+	} {
+		err := Table("update", "t", "p", "r", &abstractions.StatusError{StatusCode: tc.status, ErrorCode: tc.code})
+		var se *abstractions.StoreError
+		if !errors.As(err, &se) || se.Kind != tc.kind {
+			t.Errorf("%d %s: got %v, want kind %v", tc.status, tc.code, err, tc.kind)
+			continue
+		}
+		if tc.also != "" {
+			storage := Table("update", "t", "p", "r", &abstractions.StatusError{StatusCode: tc.status, ErrorCode: tc.also})
+			if !errors.As(storage, new(*abstractions.StoreError)) || storage.(*abstractions.StoreError).Kind != se.Kind || storage.(*abstractions.StoreError).Message != se.Message {
+				t.Errorf("%d: %s gives %v, %s gives %v", tc.status, tc.code, err, tc.also, storage)
+			}
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/unified-data/gotables/tables/internal/cache"
 	"github.com/unified-data/gotables/tables/internal/codec"
 	"github.com/unified-data/gotables/tables/internal/feedrow"
+	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/internal/retry"
 	"github.com/unified-data/gotables/tables/internal/telemetry"
 	"github.com/unified-data/gotables/tables/service"
@@ -54,6 +55,9 @@ type Config struct {
 	// Unordered says the service returns query results in no key order (Cosmos DB for
 	// Table): reads that promise key order sort what they read (ordered.go).
 	Unordered bool
+	// Product is the service the account talks to (0: Table Storage), whose count of a
+	// row's stored bytes the planners use (service.EntitySizeOn).
+	Product service.Product
 }
 
 // MaxBody is the largest transaction request body the account's service takes (Config.MaxBody).
@@ -62,6 +66,15 @@ func (a *Account) MaxBody() int {
 		return a.Cfg.MaxBody
 	}
 	return service.MaxBodySize
+}
+
+// TxBudget is an empty transaction, to be filled unit by unit within the account's
+// service's limits: 100 actions, a request body within MaxBody (4 MiB on Table Storage,
+// 2 MB on Cosmos DB for Table), and rows counted as the service counts them (Product).
+// Every path that packs rows into transactions of its own, and the large-value planner,
+// plans with it.
+func (a *Account) TxBudget() largevalue.Budget {
+	return largevalue.Budget{MaxWire: largevalue.WireBudget(a.MaxBody()), Product: a.Cfg.Product}
 }
 
 // Logger is the account's logger: Options.Logger, or slog.Default().

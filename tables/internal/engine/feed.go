@@ -210,7 +210,7 @@ func (s *Table) FeedFit(op, pk, rk string, acts []service.Action) error {
 		if a.Op == service.OpDelete {
 			continue
 		}
-		if size := service.EntitySize(a.Row.PartitionKey, a.Row.RowKey, a.Row.Properties); size > service.MaxEntityBytes {
+		if size := service.EntitySizeOn(s.Acct.Cfg.Product, a.Row.PartitionKey, a.Row.RowKey, a.Row.Properties); size > service.MaxEntityBytes {
 			what := "the entity's main row with its feed cells"
 			if feedrow.IsRecord(a.Row.RowKey) {
 				what = "the entity's change record (it carries the entity: feed.Options.Body)"

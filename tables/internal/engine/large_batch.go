@@ -62,7 +62,7 @@ func (s *Table) BatchLarge(ctx context.Context, op string, mode WriteMode, ps []
 		r.Step = func(ctx context.Context) (bool, error) {
 			var pack []*SplitUnit
 			var packIdx []int
-			budget := largevalue.Budget{MaxWire: largevalue.WireBudget(s.Acct.MaxBody())}
+			budget := s.Acct.TxBudget()
 			for len(idxs) > 0 {
 				i := idxs[0]
 				u, ua := carried, carriedActs

@@ -69,7 +69,7 @@ func (s *Table) PlannerOffload() *largevalue.Offload {
 // PlanLarge plans the rows of a prepared split-aware entity whose files (if any) are
 // resolved, and its logical row (the read cache's form).
 func (s *Table) PlanLarge(op string, p *Write) error {
-	lay, err := largevalue.Plan(p.PK, p.RK, p.Fixed, p.Values, s.PlannerOffload(), largevalue.WireBudget(s.Acct.MaxBody()))
+	lay, err := largevalue.Plan(p.PK, p.RK, p.Fixed, p.Values, s.PlannerOffload(), s.Acct.TxBudget())
 	if err != nil {
 		if errors.Is(err, abstractions.ErrInvalidKey) {
 			return &abstractions.StoreError{Kind: abstractions.ErrInvalidKey, Op: op, Table: s.Name, PartitionKey: p.PK, RowKey: p.RK,

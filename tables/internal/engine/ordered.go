@@ -61,7 +61,7 @@ func (s *Table) SortedNeedsPartition(op, pk, what string) error {
 
 // CheckOrdered applies SortedNeedsPartition to a prepared query of Query or Stream, before
 // the caller plans it, so that a refused query is not logged as a table scan; Pages
-// applies it again. (A page checks its cursor first, after planning: PageRows refuses it.)
+// applies it again.
 func (s *Table) CheckOrdered(op string, p *PreparedQuery) error {
 	switch {
 	case s.Scans == ScanRefuse:
@@ -70,6 +70,15 @@ func (s *Table) CheckOrdered(op string, p *PreparedQuery) error {
 		return nil
 	}
 	return s.SortedNeedsPartition(op, p.PK, "a Take or a stream")
+}
+
+// CheckPage is CheckOrdered for a page of partition pk ("" across partitions), after its
+// cursor is checked and before the caller plans it; PageRows applies it again.
+func (s *Table) CheckPage(op, pk string) error {
+	if s.Scans == ScanRefuse {
+		return nil // as in CheckOrdered
+	}
+	return s.SortedNeedsPartition(op, pk, "a page")
 }
 
 // errTooManyToSort ends the read of a range that holds more than MaxSortedRows rows.

@@ -13,7 +13,7 @@ import (
 func planned(t *testing.T, col, cell, text string) []service.Row {
 	t.Helper()
 	lay, err := Plan("p", "doc", []service.Property{{Name: "Id", Value: service.String("p|doc")}},
-		[]Value{{Column: col, Cell: cell, Value: service.String(text), Encoding: EncText}}, nil, 0)
+		[]Value{{Column: col, Cell: cell, Value: service.String(text), Encoding: EncText}}, nil, Budget{})
 	if err != nil {
 		t.Fatal(err)
 	}

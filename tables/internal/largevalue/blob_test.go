@@ -132,7 +132,7 @@ func TestPlanOffload(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			lay, err := Plan("p", "r", nil, []Value{tc.value}, tc.off, 0)
+			lay, err := Plan("p", "r", nil, []Value{tc.value}, tc.off, Budget{})
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tc.wantErr)
@@ -156,7 +156,7 @@ func TestPlanOffload(t *testing.T) {
 		})
 	}
 	long := strings.Repeat("k", 600)
-	_, err := Plan(long, long, nil, []Value{{Column: "File", Ref: &BlobRef{SHA256: strings.Repeat("0", 64), Encoding: EncFile}}}, off, 0)
+	_, err := Plan(long, long, nil, []Value{{Column: "File", Ref: &BlobRef{SHA256: strings.Repeat("0", 64), Encoding: EncFile}}}, off, Budget{})
 	if !errors.Is(err, abstractions.ErrInvalidKey) {
 		t.Errorf("a blob name over 1,024 characters = %v, want ErrInvalidKey", err)
 	}

@@ -28,19 +28,20 @@ type Split struct {
 	sizes []cellSize
 }
 
-// cellSize is what one cell adds to a row: stored bytes (service.PropertySize) and body
+// cellSize is what one cell adds to a row: stored bytes (service.PropertySizeOn) and body
 // bytes on the wire (service.PropertyBodySize).
 type cellSize struct{ stored, wire int }
 
-// chunkSizes returns the sizes of sp's chunk cells, measuring them on first use.
-func (sp *Split) chunkSizes() []cellSize {
+// chunkSizes returns the sizes of sp's chunk cells as service p counts them, measuring
+// them on first use (a split is planned for one service).
+func (sp *Split) chunkSizes(p service.Product) []cellSize {
 	if len(sp.sizes) == len(sp.Chunks) {
 		return sp.sizes
 	}
 	sp.sizes = make([]cellSize, len(sp.Chunks))
 	for i, ch := range sp.Chunks {
-		p := service.Property{Name: ChunkName(sp.Column, i), Value: ch}
-		sp.sizes[i] = cellSize{service.PropertySize(&p), service.PropertyBodySize(&p)}
+		c := service.Property{Name: ChunkName(sp.Column, i), Value: ch}
+		sp.sizes[i] = cellSize{service.PropertySizeOn(p, &c), service.PropertyBodySize(&c)}
 	}
 	return sp.sizes
 }

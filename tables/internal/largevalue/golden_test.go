@@ -192,7 +192,7 @@ func diffCells(want, got []service.Row) string {
 // and compares what it produces with them, cell for cell.
 func TestPlanWritesTheDotnetRows(t *testing.T) {
 	fixed := []service.Property{{Name: "Id", Value: service.String("p|doc")}, {Name: "Title", Value: service.String("greeting")}}
-	lay, err := Plan("p", "doc", fixed, []Value{{Column: "Body", Cell: "Body", Value: service.String(dotnetBody()), Encoding: EncText}}, nil, 0)
+	lay, err := Plan("p", "doc", fixed, []Value{{Column: "Body", Cell: "Body", Value: service.String(dotnetBody()), Encoding: EncText}}, nil, Budget{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func TestGoldenLayouts(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fixed := []service.Property{{Name: "Id", Value: service.String("p|doc")}, {Name: "Title", Value: service.String("t")}}
-			lay, err := Plan("p", "doc", fixed, tc.vals, nil, 0)
+			lay, err := Plan("p", "doc", fixed, tc.vals, nil, Budget{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -61,9 +61,9 @@ type Layout struct {
 	// entity's body bytes on the wire), so that fitting the layout's transaction does not
 	// measure its values again.
 	sizes []cellSize
-	// maxWire is the bound of the transaction's request bytes the layout was planned
-	// within (Budget.MaxWire).
-	maxWire int
+	// within is the empty transaction the layout was planned within: its service's bounds
+	// (Budget.MaxWire, Budget.Product).
+	within Budget
 }
 
 // Plan places an entity's cells: fixed are its ordinary cells, which stay on the main row;
@@ -75,10 +75,10 @@ type Layout struct {
 // stored bytes exceed off.Threshold, and a value given as a reference, is stored in a blob
 // (one reference cell on the main row), and while the rows do not fit one transaction the
 // largest split value that may be offloaded is too. An entity that fits no layout within one
-// transaction is refused with an *OversizedValueError. maxWire bounds the transaction's
-// request bytes as Budget.MaxWire does (0: the Table Storage bound; WireBudget gives
-// another service's).
-func Plan(pk, rk string, fixed []service.Property, values []Value, off *Offload, maxWire int) (*Layout, error) {
+// transaction is refused with an *OversizedValueError. within is the empty transaction of
+// the account's service (the zero Budget: Table Storage's); its Product says how rows are
+// counted (service.EntitySizeOn), its MaxWire bounds the transaction's request bytes.
+func Plan(pk, rk string, fixed []service.Property, values []Value, off *Offload, within Budget) (*Layout, error) {
 	blobs := make([]*Blob, len(values))
 	for i, v := range values {
 		if v.Ref == nil {
@@ -94,7 +94,7 @@ func Plan(pk, rk string, fixed []service.Property, values []Value, off *Offload,
 		blobs[i] = b
 	}
 	for {
-		lay, err := place(pk, rk, fixed, values, blobs, off, maxWire)
+		lay, err := place(pk, rk, fixed, values, blobs, off, within)
 		if err == nil {
 			for _, b := range blobs {
 				if b != nil {
@@ -142,7 +142,10 @@ func blobOf(pk, rk string, v Value, off *Offload) *Blob {
 
 // place lays out the rows with the values blobs holds stored in blobs. A layout that does
 // not fit one transaction is returned with the error, for Plan to offload more.
-func place(pk, rk string, fixed []service.Property, values []Value, blobs []*Blob, off *Offload, maxWire int) (*Layout, error) {
+func place(pk, rk string, fixed []service.Property, values []Value, blobs []*Blob, off *Offload, within Budget) (*Layout, error) {
+	size := func(rk string, props []service.Property) cellSize {
+		return cellSize{service.EntitySizeOn(within.Product, pk, rk, props), bodySize(pk, rk, props)}
+	}
 	splits := make([]*Split, len(values))
 	for i, v := range values {
 		if blobs[i] != nil || fitsCell(v.Value) {
@@ -173,7 +176,8 @@ func place(pk, rk string, fixed []service.Property, values []Value, blobs []*Blo
 		if nsplit > 0 {
 			main = append(main, service.Property{Name: PartsColumn, Value: service.Int32(MaxContinuationRows + 1)})
 		}
-		stored, wire := service.EntitySize(pk, rk, main), bodySize(pk, rk, main)
+		sz := size(rk, main)
+		stored, wire := sz.stored, sz.wire
 		if stored <= service.MaxEntityBytes && wire <= service.MaxEntityWireBytes {
 			break
 		}
@@ -220,33 +224,33 @@ func place(pk, rk string, fixed []service.Property, values []Value, blobs []*Blo
 	}
 	if nsplit == 0 {
 		return &Layout{Rows: []service.Row{{PartitionKey: pk, RowKey: rk, Properties: main}},
-			sizes: []cellSize{{service.EntitySize(pk, rk, main), bodySize(pk, rk, main)}}}, nil
+			sizes: []cellSize{size(rk, main)}, within: within}, nil
 	}
 	// Place the chunks: the main row first, then continuation rows. Each chunk is measured
 	// once (Split.chunkSizes), and each row's size is kept for Fit.
 	rows := []service.Row{{PartitionKey: pk, RowKey: rk, Properties: main}}
-	sizes := []cellSize{{service.EntitySize(pk, rk, main), bodySize(pk, rk, main)}}
-	cur, size := &rows[0], &sizes[0]
+	sizes := []cellSize{size(rk, main)}
+	cur, cursize := &rows[0], &sizes[0]
 	for _, sp := range splits {
 		if sp == nil {
 			continue
 		}
-		cs := sp.chunkSizes()
+		cs := sp.chunkSizes(within.Product)
 		for i, ch := range sp.Chunks {
-			if len(cur.Properties)+1 > service.MaxEntityProperties || size.stored+cs[i].stored > service.MaxEntityBytes ||
-				size.wire+cs[i].wire > service.MaxEntityWireBytes {
+			if len(cur.Properties)+1 > service.MaxEntityProperties || cursize.stored+cs[i].stored > service.MaxEntityBytes ||
+				cursize.wire+cs[i].wire > service.MaxEntityWireBytes {
 				idx := len(rows)
 				ck := ContinuationKey(rk, idx)
 				props := make([]service.Property, 2, 2+min(len(sp.Chunks)-i, service.MaxEntityProperties))
 				props[0] = service.Property{Name: OfColumn, Value: service.String(rk)}
 				props[1] = service.Property{Name: IndexColumn, Value: service.Int32(int32(idx))}
 				rows = append(rows, service.Row{PartitionKey: pk, RowKey: ck, Properties: props})
-				sizes = append(sizes, cellSize{service.EntitySize(pk, ck, props), bodySize(pk, ck, props)})
-				cur, size = &rows[len(rows)-1], &sizes[len(sizes)-1]
+				sizes = append(sizes, size(ck, props))
+				cur, cursize = &rows[len(rows)-1], &sizes[len(sizes)-1]
 			}
 			cur.Properties = append(cur.Properties, service.Property{Name: ChunkName(sp.Column, i), Value: ch})
-			size.stored += cs[i].stored
-			size.wire += cs[i].wire
+			cursize.stored += cs[i].stored
+			cursize.wire += cs[i].wire
 		}
 	}
 	// The part count, now known. (Its size was counted with the largest count, which
@@ -257,7 +261,7 @@ func place(pk, rk string, fixed []service.Property, values []Value, blobs []*Blo
 			mp[i].Value = service.Int32(int32(len(rows)))
 		}
 	}
-	lay := &Layout{Rows: rows, Split: nsplit, splits: splits, sizes: sizes, maxWire: maxWire}
+	lay := &Layout{Rows: rows, Split: nsplit, splits: splits, sizes: sizes, within: within}
 	acts := make([]service.Action, len(rows))
 	for i := range rows {
 		acts[i] = service.Action{Op: service.OpInsert, Row: rows[i]}
@@ -273,7 +277,7 @@ func place(pk, rk string, fixed []service.Property, values []Value, blobs []*Blo
 // *OversizedValueError naming the layout's largest split value. The layout's rows are not
 // measured again.
 func (l *Layout) Fit(actions []service.Action) error {
-	b := Budget{MaxWire: l.maxWire}
+	b := Budget{MaxWire: l.within.MaxWire, Product: l.within.Product}
 	reason := b.Add(l, actions)
 	if reason == "" {
 		return nil
@@ -304,6 +308,9 @@ type Budget struct {
 	// MaxWire bounds the request bytes on the wire: 0 means service.MaxTransactionWireBytes;
 	// an account on Cosmos DB for Table sets a smaller bound (see WireBudget).
 	MaxWire int
+	// Product is the service whose count of stored bytes applies (service.EntitySizeOn):
+	// 0 means Table Storage's.
+	Product service.Product
 
 	n, stored, wire int
 	pk              string
@@ -344,7 +351,7 @@ func (b *Budget) Add(l *Layout, actions []service.Action) string {
 			stored += sz.stored
 			wire += sz.wire
 		} else {
-			stored += service.EntitySize(a.Row.PartitionKey, a.Row.RowKey, a.Row.Properties)
+			stored += service.EntitySizeOn(b.Product, a.Row.PartitionKey, a.Row.RowKey, a.Row.Properties)
 			wire += service.BodySize(a)
 		}
 	}

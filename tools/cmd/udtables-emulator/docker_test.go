@@ -120,7 +120,7 @@ func hostPorts(t *testing.T, svc *yamlNode) []string {
 
 // The emulator service of docker-compose.yml: in a profile of its own (so that "docker
 // compose up" starts Azurite alone), built by the Dockerfile, on loopback host ports that
-// are not Azurite's, publishing the port the image listens on.
+// are not Azurite's, publishing the table and blob ports the image listens on.
 func TestDockerComposeEmulator(t *testing.T) {
 	text, err := os.ReadFile(filepath.Join(repoRoot, "docker-compose.yml"))
 	if err != nil {
@@ -154,17 +154,33 @@ func TestDockerComposeEmulator(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the emulator's Dockerfile: %v", err)
 	}
-	m := regexp.MustCompile(`(?m)^ENTRYPOINT \[.*"-addr", "0\.0\.0\.0:(\d+)"\]`).FindSubmatch(df)
-	if m == nil {
-		t.Fatal("the Dockerfile's ENTRYPOINT does not listen on 0.0.0.0 with -addr")
+	entry := regexp.MustCompile(`(?m)^ENTRYPOINT \[(.*)\]`).FindSubmatch(df)
+	if entry == nil {
+		t.Fatal("the Dockerfile has no ENTRYPOINT")
 	}
-	for _, p := range emu.get(t, "ports").list {
-		if !strings.HasSuffix(p, ":"+string(m[1])) {
-			t.Errorf("the emulator's port mapping %s does not publish the port it listens on, %s", p, m[1])
+	listens := map[string]bool{} // the container ports the ENTRYPOINT listens on
+	for _, flag := range []string{"-addr", "-blob-addr"} {
+		m := regexp.MustCompile(`"` + flag + `", "0\.0\.0\.0:(\d+)"`).FindSubmatch(entry[1])
+		if m == nil {
+			t.Fatalf("the Dockerfile's ENTRYPOINT does not listen on 0.0.0.0 with %s", flag)
+		}
+		listens[string(m[1])] = true
+		if !regexp.MustCompile(`(?m)^EXPOSE .*\b` + string(m[1]) + `\b`).Match(df) {
+			t.Errorf("the Dockerfile does not EXPOSE %s", m[1])
 		}
 	}
-	if !strings.Contains(string(df), "EXPOSE "+string(m[1])) {
-		t.Errorf("the Dockerfile does not EXPOSE %s", m[1])
+	published := map[string]bool{}
+	for _, p := range emu.get(t, "ports").list {
+		port := p[strings.LastIndex(p, ":")+1:]
+		if !listens[port] {
+			t.Errorf("the emulator's port mapping %s publishes a port it does not listen on", p)
+		}
+		published[port] = true
+	}
+	for port := range listens {
+		if !published[port] {
+			t.Errorf("the emulator's port %s is not published", port)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@
 //
 //	go run ./tools/cmd/udtables-emulator                       # 127.0.0.1:10002
 //	udtables-emulator -addr 127.0.0.1:20002 -account acct1:a2V5 -log json
+//	udtables-emulator -addr 127.0.0.1:20012 -cosmos            # as Azure Cosmos DB for Table
 //
 // The default addresses are the table and blob endpoints that UseDevelopmentStorage=true
 // names (-addr 127.0.0.1:10002, -blob-addr 127.0.0.1:10000; -blob-addr off serves no blobs),
@@ -14,7 +15,11 @@
 // acknowledges is in a write-ahead log there, fsynced before the response, and survives a
 // crash of the process or the machine ("Persistence" in package inmemory/emulator); blobs
 // are kept in memory only, with or without -data. Package inmemory/emulator says what the
-// protocol supports.
+// protocol supports. With -cosmos every account behaves as
+// Azure Cosmos DB for Table where its FAQ says it differs from Table Storage
+// (memservice.Cosmos: short keys, 2 MB transactions, case-sensitive table names, reserved
+// property names, unsorted query results); a client must be told it talks to Cosmos DB,
+// since the endpoint does not say so (tables.Options.Service, udtables --cosmos).
 //
 // It is a command of its own rather than a udtables subcommand so that the binary links
 // neither the Azure SDK nor the library's engine: it is small, builds with CGO_ENABLED=0 into
@@ -40,6 +45,7 @@ import (
 	"time"
 
 	"github.com/unified-data/gotables/inmemory/emulator"
+	"github.com/unified-data/gotables/inmemory/memservice"
 )
 
 func main() {
@@ -168,6 +174,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	dataDir := fs.String("data", "", "keep the tables in `dir` (a write-ahead log and snapshots); empty: in memory only")
 	snapshotEvery := fs.Int("snapshot-every", 0, "with -data, write a snapshot after `n` logged changes (0: 100,000)")
 	faultSpec := fs.String("faults", "", "inject faults: `rules` fault:calls[:table][:option...], comma-separated, such as 503:write:every=10,delay=200ms:read,throttle=100/s:all (see docs/emulator.md)")
+	cosmos := fs.Bool("cosmos", false, "behave as Azure Cosmos DB for Table where it differs from Table Storage (see memservice.Cosmos)")
 	var accounts accountFlags
 	fs.Var(&accounts, "account", "an extra account as `name:base64key` (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -190,5 +197,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	default:
 		return config{}, fmt.Errorf("-log must be text, json or off, not %q", *logFormat)
 	}
-	return config{*addr, *blobAddr, &emulator.Options{Accounts: accounts, Logger: logger, DataDir: *dataDir, SnapshotEvery: *snapshotEvery, Faults: faults}}, nil
+	opts := &emulator.Options{Accounts: accounts, Logger: logger, DataDir: *dataDir, SnapshotEvery: *snapshotEvery, Faults: faults}
+	if *cosmos {
+		opts.Service = func(string) *memservice.Service { return memservice.New(memservice.Cosmos()) }
+	}
+	return config{*addr, *blobAddr, opts}, nil
 }

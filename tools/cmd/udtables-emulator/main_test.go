@@ -12,7 +12,11 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory/emulator"
+	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/azuritetest"
+	"github.com/unified-data/gotables/tools/bench"
 )
 
 func TestMain(m *testing.M) {
@@ -167,6 +171,47 @@ func TestRunBlobEndpointChoices(t *testing.T) {
 		cancel()
 		if o := out.String(); !strings.Contains(o, tc.want) || strings.Contains(o, tc.lack) {
 			t.Errorf("%q: output\n%s", tc.args, o)
+		}
+	}
+}
+
+// TestRunCosmos: with -cosmos the emulator serves the Cosmos DB for Table profile, whose
+// table names compare with case: "Orders" and "orders" are two tables there, one without it.
+func TestRunCosmos(t *testing.T) {
+	for _, cosmos := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		args := []string{"-addr", "127.0.0.1:0", "-blob-addr", "off", "-log", "off"}
+		if cosmos {
+			args = append(args, "-cosmos")
+		}
+		var out syncBuffer
+		addrs := make(chan string, 1)
+		done := make(chan error, 1)
+		go func() { done <- run(ctx, args, &out, func(a string) { addrs <- a }) }()
+		var addr string
+		select {
+		case addr = <-addrs:
+		case err := <-done:
+			t.Fatalf("run ended at once: %v\n%s", err, out.String())
+		}
+		conn := strings.Replace(bench.DevelopmentConnectionString, "http://127.0.0.1:10002", "http://"+addr, 1)
+		acct, err := tables.NewAccount(conn, &tables.Options{ClientOptions: azuritetest.ClientOptions(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := acct.Tables().CreateTable(ctx, "Orders"); err != nil {
+			t.Fatalf("cosmos %v: Orders: %v", cosmos, err)
+		}
+		err = acct.Tables().CreateTable(ctx, "orders")
+		if cosmos && err != nil {
+			t.Errorf("-cosmos: orders after Orders: %v", err)
+		}
+		if !cosmos && !abstractions.HasStatus(err, http.StatusConflict, "TableAlreadyExists") {
+			t.Errorf("orders after Orders: %v, want 409 TableAlreadyExists", err)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
 		}
 	}
 }

@@ -35,6 +35,7 @@ type archiveFlags struct {
 	table     *string
 	container *string
 	progress  *string
+	cosmos    *bool
 }
 
 func declareCommon(fs *flag.FlagSet, tableHelp string) *archiveFlags {
@@ -43,7 +44,17 @@ func declareCommon(fs *flag.FlagSet, tableHelp string) *archiveFlags {
 		table:     fs.String("table", "", tableHelp),
 		container: fs.String("offload-container", "", "the account's blob offload container (default \"unified-tables-values\")"),
 		progress:  fs.String("progress", "auto", "how to show progress: bar (one redrawn line), log (a line every 5s), none, or auto (bar on a terminal, log otherwise)"),
+		cosmos:    fs.Bool("cosmos", false, "the account is Azure Cosmos DB for Table behind an endpoint that does not say so (a proxy, a custom domain, an emulator)"),
 	}
+}
+
+// product is the service an account is named to be with --cosmos: Cosmos DB, or 0 to tell
+// from the endpoint.
+func product(cosmos bool) service.Product {
+	if cosmos {
+		return service.Cosmos
+	}
+	return 0
 }
 
 // transportOf returns the transport the accounts of backup, restore and copy send their
@@ -53,11 +64,17 @@ var transportOf = func(tr *http.Transport) policy.Transporter { return &http.Cli
 // openAccount returns an account over a connection string with blobs and the offload
 // container, and the function that closes its connections.
 func openAccount(cs, container string) (*tables.Account, func(), error) {
+	return openAccountOf(cs, container, 0)
+}
+
+// openAccountOf is openAccount of the service p (0: told from the endpoint).
+func openAccountOf(cs, container string, p service.Product) (*tables.Account, func(), error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	acct, err := tables.NewAccount(cs, &tables.Options{
 		ClientOptions: azcore.ClientOptions{Transport: transportOf(tr)},
 		Blobs:         azblobs.Connect,
 		BlobOffload:   &tables.BlobOffloadOptions{Container: container},
+		Service:       p,
 	})
 	if err != nil {
 		tr.CloseIdleConnections()
@@ -99,7 +116,7 @@ func (f *archiveFlags) open() (*tables.Account, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return openAccount(cs, *f.container)
+	return openAccountOf(cs, *f.container, product(*f.cosmos))
 }
 
 // needTable refuses a missing --table, or one the service would refuse as a name.
@@ -285,12 +302,15 @@ func copyCommand() *command {
 archive: what a backup restored at once would write. The copy's blobs are its own, so the
 source's deletes and orphan sweeps never damage it. The source is the account of
 --connection-string (or --azurite, or $` + testConnectionEnv + `); the destination that of
---to-connection-string (or --to-azurite), in the same account when neither is given.`,
+--to-connection-string (or --to-azurite), in the same account when neither is given. An
+account on Azure Cosmos DB for Table is known by its endpoint; --cosmos and --to-cosmos name
+one whose endpoint does not say so.`,
 		flags: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
 			common := declareCommon(fs, "the table to copy (required)")
 			toConn := fs.String("to-connection-string", "", "the destination account's connection string (default: the source account)")
 			toAzurite := fs.Bool("to-azurite", false, "the destination is the Azurite emulator's development account")
 			toTable := fs.String("to-table", "", "the destination table (default: the source table's name)")
+			toCosmos := fs.Bool("to-cosmos", false, "the destination account is Azure Cosmos DB for Table behind an endpoint that does not say so")
 			toContainer := fs.String("to-offload-container", "", "the destination's blob offload container (default \"unified-tables-values\")")
 			var parts stringList
 			fs.Var(&parts, "partition", "copy only this partition (repeat the flag for several)")
@@ -337,12 +357,12 @@ source's deletes and orphan sweeps never damage it. The source is the account of
 				if dstCS == srcCS && strings.EqualFold(dstTable, *common.table) {
 					return &usageError{"the destination is the source table: give --to-table or another account"}
 				}
-				src, closeSrc, err := openAccount(srcCS, *common.container)
+				src, closeSrc, err := openAccountOf(srcCS, *common.container, product(*common.cosmos))
 				if err != nil {
 					return err
 				}
 				defer closeSrc()
-				dst, closeDst, err := openAccount(dstCS, *toContainer)
+				dst, closeDst, err := openAccountOf(dstCS, *toContainer, product(*toCosmos))
 				if err != nil {
 					return err
 				}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,7 +16,10 @@ import (
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory"
+	"github.com/unified-data/gotables/inmemory/emulator"
+	"github.com/unified-data/gotables/inmemory/memservice"
 	"github.com/unified-data/gotables/tables"
+	"github.com/unified-data/gotables/tables/azuritetest"
 	"github.com/unified-data/gotables/tables/backup"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -162,4 +167,119 @@ func TestBackupOfCosmosDoesNotResume(t *testing.T) {
 	if d := docsDiff(flipDocs(t, cos, "Docs"), flipDocs(t, dst, "Docs")); d != "" {
 		t.Fatalf("restored (-Cosmos DB +Table Storage):\n%s", d)
 	}
+}
+
+// TestCopyCommandStorageToCosmosEmulatorAndBack runs `udtables copy` from a table on Azurite
+// to the table emulator serving the memory service's Cosmos DB for Table profile, named
+// Cosmos DB with --to-cosmos (its endpoint does not say so), and back with --cosmos. The
+// Cosmos DB account's blobs are Azurite's (Cosmos DB has none), where the copy puts its own
+// copy of an offloaded value. Two values of 1.2 MB in one partition, one transaction on
+// Table Storage, take one each on Cosmos DB. Every entity arrives whole both ways. The same
+// copy without --to-cosmos plans for Table Storage and fails on the profile's 2 MB limit, and
+// an entity whose split value needs more than 2 MB is refused before any of its rows is sent.
+func TestCopyCommandStorageToCosmosEmulatorAndBack(t *testing.T) {
+	azConn := azuritetest.ConnectionString(t)
+	ctx := context.Background()
+	var cosmos *memservice.Service
+	h, err := emulator.New(&emulator.Options{Service: func(string) *memservice.Service {
+		cosmos = memservice.New(memservice.Cosmos())
+		return cosmos
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	// The development account and key, the emulator's table endpoint, Azurite's blobs.
+	cosConn := strings.Replace(azConn, "TableEndpoint="+tableEndpoint(t, azConn), "TableEndpoint="+srv.URL+"/devstoreaccount1", 1)
+
+	az, closeAz, err := openAccount(azConn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAz()
+	sfx := fmt.Sprint(rand.Uint32())
+	src, big, back := "CosSrc"+sfx, "CosBig"+sfx, "CosBack"+sfx
+	for _, tb := range []string{src, big, back} {
+		defer az.Tables().DeleteTable(ctx, tb) //nolint:errcheck
+	}
+	docs, err := tables.For[flipDoc](az, &tables.StoreOptions{Table: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch []*flipDoc
+	for i := range 60 {
+		d := &flipDoc{Entity: abstractions.Entity{ID: fmt.Sprintf("p%d|r%03d", i%3, i)}, N: i, Text: strings.Repeat("é", i%23)}
+		switch i {
+		case 1:
+			d.Data = bytes.Repeat([]byte{1, 2, 3}, 23_000) // split into cells
+		case 2, 5:
+			d.Data = bytes.Repeat([]byte{byte(i), 7}, 600_000) // 1.2 MB, split over rows
+		case 3:
+			d.Data = bytes.Repeat([]byte{4, 5, 6, 7}, 900_000) // 3.6 MB, offloaded
+		}
+		batch = append(batch, d)
+	}
+	if _, err := docs.UpsertBatch(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	want := flipDocs(t, az, src)
+
+	copyCmd := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := run(ctx, append([]string{"copy", "--progress", "none"}, args...), &out, &errb)
+		return code, out.String() + errb.String()
+	}
+	if code, out := copyCmd("--table", src, "--connection-string", azConn, "--to-connection-string", cosConn, "--to-cosmos", "--to-table", "Copied"); code != 0 {
+		t.Fatalf("copy to Cosmos DB: exit %d: %s", code, out)
+	}
+	cos, closeCos, err := openAccountOf(cosConn, "", service.Cosmos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeCos()
+	if d := docsDiff(want, flipDocs(t, cos, "Copied")); d != "" {
+		t.Fatalf("on Cosmos DB (-source +copy):\n%s", d)
+	}
+	if code, out := copyCmd("--table", "Copied", "--connection-string", cosConn, "--cosmos", "--to-connection-string", azConn, "--to-table", back); code != 0 {
+		t.Fatalf("copy back: exit %d: %s", code, out)
+	}
+	if d := docsDiff(want, flipDocs(t, az, back)); d != "" {
+		t.Fatalf("back on Table Storage (-source +copy):\n%s", d)
+	}
+
+	// Without --to-cosmos the copy plans for Table Storage's 4 MiB: the profile refuses.
+	code, out := copyCmd("--table", src, "--connection-string", azConn, "--to-connection-string", cosConn, "--to-table", "Unmarked")
+	if code == 0 || !strings.Contains(out, "RequestBodyTooLarge") {
+		t.Fatalf("a copy to Cosmos DB planned for Table Storage: exit %d: %s", code, out)
+	}
+
+	// A split value whose rows need more than 2 MB cannot be copied as it is stored.
+	bigs, err := tables.For[flipDoc](az, &tables.StoreOptions{Table: big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bigs.Create(ctx, &flipDoc{Entity: abstractions.Entity{ID: "p|big"}, Data: bytes.Repeat([]byte{9, 8}, 1_250_000)}); err != nil {
+		t.Fatal(err)
+	}
+	code, out = copyCmd("--table", big, "--connection-string", azConn, "--to-connection-string", cosConn, "--to-cosmos", "--to-table", "Big")
+	if code == 0 || !strings.Contains(out, "blob offload") || !strings.Contains(out, "none of its rows was sent") {
+		t.Fatalf("a copy of a 2.5 MB split value to Cosmos DB: exit %d: %s", code, out)
+	}
+	if page, err := cosmos.Query(ctx, "Big", service.Query{}); err == nil && len(page.Rows) != 0 {
+		t.Fatalf("the refused entity left %d rows on Cosmos DB", len(page.Rows))
+	}
+}
+
+// tableEndpoint returns the TableEndpoint of a connection string.
+func tableEndpoint(t *testing.T, conn string) string {
+	t.Helper()
+	for _, kv := range strings.Split(conn, ";") {
+		if v, ok := strings.CutPrefix(kv, "TableEndpoint="); ok {
+			return v
+		}
+	}
+	t.Fatalf("the connection string names no TableEndpoint")
+	return ""
 }
