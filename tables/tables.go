@@ -125,7 +125,8 @@ type Options struct {
 	ClientOptions azcore.ClientOptions
 	// Blobs connects the account's blob service, which blob features need. nil leaves the
 	// account without one (and the blob SDK out of the program); set it to azblobs.Connect
-	// (package tables/azblobs) to opt in.
+	// (package tables/azblobs) to opt in, or to azblobs.ConnectTo for another account's
+	// blob service (an Azure Cosmos DB for Table account has none of its own).
 	Blobs blobconn.Connector
 	// BlobOffload turns blob offload on: large values above the threshold, and every file
 	// (*abstractions.File), are stored in blobs of the account's offload container. It needs
@@ -204,7 +205,8 @@ const (
 // its TableEndpoint and BlobEndpoint). A nil opts means the defaults. A connection string it
 // cannot use fails with an error matching [abstractions.ErrInvalidArgument] that says which
 // setting is wrong and never repeats a key or a signature; so does a string without a blob
-// endpoint when opts.Blobs is set. A shared key sent over plain HTTP to a host that is not
+// endpoint when opts.Blobs is azblobs.Connect (an Azure Cosmos DB for Table account has no
+// blob service: give it another account's with azblobs.ConnectTo). A shared key sent over plain HTTP to a host that is not
 // a loopback one is logged as a warning (Options.Logger): the requests it signs can be read
 // and replayed on the way.
 func NewAccount(connectionString string, opts *Options) (*Account, error) {
@@ -223,24 +225,21 @@ func NewAccount(connectionString string, opts *Options) (*Account, error) {
 		if err != nil {
 			return nil, err
 		}
-		if cs.BlobURL == "" {
-			return nil, azconn.NoEndpoint("blob")
-		}
 		ep := blobconn.Endpoint{URL: cs.BlobURL, AccountName: cs.AccountName, AccountKey: cs.AccountKey, SAS: cs.SAS, ClientOptions: opts.clientOptions()}
-		cfg.blobURL = cs.BlobURL
 		if blobs, err = opts.Blobs(ep); err != nil {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
+		cfg.blobURL = blobEndpoint(cs.BlobURL, blobs)
 	}
 	a := newAccount(svc.Endpoint(), svc, blobs, cfg, busy.Pressure)
-	warnKeyInClear(a, connectionString, blobs != nil)
+	warnKeyInClear(a, connectionString, cfg.blobURL)
 	return a, nil
 }
 
 // NewAccountWithCredential returns the account at tableURL (such as
 // "https://myaccount.table.core.windows.net") authenticated with a token credential, for
 // example one of package azidentity. blobURL is the blob endpoint, needed only when
-// opts.Blobs is set ("" otherwise). A nil credential, or an endpoint that is not an http(s)
+// opts.Blobs is azblobs.Connect ("" otherwise). A nil credential, or an endpoint that is not an http(s)
 // URL with a host, or that carries user information or a query, fails with an error
 // matching [abstractions.ErrInvalidArgument].
 func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredential, opts *Options) (*Account, error) {
@@ -255,15 +254,27 @@ func NewAccountWithCredential(tableURL, blobURL string, cred azcore.TokenCredent
 	}
 	var blobs service.Blobs
 	if opts != nil && opts.Blobs != nil {
-		if err := azservice.CheckEndpoint("blob", blobURL); err != nil {
-			return nil, err
+		if blobURL != "" {
+			if err := azservice.CheckEndpoint("blob", blobURL); err != nil {
+				return nil, err
+			}
 		}
-		cfg.blobURL = blobURL
 		if blobs, err = opts.Blobs(blobconn.Endpoint{URL: blobURL, Credential: cred, ClientOptions: opts.clientOptions()}); err != nil {
 			return nil, fmt.Errorf("tables: connecting the blob service: %w", err)
 		}
+		cfg.blobURL = blobEndpoint(blobURL, blobs)
 	}
 	return newAccount(svc.Endpoint(), svc, blobs, cfg, busy.Pressure), nil
+}
+
+// blobEndpoint is the endpoint of the blob service an account was given: the one its
+// constructor was told, else the one the service reports (a connector such as
+// azblobs.ConnectTo reaches another account's).
+func blobEndpoint(given string, blobs service.Blobs) string {
+	if u, ok := blobs.(interface{ URL() string }); given == "" && ok {
+		return u.URL()
+	}
+	return given
 }
 
 // defaultBatchParallelism is the number of partitions' transactions a batch call has out at

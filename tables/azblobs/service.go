@@ -7,6 +7,9 @@
 //
 //	acct, err := tables.NewAccount(conn, &tables.Options{Blobs: azblobs.Connect})
 //
+// [ConnectTo] gives an account another account's blob service instead: the way for an Azure
+// Cosmos DB for Table account, which has none.
+//
 // Failures are *abstractions.StatusError values with the blob service's codes (404
 // BlobNotFound and ContainerNotFound, 409 BlobAlreadyExists, 412 ConditionNotMet, …), with
 // the SDK's *azcore.ResponseError in the chain; no error carries a key or a signature.
@@ -15,6 +18,8 @@ package azblobs
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"strings"
 
 	"github.com/unified-data/gotables/tables/blobconn"
 
@@ -59,8 +64,14 @@ func (o *Options) clientOptions() *azblob.ClientOptions {
 }
 
 // Connect builds the blob service of an account from what the account's constructor was
-// given. Set it as tables.Options.Blobs to give an account blob support.
+// given: its blob endpoint and credential. Set it as tables.Options.Blobs to give an account
+// blob support. An account whose constructor knows no blob endpoint is refused with
+// abstractions.ErrInvalidArgument; for an Azure Cosmos DB for Table account, which has no
+// blob service, use [ConnectTo].
 func Connect(ep blobconn.Endpoint) (service.Blobs, error) {
+	if ep.URL == "" {
+		return nil, fmt.Errorf("%w: azblobs: the account names no blob endpoint (give its BlobEndpoint; an Azure Cosmos DB for Table account has none: connect a storage account's with azblobs.ConnectTo)", abstractions.ErrInvalidArgument)
+	}
 	opts := &Options{ClientOptions: ep.ClientOptions}
 	switch {
 	case ep.Credential != nil:
@@ -71,6 +82,33 @@ func Connect(ep blobconn.Endpoint) (service.Blobs, error) {
 		return newWithSAS(ep.URL, ep.SAS, opts)
 	}
 	return nil, fmt.Errorf("%w: azblobs: the blob endpoint carries no credential", abstractions.ErrInvalidArgument)
+}
+
+// ConnectTo returns a connector of the blob service of another storage account, the one
+// connectionString names (with an AccountKey or a SharedAccessSignature), whatever endpoint
+// and credential the table account has. Set it as tables.Options.Blobs for an account whose
+// table service has no blob service beside it, such as Azure Cosmos DB for Table:
+//
+//	acct, err := tables.NewAccount(cosmosConn, &tables.Options{Blobs: azblobs.ConnectTo(storageConn)})
+//
+// The blob client takes the table account's client options (transport, retries, policies,
+// telemetry). A connection string it cannot use fails when the account is built, as
+// [NewFromConnectionString] fails.
+func ConnectTo(connectionString string) blobconn.Connector {
+	return func(ep blobconn.Endpoint) (service.Blobs, error) {
+		return NewFromConnectionString(connectionString, &Options{ClientOptions: ep.ClientOptions})
+	}
+}
+
+// URL returns the blob service's endpoint, such as "https://myaccount.blob.core.windows.net",
+// without a signature.
+func (s *Service) URL() string {
+	u, err := url.Parse(s.blobs.URL())
+	if err != nil {
+		return ""
+	}
+	u.RawQuery = ""
+	return strings.TrimRight(u.String(), "/")
 }
 
 // NewFromConnectionString returns the blob Service of an Azure Storage connection string

@@ -50,6 +50,18 @@ func TestParseConnectionString(t *testing.T) {
 			account: "acct", key: testKey,
 		},
 		{
+			name:    "Cosmos DB for Table: no blob endpoint derived",
+			conn:    "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + testKey + ";TableEndpoint=https://acct.table.cosmos.azure.com:443/;",
+			table:   "https://acct.table.cosmos.azure.com:443",
+			account: "acct", key: testKey,
+		},
+		{
+			name:  "Cosmos DB for Table with a blob endpoint given",
+			conn:  "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + testKey + ";TableEndpoint=https://acct.table.cosmos.azure.com:443/;BlobEndpoint=https://store.blob.core.windows.net",
+			table: "https://acct.table.cosmos.azure.com:443", blob: "https://store.blob.core.windows.net",
+			account: "acct", key: testKey,
+		},
+		{
 			name:    "only a table endpoint",
 			conn:    "AccountName=acct;AccountKey=" + testKey + ";TableEndpoint=http://localhost:9999/acct/",
 			table:   "http://localhost:9999/acct",

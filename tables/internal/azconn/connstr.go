@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/service"
 )
 
 // The Azure SDK's connection-string parsers do not understand UseDevelopmentStorage=true,
@@ -191,8 +192,12 @@ func Parse(conn string) (Settings, error) {
 	if cs.TableURL, err = endpoint("TableEndpoint", "table"); err != nil {
 		return cs, err
 	}
-	if cs.BlobURL, err = endpoint("BlobEndpoint", "blob"); err != nil {
-		return cs, err
+	// An Azure Cosmos DB for Table account has no blob service: a blob endpoint derived from
+	// its name would be a storage account's of the same name, someone else's.
+	if hasBlob || ProductOf(cs.TableURL) != service.Cosmos {
+		if cs.BlobURL, err = endpoint("BlobEndpoint", "blob"); err != nil {
+			return cs, err
+		}
 	}
 	return cs, nil
 }
