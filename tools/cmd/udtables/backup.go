@@ -17,6 +17,7 @@ import (
 	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/azblobs"
 	"github.com/unified-data/gotables/tables/backup"
+	"github.com/unified-data/gotables/tables/blobconn"
 	"github.com/unified-data/gotables/tables/service"
 	"github.com/unified-data/gotables/tools/bench"
 )
@@ -67,15 +68,30 @@ func openAccount(cs, container string) (*tables.Account, func(), error) {
 	return openAccountOf(cs, container, 0)
 }
 
-// openAccountOf is openAccount of the service p (0: told from the endpoint).
+// openAccountOf is openAccount of the service p (0: told from the endpoint). A connection
+// string that names no blob endpoint (an Azure Cosmos DB for Table account's, which has no
+// blob service) gives an account without blobs: its tables are copied, and a value stored
+// in a blob cannot be (the store says so).
 func openAccountOf(cs, container string, p service.Product) (*tables.Account, func(), error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	acct, err := tables.NewAccount(cs, &tables.Options{
+	noBlobs := false
+	opts := &tables.Options{
 		ClientOptions: azcore.ClientOptions{Transport: transportOf(tr)},
-		Blobs:         azblobs.Connect,
-		BlobOffload:   &tables.BlobOffloadOptions{Container: container},
-		Service:       p,
-	})
+		Blobs: func(ep blobconn.Endpoint) (service.Blobs, error) {
+			if ep.URL == "" {
+				noBlobs = true
+				return nil, nil
+			}
+			return azblobs.Connect(ep)
+		},
+		BlobOffload: &tables.BlobOffloadOptions{Container: container},
+		Service:     p,
+	}
+	acct, err := tables.NewAccount(cs, opts)
+	if err == nil && noBlobs {
+		opts.Blobs, opts.BlobOffload = nil, nil
+		acct, err = tables.NewAccount(cs, opts)
+	}
 	if err != nil {
 		tr.CloseIdleConnections()
 		return nil, nil, fmt.Errorf("connection string: %w", err)
