@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/unified-data/gotables/inmemory/internal/journal"
@@ -22,7 +24,7 @@ import (
 // blobView renders what a client sees of every container and blob of h's development
 // account: a container's ETag and time; a blob's content, the headers a read answers with
 // (ETag, Last-Modified, the content headers, Content-MD5, metadata) and its block lists,
-// committed and staged. svc lists the names.
+// committed and staged. svc and the blocks staged in h list the names.
 func blobView(t *testing.T, h *Handler, svc *memservice.Service) string {
 	t.Helper()
 	srv := httptest.NewServer(h.Blobs())
@@ -41,10 +43,20 @@ func blobView(t *testing.T, h *Handler, svc *memservice.Service) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		names := []string{"staged"} // a blob with blocks staged only
+		var names []string
 		for _, b := range page.Blobs {
 			names = append(names, b.Name)
 		}
+		// Blobs with blocks staged only.
+		st := h.accounts[DevelopmentAccount].blobs
+		st.mu.RLock()
+		for k := range st.staged {
+			if k.container == ct.Name && !slices.Contains(names, k.name) {
+				names = append(names, k.name)
+			}
+		}
+		st.mu.RUnlock()
+		slices.Sort(names)
 		for _, name := range names {
 			r := c.do(http.MethodHead, ct.Name+"/"+name, "")
 			g := c.do(http.MethodGet, ct.Name+"/"+name, "")
@@ -125,7 +137,7 @@ func TestPersistBlobs(t *testing.T) {
 			blobLoad(t, c)
 			want := blobView(t, h, svc)
 			for _, s := range []string{`whole 200 "ü content\x00\xff"`, "Content-Language=fr", "x-ms-meta-key=v",
-				"max-age=1", "x-ms-meta-m=1", "<Name>" + base64.StdEncoding.EncodeToString([]byte("x2")) + "</Name>", "replaced 200"} {
+				"max-age=1", "x-ms-meta-m=1", "  staged 404", "<Name>" + base64.StdEncoding.EncodeToString([]byte("x2")) + "</Name>", "replaced 200"} {
 				if !strings.Contains(want, s) {
 					t.Fatalf("the state lacks %s:\n%s", s, want)
 				}
@@ -244,6 +256,79 @@ func TestPersistBlobDamage(t *testing.T) {
 			}
 			if got := blobView(t, h, svc); tc.blobs == 2 && got != full {
 				t.Errorf("state:\n%s\nwant:\n%s", got, full)
+			}
+		})
+	}
+}
+
+// Many connections write the same blobs (puts, staged blocks and commits, metadata,
+// deletes) and create and delete containers, while snapshots are written every few changes
+// or not at all: the directory, copied as a crash would leave it and after a clean stop,
+// loads to exactly what clients see, so the log orders conflicting blob changes as they
+// were applied.
+func TestPersistBlobsConcurrent(t *testing.T) {
+	for _, every := range []int{0, 7} {
+		t.Run(fmt.Sprint("snapshot every ", every), func(t *testing.T) {
+			dir := t.TempDir()
+			h, svc := persistent(t, dir, every)
+			c := devBlobClient(t, httptestBlobServer(t, h))
+			wantStatus(t, "container", c.do(http.MethodPut, "shared?restype=container", ""), http.StatusCreated)
+			const workers, each = 6, 40
+			var wg sync.WaitGroup
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range each {
+						name := fmt.Sprint("shared/b", (w+i)%4)
+						id := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "%02d%02d", w, i))
+						switch i % 6 {
+						case 0:
+							c.do(http.MethodPut, name, fmt.Sprint(w, "/", i), "x-ms-blob-type", "BlockBlob", "Cache-Control", fmt.Sprint(w))
+						case 1:
+							c.do(http.MethodPut, name+"?comp=block&blockid="+url.QueryEscape(id), fmt.Sprint("block ", w, "/", i))
+						case 2:
+							c.do(http.MethodPut, name+"?comp=block&blockid="+url.QueryEscape(id), fmt.Sprint("block ", w, "/", i))
+							c.do(http.MethodPut, name+"?comp=blocklist", "<BlockList><Latest>"+id+"</Latest></BlockList>", "x-ms-meta-w", fmt.Sprint(w))
+						case 3:
+							c.do(http.MethodPut, name+"?comp=metadata", "", "x-ms-meta-i", fmt.Sprint(i))
+						case 4:
+							c.do(http.MethodDelete, name, "")
+						case 5:
+							ct := fmt.Sprint("other", w%3)
+							c.do(http.MethodPut, ct+"?restype=container", "")
+							c.do(http.MethodPut, ct+"/x", "x", "x-ms-blob-type", "BlockBlob")
+							c.do(http.MethodPut, ct+"/y?comp=block&blockid="+url.QueryEscape(id), "y")
+							if w%2 == 0 && i < each-6 { // the last round keeps them
+								c.do(http.MethodDelete, ct+"?restype=container", "")
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			want := blobView(t, h, svc)
+			if !strings.Contains(want, "container shared") || !strings.Contains(want, "  y 404") {
+				t.Fatalf("the state:\n%s", want)
+			}
+			st := h.stores[0]
+			st.snapMu.Lock() // no snapshot half written in the copy
+			crashed := copyDir(t, dir)
+			st.snapMu.Unlock()
+			h2, svc2 := persistent(t, crashed, 0)
+			if got := blobView(t, h2, svc2); got != want {
+				t.Errorf("after a crash:\n%s\nwant:\n%s", got, want)
+			}
+			if err := h2.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Close(); err != nil {
+				t.Fatal(err)
+			}
+			h3, svc3 := persistent(t, dir, 0)
+			defer h3.Close()
+			if got := blobView(t, h3, svc3); got != want {
+				t.Errorf("after a clean stop:\n%s\nwant:\n%s", got, want)
 			}
 		})
 	}
