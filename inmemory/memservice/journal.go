@@ -16,9 +16,10 @@ func init() {
 	journal.Dump = func(svc any, emit func(*journal.Change) error) error { return svc.(*Service).dump(emit) }
 }
 
-// logged appends the table change c to the service's log, if it has one, and returns its
-// sequence number (0 without a log). The caller holds s.mu. Row writes append directly,
-// after checking for a log, so that a service without one builds no change.
+// logged appends the table or container change c to the service's log, if it has one, and
+// returns its sequence number (0 without a log). The caller holds s.mu (s.blobMu for a
+// container). Row and blob writes append directly, after checking for a log, so that a
+// service without one builds no change.
 func (s *Service) logged(c *journal.Change) uint64 {
 	if s.journal == nil {
 		return 0
@@ -144,7 +145,8 @@ func (s *Service) restoredETag(etag string) {
 const dumpChunk = 1000
 
 // dump calls emit with a CreateTable change for each table and then its rows, a partition
-// at a time, each partition copied under its lock and emitted after.
+// at a time, each partition copied under its lock and emitted after; then the containers
+// and blobs (dumpBlobs).
 func (s *Service) dump(emit func(*journal.Change) error) error {
 	var tabs []*table
 	s.tables.Range(func(_, v any) bool {
