@@ -38,17 +38,21 @@ type blobHandler struct {
 
 func newBlobHandler(h *Handler) *blobHandler {
 	b := &blobHandler{h: h, state: make(map[string]*blobState, len(h.accounts))}
-	for name := range h.accounts {
-		b.state[name] = &blobState{staged: make(map[blobKey]*stagedBlocks), side: make(map[blobKey]*sideProps)}
+	for name, acct := range h.accounts {
+		b.state[name] = acct.blobs
 	}
 	return b
+}
+
+func newBlobState() *blobState {
+	return &blobState{staged: make(map[blobKey]*stagedBlocks), side: make(map[blobKey]*sideProps)}
 }
 
 // Blobs returns the handler of the Blob service of the same accounts: each account's
 // containers and blobs are those of its memory service (memservice.Service is both a table
 // and a blob service). Serve it on an address of its own, as the storage emulators do; a
 // request to it is answered in the Blob service's XML, a request of the table protocol is
-// not understood there. Blobs are kept in memory only, even with Options.DataDir.
+// not understood there. With Options.DataDir, blobs are kept there with the tables.
 func (h *Handler) Blobs() http.Handler { return h.blobs }
 
 // blobState is what the emulator keeps beside an account's memory service. Writes of blobs

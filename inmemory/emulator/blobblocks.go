@@ -84,6 +84,10 @@ func (q *blobRequest) putBlock(container, name string) {
 	}
 	s.blocks[id] = q.body
 	q.st.staged[k] = s
+	if err := q.acct.stage(container, name, id, q.body); err != nil {
+		q.fail(err)
+		return
+	}
 	q.w.Header().Set("Content-MD5", md5Of(q.body))
 	q.w.Header().Set("x-ms-request-server-encrypted", "true")
 	q.w.WriteHeader(http.StatusCreated)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unified-data/gotables/inmemory/internal/journal"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -262,7 +263,15 @@ func (q *blobRequest) write(container, name string, cur *storedBlob, cond blobCo
 	default:
 		opts.Mode = service.UploadOverwrite
 	}
-	p, err := q.acct.svc.Upload(q.r.Context(), container, name, data, opts)
+	ctx := q.r.Context()
+	if q.acct.store != nil {
+		if int64(len(data)) > maxLoggedBlob {
+			return service.BlobProperties{}, errNotImplemented("blobs larger than 4 GiB less 1 MiB with a data directory")
+		}
+		// condCreate: a Put Blob or Put Block List, which discard the blob's staged blocks.
+		ctx = journal.WithAnnex(ctx, side.annex(mode == condCreate))
+	}
+	p, err := q.acct.svc.Upload(ctx, container, name, data, opts)
 	if err != nil {
 		return service.BlobProperties{}, err
 	}
@@ -492,7 +501,11 @@ func (q *blobRequest) deleteBlob(container, name string) {
 		q.fail(err)
 		return
 	}
-	if err := q.acct.svc.DeleteBlob(q.r.Context(), container, name, service.Conditions{IfMatch: cur.props.ETag}); err != nil {
+	ctx := q.r.Context()
+	if q.acct.store != nil {
+		ctx = journal.WithAnnex(ctx, []byte{}) // the deletion discards the staged blocks
+	}
+	if err := q.acct.svc.DeleteBlob(ctx, container, name, service.Conditions{IfMatch: cur.props.ETag}); err != nil {
 		q.fail(err)
 		return
 	}

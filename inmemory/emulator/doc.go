@@ -89,8 +89,7 @@
 //
 // Page and append blobs, leases, snapshots, versions, copies, tags, tiers, encryption
 // keys and scopes, container metadata and ACLs are refused with 501 NotImplemented and
-// change nothing. Blobs are kept in memory only, with or without Options.DataDir, and
-// faults are injected into table requests only.
+// change nothing. Faults are injected into table requests only.
 //
 // # Fault injection
 //
@@ -107,30 +106,43 @@
 //
 // # Persistence
 //
-// Without Options.DataDir an account's tables live in memory and are gone when the process
-// ends. With it, each account keeps a directory of its own under DataDir (named after the
-// account) holding a snapshot and a write-ahead log, and the guarantee is: every change the
-// emulator answered with success (a table created or deleted, an entity written or
-// deleted, a committed transaction) is in the log, written and fsynced before the response
-// was sent, and is there again after the process is killed or the machine stops, with the
-// same rows, ETags and Timestamps, so that an ETag a client holds stays valid. A
-// transaction is one record: after a restart it is there whole or not at all. A change that
+// Without Options.DataDir an account's tables and blobs live in memory and are gone when
+// the process ends. With it, each account keeps a directory of its own under DataDir (named
+// after the account) holding a snapshot and a write-ahead log, and the guarantee is: every
+// change the emulator answered with success (a table created or deleted, an entity written
+// or deleted, a committed transaction; a container created or deleted, a blob put,
+// committed from blocks, given properties or metadata, or deleted, a block staged) is in the
+// log, written and fsynced before the response was sent, and is there again after the
+// process is killed or the machine stops, with the same rows, ETags and Timestamps, the
+// same blob content, properties, metadata, block lists, ETags and Last-Modified, so that an
+// ETag a client holds stays valid. Staged blocks that were never committed are kept too, as
+// the service keeps them (for a week). A transaction is one record, and so is a blob write
+// (the blob's content with its properties): after a restart it is there whole or not at
+// all. A change that
 // was not answered (the process died first) may or may not be there; a refused one never
 // is. Reads may see a change a moment before its fsync ends, so a read of a change that was
 // never acknowledged can be undone by a crash.
 //
 // The memory service hands each change to the log while it still holds the lock that orders
-// the change among those it conflicts with (a row's partition, the service's table lock),
-// so the log's order is the order the service applied them in; the writes of many
-// connections share fsyncs (group commit). If writing the log fails, the write is answered
+// the change among those it conflicts with (a row's partition, the service's table lock,
+// its blob lock; a staged block is logged under the emulator's blob lock), so the log's
+// order is the order the service applied them in; the table writes of many connections
+// share fsyncs (group commit). Blob writes of an account are serialized by one lock (see
+// Blobs) and each waits for its fsync under it, so they are made durable one at a time.
+//
+// A blob write's record holds the blob's whole content: the log grows by every blob
+// written, a Set Blob Properties or Metadata included (it rewrites the blob), until the
+// next snapshot, and each snapshot rewrites every table and blob of the account. With a
+// data directory, a blob larger than 4 GiB less 1 MiB (a record's length is 32 bits) is
+// refused with 501 NotImplemented. A start reads the snapshot and the logs into memory whole. If writing the log fails, the write is answered
 // with 500 InternalError, and so is every later write: restart the emulator.
 //
 // Every SnapshotEvery changes (100,000 by default), at a clean stop (Handler.Close) and at
 // a start that replayed a log, the emulator writes a new snapshot: the log is renamed
-// log.old and a new log started, the tables are written to snapshot.tmp, which is fsynced
+// log.old and a new log started, the tables and blobs are written to snapshot.tmp, which is fsynced
 // and renamed over snapshot, and log.old is removed. A start loads snapshot, then replays
-// log.old (when a crash left one) and log; each record sets state (a row with its ETag, a
-// row or table gone), so a snapshot taken while writes went on replays to the right state.
+// log.old (when a crash left one) and log; each record sets state (a row or blob with its
+// ETag, a row, table, blob or container gone), so a snapshot taken while writes went on replays to the right state.
 //
 // Each record is framed by its length and a CRC-32C. A last record that the file ends in
 // the middle of, that is followed only by zeros, or whose checksum fails where the file

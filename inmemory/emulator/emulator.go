@@ -62,7 +62,7 @@ type Options struct {
 	// Logger receives one record per request (method, path, query, status, error code,
 	// duration, request id); nil logs nothing.
 	Logger *slog.Logger
-	// DataDir, when not empty, keeps each account's tables in a directory of its own
+	// DataDir, when not empty, keeps each account's tables and blobs in a directory of its own
 	// under it (see "Persistence" in the package documentation); the services Service
 	// returns must then be empty. Empty keeps everything in memory only.
 	DataDir string
@@ -87,10 +87,12 @@ type Handler struct {
 }
 
 type account struct {
-	name string
-	key  []byte
-	svc  *memservice.Service
-	acls tableACLs
+	name  string
+	key   []byte
+	svc   *memservice.Service
+	acls  tableACLs
+	blobs *blobState // what the blob service keeps beside svc's blobs (blob.go)
+	store *store     // with Options.DataDir
 }
 
 // New returns a Handler serving the development account and opts.Accounts. It fails when an
@@ -127,18 +129,20 @@ func New(opts *Options) (_ *Handler, err error) {
 		if svc == nil {
 			svc = memservice.New()
 		}
+		acct := &account{name: a.Name, key: a.Key, svc: svc, blobs: newBlobState()}
 		if opts.DataDir != "" {
 			// The account's directory is named after it.
 			if !accountNameRE.MatchString(a.Name) {
 				return nil, fmt.Errorf("emulator: account name %q is not 3 to 24 lower-case letters and digits", a.Name)
 			}
-			st, err := openStore(filepath.Join(opts.DataDir, a.Name), svc, opts.SnapshotEvery)
+			st, err := openStore(filepath.Join(opts.DataDir, a.Name), svc, acct.blobs, opts.SnapshotEvery)
 			if err != nil {
 				return nil, err
 			}
 			h.stores = append(h.stores, st)
+			acct.store = st
 		}
-		h.accounts[a.Name] = &account{name: a.Name, key: a.Key, svc: svc}
+		h.accounts[a.Name] = acct
 	}
 	if opts.DataDir != "" {
 		for _, acct := range h.accounts {
@@ -151,7 +155,7 @@ func New(opts *Options) (_ *Handler, err error) {
 	return h, nil
 }
 
-// Close writes a snapshot of each account's tables to the data directory and closes its
+// Close writes a snapshot of each account's tables and blobs to the data directory and closes its
 // files; a write after it fails with 500 InternalError. Stop serving first (as
 // http.Server.Shutdown does). Without a data directory it does nothing.
 func (h *Handler) Close() error {

@@ -19,7 +19,7 @@ import (
 const (
 	logName      = "log"      // the write-ahead log: changes since the snapshot
 	oldLogName   = "log.old"  // the log being folded into a new snapshot
-	snapName     = "snapshot" // the tables and rows at some moment
+	snapName     = "snapshot" // the tables, rows, containers, blobs and staged blocks at some moment
 	snapTempName = "snapshot.tmp"
 )
 
@@ -41,7 +41,8 @@ const defaultSnapshotEvery = 100_000
 type store struct {
 	dir   string
 	svc   *memservice.Service
-	every int // changes between snapshots
+	blobs *blobState // what the blob service keeps beside svc's blobs
+	every int        // changes between snapshots
 
 	mu      sync.Mutex
 	buf     []byte
@@ -63,14 +64,14 @@ type store struct {
 // openStore loads the account's directory into svc (which must be empty), writes a snapshot
 // when it replayed a log, and attaches itself to svc. It refuses to start on a file it
 // cannot read, naming the file and the offset.
-func openStore(dir string, svc *memservice.Service, every int) (*store, error) {
+func openStore(dir string, svc *memservice.Service, blobs *blobState, every int) (*store, error) {
 	if every <= 0 {
 		every = defaultSnapshotEvery
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("emulator: data directory: %w", err)
 	}
-	s := &store{dir: dir, svc: svc, every: every, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s := &store{dir: dir, svc: svc, blobs: blobs, every: every, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	// A snapshot that was being written when the process stopped was never renamed into
 	// place: the snapshot and the logs beside it hold everything.
 	if err := os.Remove(s.path(snapTempName)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -186,7 +187,12 @@ func (s *store) replay(name string, magic []byte, tornTail bool) (int, error) {
 		if err != nil {
 			return n, bad(off-frameHeader-int(size), err.Error())
 		}
-		journal.Restore(s.svc, c)
+		if c.Kind != journal.StageBlock {
+			journal.Restore(s.svc, c)
+		}
+		if err := s.blobs.restore(c); err != nil {
+			return n, bad(off-frameHeader-int(size), err.Error())
+		}
 		n++
 	}
 	if bytes.Equal(magic, snapMagic) && !ended {
@@ -387,6 +393,9 @@ func (s *store) writeSnapshot() error {
 	}
 	w := &frameWriter{f: f, buf: append([]byte(nil), snapMagic...)}
 	err = journal.Dump(s.svc, w.write)
+	if err == nil {
+		err = s.blobs.dumpStaged(w.write)
+	}
 	if err == nil {
 		w.buf = appendRaw(w.buf, snapEnd)
 		err = w.flush()

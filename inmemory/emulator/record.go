@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/unified-data/gotables/inmemory/internal/journal"
@@ -21,6 +23,19 @@ import (
 //
 // where a string is its length (uvarint) and bytes. A property's uvarint is the Value's
 // bits (two's complement, IEEE 754, 100 ns ticks), so every value reads back exactly.
+// The changes of containers and blobs follow their kind byte with the container's name and
+// then:
+//
+//	CreateContainer: ETag string, LastModified time
+//	DeleteContainer: nothing
+//	PutBlob:         blob string, ETag string, LastModified time, ContentType string,
+//	                 ContentEncoding string, count uvarint, count × (name string, value string),
+//	                 annex, content string
+//	DeleteBlob:      blob string, annex
+//	StageBlock:      blob string, block id string, content string
+//
+// where a time is seconds (varint) and nanoseconds (uvarint), and an annex is a byte (0:
+// none, 1: present) followed, when present, by a string. Metadata is written in name order.
 const frameHeader = 8
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -30,6 +45,10 @@ func appendFrame(buf []byte, c *journal.Change) []byte {
 	start := len(buf)
 	buf = append(buf, make([]byte, frameHeader)...)
 	buf = append(buf, byte(c.Kind))
+	if c.Kind >= journal.CreateContainer {
+		buf = appendBlobChange(buf, c)
+		return sealFrame(buf, start)
+	}
 	buf = appendStr(buf, c.Table)
 	buf = binary.AppendUvarint(buf, uint64(len(c.Rows)))
 	for i := range c.Rows {
@@ -73,10 +92,59 @@ func appendFrame(buf []byte, c *journal.Change) []byte {
 			}
 		}
 	}
+	return sealFrame(buf, start)
+}
+
+// sealFrame fills in the header of the frame that starts at buf[start].
+func sealFrame(buf []byte, start int) []byte {
 	payload := buf[start+frameHeader:]
 	binary.LittleEndian.PutUint32(buf[start:], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(buf[start+4:], crc32.Checksum(payload, crcTable))
 	return buf
+}
+
+// appendBlobChange appends what follows the kind byte of a change of containers and blobs.
+func appendBlobChange(buf []byte, c *journal.Change) []byte {
+	buf = appendStr(buf, c.Container)
+	switch c.Kind {
+	case journal.CreateContainer:
+		buf = appendStr(buf, c.Props.ETag)
+		buf = appendTime(buf, c.Props.LastModified)
+	case journal.PutBlob:
+		buf = appendStr(buf, c.Blob)
+		buf = appendStr(buf, c.Props.ETag)
+		buf = appendTime(buf, c.Props.LastModified)
+		buf = appendStr(buf, c.Props.ContentType)
+		buf = appendStr(buf, c.Props.ContentEncoding)
+		buf = binary.AppendUvarint(buf, uint64(len(c.Metadata)))
+		for _, name := range slices.Sorted(maps.Keys(c.Metadata)) {
+			buf = appendStr(buf, name)
+			buf = appendStr(buf, c.Metadata[name])
+		}
+		buf = appendAnnex(buf, c.Annex)
+		buf = appendStr(buf, string(c.Data))
+	case journal.DeleteBlob:
+		buf = appendStr(buf, c.Blob)
+		buf = appendAnnex(buf, c.Annex)
+	case journal.StageBlock:
+		buf = appendStr(buf, c.Blob)
+		buf = appendStr(buf, c.BlockID)
+		buf = appendStr(buf, string(c.Data))
+	}
+	return buf
+}
+
+func appendTime(buf []byte, t time.Time) []byte {
+	buf = binary.AppendVarint(buf, t.Unix())
+	return binary.AppendUvarint(buf, uint64(t.Nanosecond()))
+}
+
+func appendAnnex(buf, annex []byte) []byte {
+	if annex == nil {
+		return append(buf, 0)
+	}
+	buf = append(buf, 1)
+	return appendStr(buf, string(annex))
 }
 
 // appendRaw appends payload as a frame to buf.
@@ -154,10 +222,86 @@ func (d *decoder) string() string {
 	return s
 }
 
+func (d *decoder) time() time.Time {
+	sec := d.varint()
+	return time.Unix(sec, int64(d.uvarint())).UTC()
+}
+
+// bytes reads a string as bytes, never nil.
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.bad = true
+		return []byte{}
+	}
+	b := slices.Clone(d.b[:n:n])
+	if b == nil {
+		b = []byte{}
+	}
+	d.b = d.b[n:]
+	return b
+}
+
+func (d *decoder) annex() []byte {
+	switch d.byte() {
+	case 0:
+		return nil
+	case 1:
+		return d.bytes()
+	}
+	d.bad = true
+	return nil
+}
+
+// decodeBlobChange reads what follows the kind byte of a change of containers and blobs.
+func decodeBlobChange(d *decoder, c *journal.Change) (*journal.Change, error) {
+	c.Container = d.string()
+	switch c.Kind {
+	case journal.CreateContainer:
+		c.Props.ETag = d.string()
+		c.Props.LastModified = d.time()
+	case journal.PutBlob:
+		c.Blob = d.string()
+		c.Props.ETag = d.string()
+		c.Props.LastModified = d.time()
+		c.Props.ContentType = d.string()
+		c.Props.ContentEncoding = d.string()
+		n := d.uvarint()
+		if n > uint64(len(d.b)) {
+			return nil, errBadPayload
+		}
+		if n > 0 {
+			c.Metadata = make(map[string]string, n)
+			for range n {
+				name := d.string()
+				c.Metadata[name] = d.string()
+			}
+		}
+		c.Annex = d.annex()
+		c.Data = d.bytes()
+		c.Props.ContentLength = int64(len(c.Data))
+	case journal.DeleteBlob:
+		c.Blob = d.string()
+		c.Annex = d.annex()
+	case journal.StageBlock:
+		c.Blob = d.string()
+		c.BlockID = d.string()
+		c.Data = d.bytes()
+	}
+	if d.bad || len(d.b) != 0 {
+		return nil, errBadPayload
+	}
+	return c, nil
+}
+
 // decodeChange reads one payload.
 func decodeChange(payload []byte) (*journal.Change, error) {
 	d := &decoder{b: payload}
-	c := &journal.Change{Kind: journal.Kind(d.byte()), Table: d.string()}
+	kind := journal.Kind(d.byte())
+	if kind >= journal.CreateContainer && kind <= journal.StageBlock {
+		return decodeBlobChange(d, &journal.Change{Kind: kind})
+	}
+	c := &journal.Change{Kind: kind, Table: d.string()}
 	if c.Kind < journal.CreateTable || c.Kind > journal.Rows {
 		return nil, errBadPayload
 	}

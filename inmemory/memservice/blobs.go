@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unified-data/gotables/inmemory/internal/journal"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -33,6 +34,13 @@ type blob struct {
 	data     []byte
 	props    service.BlobProperties
 	metadata map[string]string
+	annex    []byte // what the emulator keeps beside it (see journal.Change), logged with it
+}
+
+// change is the logged form of the blob stored as name in container.
+func (b *blob) change(container, name string) *journal.Change {
+	return &journal.Change{Kind: journal.PutBlob, Container: container, Blob: name,
+		Props: b.props, Metadata: b.metadata, Data: b.data, Annex: b.annex}
 }
 
 // metadata returns the metadata an upload stores: the names in lower case, as the service
@@ -127,17 +135,21 @@ func (s *Service) CreateContainer(ctx context.Context, name string) error {
 		return err
 	}
 	s.blobMu.Lock()
-	defer s.blobMu.Unlock()
 	if s.containers[name] != nil {
+		s.blobMu.Unlock()
 		return errContainerExists()
 	}
 	s.blobSeq++
-	s.containers[name] = &container{blobs: make(map[string]*blob), props: ContainerProperties{
+	p := ContainerProperties{
 		Name:         name,
 		ETag:         fmt.Sprintf(`"0x%X"`, etagBase+s.blobSeq),
 		LastModified: secondOf(s.now()),
-	}}
-	return nil
+	}
+	s.containers[name] = &container{blobs: make(map[string]*blob), props: p}
+	seq := s.logged(&journal.Change{Kind: journal.CreateContainer, Container: name,
+		Props: service.BlobProperties{ETag: p.ETag, LastModified: p.LastModified}})
+	s.blobMu.Unlock()
+	return s.synced(seq)
 }
 
 // Container returns the properties of the named container. A bad name fails with 400
@@ -180,12 +192,14 @@ func (s *Service) DeleteContainer(ctx context.Context, name string) error {
 		return err
 	}
 	s.blobMu.Lock()
-	defer s.blobMu.Unlock()
 	if _, err := s.container(name); err != nil {
+		s.blobMu.Unlock()
 		return err
 	}
 	delete(s.containers, name)
-	return nil
+	seq := s.logged(&journal.Change{Kind: journal.DeleteContainer, Container: name})
+	s.blobMu.Unlock()
+	return s.synced(seq)
 }
 
 // Upload stores a copy of data as the named blob under opts' condition. UploadCreate fails
@@ -228,12 +242,25 @@ func (s *Service) checkUpload(containerName, name string, opts service.UploadOpt
 	return nil
 }
 
-// store stores data, which it owns, as the named blob under opts' condition.
-func (s *Service) store(_ context.Context, containerName, name string, data []byte, opts service.UploadOptions) (service.BlobProperties, error) {
+// store stores data, which it owns, as the named blob under opts' condition, with the
+// annex ctx carries, and waits for its change to be durable.
+func (s *Service) store(ctx context.Context, containerName, name string, data []byte, opts service.UploadOptions) (service.BlobProperties, error) {
+	p, seq, err := s.storeLocked(ctx, containerName, name, data, opts)
+	if err != nil {
+		return service.BlobProperties{}, err
+	}
+	if err := s.synced(seq); err != nil {
+		return service.BlobProperties{}, err
+	}
+	return p, nil
+}
+
+// storeLocked stores the blob under s.blobMu and logs it.
+func (s *Service) storeLocked(ctx context.Context, containerName, name string, data []byte, opts service.UploadOptions) (service.BlobProperties, uint64, error) {
 	s.blobMu.Lock()
 	defer s.blobMu.Unlock()
 	if err := s.checkUpload(containerName, name, opts); err != nil {
-		return service.BlobProperties{}, err
+		return service.BlobProperties{}, 0, err
 	}
 	c := s.containers[containerName]
 	md, _ := metadata(opts.Metadata) // checked by checkUpload
@@ -257,7 +284,12 @@ func (s *Service) store(_ context.Context, containerName, name string, data []by
 		b.data = []byte{}
 	}
 	c.blobs[name] = b
-	return b.props, nil
+	var seq uint64
+	if s.journal != nil {
+		b.annex = journal.AnnexOf(ctx)
+		seq = s.journal.Append(b.change(containerName, name))
+	}
+	return b.props, seq, nil
 }
 
 // UploadStream stores what body delivers as the named blob, under opts' condition, with the
@@ -289,20 +321,30 @@ func (s *Service) Touch(ctx context.Context, containerName, name string) (servic
 		return service.BlobProperties{}, err
 	}
 	s.blobMu.Lock()
-	defer s.blobMu.Unlock()
 	c, err := s.container(containerName)
 	if err != nil {
+		s.blobMu.Unlock()
 		return service.BlobProperties{}, err
 	}
 	b := c.blobs[name]
 	if b == nil {
+		s.blobMu.Unlock()
 		return service.BlobProperties{}, errBlobNotFound()
 	}
 	s.blobSeq++
+	// What the emulator kept beside b describes b's version, not this one: it is dropped.
 	nb := &blob{data: b.data, props: b.props, metadata: b.metadata}
 	nb.props.ETag = fmt.Sprintf(`"0x%X"`, etagBase+s.blobSeq)
 	nb.props.LastModified = secondOf(s.now())
 	c.blobs[name] = nb
+	var seq uint64
+	if s.journal != nil {
+		seq = s.journal.Append(nb.change(containerName, name))
+	}
+	s.blobMu.Unlock()
+	if err := s.synced(seq); err != nil {
+		return service.BlobProperties{}, err
+	}
 	return nb.props, nil
 }
 
@@ -338,21 +380,34 @@ func (s *Service) DeleteBlob(ctx context.Context, containerName, name string, co
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	seq, err := s.deleteLocked(ctx, containerName, name, cond)
+	if err != nil {
+		return err
+	}
+	return s.synced(seq)
+}
+
+// deleteLocked deletes the blob under s.blobMu and logs its deletion, with the annex ctx
+// carries.
+func (s *Service) deleteLocked(ctx context.Context, containerName, name string, cond service.Conditions) (uint64, error) {
 	s.blobMu.Lock()
 	defer s.blobMu.Unlock()
 	c, err := s.container(containerName)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	b := c.blobs[name]
 	if b == nil {
-		return errBlobNotFound()
+		return 0, errBlobNotFound()
 	}
 	if err := b.check(cond); err != nil {
-		return err
+		return 0, err
 	}
 	delete(c.blobs, name)
-	return nil
+	if s.journal == nil {
+		return 0, nil
+	}
+	return s.journal.Append(&journal.Change{Kind: journal.DeleteBlob, Container: containerName, Blob: name, Annex: journal.AnnexOf(ctx)}), nil
 }
 
 // List returns one page of the container's blobs whose names start with opts.Prefix, in

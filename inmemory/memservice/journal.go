@@ -1,6 +1,9 @@
 package memservice
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/unified-data/gotables/inmemory/internal/journal"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -13,9 +16,10 @@ func init() {
 	journal.Dump = func(svc any, emit func(*journal.Change) error) error { return svc.(*Service).dump(emit) }
 }
 
-// logged appends the table change c to the service's log, if it has one, and returns its
-// sequence number (0 without a log). The caller holds s.mu. Row writes append directly,
-// after checking for a log, so that a service without one builds no change.
+// logged appends the table or container change c to the service's log, if it has one, and
+// returns its sequence number (0 without a log). The caller holds s.mu (s.blobMu for a
+// container). Row and blob writes append directly, after checking for a log, so that a
+// service without one builds no change.
 func (s *Service) logged(c *journal.Change) uint64 {
 	if s.journal == nil {
 		return 0
@@ -46,6 +50,10 @@ func rowChange(c change, w service.Written) journal.RowChange {
 // log replayed over a snapshot that was read after the table was deleted holds them before
 // the table's deletion. Later stamps follow the latest restored one.
 func (s *Service) restore(c *journal.Change) {
+	if c.Kind >= journal.CreateContainer {
+		s.restoreBlob(c)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch c.Kind {
@@ -90,11 +98,55 @@ func (s *Service) restore(c *journal.Change) {
 	}
 }
 
+// restoreBlob applies a logged change of containers and blobs as state: a container made
+// empty or removed, a blob stored as it was (with its ETag and LastModified) or removed.
+// Blobs of a container that does not exist are skipped, as rows are. Later ETags are
+// numbered above every restored one.
+func (s *Service) restoreBlob(c *journal.Change) {
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	switch c.Kind {
+	case journal.CreateContainer:
+		s.containers[c.Container] = &container{blobs: make(map[string]*blob), props: ContainerProperties{
+			Name: c.Container, ETag: c.Props.ETag, LastModified: c.Props.LastModified}}
+		s.restoredETag(c.Props.ETag)
+	case journal.DeleteContainer:
+		delete(s.containers, c.Container)
+	case journal.PutBlob:
+		ct := s.containers[c.Container]
+		if ct == nil {
+			return
+		}
+		data := c.Data
+		if data == nil {
+			data = []byte{}
+		}
+		props := c.Props
+		props.ContentLength = int64(len(data))
+		ct.blobs[c.Blob] = &blob{data: data, props: props, metadata: c.Metadata, annex: c.Annex}
+		s.restoredETag(props.ETag)
+	case journal.DeleteBlob:
+		if ct := s.containers[c.Container]; ct != nil {
+			delete(ct.blobs, c.Blob)
+		}
+	}
+}
+
+// restoredETag numbers later blob ETags above etag, if it is one the service made. The
+// caller holds s.blobMu.
+func (s *Service) restoredETag(etag string) {
+	n, err := strconv.ParseUint(strings.TrimPrefix(strings.Trim(etag, `"`), "0x"), 16, 64)
+	if err == nil && n > etagBase && n-etagBase > s.blobSeq {
+		s.blobSeq = n - etagBase
+	}
+}
+
 // dumpChunk is the most rows dump puts in one change.
 const dumpChunk = 1000
 
 // dump calls emit with a CreateTable change for each table and then its rows, a partition
-// at a time, each partition copied under its lock and emitted after.
+// at a time, each partition copied under its lock and emitted after; then the containers
+// and blobs (dumpBlobs).
 func (s *Service) dump(emit func(*journal.Change) error) error {
 	var tabs []*table
 	s.tables.Range(func(_, v any) bool {
@@ -127,6 +179,42 @@ func (s *Service) dump(emit func(*journal.Change) error) error {
 				return err
 			}
 			rows = rows[n:]
+		}
+	}
+	return s.dumpBlobs(emit)
+}
+
+// dumpBlobs calls emit with a CreateContainer change for each container and then a PutBlob
+// change for each of its blobs, all read at one moment (blobs are never changed in place,
+// so the moment costs a copy of the pointers).
+func (s *Service) dumpBlobs(emit func(*journal.Change) error) error {
+	type named struct {
+		name string
+		b    *blob
+	}
+	type dumped struct {
+		props ContainerProperties
+		blobs []named
+	}
+	s.blobMu.RLock()
+	all := make([]dumped, 0, len(s.containers))
+	for _, c := range s.containers {
+		d := dumped{props: c.props, blobs: make([]named, 0, len(c.blobs))}
+		for name, b := range c.blobs {
+			d.blobs = append(d.blobs, named{name, b})
+		}
+		all = append(all, d)
+	}
+	s.blobMu.RUnlock()
+	for _, d := range all {
+		if err := emit(&journal.Change{Kind: journal.CreateContainer, Container: d.props.Name,
+			Props: service.BlobProperties{ETag: d.props.ETag, LastModified: d.props.LastModified}}); err != nil {
+			return err
+		}
+		for _, nb := range d.blobs {
+			if err := emit(nb.b.change(d.props.Name, nb.name)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

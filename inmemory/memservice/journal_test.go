@@ -1,11 +1,16 @@
 package memservice
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/unified-data/gotables/inmemory/internal/journal"
 	"github.com/unified-data/gotables/tables/service"
@@ -115,5 +120,148 @@ func TestJournal(t *testing.T) {
 	}
 	if err := s.CreateTable(ctx, "Tab3"); !errors.Is(err, log.fail) {
 		t.Errorf("a table whose log fails: %v", err)
+	}
+}
+
+// blobState renders every container and blob of s (properties, metadata, content) in name
+// order.
+func blobState(t *testing.T, s *Service) string {
+	t.Helper()
+	ctx := context.Background()
+	cs, err := s.Containers(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for _, c := range cs {
+		fmt.Fprintf(&out, "container %s %s %s\n", c.Name, c.ETag, c.LastModified.Format(time.RFC3339))
+		page, err := s.List(ctx, c.Name, service.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Blobs {
+			b, err := s.Download(ctx, c.Name, it.Name, service.Conditions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := io.ReadAll(b.Body)
+			b.Body.Close()
+			fmt.Fprintf(&out, "  %s %+v %v %q\n", it.Name, b.Properties, b.Metadata, data)
+		}
+	}
+	return out.String()
+}
+
+// Every blob change reaches the log as the state it sets: a container with its ETag and
+// time, a blob with its content, properties, metadata and annex, a deletion; a refused
+// write logs nothing. Replaying the log, or restoring a dump, gives the same containers and
+// blobs, whose ETags still condition writes and are not handed out again; a failed Sync
+// fails the call.
+func TestJournalBlobs(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: t0}
+	s := New(WithClock(clk.now))
+	log := &memLog{}
+	journal.Attach(s, log)
+	annex := []byte("beside")
+	for _, err := range []error{s.CreateContainer(ctx, "kept"), s.CreateContainer(ctx, "gone")} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	p1, err := s.Upload(journal.WithAnnex(ctx, annex), "kept", "a", []byte("one"),
+		service.UploadOptions{ContentType: "text/plain", ContentEncoding: "gzip", Metadata: map[string]string{"Key": "v"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Upload(ctx, "kept", "a", []byte("no"), service.UploadOptions{Mode: service.UploadCreate}); err == nil {
+		t.Fatal("a second create succeeded")
+	}
+	clk.set(t0.Add(3 * time.Second))
+	if _, err := s.Upload(ctx, "kept", "b", nil, service.UploadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UploadStream(ctx, "gone", "x", strings.NewReader("x"), service.UploadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Upload(ctx, "kept", "c", []byte("three"), service.UploadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Touch(ctx, "kept", "b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{
+		s.DeleteBlob(journal.WithAnnex(ctx, []byte{}), "kept", "c", service.Conditions{}),
+		s.DeleteContainer(ctx, "gone"),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	kinds := make([]journal.Kind, len(log.changes))
+	for i, c := range log.changes {
+		kinds[i] = c.Kind
+	}
+	if want := []journal.Kind{journal.CreateContainer, journal.CreateContainer, journal.PutBlob, journal.PutBlob,
+		journal.PutBlob, journal.PutBlob, journal.PutBlob, journal.DeleteBlob, journal.DeleteContainer}; !slices.Equal(kinds, want) {
+		t.Fatalf("logged kinds %v, want %v (a refused write logs nothing)", kinds, want)
+	}
+	if c := log.changes[2]; c.Container != "kept" || c.Blob != "a" || c.Props != p1 || string(c.Data) != "one" ||
+		c.Metadata["key"] != "v" || !bytes.Equal(c.Annex, annex) {
+		t.Errorf("the first upload is logged as %+v", c)
+	}
+	if c := log.changes[3]; c.Annex != nil {
+		t.Errorf("an upload without an annex logs one: %q", c.Annex)
+	}
+	if c := log.changes[7]; c.Blob != "c" || c.Annex == nil {
+		t.Errorf("the deletion is logged as %+v", c)
+	}
+
+	want := blobState(t, s)
+	if !strings.Contains(want, "container kept") || strings.Contains(want, "gone") || strings.Contains(want, " c ") {
+		t.Fatalf("the state:\n%s", want)
+	}
+	replayed := New(WithClock(clk.now))
+	for i := range log.changes {
+		journal.Restore(replayed, &log.changes[i])
+	}
+	restored := New(WithClock(clk.now))
+	var dumped []journal.Change
+	if err := journal.Dump(s, func(c *journal.Change) error {
+		dumped = append(dumped, *c)
+		journal.Restore(restored, c)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range dumped {
+		if c.Kind == journal.PutBlob && c.Blob == "a" && !bytes.Equal(c.Annex, annex) {
+			t.Errorf("the dump drops the annex: %+v", c)
+		}
+	}
+	for name, svc := range map[string]*Service{"replayed": replayed, "restored": restored} {
+		if got := blobState(t, svc); got != want {
+			t.Errorf("%s:\n%s\nwant:\n%s", name, got, want)
+		}
+		p, err := svc.Upload(ctx, "kept", "a", []byte("four"), service.UploadOptions{Mode: service.UploadIfMatch, IfMatch: p1.ETag})
+		if err != nil {
+			t.Fatalf("%s: an upload with the restored ETag: %v", name, err)
+		}
+		for _, c := range log.changes {
+			if c.Props.ETag == p.ETag {
+				t.Errorf("%s hands out the ETag %s again", name, p.ETag)
+			}
+		}
+	}
+
+	log.fail = errors.New("disk full")
+	if _, err := s.Upload(ctx, "kept", "d", []byte("x"), service.UploadOptions{}); !errors.Is(err, log.fail) {
+		t.Errorf("an upload whose log fails: %v", err)
+	}
+	if err := s.DeleteBlob(ctx, "kept", "a", service.Conditions{}); !errors.Is(err, log.fail) {
+		t.Errorf("a deletion whose log fails: %v", err)
+	}
+	if err := s.CreateContainer(ctx, "more"); !errors.Is(err, log.fail) {
+		t.Errorf("a container whose log fails: %v", err)
 	}
 }

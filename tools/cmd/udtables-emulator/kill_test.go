@@ -42,7 +42,7 @@ func TestKillDuringWrites(t *testing.T) {
 		ws[i] = &worker{pk: fmt.Sprint("w", i), rows: make(map[string]*rowState)}
 	}
 	for round := range 2 {
-		p := start(t, bin, data)
+		p := start(t, bin, data, false)
 		c := &signer{base: "http://" + p.addr, tr: &http.Transport{}}
 		if round == 0 {
 			if r := c.do("POST", "Tables", `{"TableName":"load"}`); r.status != 201 {
@@ -62,7 +62,7 @@ func TestKillDuringWrites(t *testing.T) {
 		wg.Wait()
 		c.tr.CloseIdleConnections()
 
-		p = start(t, bin, data)
+		p = start(t, bin, data, false)
 		c = &signer{base: "http://" + p.addr, tr: &http.Transport{}}
 		acked := 0
 		for _, w := range ws {
@@ -76,7 +76,7 @@ func TestKillDuringWrites(t *testing.T) {
 		c.tr.CloseIdleConnections()
 		if round == 1 {
 			p.stop(t)
-			p = start(t, bin, data)
+			p = start(t, bin, data, false)
 			c = &signer{base: "http://" + p.addr, tr: &http.Transport{}}
 			for _, w := range ws {
 				w.check(t, c)
@@ -92,15 +92,21 @@ func TestKillDuringWrites(t *testing.T) {
 
 // A proc is a running emulator.
 type proc struct {
-	cmd   *exec.Cmd
-	addr  string
-	lines chan string // its standard error, closed when it ends
+	cmd      *exec.Cmd
+	addr     string
+	blobAddr string      // with blobs
+	lines    chan string // its standard error, closed when it ends
 }
 
-// start runs the emulator on a free port over data and waits until it listens.
-func start(t *testing.T, bin, data string) *proc {
+// start runs the emulator on a free port (and its blob endpoint on another, with blobs)
+// over data and waits until it listens.
+func start(t *testing.T, bin, data string, blobs bool) *proc {
 	t.Helper()
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-blob-addr", "off", "-log", "off", "-data", data, "-snapshot-every", "300")
+	blobAddr := "off"
+	if blobs {
+		blobAddr = "127.0.0.1:0"
+	}
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-blob-addr", blobAddr, "-log", "off", "-data", data, "-snapshot-every", "300")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +133,15 @@ func start(t *testing.T, bin, data string) *proc {
 	case <-time.After(10 * time.Second):
 		p.kill(t)
 		t.Fatal("the emulator did not start in 10 s")
+	}
+	if blobs {
+		line := <-p.lines
+		_, rest, found := strings.Cut(line, "blobs at http://")
+		if !found {
+			p.kill(t)
+			t.Fatalf("the emulator serves no blobs: %q", line)
+		}
+		p.blobAddr, _, _ = strings.Cut(rest, "/")
 	}
 	return p
 }

@@ -11,11 +11,10 @@
 // and the development account devstoreaccount1 with its well-known key is always served;
 // -account (repeatable) adds accounts as name:base64key. URLs are path-style
 // (http://127.0.0.1:10002/devstoreaccount1/...). Data lives in memory and is gone when the
-// process ends, unless -data names a directory: then every table write the emulator
-// acknowledges is in a write-ahead log there, fsynced before the response, and survives a
-// crash of the process or the machine ("Persistence" in package inmemory/emulator); blobs
-// are kept in memory only, with or without -data. Package inmemory/emulator says what the
-// protocol supports. With -cosmos every account behaves as
+// process ends, unless -data names a directory: then every table and blob write the
+// emulator acknowledges is in a write-ahead log there, fsynced before the response, and
+// survives a crash of the process or the machine ("Persistence" in package
+// inmemory/emulator). Package inmemory/emulator says what the protocol supports. With -cosmos every account behaves as
 // Azure Cosmos DB for Table where its FAQ says it differs from Table Storage
 // (memservice.Cosmos: short keys, 2 MB transactions, case-sensitive table names, reserved
 // property names, unsorted query results); a client must be told it talks to Cosmos DB,
@@ -113,9 +112,6 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	fmt.Fprintf(stderr, "udtables-emulator: tables at http://%s/%s\n", ln.Addr(), emulator.DevelopmentAccount)
 	if len(lns) > 1 {
 		fmt.Fprintf(stderr, "udtables-emulator: blobs at http://%s/%s\n", lns[1].Addr(), emulator.DevelopmentAccount)
-		if opts.DataDir != "" {
-			fmt.Fprintln(stderr, "udtables-emulator: blobs are kept in memory only; -data keeps the tables")
-		}
 	}
 	if ready != nil {
 		ready(ln.Addr().String())
@@ -171,7 +167,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	addr := fs.String("addr", "127.0.0.1:10002", "`host:port` of the table endpoint")
 	blobAddr := fs.String("blob-addr", "127.0.0.1:10000", "`host:port` of the blob endpoint; empty or off: no blob endpoint")
 	logFormat := fs.String("log", "text", "request log format: text, json or off")
-	dataDir := fs.String("data", "", "keep the tables in `dir` (a write-ahead log and snapshots); empty: in memory only")
+	dataDir := fs.String("data", "", "keep the tables and blobs in `dir` (a write-ahead log and snapshots); empty: in memory only")
 	snapshotEvery := fs.Int("snapshot-every", 0, "with -data, write a snapshot after `n` logged changes (0: 100,000)")
 	faultSpec := fs.String("faults", "", "inject faults: `rules` fault:calls[:table][:option...], comma-separated, such as 503:write:every=10,delay=200ms:read,throttle=100/s:all (see docs/emulator.md)")
 	cosmos := fs.Bool("cosmos", false, "behave as Azure Cosmos DB for Table where it differs from Table Storage (see memservice.Cosmos)")
