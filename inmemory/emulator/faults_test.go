@@ -394,6 +394,11 @@ func TestBlobFaultHeader(t *testing.T) {
 	wantBlobError(t, "an unknown fault", c.do(http.MethodGet, "cta/lost", "", FaultHeader, "drop"), http.StatusBadRequest, "InvalidInput")
 	wantBlobError(t, "a throttle by header", c.do(http.MethodGet, "cta/lost", "", FaultHeader, "throttle=1/s"), http.StatusBadRequest, "InvalidInput")
 	wantBlobError(t, "neither 500 nor 503 is applied", c.do(http.MethodGet, "cta/busy", ""), http.StatusNotFound, "BlobNotFound")
+	wantStatus(t, "an upload with a delay", c.do(http.MethodPut, "cta/slow", "data", "x-ms-blob-type", "BlockBlob", FaultHeader, "delay=1ms"), http.StatusCreated)
+	wantStatus(t, "an upload with a delayed answer", c.do(http.MethodPut, "cta/later", "data", "x-ms-blob-type", "BlockBlob", FaultHeader, "delay-answer=1ms"), http.StatusCreated)
+	if r := c.do(http.MethodGet, "cta/later", ""); r.status != http.StatusOK || r.body != "data" {
+		t.Errorf("the upload with a delayed answer: %d %q", r.status, r.body)
+	}
 	// A bad signature is refused as always: faults come after authorization.
 	wantBlobError(t, "a bad signature with a fault", c.do(http.MethodGet, "cta/lost", "", FaultHeader, "503", "Authorization", "SharedKey "+DevelopmentAccount+":AAAA"),
 		http.StatusForbidden, "AuthenticationFailed")
