@@ -3,6 +3,7 @@ package fidelity
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +13,11 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/inmemory/emulator"
@@ -126,5 +131,92 @@ func TestEmulatorFaultLostInsertLibrary(t *testing.T) {
 	}
 	if err := s.Create(ctx, &counterRow{Entity: abstractions.Entity{ID: "p|a"}, N: 3}); !errors.Is(err, abstractions.ErrDuplicateKey) {
 		t.Errorf("an insert of a row that is there: %v, want ErrDuplicateKey", err)
+	}
+}
+
+// TestEmulatorFaultBlobs: the azblob SDK, with its own retry policy, over the emulator's
+// blob endpoint with fault rules on uploads to two containers. In "busy" the first two
+// uploads get 503 ServerBusy: the SDK waits the Retry-After and its third try succeeds. In
+// "lost" the first upload is applied and its answer lost: the SDK sends it again, which
+// overwrites the blob with the same bytes, and reports success. An upload with
+// If-None-Match: * whose answer is lost meets, when sent again, its own blob: 409
+// BlobAlreadyExists, the blob being there.
+func TestEmulatorFaultBlobs(t *testing.T) {
+	rules, err := emulator.ParseFaults("503:blob-write:busy:first=2,lose:blob-write:lost:first=1,lose:blob-write:once:first=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	h, err := emulator.New(&emulator.Options{Faults: rules, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h.Blobs())
+	t.Cleanup(srv.Close)
+	cred, err := azblob.NewSharedKeyCredential(emulator.DevelopmentAccount, emulator.DevelopmentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	c, err := azblob.NewClientWithSharedKeyCredential(srv.URL+"/"+emulator.DevelopmentAccount, cred, &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Transport: &http.Client{Transport: tr},
+		Retry:     policy.RetryOptions{MaxRetries: 3, RetryDelay: 10 * time.Millisecond, MaxRetryDelay: 2 * time.Second},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, name := range []string{"busy", "lost", "once"} {
+		if _, err := c.CreateContainer(ctx, name, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	content := []byte("hello, faults")
+	read := func(container string) string {
+		t.Helper()
+		r, err := c.DownloadStream(ctx, container, "b", nil)
+		if err != nil {
+			t.Fatalf("download from %s: %v", container, err)
+		}
+		defer r.Body.Close()
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	if _, err := c.UploadBuffer(ctx, "busy", "b", content, nil); err != nil {
+		t.Fatalf("the SDK did not get past two 503s: %v", err)
+	}
+	if got := read("busy"); got != string(content) {
+		t.Errorf("after the 503s: %q", got)
+	}
+	if _, err := c.UploadBuffer(ctx, "lost", "b", content, nil); err != nil {
+		t.Fatalf("an upload whose answer was lost, sent again by the SDK: %v", err)
+	}
+	if got := read("lost"); got != string(content) {
+		t.Errorf("after the lost upload: %q", got)
+	}
+	_, err = c.ServiceClient().NewContainerClient("once").NewBlockBlobClient("b").Upload(ctx, streamOf(content), &blockblob.UploadOptions{
+		AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}},
+	})
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusConflict || re.ErrorCode != "BlobAlreadyExists" {
+		t.Fatalf("a lost upload with If-None-Match: *, sent again: %v, want 409 BlobAlreadyExists", err)
+	}
+	if got := read("once"); got != string(content) {
+		t.Errorf("the lost conditional upload: %q", got)
+	}
+	// Each request is logged after its answer (or its hang-up): wait for the last faulted one.
+	for deadline := time.Now().Add(5 * time.Second); strings.Count(logs.String(), "fault=LoseResponse") < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := strings.Count(logs.String(), "fault=ServerBusy"); n != 2 {
+		t.Errorf("%d uploads answered 503, want 2:\n%s", n, logs.String())
+	}
+	if n := strings.Count(logs.String(), "fault=LoseResponse"); n != 2 {
+		t.Errorf("%d answers lost, want 2:\n%s", n, logs.String())
 	}
 }

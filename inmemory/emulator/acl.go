@@ -322,7 +322,7 @@ func (q *request) setACL(table string) {
 		return
 	}
 	if saveErr != nil {
-		q.h.logFault(q, "the stored access policies could not be saved: "+saveErr.Error())
+		q.h.logFault(q.id, "the stored access policies could not be saved: "+saveErr.Error())
 		q.fail(saveErr) // a 500 InternalError
 		return
 	}

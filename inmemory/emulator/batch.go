@@ -185,7 +185,7 @@ func (q *request) readBatchPart(raw []byte) (batchPart, error) {
 			return batchPart{}, errNotImplemented("the query option " + name + " in a batch")
 		}
 	}
-	sub := &request{r: req, w: q.w, h: q.h, acct: q.acct}
+	sub := &request{exchange: exchange{r: req, w: q.w, h: q.h}, acct: q.acct}
 	level, err := sub.metadataLevel()
 	if err != nil {
 		return batchPart{}, err

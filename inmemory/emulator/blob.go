@@ -111,7 +111,7 @@ func (st *blobState) dropContainer(container string) {
 func (b *blobHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w}
-	q := &blobRequest{r: r, w: rec, h: b.h, b: b, id: newRequestID(), start: start}
+	q := &blobRequest{exchange: exchange{r: r, w: rec, h: b.h, id: newRequestID(), start: start}, b: b}
 	q.serve()
 	if log := b.h.log; log != nil {
 		attrs := []slog.Attr{
@@ -126,8 +126,11 @@ func (b *blobHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if rec.code != "" {
 			attrs = append(attrs, slog.String("error_code", rec.code))
 		}
+		if q.faulted != 0 {
+			attrs = append(attrs, slog.String("fault", q.faulted.String()))
+		}
 		level := slog.LevelInfo
-		if rec.status >= 500 {
+		if rec.status >= 500 || q.faulted != 0 {
 			level = slog.LevelWarn
 		}
 		log.LogAttrs(r.Context(), level, "request", attrs...)
@@ -136,12 +139,8 @@ func (b *blobHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // A blobRequest is one request of the blob protocol in progress.
 type blobRequest struct {
-	r     *http.Request
-	w     *recorder
-	h     *Handler
+	exchange
 	b     *blobHandler
-	id    string
-	start time.Time
 	acct  *account
 	st    *blobState
 	sas   *blobSAS // the request's shared access signature, if it has one
@@ -211,10 +210,15 @@ func (q *blobRequest) route() {
 	}
 	restype, comp, method := q.query.Get("restype"), q.query.Get("comp"), q.r.Method
 	read := method == http.MethodGet || method == http.MethodHead
-	// op runs an operation on level needing one of perms.
-	op := func(level, perms string, run func()) {
+	// op runs an operation of the kind calls on level needing one of perms, with the
+	// faults the rules or the request's FaultHeader inject into it.
+	op := func(level, perms string, calls Calls, run func()) {
 		if err := q.authorize(level, perms); err != nil {
 			q.fail(err)
+			return
+		}
+		if p := q.faultPlan(calls, container); p.fault != 0 {
+			q.inject(p, q.fail, blobServerBusy, run)
 			return
 		}
 		run()
@@ -222,7 +226,7 @@ func (q *blobRequest) route() {
 	switch {
 	case container == "":
 		if comp == "list" && method == http.MethodGet && restype == "" {
-			op(levelService, "l", q.listContainers)
+			op(levelService, "l", ContainerCalls, q.listContainers)
 			return
 		}
 		q.fail(errNotImplemented("service-level operations other than List Containers"))
@@ -233,41 +237,46 @@ func (q *blobRequest) route() {
 		}
 		switch {
 		case comp == "" && method == http.MethodPut:
-			op(levelContainer, "cw", func() { q.createContainer(container) })
+			op(levelContainer, "cw", ContainerCalls, func() { q.createContainer(container) })
 		case comp == "" && method == http.MethodDelete:
-			op(levelContainer, "d", func() { q.deleteContainer(container) })
+			op(levelContainer, "d", ContainerCalls, func() { q.deleteContainer(container) })
 		case comp == "" && read:
-			op(levelContainer, "r", func() { q.containerProperties(container) })
+			op(levelContainer, "r", ContainerCalls, func() { q.containerProperties(container) })
 		case comp == "list" && method == http.MethodGet:
-			op(levelContainer, "l", func() { q.listBlobs(container) })
+			op(levelContainer, "l", BlobReads, func() { q.listBlobs(container) })
 		default:
 			q.fail(errNotImplemented(method + " of container comp=" + comp))
 		}
 	default:
 		switch {
 		case comp == "" && method == http.MethodPut:
-			op(levelObject, "cw", func() { q.putBlob(container, name) })
+			op(levelObject, "cw", BlobWrites, func() { q.putBlob(container, name) })
 		case comp == "" && read:
-			op(levelObject, "r", func() { q.getBlob(container, name) })
+			op(levelObject, "r", BlobReads, func() { q.getBlob(container, name) })
 		case comp == "" && method == http.MethodDelete:
-			op(levelObject, "d", func() { q.deleteBlob(container, name) })
+			op(levelObject, "d", BlobWrites, func() { q.deleteBlob(container, name) })
 		case comp == "block" && method == http.MethodPut:
-			op(levelObject, "cw", func() { q.putBlock(container, name) })
+			op(levelObject, "cw", BlobWrites, func() { q.putBlock(container, name) })
 		case comp == "blocklist" && method == http.MethodPut:
-			op(levelObject, "cw", func() { q.putBlockList(container, name) })
+			op(levelObject, "cw", BlobWrites, func() { q.putBlockList(container, name) })
 		case comp == "blocklist" && method == http.MethodGet:
-			op(levelObject, "r", func() { q.getBlockList(container, name) })
+			op(levelObject, "r", BlobReads, func() { q.getBlockList(container, name) })
 		case comp == "properties" && method == http.MethodPut:
-			op(levelObject, "w", func() { q.change(container, name, true) })
+			op(levelObject, "w", BlobWrites, func() { q.change(container, name, true) })
 		case comp == "metadata" && method == http.MethodPut:
-			op(levelObject, "w", func() { q.change(container, name, false) })
+			op(levelObject, "w", BlobWrites, func() { q.change(container, name, false) })
 		case comp == "metadata" && read:
-			op(levelObject, "r", func() { q.getMetadata(container, name) })
+			op(levelObject, "r", BlobReads, func() { q.getMetadata(container, name) })
 		default:
 			q.fail(errNotImplemented(method + " of blob comp=" + comp))
 		}
 	}
 }
+
+// blobServerBusy is the message of the Blob service's 503 ServerBusy when a server is
+// unavailable (Azure's list of common error codes; the Table service says "The server is
+// busy.").
+const blobServerBusy = "The server is currently unable to receive requests. Please retry your request."
 
 // blobErrorBody is the Blob service's error body.
 type blobErrorBody struct {

@@ -48,10 +48,26 @@ func devBlobClient(t *testing.T, srv *httptest.Server) *blobClient {
 // as name, value pairs, signed unless the headers set Authorization ("-": none).
 func (c *blobClient) do(method, path, body string, headers ...string) response {
 	c.t.Helper()
-	req, err := http.NewRequest(method, c.srv.URL+"/"+DevelopmentAccount+"/"+path, strings.NewReader(body))
+	resp, err := c.send(method, path, body, headers...)
 	if err != nil {
 		c.t.Error(err) // not Fatal: do runs on other goroutines too
 		return response{}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Error(err)
+		return response{}
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+// send sends a request as do does and returns the transport's answer or error, for faults
+// that leave no answer.
+func (c *blobClient) send(method, path, body string, headers ...string) (*http.Response, error) {
+	req, err := http.NewRequest(method, c.srv.URL+"/"+DevelopmentAccount+"/"+path, strings.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("x-ms-version", "2021-12-02")
 	req.Header.Set("x-ms-date", time.Now().UTC().Format(http.TimeFormat))
@@ -65,18 +81,7 @@ func (c *blobClient) do(method, path, body string, headers ...string) response {
 	case "-": // a request authorized by its query alone
 		req.Header.Del("Authorization")
 	}
-	resp, err := c.srv.Client().Do(req)
-	if err != nil {
-		c.t.Error(err)
-		return response{}
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		c.t.Error(err)
-		return response{}
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	return c.srv.Client().Do(req)
 }
 
 // wantBlobError checks that r is the Blob service's error: the status, the x-ms-error-code

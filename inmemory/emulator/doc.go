@@ -89,7 +89,7 @@
 //
 // Page and append blobs, leases, snapshots, versions, copies, tags, tiers, encryption
 // keys and scopes, container metadata and ACLs are refused with 501 NotImplemented and
-// change nothing. Faults are injected into table requests only.
+// change nothing.
 //
 // # Fault injection
 //
@@ -101,7 +101,11 @@
 // rule). A wait ends when the request's context does (the client hung up); it starts no
 // goroutine. ParseFaults reads rules from the command's grammar,
 // fault:calls[:table][:option...]; a request with the FaultHeader header gets the fault it
-// names. Faulted requests are logged with the fault. The names of the first four are those
+// names. The rules and the header apply to both endpoints: a rule's calls say which kinds
+// of requests it matches (Reads, Writes, Transactions and TableCalls of the table endpoint;
+// BlobReads, BlobWrites and ContainerCalls of the blob endpoint), and its table a table or
+// a container. The blob endpoint answers 500 and 503 in the Blob service's XML, with its
+// own message for ServerBusy. Faulted requests are logged with the fault. The names of the first four are those
 // of package tables/faults, which this package does not import (it pulls the Azure SDK in).
 //
 // # Persistence

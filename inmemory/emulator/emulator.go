@@ -174,7 +174,7 @@ const maxBody = 4 << 20
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w}
-	req := &request{r: r, w: rec, h: h, id: newRequestID(), start: start}
+	req := &request{exchange: exchange{r: r, w: rec, h: h, id: newRequestID(), start: start}}
 	req.serve()
 	if h.log != nil {
 		attrs := []slog.Attr{
@@ -223,18 +223,24 @@ func (r *recorder) WriteHeader(status int) {
 	r.ResponseWriter.WriteHeader(status)
 }
 
-// A request is one request in progress.
-type request struct {
+// An exchange is what a request of either protocol (tables, blobs) holds from start to
+// end: the request, the writer of its answer, and what the log and fault injection need.
+type exchange struct {
 	r     *http.Request
 	w     *recorder
 	h     *Handler
 	id    string
 	start time.Time
-	acct  *account
-	sas   *sas // the request's shared access signature, if it has one
-	body  []byte
 	// faulted is the fault injected into the request, if any.
 	faulted Fault
+}
+
+// A request is one request of the table protocol in progress.
+type request struct {
+	exchange
+	acct *account
+	sas  *sas // the request's shared access signature, if it has one
+	body []byte
 }
 
 // serve authenticates the request, reads its body and dispatches it.
@@ -357,8 +363,8 @@ func (q *request) route(rest string) {
 		q.fail(err)
 		return
 	}
-	if p := q.fault(method, res); p.fault != 0 {
-		q.inject(p, func() { q.dispatch(method, res) })
+	if p := q.faultPlan(callsOf(method, res), res.table); p.fault != 0 {
+		q.inject(p, q.fail, "The server is busy.", func() { q.dispatch(method, res) })
 		return
 	}
 	q.dispatch(method, res)

@@ -67,16 +67,25 @@ func (f Fault) String() string {
 // Calls is a set of kinds of requests, as tables/faults.Calls.
 type Calls uint8
 
-// The kinds of requests a fault rule matches.
+// The kinds of requests a fault rule matches: the first four are the table endpoint's, the
+// next three the blob endpoint's.
 const (
-	Reads        Calls = 1 << iota // point reads and queries of entities
-	Writes                         // single-entity writes
-	Transactions                   // $batch
-	TableCalls                     // create, delete, get and list tables
-	AllCalls     = Reads | Writes | Transactions | TableCalls
+	Reads          Calls = 1 << iota // point reads and queries of entities
+	Writes                           // single-entity writes
+	Transactions                     // $batch
+	TableCalls                       // create, delete, get and list tables; table ACLs
+	BlobReads                        // downloads, properties, metadata and block lists of blobs; listings of a container's blobs
+	BlobWrites                       // uploads, staged blocks, block lists, properties, metadata and deletes of blobs
+	ContainerCalls                   // create, delete, get and list containers
+	BlobCalls      = BlobReads | BlobWrites | ContainerCalls
+	AllCalls       = Reads | Writes | Transactions | TableCalls | BlobCalls
 )
 
-var callNames = map[string]Calls{"read": Reads, "write": Writes, "batch": Transactions, "table": TableCalls, "all": AllCalls}
+var callNames = map[string]Calls{
+	"read": Reads, "write": Writes, "batch": Transactions, "table": TableCalls,
+	"blob-read": BlobReads, "blob-write": BlobWrites, "container": ContainerCalls, "blob": BlobCalls,
+	"all": AllCalls,
+}
 
 // FaultHeader is the request header that injects one fault into that request alone: its
 // value is a fault in the -faults grammar (lose, reset, 500, 503, delay=D, delay-answer=D;
@@ -84,7 +93,7 @@ var callNames = map[string]Calls{"read": Reads, "write": Writes, "batch": Transa
 const FaultHeader = "x-udtables-fault"
 
 // A FaultRule injects Fault into the requests of the kinds Calls (on Table, when not
-// empty): into the first First of them when First > 0, else into every Every-th when
+// empty: a table, or a container for the blob endpoint's requests): into the first First of them when First > 0, else into every Every-th when
 // Every > 0, else into all of them. A Throttle rule ignores First and Every: its bucket
 // decides.
 type FaultRule struct {
@@ -169,7 +178,9 @@ func (r *FaultRule) hits() bool {
 // fault:calls[:table][:option...]. fault is lose, reset, 500, 503, delay=D (wait D, then
 // serve), delay-answer=D (serve, then wait D before answering) or throttle=N/D (503 to the
 // requests beyond N per D; D may be a bare unit: 100/s); D is a Go duration. calls is read,
-// write, batch, table or all (several joined by +). The options are first=N or every=N
+// write, batch or table (the table endpoint's), blob-read, blob-write or container (the blob
+// endpoint's), blob (those three) or all, several joined by +; table names a table or a
+// container. The options are first=N or every=N
 // (not with throttle), and retry-after=S (seconds, for 503 and throttle). For example
 // "lose:write:every=10,503:read:first=3,delay=200ms:read,throttle=100/s:write:retry-after=2".
 func ParseFaults(s string) ([]*FaultRule, error) {
@@ -189,7 +200,7 @@ func ParseFaults(s string) ([]*FaultRule, error) {
 		for _, c := range strings.Split(fields[1], "+") {
 			k, ok := callNames[c]
 			if !ok {
-				return nil, fmt.Errorf("emulator: fault rule %q: unknown calls %q (read, write, batch, table, all)", part, c)
+				return nil, fmt.Errorf("emulator: fault rule %q: unknown calls %q (read, write, batch, table, blob-read, blob-write, container, blob, all)", part, c)
 			}
 			r.Calls |= k
 		}
@@ -252,7 +263,7 @@ func parseFault(r *FaultRule, s string) error {
 	return nil
 }
 
-// callsOf is the kind of a request on res with method.
+// callsOf is the kind of a table request on res with method.
 func callsOf(method string, res resource) Calls {
 	switch res.kind {
 	case resBatch:
@@ -275,11 +286,11 @@ type faultPlan struct {
 	refusal       string        // why the FaultHeader is refused, for unknownFault
 }
 
-// fault is what to do to the request: the request's FaultHeader alone when it has one,
-// else the rules in order. A Delay or DelayAnswer rule that fires adds its wait and the
-// search goes on; a Throttle rule fires when its bucket is empty; any other rule that
-// matches and fires decides.
-func (q *request) fault(method string, res resource) faultPlan {
+// faultPlan is what to do to a request of the kind calls on the table or container name
+// ("" for none): the request's FaultHeader alone when it has one, else the rules in order.
+// A Delay or DelayAnswer rule that fires adds its wait and the search goes on; a Throttle
+// rule fires when its bucket is empty; any other rule that matches and fires decides.
+func (q *exchange) faultPlan(calls Calls, name string) faultPlan {
 	if name := q.r.Header.Get(FaultHeader); name != "" {
 		var r FaultRule
 		if err := parseFault(&r, name); err != nil || r.Fault == Throttle {
@@ -288,9 +299,8 @@ func (q *request) fault(method string, res resource) faultPlan {
 		return (&r).plan(faultPlan{})
 	}
 	var p faultPlan
-	calls := callsOf(method, res)
 	for _, r := range q.h.faults {
-		if r.Calls&calls == 0 || (r.Table != "" && !strings.EqualFold(r.Table, res.table)) {
+		if r.Calls&calls == 0 || (r.Table != "" && !strings.EqualFold(r.Table, name)) {
 			continue
 		}
 		if r.Fault == Throttle {
@@ -332,8 +342,9 @@ func (r *FaultRule) plan(p faultPlan) faultPlan {
 // unknownFault stands for a FaultHeader that names no fault: the request is refused.
 const unknownFault Fault = 255
 
-// inject does what p says to the request; apply applies it.
-func (q *request) inject(p faultPlan, apply func()) {
+// inject does what p says to the request; apply applies it, fail answers an error in the
+// request's protocol, and busy is the message of its service's 503 ServerBusy.
+func (q *exchange) inject(p faultPlan, fail func(error), busy string, apply func()) {
 	if p.fault != unknownFault {
 		q.faulted = p.fault
 	}
@@ -355,19 +366,19 @@ func (q *request) inject(p faultPlan, apply func()) {
 		return
 	case InternalError:
 		answer = func() {
-			q.fail(statusError(http.StatusInternalServerError, "InternalError", "The server encountered an internal error. Please retry the request."))
+			fail(statusError(http.StatusInternalServerError, "InternalError", "The server encountered an internal error. Please retry the request."))
 		}
 	case ServerBusy, Throttle:
-		msg := "The server is busy."
+		msg := busy
 		if p.fault == Throttle {
 			msg = "Operations per second is over the account limit."
 		}
 		answer = func() {
 			q.setRetryAfter(p.retryAfter)
-			q.fail(statusError(http.StatusServiceUnavailable, "ServerBusy", msg))
+			fail(statusError(http.StatusServiceUnavailable, "ServerBusy", msg))
 		}
 	case unknownFault:
-		answer = func() { q.fail(errInvalidInput(p.refusal)) }
+		answer = func() { fail(errInvalidInput(p.refusal)) }
 	}
 	if p.after <= 0 {
 		answer()
@@ -387,7 +398,7 @@ func (q *request) inject(p faultPlan, apply func()) {
 }
 
 // setRetryAfter sets the Retry-After header of a 503 to d, or 1 second when d is 0.
-func (q *request) setRetryAfter(d time.Duration) {
+func (q *exchange) setRetryAfter(d time.Duration) {
 	secs := int(d / time.Second)
 	if secs <= 0 {
 		secs = 1
@@ -397,7 +408,7 @@ func (q *request) setRetryAfter(d time.Duration) {
 
 // wait waits d with the handler's clock, or until the request's context ends (the client
 // hung up, the server shuts down); it reports whether d passed.
-func (q *request) wait(d time.Duration) bool {
+func (q *exchange) wait(d time.Duration) bool {
 	return q.h.sleep(q.r.Context(), d) == nil
 }
 
@@ -415,19 +426,19 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // hangUp closes the request's connection without an answer.
-func (q *request) hangUp() {
+func (q *exchange) hangUp() {
 	q.w.status = 0
 	conn, _, err := http.NewResponseController(q.w.ResponseWriter).Hijack()
 	if err != nil {
-		q.h.logFault(q, "the connection could not be taken over: "+err.Error())
+		q.h.logFault(q.id, "the connection could not be taken over: "+err.Error())
 		panic(http.ErrAbortHandler)
 	}
 	_ = conn.Close()
 }
 
-func (h *Handler) logFault(q *request, msg string) {
+func (h *Handler) logFault(id, msg string) {
 	if h.log != nil {
-		h.log.Warn(msg, slog.String("request_id", q.id))
+		h.log.Warn(msg, slog.String("request_id", id))
 	}
 }
 

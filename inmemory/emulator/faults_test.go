@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -91,14 +92,15 @@ func TestParseFaults(t *testing.T) {
 		"delay:read", "delay=0s:read", "delay=-1s:read", "delay=fast:read", "delay-answer:write",
 		"throttle:write", "throttle=0/s:write", "throttle=10:write", "throttle=10/0s:write", "throttle=x/s:write",
 		"throttle=10/s:write:first=2", "throttle=10/s:write:every=2", "lose=1:write",
-		"500:write:retry-after=2", "503:write:retry-after=0", "delay=1s:read:retry-after=2",
+		"500:write:retry-after=2", "503:write:retry-after=0", "delay=1s:read:retry-after=2", "503:blobs", "503:blob-list",
 	} {
 		if rules, err := ParseFaults(bad); err == nil {
 			t.Errorf("%q was read: %+v", bad, rules[0])
 		}
 	}
 	rules, err := ParseFaults("lose:write+batch:every=10, reset:all:T1,delay=200ms:read:first=2,delay-answer=1m:write," +
-		"throttle=100/s:write:Orders,throttle=5/10s:all:retry-after=7,503:read:retry-after=3")
+		"throttle=100/s:write:Orders,throttle=5/10s:all:retry-after=7,503:read:retry-after=3," +
+		"503:blob:photos:first=1,lose:blob-read+container,reset:blob-write+write")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +112,9 @@ func TestParseFaults(t *testing.T) {
 		{Fault: Throttle, Calls: Writes, Table: "Orders", Rate: 100, Per: time.Second},
 		{Fault: Throttle, Calls: AllCalls, Rate: 5, Per: 10 * time.Second, RetryAfter: 7 * time.Second},
 		{Fault: ServerBusy, Calls: Reads, RetryAfter: 3 * time.Second},
+		{Fault: ServerBusy, Calls: BlobReads | BlobWrites | ContainerCalls, Table: "photos", First: 1},
+		{Fault: LoseResponse, Calls: BlobReads | ContainerCalls},
+		{Fault: ResetMidRequest, Calls: BlobWrites | Writes},
 	}
 	if len(rules) != len(want) {
 		t.Fatalf("read %d rules, want %d", len(rules), len(want))
@@ -352,4 +357,133 @@ func TestFaultThrottle(t *testing.T) {
 	wantStatus(t, "after a pause, the first", insert("6"), 201)
 	wantStatus(t, "after a pause, the second", insert("7"), 201)
 	throttled("after a pause, the third", "8")
+}
+
+// TestBlobFaultHeader: the FaultHeader on blob requests. A lost upload is applied, a reset
+// one is not; 500 and 503 are answered in the Blob service's XML (503 with its own message
+// and Retry-After), without a body to a HEAD, and apply nothing; an unknown fault is refused.
+func TestBlobFaultHeader(t *testing.T) {
+	c := devBlobClient(t, blobServer(t, nil))
+	wantStatus(t, "create", c.do(http.MethodPut, "cta?restype=container", ""), http.StatusCreated)
+	put := func(name string, headers ...string) (*http.Response, error) {
+		return c.send(http.MethodPut, "cta/"+name, "data", append([]string{"x-ms-blob-type", "BlockBlob"}, headers...)...)
+	}
+	if resp, err := put("lost", FaultHeader, "lose"); err == nil {
+		resp.Body.Close()
+		t.Fatal("a lost upload was answered")
+	}
+	wantStatus(t, "the lost upload is applied", c.do(http.MethodGet, "cta/lost", ""), http.StatusOK)
+	if resp, err := put("reset", FaultHeader, "reset"); err == nil {
+		resp.Body.Close()
+		t.Fatal("a reset upload was answered")
+	}
+	wantBlobError(t, "the reset upload is not applied", c.do(http.MethodGet, "cta/reset", ""), http.StatusNotFound, "BlobNotFound")
+
+	busy := c.do(http.MethodPut, "cta/busy", "data", "x-ms-blob-type", "BlockBlob", FaultHeader, "503")
+	wantBlobError(t, "a 503 by header", busy, http.StatusServiceUnavailable, "ServerBusy")
+	if !strings.Contains(busy.body, "<Message>"+blobServerBusy+"&#xA;RequestId:") || busy.header.Get("Retry-After") != "1" {
+		t.Errorf("the blob 503: Retry-After %q, body %s", busy.header.Get("Retry-After"), busy.body)
+	}
+	wantBlobError(t, "a 500 by header", c.do(http.MethodPut, "cta/busy", "data", "x-ms-blob-type", "BlockBlob", FaultHeader, "500"),
+		http.StatusInternalServerError, "InternalError")
+	head := c.do(http.MethodHead, "cta/lost", "", FaultHeader, "503")
+	wantBlobError(t, "a 503 to a HEAD", head, http.StatusServiceUnavailable, "ServerBusy")
+	if head.body != "" {
+		t.Errorf("a 503 to a HEAD has a body: %q", head.body)
+	}
+	wantBlobError(t, "an unknown fault", c.do(http.MethodGet, "cta/lost", "", FaultHeader, "drop"), http.StatusBadRequest, "InvalidInput")
+	wantBlobError(t, "a throttle by header", c.do(http.MethodGet, "cta/lost", "", FaultHeader, "throttle=1/s"), http.StatusBadRequest, "InvalidInput")
+	wantBlobError(t, "neither 500 nor 503 is applied", c.do(http.MethodGet, "cta/busy", ""), http.StatusNotFound, "BlobNotFound")
+	wantStatus(t, "an upload with a delay", c.do(http.MethodPut, "cta/slow", "data", "x-ms-blob-type", "BlockBlob", FaultHeader, "delay=1ms"), http.StatusCreated)
+	wantStatus(t, "an upload with a delayed answer", c.do(http.MethodPut, "cta/later", "data", "x-ms-blob-type", "BlockBlob", FaultHeader, "delay-answer=1ms"), http.StatusCreated)
+	if r := c.do(http.MethodGet, "cta/later", ""); r.status != http.StatusOK || r.body != "data" {
+		t.Errorf("the upload with a delayed answer: %d %q", r.status, r.body)
+	}
+	// A bad signature is refused as always: faults come after authorization.
+	wantBlobError(t, "a bad signature with a fault", c.do(http.MethodGet, "cta/lost", "", FaultHeader, "503", "Authorization", "SharedKey "+DevelopmentAccount+":AAAA"),
+		http.StatusForbidden, "AuthenticationFailed")
+}
+
+// TestBlobFaultRules: the calls blob-read, blob-write and container match the blob
+// endpoint's requests of their kind, the table field a container, and the table endpoint's
+// kinds none of them; a faulted blob request is logged with its fault.
+func TestBlobFaultRules(t *testing.T) {
+	var logs syncBuffer
+	rules, err := ParseFaults("lose:write+read+batch+table,reset:container:first=1,503:blob-write:first=2,500:blob-read:ctb:every=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(&Options{Faults: rules, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := httptest.NewServer(h.Blobs())
+	t.Cleanup(blobs.Close)
+	c := devBlobClient(t, blobs)
+	if resp, err := c.send(http.MethodPut, "cta?restype=container", ""); err == nil {
+		resp.Body.Close()
+		t.Fatal("the first container call was not reset")
+	}
+	for _, name := range []string{"cta", "ctb"} {
+		wantStatus(t, "create "+name, c.do(http.MethodPut, name+"?restype=container", ""), http.StatusCreated)
+	}
+	for i := range 2 {
+		r := c.do(http.MethodPut, "cta/x", "data", "x-ms-blob-type", "BlockBlob")
+		wantBlobError(t, fmt.Sprintf("blob write %d", i), r, http.StatusServiceUnavailable, "ServerBusy")
+	}
+	for _, name := range []string{"cta", "ctb"} {
+		wantStatus(t, "the third upload to "+name, c.do(http.MethodPut, name+"/x", "data", "x-ms-blob-type", "BlockBlob"), http.StatusCreated)
+	}
+	// The 500 rule counts the reads of container ctb only.
+	for i := range 4 {
+		wantStatus(t, fmt.Sprintf("read %d of cta", i), c.do(http.MethodGet, "cta/x", ""), http.StatusOK)
+	}
+	wantStatus(t, "the first read of ctb", c.do(http.MethodGet, "ctb/x", ""), http.StatusOK)
+	wantBlobError(t, "the second read of ctb (a listing)", c.do(http.MethodGet, "ctb?restype=container&comp=list", ""),
+		http.StatusInternalServerError, "InternalError")
+	wantStatus(t, "the third read of ctb", c.do(http.MethodGet, "ctb/x?comp=blocklist", ""), http.StatusOK)
+	// A request is logged after its answer: give the last log line a moment.
+	for deadline := time.Now().Add(5 * time.Second); strings.Count(logs.String(), "service=blob") < 14 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, f := range []string{"fault=ResetMidRequest", "fault=ServerBusy", "fault=InternalError"} {
+		if !strings.Contains(logs.String(), f) {
+			t.Errorf("no blob request logged with %s:\n%s", f, logs.String())
+		}
+	}
+	if strings.Contains(logs.String(), "LoseResponse") {
+		t.Errorf("a rule of the table endpoint's calls faulted a blob request:\n%s", logs.String())
+	}
+
+	// And the other way: blob rules leave the table endpoint alone, "all" does not.
+	rules, err = ParseFaults("503:blob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := devClient(t, server(t, &Options{Faults: rules}))
+	wantStatus(t, "a table call under blob rules", tc.do("POST", "Tables", `{"TableName":"Orders"}`), 201)
+	rules, err = ParseFaults("503:all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBlobError(t, "a blob call under all", devBlobClient(t, blobServer(t, &Options{Faults: rules})).do(http.MethodPut, "cta?restype=container", ""),
+		http.StatusServiceUnavailable, "ServerBusy")
+}
+
+// syncBuffer is a bytes.Buffer a logger writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
