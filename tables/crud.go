@@ -104,10 +104,9 @@ func (s *Store[T]) writeLargeOf(ctx context.Context, op string, v *T, p *prepare
 // (see package cache for when it may).
 func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a service.Action) (service.Written, error) {
 	a.Row = p.Row
-	keys := s.core.RowWriteKeys(p.PK, p.RK)
-	s.core.BeginWrite(keys[:])
+	keys, announced := s.core.BeginRowWrite(p.PK, p.RK)
 	w, err := s.core.Acct.Tables.Write(ctx, s.core.Name, a)
-	s.core.EndWrite(keys[:], err, &p.Row, w)
+	s.core.EndRowWrite(&keys, announced, p.PK, p.RK, err, &p.Row, w)
 	return w, s.core.Translate(op, p.PK, p.RK, err)
 }
 
@@ -279,10 +278,9 @@ func (s *Store[T]) delete(ctx context.Context, id, ifMatch string) (_ bool, err 
 	if ifMatch != "" {
 		cond = ifMatch
 	}
-	keys := s.core.WriteKeys([2]string{pk, rk})
-	s.core.BeginWrite(keys)
+	keys, announced := s.core.BeginRowWrite(pk, rk)
 	_, err = s.core.Acct.Tables.Write(ctx, s.core.Name, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: cond})
-	s.core.EndWrite(keys, err, nil, service.Written{})
+	s.core.EndRowWrite(&keys, announced, pk, rk, err, nil, service.Written{})
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return false, nil
 	}
