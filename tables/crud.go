@@ -369,25 +369,33 @@ func (s *Store[T]) rememberIndexed(row *service.Row) {
 // reassembles a value another type stored split on the row (largevalue.AssembleMain); one
 // that continues on continuation rows, or does not verify, fails with ErrIntegrity.
 func (s *Store[T]) decode(row *service.Row) (*T, error) {
+	v := new(T)
+	if err := s.decodeAt(row, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// decodeAt is decode into *v, which holds T's zero value (an element of a page's array).
+func (s *Store[T]) decodeAt(row *service.Row, v *T) error {
 	if !s.core.Split && len(s.core.Plain) > 0 {
 		r, err := largevalue.AssembleMain(*row, s.core.Plain)
 		if err != nil {
-			return nil, &abstractions.StoreError{Kind: abstractions.ErrIntegrity, Op: "read", Table: s.core.Name,
+			return &abstractions.StoreError{Kind: abstractions.ErrIntegrity, Op: "read", Table: s.core.Name,
 				PartitionKey: row.PartitionKey, RowKey: row.RowKey, Err: err,
 				Message: "the row holds a value stored split, which does not reassemble here; nothing was returned"}
 		}
 		row = &r
 	}
-	v, err := codec.Decode[T](row, &s.core.Acct.Codec)
-	if err != nil {
-		return nil, engine.RowError("read", s.core.Name, row.PartitionKey, row.RowKey, "the stored row does not decode into this type", err)
+	if err := codec.DecodeAt(s.core.Plan, row, v); err != nil {
+		return engine.RowError("read", s.core.Name, row.PartitionKey, row.RowKey, "the stored row does not decode into this type", err)
 	}
 	if len(s.core.Files) > 0 {
 		if err := s.bindFiles(v, row); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return v, nil
+	return nil
 }
 
 // Exists reports whether a row with the id exists; see [abstractions.Storage.Exists].
