@@ -59,7 +59,7 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 		}
 		return p, nil
 	}
-	row, err := codec.EncodeRowInto(cells, p.V, pk, rk, &s.core.Acct.Codec)
+	row, err := codec.EncodeRowAt(s.core.Plan, cells, &p.copy, pk, rk, &s.core.Acct.Codec)
 	if err != nil {
 		return nil, engine.RowError(op, s.core.Name, pk, rk, "the entity cannot be stored; nothing was sent", err)
 	}

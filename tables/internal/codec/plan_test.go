@@ -542,3 +542,30 @@ func TestDecodeAt(t *testing.T) {
 		t.Fatalf("no plan: %v", err)
 	}
 }
+
+// EncodeRowAt encodes as EncodeRow does, and refuses a plan of another type.
+func TestEncodeRowAt(t *testing.T) {
+	type rowType struct {
+		abstractions.Entity
+		Name string
+		N    int64
+	}
+	in := &rowType{Entity: abstractions.Entity{ID: "p|r"}, Name: "n", N: 7}
+	want, err := codec.EncodeRow(in, "p", "r", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, _ := codec.PlanOf(reflect.TypeFor[rowType]())
+	got, err := codec.EncodeRowAt(pl, make([]service.Property, 0, 1), in, "p", "r", nil)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("EncodeRowAt: %+v, %v; EncodeRow: %+v", got, err, want)
+	}
+	other, _ := codec.PlanOf(reflect.TypeFor[struct{ A int }]())
+	var pe *codec.PlanError
+	if _, err := codec.EncodeRowAt(other, nil, in, "p", "r", nil); !errors.As(err, &pe) {
+		t.Fatalf("another type's plan: %v", err)
+	}
+	if _, err := codec.EncodeRowAt[rowType](pl, nil, nil, "p", "r", nil); !errors.As(err, &pe) {
+		t.Fatalf("a nil value: %v", err)
+	}
+}
