@@ -240,10 +240,10 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 	return out, nil
 }
 
-// slab hands out the values a query decodes into from arrays of up to slabSize, so that a
-// query of many rows allocates once per slabSize entities instead of once per entity (an
-// entity kept from the result keeps its array alive). take, the query's Take when not 0,
-// bounds each array.
+// slab hands out the values a query or a list decodes into from arrays of up to slabSize,
+// so that a read of many rows allocates once per slabSize entities instead of once per
+// entity (an entity kept from the result keeps its array alive). take, the query's Take
+// when not 0, bounds each array.
 type slab[T any] struct {
 	take   int
 	values []T
