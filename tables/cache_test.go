@@ -469,3 +469,98 @@ func TestCacheBoundUnderPressure(t *testing.T) {
 		})
 	}
 }
+
+// gated is a table service that holds a write of a row named "v2" before applying it, and,
+// once gateReads is set, every point read after it fetched the row, until the test lets
+// each go.
+type gated struct {
+	*fakeTables
+	gateReads        atomic.Bool
+	writeIn, writeGo chan struct{}
+	readIn, readGo   chan struct{}
+}
+
+func (g *gated) Write(ctx context.Context, table string, a service.Action) (service.Written, error) {
+	if v, ok := a.Row.Get("Name"); ok && v.Str() == "v2" {
+		g.writeIn <- struct{}{}
+		<-g.writeGo
+	}
+	return g.fakeTables.Write(ctx, table, a)
+}
+
+func (g *gated) GetRow(ctx context.Context, table, pk, rk string, sel []string) (service.Row, error) {
+	r, err := g.fakeTables.GetRow(ctx, table, pk, rk, sel)
+	if g.gateReads.Load() {
+		g.readIn <- struct{}{}
+		<-g.readGo
+	}
+	return r, err
+}
+
+// Until a store that caches exists, a store's writes of one row skip the cache's
+// bookkeeping. A write sent before the first caching store appeared that returns after it
+// must still keep that store coherent: a read that fetched the version before the write, and
+// returns after the write did, caches nothing, so the next read gets the write's version.
+func TestCacheStoreAppearsDuringAWrite(t *testing.T) {
+	ctx := context.Background()
+	f := newFake()
+	f.tables["items"] = map[fakeKey]service.Row{}
+	g := &gated{fakeTables: f, writeIn: make(chan struct{}), writeGo: make(chan struct{}),
+		readIn: make(chan struct{}), readGo: make(chan struct{})}
+	acct := testAccount("test", g, nil, &Options{Now: func() time.Time { return testNow }})
+	plain, err := For[item](acct, &StoreOptions{Table: "items"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Create(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}, Name: "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	if acct.e.Cache.Announces() {
+		t.Fatal("an account with no caching store announces its writes")
+	}
+	arrive := func(ch chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s never reached the service", what)
+		}
+	}
+	wrote := make(chan error, 1)
+	go func() { wrote <- plain.Upsert(ctx, &item{Entity: abstractions.Entity{ID: "p|a"}, Name: "v2"}) }()
+	arrive(g.writeIn, "the write") // the write is sent, unannounced
+
+	cached, err := For[item](acct, &StoreOptions{Table: "items", Cache: Absolute(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.gateReads.Store(true)
+	type result struct {
+		v   *item
+		err error
+	}
+	read := make(chan result, 1)
+	go func() { v, err := cached.One(ctx, "p|a"); read <- result{v, err} }()
+	arrive(g.readIn, "the read") // the read fetched v1
+	g.writeGo <- struct{}{}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	g.readGo <- struct{}{}
+	if r := <-read; r.err != nil || r.v.Name != "v1" {
+		t.Fatalf("the overlapping read: %+v, %v", r.v, r.err)
+	}
+	g.gateReads.Store(false)
+	if v, err := cached.One(ctx, "p|a"); err != nil || v.Name != "v2" {
+		t.Fatalf("after the write returned, a read answers %+v, %v; want v2", v, err)
+	}
+	// From now on the plain store's writes announce themselves, and the cached store's
+	// own reads are served from the cache.
+	if !acct.e.Cache.Announces() {
+		t.Fatal("a caching store did not make writes announce")
+	}
+	f.resetCalls()
+	if v, err := cached.One(ctx, "p|a"); err != nil || v.Name != "v2" || f.count("GetRow") != 0 {
+		t.Fatalf("a second read: %+v, %v, %d reads sent", v, err, f.count("GetRow"))
+	}
+}

@@ -59,7 +59,7 @@ func (s *Store[T]) prepare(op string, v *T, now time.Time) (*prepared[T], error)
 		}
 		return p, nil
 	}
-	row, err := codec.EncodeRowInto(cells, p.V, pk, rk, &s.core.Acct.Codec)
+	row, err := codec.EncodeRowAt(s.core.Plan, cells, &p.copy, pk, rk, &s.core.Acct.Codec)
 	if err != nil {
 		return nil, engine.RowError(op, s.core.Name, pk, rk, "the entity cannot be stored; nothing was sent", err)
 	}
@@ -104,10 +104,9 @@ func (s *Store[T]) writeLargeOf(ctx context.Context, op string, v *T, p *prepare
 // (see package cache for when it may).
 func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a service.Action) (service.Written, error) {
 	a.Row = p.Row
-	keys := s.core.RowWriteKeys(p.PK, p.RK)
-	s.core.BeginWrite(keys[:])
+	keys, announced := s.core.BeginRowWrite(p.PK, p.RK)
 	w, err := s.core.Acct.Tables.Write(ctx, s.core.Name, a)
-	s.core.EndWrite(keys[:], err, &p.Row, w)
+	s.core.EndRowWrite(&keys, announced, p.PK, p.RK, err, &p.Row, w)
 	return w, s.core.Translate(op, p.PK, p.RK, err)
 }
 
@@ -279,10 +278,9 @@ func (s *Store[T]) delete(ctx context.Context, id, ifMatch string) (_ bool, err 
 	if ifMatch != "" {
 		cond = ifMatch
 	}
-	keys := s.core.WriteKeys([2]string{pk, rk})
-	s.core.BeginWrite(keys)
+	keys, announced := s.core.BeginRowWrite(pk, rk)
 	_, err = s.core.Acct.Tables.Write(ctx, s.core.Name, service.Action{Op: service.OpDelete, Row: service.Row{PartitionKey: pk, RowKey: rk}, IfMatch: cond})
-	s.core.EndWrite(keys, err, nil, service.Written{})
+	s.core.EndRowWrite(&keys, announced, pk, rk, err, nil, service.Written{})
 	if abstractions.HasStatus(err, http.StatusNotFound, "ResourceNotFound") {
 		return false, nil
 	}
@@ -371,25 +369,33 @@ func (s *Store[T]) rememberIndexed(row *service.Row) {
 // reassembles a value another type stored split on the row (largevalue.AssembleMain); one
 // that continues on continuation rows, or does not verify, fails with ErrIntegrity.
 func (s *Store[T]) decode(row *service.Row) (*T, error) {
+	v := new(T)
+	if err := s.decodeAt(row, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// decodeAt is decode into *v, which holds T's zero value (an element of a page's array).
+func (s *Store[T]) decodeAt(row *service.Row, v *T) error {
 	if !s.core.Split && len(s.core.Plain) > 0 {
 		r, err := largevalue.AssembleMain(*row, s.core.Plain)
 		if err != nil {
-			return nil, &abstractions.StoreError{Kind: abstractions.ErrIntegrity, Op: "read", Table: s.core.Name,
+			return &abstractions.StoreError{Kind: abstractions.ErrIntegrity, Op: "read", Table: s.core.Name,
 				PartitionKey: row.PartitionKey, RowKey: row.RowKey, Err: err,
 				Message: "the row holds a value stored split, which does not reassemble here; nothing was returned"}
 		}
 		row = &r
 	}
-	v, err := codec.Decode[T](row, &s.core.Acct.Codec)
-	if err != nil {
-		return nil, engine.RowError("read", s.core.Name, row.PartitionKey, row.RowKey, "the stored row does not decode into this type", err)
+	if err := codec.DecodeAt(s.core.Plan, row, v); err != nil {
+		return engine.RowError("read", s.core.Name, row.PartitionKey, row.RowKey, "the stored row does not decode into this type", err)
 	}
 	if len(s.core.Files) > 0 {
 		if err := s.bindFiles(v, row); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return v, nil
+	return nil
 }
 
 // Exists reports whether a row with the id exists; see [abstractions.Storage.Exists].

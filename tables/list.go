@@ -47,12 +47,13 @@ func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, 
 		}
 	}
 	out := make([]*T, 0, len(rows))
+	var values slab[T]
 	for i := range rows {
 		if s.core.Expired(&rows[i]) {
 			continue // the list was read (or cached) before the row expired
 		}
-		v, err := s.decode(&rows[i])
-		if err != nil {
+		v := values.next()
+		if err := s.decodeAt(&rows[i], v); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

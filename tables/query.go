@@ -95,10 +95,16 @@ func (s *Store[T]) Query(ctx context.Context, q abstractions.Query[T]) (_ []*T, 
 		return nil, err
 	}
 	out := []*T{}
+	values := slab[T]{take: p.Take}
 	err = s.core.Pages(ctx, "query", p, p.Sel, p.Take, func(r *service.Row) (bool, error) {
-		v, skip, err := s.decodeListed(ctx, "query", r)
-		if err != nil || skip {
-			return err == nil, err
+		v := values.next()
+		skip, err := s.decodeListedAt(ctx, "query", r, v)
+		if err != nil {
+			return false, err
+		}
+		if skip {
+			values.unused()
+			return true, nil
 		}
 		out = append(out, v)
 		return true, nil
@@ -216,11 +222,15 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 		return abstractions.Page[T]{}, err
 	}
 	out := abstractions.Page[T]{Items: make([]*T, 0, len(rows))}
+	// The page's entities share one array: one allocation, where one each would take a
+	// hundred for a page of 100 (an entity kept from the page keeps the array alive).
+	values := make([]T, len(rows))
 	for i := range rows {
 		// A continuation row (or, in a shared table, a polymorphic row) takes a place in
 		// the page and is not returned, so a page may hold fewer entities than its size,
 		// or none, and still have a cursor.
-		v, skip, err := s.decodeListed(ctx, "page", &rows[i])
+		v := &values[len(out.Items)]
+		skip, err := s.decodeListedAt(ctx, "page", &rows[i], v)
 		if err != nil {
 			return abstractions.Page[T]{}, err
 		}
@@ -234,6 +244,34 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 	return out, nil
 }
 
+// slab hands out the values a query or a list decodes into from arrays of up to slabSize,
+// so that a read of many rows allocates once per slabSize entities instead of once per
+// entity (an entity kept from the result keeps its array alive). take, the query's Take
+// when not 0, bounds each array.
+type slab[T any] struct {
+	take   int
+	values []T
+}
+
+const slabSize = 128
+
+// next returns a zero T to decode into.
+func (s *slab[T]) next() *T {
+	if len(s.values) == cap(s.values) {
+		n := slabSize
+		if s.take > 0 && s.take < n {
+			n = s.take
+		}
+		s.values = make([]T, 0, n)
+	}
+	s.values = s.values[:len(s.values)+1]
+	return &s.values[len(s.values)-1]
+}
+
+// unused gives back the value next returned last, which a skipped row left zero, for the
+// next row.
+func (s *slab[T]) unused() { s.values = s.values[:len(s.values)-1] }
+
 // decodeListed decodes a row a query returned: a split-aware entity is read whole (its
 // continuation rows fetched and every value verified); a continuation row, or an entity
 // deleted while it was read, is skipped.
@@ -244,4 +282,14 @@ func (s *Store[T]) decodeListed(ctx context.Context, op string, r *service.Row) 
 	}
 	v, err := s.decode(&row)
 	return v, false, err
+}
+
+// decodeListedAt is decodeListed into *v, which holds T's zero value; a skipped row leaves
+// it so.
+func (s *Store[T]) decodeListedAt(ctx context.Context, op string, r *service.Row, v *T) (bool, error) {
+	row, skip, err := s.core.Materialize(ctx, op, r)
+	if err != nil || skip {
+		return skip, err
+	}
+	return false, s.decodeAt(&row, v)
 }

@@ -451,3 +451,28 @@ func TestQueryPartitionAndPrefix(t *testing.T) {
 		t.Error("a page with a row that does not decode")
 	}
 }
+
+// A query's values come from shared arrays: each is distinct, a skipped row's value is
+// given to the next row, and no array is larger than Take.
+func TestQuerySlab(t *testing.T) {
+	s := slab[int]{take: 2}
+	a := s.next()
+	*a = 1
+	b := s.next()
+	s.unused()
+	if c := s.next(); c != b || *c != 0 {
+		t.Fatal("a skipped row's value was not given to the next row")
+	}
+	if cap(s.values) != 2 {
+		t.Fatalf("an array holds %d values; Take is 2", cap(s.values))
+	}
+	d := s.next()
+	if d == a || d == b || *a != 1 {
+		t.Fatal("a full array was reused")
+	}
+	var all slab[int]
+	all.next()
+	if cap(all.values) != slabSize {
+		t.Fatalf("without Take an array holds %d values, want %d", cap(all.values), slabSize)
+	}
+}

@@ -142,6 +142,9 @@ func For[T any, P abstractions.EntityPtr[T]](a *Account, opts *StoreOptions) (*S
 	s := &Store[T]{account: a, core: &engine.Table{Acct: a.e, Name: cfg.Table, CacheTable: cacheTable, Keys: cache.NewKeys(cacheTable), Plan: plan, Policy: policy.rule(),
 		Split: plan.LargeValues(), Shared: cfg.SharedTable, Scans: scanPolicy(a.opts.TableScans, cfg.TableScans)},
 		entity: func(v *T) *abstractions.Entity { return P(v).Base() }}
+	if s.core.Policy.Enabled() {
+		a.e.Cache.Announce() // from now on every write of the account announces its keys
+	}
 	s.handle = engine.NewHandle(s.core, func(r *service.Row) (any, error) { return s.decode(r) })
 	s.verbHooks = driver.NewHooks(s.turn, s.startSpan, policy.enabled())
 	for _, sp := range specs {

@@ -28,7 +28,8 @@ import (
 //
 // Coherence. Every write announces the keys it touches before it is sent and again when it
 // has returned (BeginWrite / EndWrite), whatever the policy of the store that writes, so a
-// store with caching disabled still keeps the others coherent. Each announcement moves the
+// store with caching disabled still keeps the others coherent. (Until a store that caches
+// exists, a write of one row may skip both: see Announce.) Each announcement moves the
 // key's event counter. A read notes the counter when it starts and may store what it fetched
 // only if no write of the key started or ended meanwhile (so a read overlapping a write
 // never leaves the older version behind). A write that ends stores the version it wrote
@@ -54,6 +55,9 @@ type Cache struct {
 	// reports them as the account's metric.
 	evictions atomic.Uint64
 	meters    *telemetry.Meters
+	// announced is set once a store that caches exists (Announce): until then no entry can
+	// be stored, and a write of one row may skip its announcements (EndUnannounced).
+	announced atomic.Bool
 }
 
 // keyState tracks the writes and reads of one key that are in flight. A state with none in
@@ -245,6 +249,36 @@ const (
 	// sweep forgets, so that writes of ever new keys (inserts) reuse them.
 	maxFree = maxIdle
 )
+
+// Announce notes that a store that caches exists. It must be called before that store's
+// first read or write. Until the first call, no entry can be stored, so a write need not
+// announce its keys: a write of one row that began before (Announces false) and ends after
+// calls EndUnannounced instead of EndWrite.
+func (c *Cache) Announce() { c.announced.Store(true) }
+
+// Announces reports whether writes must announce their keys: whether a store that caches
+// exists.
+func (c *Cache) Announces() bool { return c.announced.Load() }
+
+// EndUnannounced notes that a write of the keys, sent without BeginWrite because no store
+// cached when it began, returned after one appeared. It counts as a write event of each key
+// (a read that overlapped it stores nothing), drops what the key holds, and marks a write of
+// the key still in flight as overlapped, since that write may have been applied before this
+// one: so nothing older than this write stays cached once it has returned.
+func (c *Cache) EndUnannounced(keys []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	for _, k := range keys {
+		st := c.state(k)
+		st.last = c.seq
+		if st.writers > 0 {
+			st.overlapped = true
+		}
+		c.remove(k)
+		c.release(st)
+	}
+}
 
 // Get returns the entry under key, moving a Sliding one's end. It takes no lock of its own.
 func (c *Cache) Get(key string) (*Entry, bool) {

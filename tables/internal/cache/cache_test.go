@@ -188,3 +188,54 @@ func TestRowKeysAreWriteKeys(t *testing.T) {
 		t.Errorf("Row allocates %v times, want 1", n)
 	}
 }
+
+// A write sent unannounced (no store cached when it began) that returns after a caching
+// store appeared leaves nothing older than itself cached: not what a read that overlapped
+// it fetched, nor what an announced write of the key in flight wrote, which the service may
+// have applied first.
+func TestCacheUnannouncedWrite(t *testing.T) {
+	c := New(stopped, 0, nil)
+	if c.Announces() {
+		t.Fatal("a new cache asks writes to announce")
+	}
+	c.Announce()
+	if !c.Announces() {
+		t.Fatal("Announce did not take")
+	}
+	k := []string{"k"}
+
+	// A read that fetched the old version and ends after the write returned stores nothing.
+	since := c.BeginRead("k")
+	c.EndUnannounced(k)
+	c.EndRead("k", since, rowEntry(1))
+	if _, ok := cached(c, "k"); ok {
+		t.Fatal("a read overlapped by an unannounced write stored what it read")
+	}
+
+	// A read that stored the old version before the write returned loses it.
+	since = c.BeginRead("k")
+	c.EndRead("k", since, rowEntry(1))
+	if _, ok := cached(c, "k"); !ok {
+		t.Fatal("a quiet read stored nothing")
+	}
+	c.EndUnannounced(k)
+	if _, ok := cached(c, "k"); ok {
+		t.Fatal("an unannounced write left the version before it cached")
+	}
+
+	// An announced write in flight when the unannounced one returns is not cached.
+	c.BeginWrite(k)
+	c.EndUnannounced(k)
+	c.EndWrite(k, func(string, *Entry) *Entry { return rowEntry(2) })
+	if _, ok := cached(c, "k"); ok {
+		t.Fatal("a write that overlapped an unannounced one was cached")
+	}
+	c.BeginWrite(k)
+	c.EndWrite(k, func(string, *Entry) *Entry { return rowEntry(3) })
+	if v, ok := cached(c, "k"); !ok || v != 3 {
+		t.Fatalf("a later write: %v %v", v, ok)
+	}
+	if c.InFlight() != 0 {
+		t.Fatalf("%d in flight", c.InFlight())
+	}
+}

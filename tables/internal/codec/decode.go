@@ -33,14 +33,24 @@ func Decode[T any](row *service.Row, opts *Options) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
-	if row == nil {
-		return nil, errNilRow
-	}
 	v := new(T)
-	if err := pl.decode(row, unsafe.Pointer(v), true); err != nil {
+	if err := DecodeAt(pl, row, v); err != nil {
 		return nil, err
 	}
 	return v, nil
+}
+
+// DecodeAt stores the row's cells into *v, which holds T's zero value, as Decode does into
+// the T it returns; pl is T's plan (PlanOf). A caller that decodes many rows looks the plan
+// up once, and can keep their values in one array.
+func DecodeAt[T any](pl *Plan, row *service.Row, v *T) error {
+	if pl == nil || pl.typ != reflect.TypeFor[T]() {
+		return &PlanError{Type: reflect.TypeFor[T](), Reason: "DecodeAt needs the plan of the type it decodes into"}
+	}
+	if row == nil {
+		return errNilRow
+	}
+	return pl.decode(row, unsafe.Pointer(v), true)
 }
 
 // DecodeInto stores the row's cells into dst, a non-nil pointer to a struct, as Decode does.

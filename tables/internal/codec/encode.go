@@ -125,6 +125,22 @@ func EncodeRowInto(dst []service.Property, v any, partitionKey, rowKey string, o
 	return service.Row{PartitionKey: partitionKey, RowKey: rowKey, Properties: props}, nil
 }
 
+// EncodeRowAt is EncodeRowInto for a *T, with T's plan pl (PlanOf): a caller that encodes
+// many values looks the plan up once.
+func EncodeRowAt[T any](pl *Plan, dst []service.Property, v *T, partitionKey, rowKey string, opts *Options) (service.Row, error) {
+	if pl == nil || pl.typ != reflect.TypeFor[T]() {
+		return service.Row{}, &PlanError{Type: reflect.TypeFor[T](), Reason: "EncodeRowAt needs the plan of the type it encodes"}
+	}
+	if v == nil {
+		return service.Row{}, &PlanError{Type: pl.typ, Reason: "the value is a nil pointer"}
+	}
+	props, err := pl.encodeOnly(dst, unsafe.Pointer(v), nil, opts.orDefault(), nil)
+	if err != nil {
+		return service.Row{}, err
+	}
+	return service.Row{PartitionKey: partitionKey, RowKey: rowKey, Properties: props}, nil
+}
+
 // structPointer returns the address of the struct v holds or points to, copying a struct
 // passed by value.
 func structPointer(v any) (unsafe.Pointer, reflect.Type, error) {

@@ -1,6 +1,7 @@
 package codec_test
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -501,5 +502,70 @@ func TestExpiresOption(t *testing.T) {
 	fs := pl.Fields()
 	if !fs[0].Expires || fs[0].ExpiresTTL != "30m" || !fs[1].Expires || fs[1].ExpiresTTL != "" {
 		t.Errorf("fields: %+v %+v", fs[0], fs[1])
+	}
+}
+
+// DecodeAt decodes as Decode does, into a value the caller placed, and refuses a plan of
+// another type instead of writing through it.
+func TestDecodeAt(t *testing.T) {
+	type rowType struct {
+		abstractions.Entity
+		Name string
+		N    int64
+	}
+	in := &rowType{Entity: abstractions.Entity{ID: "p|r"}, Name: "n", N: 7}
+	row, err := codec.EncodeRow(in, "p", "r", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := codec.Decode[rowType](&row, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := codec.PlanOf(reflect.TypeFor[rowType]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := make([]rowType, 2)
+	if err := codec.DecodeAt(pl, &row, &values[1]); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&values[1], want) || values[0] != (rowType{}) {
+		t.Fatalf("DecodeAt: %+v, Decode: %+v", values, want)
+	}
+	other, _ := codec.PlanOf(reflect.TypeFor[struct{ A int }]())
+	var pe *codec.PlanError
+	if err := codec.DecodeAt(other, &row, &values[0]); !errors.As(err, &pe) || values[0] != (rowType{}) {
+		t.Fatalf("another type's plan: %v, %+v", err, values[0])
+	}
+	if err := codec.DecodeAt[rowType](nil, &row, &values[0]); !errors.As(err, &pe) {
+		t.Fatalf("no plan: %v", err)
+	}
+}
+
+// EncodeRowAt encodes as EncodeRow does, and refuses a plan of another type.
+func TestEncodeRowAt(t *testing.T) {
+	type rowType struct {
+		abstractions.Entity
+		Name string
+		N    int64
+	}
+	in := &rowType{Entity: abstractions.Entity{ID: "p|r"}, Name: "n", N: 7}
+	want, err := codec.EncodeRow(in, "p", "r", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, _ := codec.PlanOf(reflect.TypeFor[rowType]())
+	got, err := codec.EncodeRowAt(pl, make([]service.Property, 0, 1), in, "p", "r", nil)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("EncodeRowAt: %+v, %v; EncodeRow: %+v", got, err, want)
+	}
+	other, _ := codec.PlanOf(reflect.TypeFor[struct{ A int }]())
+	var pe *codec.PlanError
+	if _, err := codec.EncodeRowAt(other, nil, in, "p", "r", nil); !errors.As(err, &pe) {
+		t.Fatalf("another type's plan: %v", err)
+	}
+	if _, err := codec.EncodeRowAt[rowType](pl, nil, nil, "p", "r", nil); !errors.As(err, &pe) {
+		t.Fatalf("a nil value: %v", err)
 	}
 }

@@ -53,7 +53,9 @@ func (s *Table) ReadThrough(key string, fetch func() *cache.Entry) {
 //	s.EndWrite(keys, err, &row, w)      // keeps the row's new version, or drops what it touched
 //
 // keys[0] is the row's own key; every other key the write touched (its partition's lists,
-// other rows of a transaction) is dropped, and so is everything when the write failed.
+// other rows of a transaction) is dropped, and so is everything when the write failed. A
+// write of one row uses BeginRowWrite and EndRowWrite instead, which cost nothing while no
+// store of the account caches.
 
 // BeginWrite notes that a write of the keys is about to be sent.
 func (s *Table) BeginWrite(keys []string) { s.Acct.Cache.BeginWrite(keys) }
@@ -70,6 +72,33 @@ func (s *Table) EndWrite(keys []string, err error, written *service.Row, w servi
 		}
 	}
 	s.EndWriteWith(keys, err, next)
+}
+
+// BeginRowWrite is BeginWrite for a write of one row (pk, rk), the single-row paths' own:
+// while no store of the account caches (cache.Cache.Announces), nothing can be cached, so
+// the keys are neither made nor announced (announced is false) and EndRowWrite does what a
+// caching store that appeared meanwhile needs.
+func (s *Table) BeginRowWrite(pk, rk string) (keys [3]string, announced bool) {
+	if !s.Acct.Cache.Announces() {
+		return keys, false
+	}
+	keys = s.Keys.Row(pk, rk)
+	s.Acct.Cache.BeginWrite(keys[:])
+	return keys, true
+}
+
+// EndRowWrite ends a write BeginRowWrite began, as EndWrite does. An unannounced write
+// changes nothing in the cache, unless a store that caches appeared while it was in flight:
+// then its keys are dropped (cache.Cache.EndUnannounced).
+func (s *Table) EndRowWrite(keys *[3]string, announced bool, pk, rk string, err error, written *service.Row, w service.Written) {
+	if announced {
+		s.EndWrite(keys[:], err, written, w)
+		return
+	}
+	if s.Acct.Cache.Announces() {
+		k := s.Keys.Row(pk, rk)
+		s.Acct.Cache.EndUnannounced(k[:])
+	}
 }
 
 // EndWriteWith is EndWrite for a write whose cached version depends on what the cache holds
@@ -102,10 +131,6 @@ func (s *Table) PartitionKey(pk string) string { return s.Keys.Partition(pk) }
 
 // TableKey is the cache key of the whole table's list.
 func (s *Table) TableKey() string { return s.Keys.Table() }
-
-// RowWriteKeys are the cache keys a write of one row touches (cache.Keys.Row): WriteKeys
-// for one row, in an array a caller can keep on its stack.
-func (s *Table) RowWriteKeys(pk, rk string) [3]string { return s.Keys.Row(pk, rk) }
 
 // WriteKeys are the cache keys a write of rows touches (cache.Keys.Write).
 func (s *Table) WriteKeys(rows ...[2]string) []string { return s.Keys.Write(rows...) }
