@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"net/http"
 	"strings"
 )
 
@@ -101,26 +100,8 @@ func (q *blobRequest) authenticateSAS() error {
 			return errAuthentication()
 		}
 	}
-	if sip := v.Get("sip"); sip != "" {
-		ip, ok := sourceIPIn(q.r.RemoteAddr, sip)
-		if !ok {
-			return statusError(http.StatusForbidden, "AuthorizationSourceIPMismatch",
-				"This request is not authorized to perform this operation using this source IP "+ip+".")
-		}
-	}
-	switch v.Get("spr") {
-	case "", "https,http", "http,https":
-	case "https":
-		if q.r.TLS == nil {
-			return statusError(http.StatusForbidden, "AuthorizationProtocolMismatch",
-				"This request is not authorized to perform this operation using this protocol.")
-		}
-	default:
-		return errAuthentication()
-	}
-	if s.account && !strings.Contains(v.Get("ss"), "b") {
-		return statusError(http.StatusForbidden, "AuthorizationServiceMismatch",
-			"This request is not authorized to perform this operation using this service.")
+	if err := checkSASScope(q.r, v, s.account, "b"); err != nil {
+		return err
 	}
 	q.sas = s
 	return nil

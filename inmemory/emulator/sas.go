@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -121,8 +122,19 @@ func (q *request) authenticateSAS() error {
 	if !now.Before(expiry) || (!start.IsZero() && now.Before(start)) {
 		return errAuthentication()
 	}
+	if err := checkSASScope(q.r, v, s.account, "t"); err != nil {
+		return err
+	}
+	q.sas = s
+	return nil
+}
+
+// checkSASScope checks what a SAS of either service may restrict besides its times and
+// permissions: the client's address (sip), the protocol (spr) and, for an account SAS, the
+// services it grants (ss must name service: "t" tables, "b" blobs).
+func checkSASScope(r *http.Request, v url.Values, account bool, service string) error {
 	if sip := v.Get("sip"); sip != "" {
-		ip, ok := sourceIPIn(q.r.RemoteAddr, sip)
+		ip, ok := sourceIPIn(r.RemoteAddr, sip)
 		if !ok {
 			return statusError(http.StatusForbidden, "AuthorizationSourceIPMismatch",
 				"This request is not authorized to perform this operation using this source IP "+ip+".")
@@ -131,18 +143,17 @@ func (q *request) authenticateSAS() error {
 	switch v.Get("spr") {
 	case "", "https,http", "http,https":
 	case "https":
-		if q.r.TLS == nil {
+		if r.TLS == nil {
 			return statusError(http.StatusForbidden, "AuthorizationProtocolMismatch",
 				"This request is not authorized to perform this operation using this protocol.")
 		}
 	default:
 		return errAuthentication()
 	}
-	if s.account && !strings.Contains(v.Get("ss"), "t") {
+	if account && !strings.Contains(v.Get("ss"), service) {
 		return statusError(http.StatusForbidden, "AuthorizationServiceMismatch",
 			"This request is not authorized to perform this operation using this service.")
 	}
-	q.sas = s
 	return nil
 }
 
