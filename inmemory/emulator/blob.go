@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/xml"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -113,28 +112,7 @@ func (b *blobHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
 	q := &blobRequest{exchange: exchange{r: r, w: rec, h: b.h, id: newRequestID(), start: start}, b: b}
 	q.serve()
-	if log := b.h.log; log != nil {
-		attrs := []slog.Attr{
-			slog.String("service", "blob"),
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.EscapedPath()),
-			slog.String("query", redacted(r.URL)),
-			slog.Int("status", rec.status),
-			slog.Duration("duration", time.Since(start)),
-			slog.String("request_id", q.id),
-		}
-		if rec.code != "" {
-			attrs = append(attrs, slog.String("error_code", rec.code))
-		}
-		if q.faulted != 0 {
-			attrs = append(attrs, slog.String("fault", q.faulted.String()))
-		}
-		level := slog.LevelInfo
-		if rec.status >= 500 || q.faulted != 0 {
-			level = slog.LevelWarn
-		}
-		log.LogAttrs(r.Context(), level, "request", attrs...)
-	}
+	q.logDone("blob")
 }
 
 // A blobRequest is one request of the blob protocol in progress.

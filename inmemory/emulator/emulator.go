@@ -176,27 +176,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
 	req := &request{exchange: exchange{r: r, w: rec, h: h, id: newRequestID(), start: start}}
 	req.serve()
-	if h.log != nil {
-		attrs := []slog.Attr{
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.EscapedPath()),
-			slog.String("query", redacted(r.URL)),
-			slog.Int("status", rec.status),
-			slog.Duration("duration", time.Since(start)),
-			slog.String("request_id", req.id),
-		}
-		if rec.code != "" {
-			attrs = append(attrs, slog.String("error_code", rec.code))
-		}
-		if req.faulted != 0 {
-			attrs = append(attrs, slog.String("fault", req.faulted.String()))
-		}
-		level := slog.LevelInfo
-		if rec.status >= 500 || req.faulted != 0 {
-			level = slog.LevelWarn
-		}
-		h.log.LogAttrs(r.Context(), level, "request", attrs...)
-	}
+	req.logDone("table")
 }
 
 // redacted is the URL's query for the log, with the signature of a shared access signature
@@ -233,6 +213,35 @@ type exchange struct {
 	start time.Time
 	// faulted is the fault injected into the request, if any.
 	faulted Fault
+}
+
+// logDone writes the request's record to the handler's log, if it has one: INFO, or WARN
+// for a 5xx answer or an injected fault. service names the endpoint: "table" or "blob".
+func (x *exchange) logDone(service string) {
+	log := x.h.log
+	if log == nil {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("service", service),
+		slog.String("method", x.r.Method),
+		slog.String("path", x.r.URL.EscapedPath()),
+		slog.String("query", redacted(x.r.URL)),
+		slog.Int("status", x.w.status),
+		slog.Duration("duration", time.Since(x.start)),
+		slog.String("request_id", x.id),
+	}
+	if x.w.code != "" {
+		attrs = append(attrs, slog.String("error_code", x.w.code))
+	}
+	if x.faulted != 0 {
+		attrs = append(attrs, slog.String("fault", x.faulted.String()))
+	}
+	level := slog.LevelInfo
+	if x.w.status >= 500 || x.faulted != 0 {
+		level = slog.LevelWarn
+	}
+	log.LogAttrs(x.r.Context(), level, "request", attrs...)
 }
 
 // A request is one request of the table protocol in progress.
