@@ -56,12 +56,8 @@ func parseSASTime(s string) (time.Time, bool) {
 // AuthorizationProtocolMismatch.
 func (q *request) authenticateSAS() error {
 	v := q.r.URL.Query()
-	got, err := base64.StdEncoding.DecodeString(v.Get("sig"))
-	if err != nil || len(got) == 0 {
-		return errAuthentication()
-	}
-	sv := v.Get("sv")
-	if sv < "2015-04-05" {
+	sig, sv, ok := readSAS(v)
+	if !ok {
 		return errAuthentication()
 	}
 	s := &sas{perms: v.Get("sp")}
@@ -69,11 +65,7 @@ func (q *request) authenticateSAS() error {
 	switch {
 	case v.Has("ss") || v.Has("srt"):
 		s.account, s.types = true, v.Get("srt")
-		fields := []string{q.acct.name, s.perms, v.Get("ss"), s.types, v.Get("st"), v.Get("se"), v.Get("sip"), v.Get("spr"), sv}
-		if sv >= "2020-12-06" {
-			fields = append(fields, v.Get("ses"))
-		}
-		toSign = strings.Join(fields, "\n") + "\n"
+		toSign = accountSASToSign(q.acct.name, v, sv)
 	case v.Has("tn"):
 		s.table = v.Get("tn")
 		s.spk, s.srk, s.epk, s.erk = v.Get("spk"), v.Get("srk"), v.Get("epk"), v.Get("erk")
@@ -82,9 +74,7 @@ func (q *request) authenticateSAS() error {
 	default:
 		return errAuthentication()
 	}
-	mac := hmac.New(sha256.New, q.acct.key)
-	mac.Write([]byte(toSign))
-	if !hmac.Equal(mac.Sum(nil), got) {
+	if !signedBy(q.acct.key, toSign, sig) {
 		return errAuthentication()
 	}
 	// A table SAS naming a stored access policy (si) takes from it the fields the policy
@@ -105,21 +95,7 @@ func (q *request) authenticateSAS() error {
 	if s.perms == "" || (v.Get("se") == "" && pol.expiry.IsZero()) || (s.account && (v.Get("ss") == "" || s.types == "")) {
 		return errAuthentication()
 	}
-	now := q.h.now()
-	expiry, start := pol.expiry, pol.start
-	if se := v.Get("se"); se != "" {
-		var ok bool
-		if expiry, ok = parseSASTime(se); !ok {
-			return errAuthentication()
-		}
-	}
-	if st := v.Get("st"); st != "" {
-		var ok bool
-		if start, ok = parseSASTime(st); !ok {
-			return errAuthentication()
-		}
-	}
-	if !now.Before(expiry) || (!start.IsZero() && now.Before(start)) {
+	if !inSASWindow(q.h.now(), v, pol.start, pol.expiry) {
 		return errAuthentication()
 	}
 	if err := checkSASScope(q.r, v, s.account, "t"); err != nil {
@@ -127,6 +103,49 @@ func (q *request) authenticateSAS() error {
 	}
 	q.sas = s
 	return nil
+}
+
+// readSAS reads what every shared access signature carries: its signature, which must be
+// base64, and its version, which must be 2015-04-05 or later.
+func readSAS(v url.Values) (sig []byte, sv string, ok bool) {
+	sig, err := base64.StdEncoding.DecodeString(v.Get("sig"))
+	sv = v.Get("sv")
+	return sig, sv, err == nil && len(sig) > 0 && sv >= "2015-04-05"
+}
+
+// accountSASToSign is the string an account SAS of version sv signs, for either service.
+func accountSASToSign(account string, v url.Values, sv string) string {
+	fields := []string{account, v.Get("sp"), v.Get("ss"), v.Get("srt"), v.Get("st"), v.Get("se"), v.Get("sip"), v.Get("spr"), sv}
+	if sv >= "2020-12-06" {
+		fields = append(fields, v.Get("ses"))
+	}
+	return strings.Join(fields, "\n") + "\n"
+}
+
+// signedBy reports whether sig is the HMAC-SHA256 of toSign with the account's key.
+func signedBy(key []byte, toSign string, sig []byte) bool {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(toSign))
+	return hmac.Equal(mac.Sum(nil), sig)
+}
+
+// inSASWindow reports whether now is within the SAS's start (st) and expiry (se), each
+// taken from the SAS when it has one and else from start and expiry (a stored policy's, or
+// zero). Without an expiry, or with a time it cannot read, it is not.
+func inSASWindow(now time.Time, v url.Values, start, expiry time.Time) bool {
+	if se := v.Get("se"); se != "" {
+		var ok bool
+		if expiry, ok = parseSASTime(se); !ok {
+			return false
+		}
+	}
+	if st := v.Get("st"); st != "" {
+		var ok bool
+		if start, ok = parseSASTime(st); !ok {
+			return false
+		}
+	}
+	return now.Before(expiry) && (start.IsZero() || !now.Before(start))
 }
 
 // checkSASScope checks what a SAS of either service may restrict besides its times and
