@@ -127,13 +127,7 @@ type blobRequest struct {
 }
 
 func (q *blobRequest) serve() {
-	hdr := q.w.Header()
-	hdr.Set("x-ms-request-id", q.id)
-	hdr.Set("x-ms-version", apiVersion(q.r))
-	hdr.Set("Date", q.start.UTC().Format(http.TimeFormat))
-	if id := q.r.Header.Get("x-ms-client-request-id"); id != "" {
-		hdr.Set("x-ms-client-request-id", id)
-	}
+	q.setServiceHeaders()
 	if q.r.Method == http.MethodOptions {
 		q.fail(errNotImplemented("CORS preflight requests"))
 		return

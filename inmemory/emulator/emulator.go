@@ -244,6 +244,18 @@ func (x *exchange) logDone(service string) {
 	log.LogAttrs(x.r.Context(), level, "request", attrs...)
 }
 
+// setServiceHeaders sets the headers every answer of either service carries: the request
+// id, the version, the date and the client's request id echoed.
+func (x *exchange) setServiceHeaders() {
+	hdr := x.w.Header()
+	hdr.Set("x-ms-request-id", x.id)
+	hdr.Set("x-ms-version", apiVersion(x.r))
+	hdr.Set("Date", x.start.UTC().Format(http.TimeFormat))
+	if id := x.r.Header.Get("x-ms-client-request-id"); id != "" {
+		hdr.Set("x-ms-client-request-id", id)
+	}
+}
+
 // A request is one request of the table protocol in progress.
 type request struct {
 	exchange
@@ -254,13 +266,7 @@ type request struct {
 
 // serve authenticates the request, reads its body and dispatches it.
 func (q *request) serve() {
-	hdr := q.w.Header()
-	hdr.Set("x-ms-request-id", q.id)
-	hdr.Set("x-ms-version", apiVersion(q.r))
-	hdr.Set("Date", q.start.UTC().Format(http.TimeFormat))
-	if id := q.r.Header.Get("x-ms-client-request-id"); id != "" {
-		hdr.Set("x-ms-client-request-id", id)
-	}
+	q.setServiceHeaders()
 	if q.r.Method == http.MethodOptions {
 		q.fail(errNotImplemented("CORS preflight requests"))
 		return
