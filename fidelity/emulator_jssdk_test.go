@@ -149,7 +149,7 @@ func jsMatrixDir(t *testing.T) string {
 			t.Fatalf("npm install of the pinned SDKs: %v\n%s", err, out)
 		}
 	}
-	for _, name := range []string{"matrix.mjs", "blobmatrix.mjs"} {
+	for _, name := range []string{"matrix.mjs", "blobmatrix.mjs", "step.mjs"} {
 		prog, err := os.ReadFile(filepath.Join(src, name))
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@
 //
 //   node blobmatrix.mjs "<connection string>" <container name>
 import { BlobServiceClient } from "@azure/storage-blob";
+import { stepper } from "./step.mjs";
 
 const [conn, name] = process.argv.slice(2);
 if (!conn || !name) {
@@ -34,19 +35,7 @@ function norm(v) {
   return v;
 }
 
-async function step(name, fn) {
-  try {
-    const result = await fn();
-    console.log(JSON.stringify({ step: name, ok: true, result: norm(result) }));
-    return result;
-  } catch (e) {
-    const code = e?.details?.errorCode ?? e?.code ?? String(e?.name);
-    const line = { step: name, ok: false, status: e?.statusCode ?? 0, code };
-    if (!e?.statusCode) line.message = String(e?.message);
-    console.log(JSON.stringify(line));
-    return undefined;
-  }
-}
+const step = stepper(norm);
 
 // The properties of a blob both services must agree on.
 const props = (p) => ({

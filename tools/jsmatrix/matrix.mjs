@@ -5,6 +5,7 @@
 //
 //   node matrix.mjs "<connection string>" <table name>
 import { TableClient, TableServiceClient, odata } from "@azure/data-tables";
+import { stepper } from "./step.mjs";
 
 const [conn, table] = process.argv.slice(2);
 if (!conn || !table) {
@@ -34,19 +35,7 @@ function norm(v) {
   return v;
 }
 
-async function step(name, fn) {
-  try {
-    const result = await fn();
-    console.log(JSON.stringify({ step: name, ok: true, result: norm(result) }));
-    return result;
-  } catch (e) {
-    const code = e?.details?.errorCode ?? e?.code ?? String(e?.name);
-    const line = { step: name, ok: false, status: e?.statusCode ?? 0, code };
-    if (!e?.statusCode) line.message = String(e?.message);
-    console.log(JSON.stringify(line));
-    return undefined;
-  }
-}
+const step = stepper(norm);
 
 const all = (pk, rk) => ({
   partitionKey: pk,
