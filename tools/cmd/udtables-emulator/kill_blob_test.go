@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,14 +25,7 @@ import (
 // block too, and no refused write is. Two rounds, with snapshots every few hundred
 // changes, then a clean stop (SIGTERM) and a last start from its snapshot.
 func TestKillDuringBlobWrites(t *testing.T) {
-	gocmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go command is needed to build the emulator:", err)
-	}
-	bin := filepath.Join(t.TempDir(), "udtables-emulator")
-	if out, err := exec.Command(gocmd, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildEmulator(t)
 	data := t.TempDir()
 	const workers = 6
 	ws := make([]*blobWorker, workers)

@@ -21,12 +21,10 @@ import (
 	"github.com/unified-data/gotables/inmemory/emulator"
 )
 
-// A write load from several connections, a kill -9 in the middle of it, a restart on the
-// same data directory: every write the emulator acknowledged is there, with the ETag it
-// was acknowledged with, and no write it refused is. Two rounds, with snapshots written
-// every few hundred changes, so that kills also land during snapshots; then a clean stop
-// (SIGTERM) and a last start from the snapshot it wrote.
-func TestKillDuringWrites(t *testing.T) {
+// buildEmulator builds the command into a temporary directory and returns the binary's
+// path; without a go command the test is skipped.
+func buildEmulator(t *testing.T) string {
+	t.Helper()
 	gocmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go command is needed to build the emulator:", err)
@@ -35,6 +33,16 @@ func TestKillDuringWrites(t *testing.T) {
 	if out, err := exec.Command(gocmd, "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// A write load from several connections, a kill -9 in the middle of it, a restart on the
+// same data directory: every write the emulator acknowledged is there, with the ETag it
+// was acknowledged with, and no write it refused is. Two rounds, with snapshots written
+// every few hundred changes, so that kills also land during snapshots; then a clean stop
+// (SIGTERM) and a last start from the snapshot it wrote.
+func TestKillDuringWrites(t *testing.T) {
+	bin := buildEmulator(t)
 	data := t.TempDir()
 	const workers = 6
 	ws := make([]*worker, workers)
