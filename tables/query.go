@@ -222,21 +222,21 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 		return abstractions.Page[T]{}, err
 	}
 	out := abstractions.Page[T]{Items: make([]*T, 0, len(rows))}
-	// The page's entities share one array: one allocation, where one each would take a
-	// hundred for a page of 100 (an entity kept from the page keeps the array alive).
-	values := make([]T, len(rows))
+	values := slab[T]{take: len(rows)}
 	for i := range rows {
 		// A continuation row (or, in a shared table, a polymorphic row) takes a place in
 		// the page and is not returned, so a page may hold fewer entities than its size,
 		// or none, and still have a cursor.
-		v := &values[len(out.Items)]
+		v := values.next()
 		skip, err := s.decodeListedAt(ctx, "page", &rows[i], v)
 		if err != nil {
 			return abstractions.Page[T]{}, err
 		}
-		if !skip {
-			out.Items = append(out.Items, v)
+		if skip {
+			values.unused()
+			continue
 		}
+		out.Items = append(out.Items, v)
 	}
 	if next != nil {
 		out.Cursor = engine.EncodeCursor(engine.Cursor{Bounds: bounds, Table: engine.TableTag(s.core.Name), PK: next.NextPartitionKey, RK: next.NextRowKey})
@@ -244,10 +244,10 @@ func (s *Store[T]) Page(ctx context.Context, q abstractions.Query[T]) (_ abstrac
 	return out, nil
 }
 
-// slab hands out the values a query or a list decodes into from arrays of up to slabSize,
-// so that a read of many rows allocates once per slabSize entities instead of once per
-// entity (an entity kept from the result keeps its array alive). take, the query's Take
-// when not 0, bounds each array.
+// slab hands out the values a page, a query or a list decodes into from arrays of up to
+// slabSize, so that a read of many rows allocates once per slabSize entities instead of once
+// per entity (an entity kept from the result keeps its array alive). take, when not 0, is
+// the most values the read can need (a page's rows, a query's Take) and bounds each array.
 type slab[T any] struct {
 	take   int
 	values []T
@@ -276,12 +276,12 @@ func (s *slab[T]) unused() { s.values = s.values[:len(s.values)-1] }
 // continuation rows fetched and every value verified); a continuation row, or an entity
 // deleted while it was read, is skipped.
 func (s *Store[T]) decodeListed(ctx context.Context, op string, r *service.Row) (*T, bool, error) {
-	row, skip, err := s.core.Materialize(ctx, op, r)
+	v := new(T)
+	skip, err := s.decodeListedAt(ctx, op, r, v)
 	if err != nil || skip {
 		return nil, skip, err
 	}
-	v, err := s.decode(&row)
-	return v, false, err
+	return v, false, nil
 }
 
 // decodeListedAt is decodeListed into *v, which holds T's zero value; a skipped row leaves
