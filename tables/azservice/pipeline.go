@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,9 +12,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 
+	"github.com/unified-data/gotables/tables/internal/attempt"
 	"github.com/unified-data/gotables/tables/internal/azconn"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -74,15 +75,14 @@ func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator
 	}
 	co = azconn.Redacting(co)
 	plOpts := runtime.PipelineOptions{Tracing: runtime.TracingOptions{Namespace: "Microsoft.Tables"}}
+	tries := &rowTries{}
 	switch {
 	case cred.key != nil:
-		plOpts.PerRetry = []policy.Policy{newSharedKeyLite(cred.account, cred.key)}
+		tries.sign = newSharedKeyLite(cred.account, cred.key)
 	case cred.token != nil:
 		plOpts.PerRetry = []policy.Policy{runtime.NewBearerTokenPolicy(cred.token, []string{storageAudience}, nil)}
 	}
-	// Each try is counted (see attempt.Attempts), so that the engine can tell a refusal its
-	// own earlier, applied try caused.
-	plOpts.PerRetry = append(plOpts.PerRetry, azconn.CountTries{})
+	plOpts.PerRetry = append(plOpts.PerRetry, tries)
 	client, err := azcore.NewClient(aztablesModule, aztablesVersion, plOpts, &co)
 	if err != nil {
 		return nil, err
@@ -92,6 +92,52 @@ func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator
 		c.query = "?" + strings.TrimPrefix(sas, "?")
 	}
 	return c, nil
+}
+
+// memBody is the body of a request the row client sends: bytes in memory, which the
+// transport is told about (see inMemoryBodies).
+type memBody struct {
+	bytes.Reader
+	asSent io.ReadCloser // the same reader, as net/http recognizes a body in memory
+}
+
+func newMemBody(b []byte) *memBody {
+	m := &memBody{}
+	m.Reset(b)
+	m.asSent = io.NopCloser(&m.Reader)
+	return m
+}
+
+// Close implements io.Closer: the bytes need no closing.
+func (*memBody) Close() error { return nil }
+
+// rowTries is the row client's own per-retry policy, one policy for what each try needs
+// (every policy of a pipeline costs a copy of the request per try):
+//
+//   - it counts the try in the call's attempt.Attempts (as azconn.CountTries does for the
+//     other clients), so that the engine can tell a refusal its own earlier, applied try
+//     caused;
+//   - it hands the try to the rest of the pipeline with a body net/http knows to be in
+//     memory. The retry policy wraps every body in a rewindable type of its own, and
+//     net/http, not knowing a body of an unknown type to be ready, writes the headers in one
+//     packet and the body in another: a second write on the client and a second read on the
+//     service for every write. What the wrapper is for still holds: the retry policy
+//     rewinds the same reader before every try, and the transport cannot close it;
+//   - it signs the try with the account key when the account has one (sign).
+type rowTries struct {
+	sign *sharedKeyLite // nil when a SAS or a token credential authenticates
+}
+
+func (p *rowTries) Do(req *policy.Request) (*http.Response, error) {
+	raw := req.Raw()
+	attempt.CountAttempt(raw.Context())
+	if b, ok := req.Body().(*memBody); ok {
+		raw.Body = b.asSent
+	}
+	if p.sign != nil {
+		p.sign.signRequest(raw)
+	}
+	return req.Next()
 }
 
 // isCosmosEndpoint is aztables' test for an Azure Cosmos DB table endpoint (or its
@@ -154,9 +200,13 @@ func (c *rowClient) do(ctx context.Context, span, method, u string, body []byte,
 		h["Prefer"] = noEcho
 	}
 	if body != nil {
-		if err := req.SetBody(streaming.NopCloser(bytes.NewReader(body)), "application/json"); err != nil {
+		if err := req.SetBody(newMemBody(body), "application/json"); err != nil {
 			return nil, err
 		}
+		// net/http writes Content-Length from the request's ContentLength, which SetBody
+		// set too, and never from the header map: without it the map keeps few enough
+		// entries to stay small through the try's copy.
+		delete(h, "Content-Length")
 	}
 	resp, err = c.pl.Do(req)
 	if err != nil {
@@ -249,7 +299,7 @@ func (c *rowClient) transact(ctx context.Context, b *batchBody) (_ []service.Wri
 	h["DataServiceVersion"] = dataService
 	h["Accept"] = acceptMinimal
 	body, contentType := b.compose(req.Raw().URL)
-	if err := req.SetBody(streaming.NopCloser(bytes.NewReader(body)), contentType); err != nil {
+	if err := req.SetBody(newMemBody(body), contentType); err != nil {
 		return nil, err
 	}
 	resp, err := c.pl.Do(req)

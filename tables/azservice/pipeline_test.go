@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -515,6 +516,75 @@ func TestBatchBodyReportsFailedAction(t *testing.T) {
 	} {
 		if _, got := parseBatchETags([]byte(body), 1); got != want {
 			t.Errorf("parseBatchETags(%q) reports a failed action: %v, want %v", body, got, want)
+		}
+	}
+}
+
+// bodyKinds is a transport that answers the first try of every request 503 and the second
+// 204, recording for each try whether net/http would take its body for bytes in memory (the
+// test net/http applies before writing a request, for a body that must also be a Closer:
+// io.NopCloser of a *bytes.Reader) and the bytes it read.
+type bodyKinds struct {
+	mu    sync.Mutex
+	tries []bodyTry
+}
+
+type bodyTry struct {
+	inMemory bool
+	body     string
+}
+
+var nopCloserOfReader = reflect.TypeOf(io.NopCloser(bytes.NewReader(nil)))
+
+func (bk *bodyKinds) Do(req *http.Request) (*http.Response, error) {
+	var try bodyTry
+	if b := req.Body; b != nil && reflect.TypeOf(b) == nopCloserOfReader {
+		_, try.inMemory = reflect.ValueOf(b).Field(0).Interface().(*bytes.Reader)
+	}
+	if req.Body != nil {
+		data, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		try.body = string(data)
+	}
+	bk.mu.Lock()
+	bk.tries = append(bk.tries, try)
+	first := len(bk.tries)%2 == 1
+	bk.mu.Unlock()
+	status := http.StatusNoContent
+	if first {
+		status = http.StatusServiceUnavailable
+	}
+	return &http.Response{StatusCode: status, Header: http.Header{"Etag": {testETag}}, Body: http.NoBody, Request: req}, nil
+}
+
+// TestRowBodiesReachTheTransportInMemory checks that every try of a single-row write hands
+// net/http a body it knows to be in memory, so that the request's headers and body leave
+// in one write rather than two, and that the retry after a 503 sends the whole body again.
+func TestRowBodiesReachTheTransportInMemory(t *testing.T) {
+	bk := &bodyKinds{}
+	svc, err := NewFromConnectionString(benchAccount, &Options{ClientOptions: azcore.ClientOptions{
+		Transport: bk, Retry: policy.RetryOptions{RetryDelay: time.Millisecond, MaxRetryDelay: time.Millisecond}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := service.Row{PartitionKey: "p", RowKey: "r", Properties: []service.Property{{Name: "S", Value: service.String("hello")}}}
+	for _, op := range []service.Op{service.OpReplace, service.OpMerge, service.OpUpsertReplace, service.OpUpsertMerge} {
+		bk.tries = nil
+		if _, err := svc.Write(context.Background(), "Customers", service.Action{Op: op, Row: row}); err != nil {
+			t.Fatalf("%v: %v", op, err)
+		}
+		if len(bk.tries) != 2 {
+			t.Fatalf("%v: %d tries, want 2 (a 503, then a 204)", op, len(bk.tries))
+		}
+		for i, try := range bk.tries {
+			if !try.inMemory {
+				t.Errorf("%v: try %d: the transport was given a body net/http does not know to be in memory", op, i+1)
+			}
+			if !strings.Contains(try.body, `"S":"hello"`) {
+				t.Errorf("%v: try %d sent %q, not the whole entity", op, i+1, try.body)
+			}
 		}
 	}
 }

@@ -8,15 +8,13 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 )
 
 // sharedKeyLite signs each request with the account key, as aztables' shared-key credential
 // does: the SharedKeyLite scheme of the table service, whose string to sign is the request's
 // x-ms-date and its canonicalized resource ("/" + account + the URL's escaped path, plus
-// "?comp=…" when the query names a component). It runs once per try (a per-retry policy);
-// a retry keeps the first try's date.
+// "?comp=…" when the query names a component). The row client signs every try with it
+// (rowTries); a retry keeps the first try's date.
 type sharedKeyLite struct {
 	account string
 	macs    sync.Pool // of hash.Hash keyed with the account key
@@ -26,15 +24,18 @@ func newSharedKeyLite(account string, key []byte) *sharedKeyLite {
 	return &sharedKeyLite{account: account, macs: sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}}
 }
 
-func (p *sharedKeyLite) Do(req *policy.Request) (*http.Response, error) {
-	raw := req.Raw()
-	date := raw.Header.Get("x-ms-date")
-	if date == "" {
+// signRequest dates the request (unless an earlier try did) and signs it. The header names
+// are written in their canonical form, as Header.Set would write them, without the lookup
+// that canonicalizes them.
+func (p *sharedKeyLite) signRequest(raw *http.Request) {
+	var date string
+	if d := raw.Header["X-Ms-Date"]; len(d) > 0 {
+		date = d[0]
+	} else {
 		date = time.Now().UTC().Format(http.TimeFormat)
-		raw.Header.Set("x-ms-date", date)
+		raw.Header["X-Ms-Date"] = []string{date}
 	}
-	raw.Header.Set("Authorization", p.authorization(date, raw))
-	return req.Next()
+	raw.Header["Authorization"] = []string{p.authorization(date, raw)}
 }
 
 // authorization returns the Authorization header of a request made at date.
