@@ -185,7 +185,7 @@ type Result struct {
 	FloorCPUNs   *int64 `json:"floor_cpu_ns_per_op,omitempty"`
 	// LibraryFloorCPURatio is the library's CPU per operation over the floor's.
 	LibraryFloorCPURatio *float64 `json:"library_floor_cpu_ratio,omitempty"`
-	// FloorTarget is the target against the floor, such as "<= 1.2x floor, CPU <= 1.5x",
+	// FloorTarget is the target against the floor, such as "<= 1.03x floor, CPU <= 1.10x",
 	// and FloorMet whether this run reached it.
 	FloorTarget string `json:"floor_target,omitempty"`
 	FloorMet    *bool  `json:"floor_target_met,omitempty"`
@@ -281,7 +281,7 @@ type workload struct {
 	name        string
 	ops         int
 	target      string
-	floorTarget string
+	floorGoal   *floorGoal // nil: no target against the floor
 	library     op
 	raw         op // nil on the memory backend
 	floor       op // nil but for the single-row operations against an account
@@ -488,7 +488,9 @@ func result(cfg Config, backend string, wl workload, s samples) Result {
 				r.RawFloorRatio = &v
 			}
 		}
-		r.FloorTarget = wl.floorTarget
+		if wl.floorGoal != nil {
+			r.FloorTarget = wl.floorGoal.String()
+		}
 	}
 	if s.cpu[0] > 0 {
 		r.LibraryCPUNs = ptr(int64(s.cpu[0]))
