@@ -278,13 +278,13 @@ type op func(ctx context.Context, w, i int) error
 // A workload is the same operation through the library, through raw SDK code and, for
 // the single-row operations, through the floor client.
 type workload struct {
-	name        string
-	ops         int
-	target      string
-	floorGoal   *floorGoal // nil: no target against the floor
-	library     op
-	raw         op // nil on the memory backend
-	floor       op // nil but for the single-row operations against an account
+	name      string
+	ops       int
+	target    string
+	floorGoal *floorGoal // nil: no target against the floor
+	library   op
+	raw       op // nil on the memory backend
+	floor     op // nil but for the single-row operations against an account
 	// turn is how many operations of one side run one after another before the next
 	// side's turn; 0 means 1, the sides alternating at every operation.
 	turn int
