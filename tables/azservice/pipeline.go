@@ -95,7 +95,7 @@ func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator
 }
 
 // memBody is the body of a request the row client sends: bytes in memory, which the
-// transport is told about (see inMemoryBodies).
+// transport is told about (see rowTries).
 type memBody struct {
 	bytes.Reader
 	asSent io.ReadCloser // the same reader, as net/http recognizes a body in memory
