@@ -295,7 +295,7 @@ func (s *sides) floorUpsert(ctx context.Context, w, i int) error {
 
 // azcoreUpsertName is the workload of the floor's upsert through a bare azcore pipeline,
 // against the floor's own.
-const azcoreUpsertName = "upsert, floor's request through azcore's pipeline alone (÷ floor)"
+const azcoreUpsertName = "upsert, floor's request via azcore (÷ floor)"
 
 func (s *sides) azcoreUpsert(ctx context.Context, w, i int) error {
 	return s.azcore.upsert(ctx, newFloorOrder("upsazcore", rowKey(s.sz.readKey(w, i)), i), s.now())
