@@ -1,14 +1,12 @@
 package azservice
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 )
 
 // asciiBodies rewrites the JSON body of a request so that it holds only ASCII: every other
@@ -43,7 +41,7 @@ func (asciiBodies) Do(req *policy.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if i := firstNonASCII(data); i >= 0 {
-		if err := req.SetBody(streaming.NopCloser(bytes.NewReader(escapeNonASCII(data, i))), ct); err != nil {
+		if err := req.SetBody(newMemBody(escapeNonASCII(data, i)), ct); err != nil {
 			return nil, err
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -60,7 +59,7 @@ func (batchBodies) Do(req *policy.Request) (*http.Response, error) {
 		return req.Next()
 	}
 	body, contentType := b.compose(req.Raw().URL)
-	if err := req.SetBody(streaming.NopCloser(bytes.NewReader(body)), contentType); err != nil {
+	if err := req.SetBody(newMemBody(body), contentType); err != nil {
 		return nil, err
 	}
 	b.sent = true

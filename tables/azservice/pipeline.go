@@ -75,7 +75,7 @@ func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator
 	}
 	co = azconn.Redacting(co)
 	plOpts := runtime.PipelineOptions{Tracing: runtime.TracingOptions{Namespace: "Microsoft.Tables"}}
-	tries := &rowTries{}
+	tries := &eachTry{}
 	switch {
 	case cred.key != nil:
 		tries.sign = newSharedKeyLite(cred.account, cred.key)
@@ -95,7 +95,7 @@ func newRowClient(endpoint, sas string, cred credential, opts *Options, emulator
 }
 
 // memBody is the body of a request the row client sends: bytes in memory, which the
-// transport is told about (see rowTries).
+// transport is told about (see eachTry).
 type memBody struct {
 	bytes.Reader
 	asSent io.ReadCloser // the same reader, as net/http recognizes a body in memory
@@ -111,24 +111,27 @@ func newMemBody(b []byte) *memBody {
 // Close implements io.Closer: the bytes need no closing.
 func (*memBody) Close() error { return nil }
 
-// rowTries is the row client's own per-retry policy, one policy for what each try needs
-// (every policy of a pipeline costs a copy of the request per try):
+// eachTry is the package's own per-retry policy, one policy for what each try needs (every
+// policy of a pipeline costs a copy of the request per try), on the row client and on the
+// aztables clients alike:
 //
-//   - it counts the try in the call's attempt.Attempts (as azconn.CountTries does for the
-//     other clients), so that the engine can tell a refusal its own earlier, applied try
-//     caused;
+//   - it counts the try in the call's attempt.Attempts, so that the engine can tell a
+//     refusal its own earlier, applied try caused;
 //   - it hands the try to the rest of the pipeline with a body net/http knows to be in
 //     memory. The retry policy wraps every body in a rewindable type of its own, and
 //     net/http, not knowing a body of an unknown type to be ready, writes the headers in one
 //     packet and the body in another: a second write on the client and a second read on the
 //     service for every write. What the wrapper is for still holds: the retry policy
-//     rewinds the same reader before every try, and the transport cannot close it;
-//   - it signs the try with the account key when the account has one (sign).
-type rowTries struct {
-	sign *sharedKeyLite // nil when a SAS or a token credential authenticates
+//     rewinds the same reader before every try, and the transport cannot close it. The
+//     bodies the package sets are memBody; the aztables clients' own entity bodies (an
+//     Azure Cosmos DB account's writes) are not, and pass unchanged;
+//   - on the row client, it signs the try with the account key when the account has one
+//     (sign).
+type eachTry struct {
+	sign *sharedKeyLite // nil when a SAS or a token credential authenticates, or aztables signs
 }
 
-func (p *rowTries) Do(req *policy.Request) (*http.Response, error) {
+func (p *eachTry) Do(req *policy.Request) (*http.Response, error) {
 	raw := req.Raw()
 	attempt.CountAttempt(raw.Context())
 	if b, ok := req.Body().(*memBody); ok {

@@ -39,8 +39,9 @@ type Options struct {
 
 // clientOptions returns the table client's options: the caller's, with the transaction
 // bodies (see Transact) before them, so that they see the body that is sent, and the read
-// tap after them, per-retry policies that count each try (see attempt.Attempts) and take
-// a SAS off the URL of a transport failure (azconn.Redacting), and for the emulator (see
+// tap after them, per-retry policies that count each try and hand bodies over in memory
+// (eachTry) and take a SAS off the URL of a transport failure (azconn.Redacting), and for
+// the emulator (see
 // asciiBodies) the ASCII rewrite of request bodies.
 func (o *Options) clientOptions(emulator bool) *aztables.ClientOptions {
 	co := &aztables.ClientOptions{}
@@ -48,7 +49,7 @@ func (o *Options) clientOptions(emulator bool) *aztables.ClientOptions {
 		co.ClientOptions = o.ClientOptions
 	}
 	co.PerCallPolicies = append(append([]policy.Policy{batchBodies{}}, co.PerCallPolicies...), bodyTap{})
-	co.PerRetryPolicies = append(append([]policy.Policy(nil), co.PerRetryPolicies...), azconn.CountTries{})
+	co.PerRetryPolicies = append(append([]policy.Policy(nil), co.PerRetryPolicies...), &eachTry{})
 	co.ClientOptions = azconn.Redacting(co.ClientOptions)
 	if emulator {
 		co.PerCallPolicies = append(co.PerCallPolicies, asciiBodies{})

@@ -14,7 +14,7 @@ import (
 // does: the SharedKeyLite scheme of the table service, whose string to sign is the request's
 // x-ms-date and its canonicalized resource ("/" + account + the URL's escaped path, plus
 // "?comp=…" when the query names a component). The row client signs every try with it
-// (rowTries); a retry keeps the first try's date.
+// (eachTry); a retry keeps the first try's date.
 type sharedKeyLite struct {
 	account string
 	macs    sync.Pool // of hash.Hash keyed with the account key

@@ -10,8 +10,9 @@ import (
 
 // CountTries is a per-retry policy: it records each try the SDK's retry policy sends in the
 // call's attempt.Attempts, so that a caller can tell a refusal its own earlier try may have
-// caused (a lost response resent) from a genuine one. Both adapters, table and blob, add it
-// to every client they build.
+// caused (a lost response resent) from a genuine one. The blob adapter adds it to every
+// client it builds; the table adapter counts tries in a per-try policy of its own, which
+// does more on each try.
 type CountTries struct{}
 
 // Do implements policy.Policy.
