@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -11,21 +12,41 @@ import (
 const (
 	etagPrefix = `W/"datetime'`
 	etagSuffix = `'"`
+	// etagLen is the length of the service's ETags: the date-time's two colons are escaped.
+	etagLen = len(etagPrefix) + len("2026-11-29T18%3A30%3A11.1234567Z") + len(etagSuffix)
 )
 
 // formatETag returns the ETag the service gives a row written at t:
 // W/"datetime'2026-11-29T18%3A30%3A11.1234567Z'".
 func formatETag(t time.Time) string {
-	buf := make([]byte, 0, 64)
+	var buf [etagLen]byte
+	return string(appendETag(buf[:0], t))
+}
+
+// appendETag appends the text of formatETag(t) to buf.
+func appendETag(buf []byte, t time.Time) []byte {
 	buf = append(buf, etagPrefix...)
-	for _, c := range []byte(service.FormatDateTime(t)) {
-		if c == ':' {
-			buf = append(buf, "%3A"...)
-		} else {
-			buf = append(buf, c)
+	text := service.FormatDateTime(t)
+	for {
+		before, after, found := strings.Cut(text, ":")
+		buf = append(buf, before...)
+		if !found {
+			break
 		}
+		buf, text = append(buf, "%3A"...), after
 	}
-	return string(append(buf, etagSuffix...))
+	return append(buf, etagSuffix...)
+}
+
+// setETag writes formatETag(t) into the slot's own bytes and returns it as a string that
+// names them, without a copy. It is called once, for a new row's slot: the bytes never
+// change afterwards.
+func (s *slot) setETag(t time.Time) string {
+	b := appendETag(s.etag[:0], t)
+	if len(b) > len(s.etag) {
+		return string(b) // b is a new array: no time FormatDateTime writes is this long
+	}
+	return unsafe.String(&s.etag[0], len(b))
 }
 
 // A condition is the If-Match of a row write: any existing row, or the row written at a
