@@ -4,7 +4,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -20,33 +19,17 @@ const (
 // W/"datetime'2026-11-29T18%3A30%3A11.1234567Z'".
 func formatETag(t time.Time) string {
 	var buf [etagLen]byte
-	return string(appendETag(buf[:0], t))
-}
-
-// appendETag appends the text of formatETag(t) to buf.
-func appendETag(buf []byte, t time.Time) []byte {
-	buf = append(buf, etagPrefix...)
+	b := append(buf[:0], etagPrefix...)
 	text := service.FormatDateTime(t)
 	for {
 		before, after, found := strings.Cut(text, ":")
-		buf = append(buf, before...)
+		b = append(b, before...)
 		if !found {
 			break
 		}
-		buf, text = append(buf, "%3A"...), after
+		b, text = append(b, "%3A"...), after
 	}
-	return append(buf, etagSuffix...)
-}
-
-// setETag writes formatETag(t) into the slot's own bytes and returns it as a string that
-// names them, without a copy. It is called once, for a new row's slot: the bytes never
-// change afterwards.
-func (s *slot) setETag(t time.Time) string {
-	b := appendETag(s.etag[:0], t)
-	if len(b) > len(s.etag) {
-		return string(b) // b is a new array: no time FormatDateTime writes is this long
-	}
-	return unsafe.String(&s.etag[0], len(b))
+	return string(append(b, etagSuffix...))
 }
 
 // A condition is the If-Match of a row write: any existing row, or the row written at a

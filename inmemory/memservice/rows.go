@@ -139,13 +139,11 @@ func (t *table) commit(p *partition, c *change, ts time.Time) (service.Written, 
 	copy(cells, c.row.Properties)
 	c.row.Properties = cells
 	c.row.Timestamp = ts
+	c.row.ETag = formatETag(ts)
 	if c.old != nil {
-		c.row.ETag = formatETag(ts)
 		c.old.row = c.row
 	} else {
-		s := t.insert(p, c.row)
-		s.row.ETag = s.setETag(ts)
-		c.row = s.row
+		t.insert(p, c.row)
 	}
 	return service.Written{ETag: c.row.ETag, Timestamp: ts}, false
 }

@@ -50,14 +50,8 @@ type partition struct {
 	order *btree.BTreeG[*slot] // the rows by RowKey
 }
 
-// A slot holds the current version of one row; the row's keys never change. A new row's
-// slot holds the bytes of the row's first ETag too (setETag), so that an insert allocates
-// them with the slot; they never change, since a reader may keep that ETag after a later
-// write has replaced the row.
-type slot struct {
-	row  service.Row
-	etag [etagLen]byte
-}
+// A slot holds the current version of one row; the row's keys never change.
+type slot struct{ row service.Row }
 
 // treeDegree is the B-trees' degree: nodes of up to 2×16−1 entries.
 const treeDegree = 16
@@ -98,14 +92,12 @@ func (t *table) put(p *partition, r service.Row) {
 	t.insert(p, r)
 }
 
-// insert stores r, a row p does not hold, in a new slot and returns the slot (its ETag bytes
-// not set yet). The caller holds p.mu for writing.
-func (t *table) insert(p *partition, r service.Row) *slot {
+// insert stores r, a row p does not hold, in a new slot. The caller holds p.mu for writing.
+func (t *table) insert(p *partition, r service.Row) {
 	s := &slot{row: r}
 	p.rows[r.RowKey] = s
 	p.order.ReplaceOrInsert(s)
 	t.rows.Add(1)
-	return s
 }
 
 // remove deletes the row with RowKey rk from p, if any, and reports whether p is empty now.
