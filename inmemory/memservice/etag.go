@@ -11,21 +11,25 @@ import (
 const (
 	etagPrefix = `W/"datetime'`
 	etagSuffix = `'"`
+	// etagLen is the length of the service's ETags: the date-time's two colons are escaped.
+	etagLen = len(etagPrefix) + len("2026-11-29T18%3A30%3A11.1234567Z") + len(etagSuffix)
 )
 
 // formatETag returns the ETag the service gives a row written at t:
 // W/"datetime'2026-11-29T18%3A30%3A11.1234567Z'".
 func formatETag(t time.Time) string {
-	buf := make([]byte, 0, 64)
-	buf = append(buf, etagPrefix...)
-	for _, c := range []byte(service.FormatDateTime(t)) {
-		if c == ':' {
-			buf = append(buf, "%3A"...)
-		} else {
-			buf = append(buf, c)
+	var buf [etagLen]byte
+	b := append(buf[:0], etagPrefix...)
+	text := service.FormatDateTime(t)
+	for {
+		before, after, found := strings.Cut(text, ":")
+		b = append(b, before...)
+		if !found {
+			break
 		}
+		b, text = append(b, "%3A"...), after
 	}
-	return string(append(buf, etagSuffix...))
+	return string(append(b, etagSuffix...))
 }
 
 // A condition is the If-Match of a row write: any existing row, or the row written at a

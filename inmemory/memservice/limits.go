@@ -57,14 +57,21 @@ func checkKeys(pk, rk string, inBody bool) error {
 // and connector punctuation. So "Größe" passes; "a-b", "a b" and "1a" do not.
 func validName(name string) bool { return odata.IsName(name) }
 
-// checkProperties validates the custom properties of a write and returns a copy of them
-// without the invalid (null) values, which the service drops. Count is checked first, then
-// each property in order: name length, name syntax, reserved names, duplicates, value.
+// checkProperties validates the custom properties of a write and returns them without the
+// invalid (null) values, which the service drops: props itself when it holds none, a copy
+// otherwise. Count is checked first, then each property in order: name length, name syntax,
+// reserved names, duplicates, value.
 func checkProperties(props []service.Property) ([]service.Property, error) {
-	out := make([]service.Property, 0, len(props))
-	for _, p := range props {
-		if p.Value.IsValid() {
-			out = append(out, p)
+	out := props
+	for i := range props {
+		if !props[i].Value.IsValid() {
+			out = make([]service.Property, 0, len(props))
+			for _, p := range props {
+				if p.Value.IsValid() {
+					out = append(out, p)
+				}
+			}
+			break
 		}
 	}
 	if len(out) > maxProperties {

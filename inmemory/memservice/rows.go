@@ -8,8 +8,9 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// A request is a validated row write: its keys, the properties it carries (copied, without
-// nulls) and its condition.
+// A request is a validated row write: its keys, the properties it carries (without nulls:
+// the caller's, or a copy when it sent some; commit copies what it stores) and its
+// condition.
 type request struct {
 	op    service.Op
 	key   rowKey
@@ -50,19 +51,21 @@ func prepare(product service.Product, a *service.Action) (request, error) {
 }
 
 // A change is the effect of one successful write: the row to store under key, or, for a
-// delete, none.
+// delete, none. old is the row's slot when the partition holds the row.
 type change struct {
 	key rowKey
 	del bool
 	row service.Row
+	old *slot
 }
 
 // apply works out the effect of req on partition p (nil: one with no rows) without changing
 // it, so that a transaction can drop every change when a later action fails. The row it
 // returns has no ETag and Timestamp yet: commit stamps it. The caller holds p.mu for writing.
 func (s *Service) apply(p *partition, req request) (change, error) {
+	sl := p.get(req.key.rk)
 	var old *service.Row
-	if sl := p.get(req.key.rk); sl != nil {
+	if sl != nil {
 		old = &sl.row
 	}
 	props := req.props
@@ -81,7 +84,7 @@ func (s *Service) apply(p *partition, req request) (change, error) {
 	}
 	switch req.op {
 	case service.OpDelete:
-		return change{key: req.key, del: true}, nil
+		return change{key: req.key, del: true, old: sl}, nil
 	case service.OpMerge, service.OpUpsertMerge:
 		if old != nil {
 			props = merge(old.Properties, props)
@@ -91,7 +94,7 @@ func (s *Service) apply(p *partition, req request) (change, error) {
 			}
 		}
 	}
-	return change{key: req.key, row: service.Row{
+	return change{key: req.key, old: sl, row: service.Row{
 		PartitionKey: req.key.pk,
 		RowKey:       req.key.rk,
 		Properties:   props,
@@ -125,15 +128,23 @@ func indexOf(props []service.Property, name string) int {
 }
 
 // commit stores a change computed by apply in p, written at ts, and returns what the service
-// reports for it, and whether a delete left p empty. The caller holds p.mu for writing; p is
-// not nil unless the change is a delete.
-func (t *table) commit(p *partition, c change, ts time.Time) (service.Written, bool) {
+// reports for it, and whether a delete left p empty. The stored row has a copy of c.row's
+// properties, and c.row becomes it. The caller holds p.mu for writing, since before apply;
+// p is not nil unless the change is a delete.
+func (t *table) commit(p *partition, c *change, ts time.Time) (service.Written, bool) {
 	if c.del {
 		return service.Written{}, t.remove(p, c.key.rk)
 	}
+	cells := make([]service.Property, len(c.row.Properties))
+	copy(cells, c.row.Properties)
+	c.row.Properties = cells
 	c.row.Timestamp = ts
 	c.row.ETag = formatETag(ts)
-	t.put(p, c.row)
+	if c.old != nil {
+		c.old.row = c.row
+	} else {
+		t.insert(p, c.row)
+	}
 	return service.Written{ETag: c.row.ETag, Timestamp: ts}, false
 }
 
@@ -245,7 +256,7 @@ func (s *Service) Write(ctx context.Context, table string, a service.Action) (se
 		t.release(p, true)
 		return service.Written{}, err
 	}
-	w, emptied := t.commit(p, c, s.stamp())
+	w, emptied := t.commit(p, &c, s.stamp())
 	var seq uint64
 	if s.journal != nil {
 		seq = s.journal.Append(&journal.Change{Kind: journal.Rows, Table: t.name, Rows: []journal.RowChange{rowChange(c, w)}})

@@ -89,6 +89,11 @@ func (t *table) put(p *partition, r service.Row) {
 		s.row = r
 		return
 	}
+	t.insert(p, r)
+}
+
+// insert stores r, a row p does not hold, in a new slot. The caller holds p.mu for writing.
+func (t *table) insert(p *partition, r service.Row) {
 	s := &slot{row: r}
 	p.rows[r.RowKey] = s
 	p.order.ReplaceOrInsert(s)

@@ -102,8 +102,8 @@ func (s *Service) Transact(ctx context.Context, tableName string, actions []serv
 	// Each row gets its own Timestamp, as on Azurite; whether the real service gives the
 	// rows of one transaction a common one is not documented.
 	out := make([]service.Written, len(changes))
-	for i, c := range changes {
-		out[i], _ = t.commit(p, c, s.stamp())
+	for i := range changes {
+		out[i], _ = t.commit(p, &changes[i], s.stamp())
 	}
 	var seq uint64
 	if s.journal != nil {
