@@ -141,7 +141,7 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 		}
 	}()
 	wls := append(s.workloads(ctx, cfg), s.bulkWorkloads(cfg, withDegree)...)
-	for _, wl := range append(wls, s.indexWorkloads(ctx, cfg, indexed)...) {
+	for _, wl := range append(wls, s.indexWorkloads(ctx, cfg, indexed, rawSvc.NewClient(table+"ix"))...) {
 		if wl.library == nil || !cfg.selected(wl.name) {
 			continue
 		}
