@@ -6,8 +6,10 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"go.uber.org/goleak"
 
 	"github.com/unified-data/gotables/inmemory/memservice"
@@ -93,7 +95,11 @@ func newAzuriteHarness(tb testing.TB) Harness {
 		return nil
 	}
 	azOnce.Do(func() {
-		opts := azcore.ClientOptions{Transport: &http.Client{Transport: transport}}
+		// The SDK's retries as they are (the same number of tries, so the same outcomes),
+		// with short waits between them: the answers Azurite fails with 500 are retried
+		// three times, and the default waits (0.8 s doubling) would add seconds to each.
+		opts := azcore.ClientOptions{Transport: &http.Client{Transport: transport},
+			Retry: policy.RetryOptions{RetryDelay: 5 * time.Millisecond, MaxRetryDelay: 50 * time.Millisecond}}
 		tables, err := azservice.NewFromConnectionString(conn, &azservice.Options{ClientOptions: opts})
 		if err != nil {
 			azErr = err
