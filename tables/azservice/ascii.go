@@ -41,7 +41,7 @@ func (asciiBodies) Do(req *policy.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if i := firstNonASCII(data); i >= 0 {
-		if err := req.SetBody(newMemBody(escapeNonASCII(data, i)), ct); err != nil {
+		if err := setMemBody(req, escapeNonASCII(data, i), ct); err != nil {
 			return nil, err
 		}
 	}

@@ -59,7 +59,7 @@ func (batchBodies) Do(req *policy.Request) (*http.Response, error) {
 		return req.Next()
 	}
 	body, contentType := b.compose(req.Raw().URL)
-	if err := req.SetBody(newMemBody(body), contentType); err != nil {
+	if err := setMemBody(req, body, contentType); err != nil {
 		return nil, err
 	}
 	b.sent = true

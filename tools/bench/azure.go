@@ -124,7 +124,8 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 		return tables.For[Order](a, &tables.StoreOptions{Table: table})
 	}
 	// The index workloads' store, of a table of its own.
-	indexed, err := tables.For[IndexedOrder](acct, &tables.StoreOptions{Table: table + "ix"})
+	ixTable := table + "ix"
+	indexed, err := tables.For[IndexedOrder](acct, &tables.StoreOptions{Table: ixTable})
 	if err != nil {
 		return nil, err
 	}
@@ -134,14 +135,14 @@ func runAzure(ctx context.Context, cfg Config) (results []Result, err error) {
 	defer func() {
 		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer dcancel()
-		if derr := acct.Tables().DeleteTable(dctx, table+"ix"); derr != nil {
-			err = errors.Join(err, fmt.Errorf("deleting the benchmark table %six: %w", table, derr))
+		if derr := acct.Tables().DeleteTable(dctx, ixTable); derr != nil {
+			err = errors.Join(err, fmt.Errorf("deleting the benchmark table %s: %w", ixTable, derr))
 		} else {
-			cfg.progress("deleted table %six", table)
+			cfg.progress("deleted table %s", ixTable)
 		}
 	}()
 	wls := append(s.workloads(ctx, cfg), s.bulkWorkloads(cfg, withDegree)...)
-	for _, wl := range append(wls, s.indexWorkloads(ctx, cfg, indexed, rawSvc.NewClient(table+"ix"))...) {
+	for _, wl := range append(wls, s.indexWorkloads(ctx, cfg, indexed, rawSvc.NewClient(ixTable))...) {
 		if wl.library == nil || !cfg.selected(wl.name) {
 			continue
 		}

@@ -295,7 +295,9 @@ func (a *azcoreFloor) upsert(ctx context.Context, o *floorOrder, now time.Time) 
 	if err != nil {
 		return err
 	}
-	if err := req.SetBody(&bytesBody{Reader: *bytes.NewReader(body)}, "application/json"); err != nil {
+	b := &bytesBody{}
+	b.Reset(body)
+	if err := req.SetBody(b, "application/json"); err != nil {
 		return err
 	}
 	// net/http writes Content-Length from the request's ContentLength; the floor's map
