@@ -16,18 +16,21 @@ const (
 )
 
 // formatETag returns the ETag the service gives a row written at t:
-// W/"datetime'2026-11-29T18%3A30%3A11.1234567Z'".
+// W/"datetime'2026-11-29T18%3A30%3A11.1234567Z'", the date-time's two colons escaped. Every
+// write formats one, so the colons are escaped where service.FormatDateTime always puts
+// them (a year of four digits); any other text is escaped wherever its colons are.
 func formatETag(t time.Time) string {
 	var buf [etagLen]byte
 	b := append(buf[:0], etagPrefix...)
 	text := service.FormatDateTime(t)
-	for {
-		before, after, found := strings.Cut(text, ":")
-		b = append(b, before...)
-		if !found {
-			break
-		}
-		b, text = append(b, "%3A"...), after
+	if len(text) == len("2026-11-29T18:30:11.1234567Z") && text[13] == ':' && text[16] == ':' {
+		b = append(b, text[:13]...)
+		b = append(b, "%3A"...)
+		b = append(b, text[14:16]...)
+		b = append(b, "%3A"...)
+		b = append(b, text[17:]...)
+	} else {
+		b = append(b, strings.ReplaceAll(text, ":", "%3A")...)
 	}
 	return string(append(b, etagSuffix...))
 }

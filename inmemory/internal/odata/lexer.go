@@ -278,25 +278,49 @@ func isNameChar(r rune) bool {
 // length, nor refuse the names reserved for system properties.
 func IsName(s string) bool {
 	// Most names are ASCII (every column the codec writes for a Go field is): check their
-	// bytes without decoding runes, and decode only a name that has other characters.
-	ascii := s != "" && (s[0] == '_' || 'A' <= s[0] && s[0] <= 'Z' || 'a' <= s[0] && s[0] <= 'z')
-	for i := 0; ascii && i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			ascii = false
-			break
+	// bytes by table without decoding runes, and decode only a name that has other
+	// characters. A byte of a multi-byte character is 0 in the table, as is every byte
+	// that is not a name's.
+	if s == "" {
+		return false
+	}
+	if asciiName[s[0]]&nameStart != 0 {
+		i := 1
+		for i < len(s) && asciiName[s[i]]&nameChar != 0 {
+			i++
 		}
-		if !(c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+		if i == len(s) {
+			return true
+		}
+		if s[i] < utf8.RuneSelf {
 			return false
 		}
-	}
-	if ascii {
-		return true
+	} else if s[0] < utf8.RuneSelf {
+		return false
 	}
 	for i, r := range s {
 		if i == 0 && !isNameStart(r) || !isNameChar(r) {
 			return false
 		}
 	}
-	return s != ""
+	return true
 }
+
+// The classes of an ASCII byte in a property name (asciiName).
+const (
+	nameStart = 1 << iota // a name may begin with it
+	nameChar              // a name may hold it
+)
+
+// asciiName classes each ASCII byte by isNameStart and isNameChar; other bytes are 0.
+var asciiName = func() (t [256]uint8) {
+	for c := range rune(utf8.RuneSelf) {
+		if isNameStart(c) {
+			t[c] |= nameStart
+		}
+		if isNameChar(c) {
+			t[c] |= nameChar
+		}
+	}
+	return t
+}()

@@ -3,6 +3,7 @@ package odata
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -776,6 +777,27 @@ func TestIsName(t *testing.T) {
 	} {
 		if got := IsName(name); got != want {
 			t.Errorf("IsName(%q) = %v, want %v", name, got, want)
+		}
+	}
+	// The ASCII table agrees with the rules rune by rune, on names mixing ASCII and other
+	// characters (an invalid byte included) at every position.
+	runeByRune := func(s string) bool {
+		for i, r := range s {
+			if i == 0 && !isNameStart(r) || !isNameChar(r) {
+				return false
+			}
+		}
+		return s != ""
+	}
+	alphabet := []string{"a", "Z", "_", "0", "9", "-", " ", ".", "@", "\x00", "\x7f", "é", "\u0301", "\u0663", "\u203f", "\U0001F600", "\xff", "\u540d"}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 20_000 {
+		var b strings.Builder
+		for range r.IntN(6) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		if s := b.String(); IsName(s) != runeByRune(s) {
+			t.Fatalf("IsName(%q) = %v, rune by rune %v", s, IsName(s), runeByRune(s))
 		}
 	}
 }
