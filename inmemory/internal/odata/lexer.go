@@ -298,12 +298,18 @@ func IsName(s string) bool {
 	} else if s[0] < utf8.RuneSelf {
 		return false
 	}
+	return isNameByRunes(s)
+}
+
+// isNameByRunes is IsName decoding every rune: the rules themselves, which the ASCII table
+// only shortens.
+func isNameByRunes(s string) bool {
 	for i, r := range s {
 		if i == 0 && !isNameStart(r) || !isNameChar(r) {
 			return false
 		}
 	}
-	return true
+	return s != ""
 }
 
 // The classes of an ASCII byte in a property name (asciiName).
