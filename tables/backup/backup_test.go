@@ -390,14 +390,32 @@ func TestDamagedArchives(t *testing.T) {
 		"not an archive":   "{\"hello\":1}\n",
 		"trailing garbage": join(append(append([]string(nil), lines...), `{"type":"entity"}`)),
 	}
+	// The compressed archive twice over (a script that appends instead of writing), and
+	// followed by zero bytes (the padding some copies add).
+	whole := archive.Bytes()
+	damaged["compressed, twice"] = string(whole) + string(whole)
+	damaged["compressed, padded"] = string(whole) + string(make([]byte, 512))
 	for name, text := range damaged {
-		_, err := Verify(ctx, strings.NewReader(text), nil)
+		vst, err := Verify(ctx, strings.NewReader(text), nil)
 		if err == nil {
 			t.Errorf("%s: Verify accepts it", name)
 			continue
 		}
 		if name != "newer version" && !errors.Is(err, abstractions.ErrIntegrity) {
 			t.Errorf("%s: %v, want ErrIntegrity", name, err)
+		}
+		// Restore fails the same way (it once panicked when the damage came after the
+		// trailer), having written the whole entities Verify counts before the damage.
+		dst := tableName("BackupDamageTo")
+		dropTable(t, acct, dst)
+		rst, rerr := Restore(ctx, acct, dst, strings.NewReader(text), nil)
+		switch {
+		case rerr == nil:
+			t.Errorf("%s: Restore accepts it", name)
+		case name != "newer version" && !errors.Is(rerr, abstractions.ErrIntegrity):
+			t.Errorf("%s: Restore: %v, want ErrIntegrity", name, rerr)
+		case rst.Entities != vst.Entities:
+			t.Errorf("%s: Restore wrote %d entities, Verify counts %d whole ones before the damage", name, rst.Entities, vst.Entities)
 		}
 	}
 }

@@ -202,6 +202,7 @@ func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats,
 	}
 	finish := func() error { return nil }
 	started := false // whether the committer runs
+	stopped := false // whether it was stopped (finish ran): nothing more can be queued
 	fail := func(err error) (Stats, error) {
 		// The entities read whole before the archive failed are written before the failure
 		// is reported (the queued pack included): what Verify counts before the damage is
@@ -211,7 +212,7 @@ func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats,
 		if errors.As(err, &se) {
 			err = fmt.Errorf("backup: reading the archive after %d whole entities: %w", rs.read, se.err)
 		}
-		if started && archive && rs.commitErr() == nil && ctx.Err() == nil {
+		if started && !stopped && archive && rs.commitErr() == nil && ctx.Err() == nil {
 			werr := rs.flush(ctx)
 			if werr == nil {
 				werr = finish()
@@ -269,7 +270,6 @@ func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats,
 		}
 		stop := rs.startCommitter(ctx)
 		started = true
-		stopped := false
 		defer func() {
 			if !stopped {
 				_ = stop()
