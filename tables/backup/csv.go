@@ -191,7 +191,8 @@ func formatCSV(v service.Value) string {
 //
 // Nothing is written before the whole file is read and checked: its CSV syntax, its
 // header, each value against its type, each key, property name and row size against the
-// service's rules, and no key twice; the first failure is an error matching
+// service's rules, no key twice, and no row holding the cells of a large value (a raw
+// export of a table where one is split or in a blob); the first failure is an error matching
 // abstractions.ErrInvalidArgument that names the line. The rows are then written as
 // Restore writes an archive's entities: several rows of a partition per entity-group
 // transaction, a table that holds rows refused unless opts.Existing says Skip or Replace,
@@ -379,6 +380,13 @@ func (c *csvCols) row(fields []string, untyped bool, line int) (service.Row, err
 	}
 	if n := service.EntitySize(row.PartitionKey, row.RowKey, row.Properties); n > service.MaxEntityBytes {
 		return row, csvError(line, "the row takes %d bytes; a row holds at most %d", n, service.MaxEntityBytes)
+	}
+	// The cells of a large value as the library stores them (a raw export of its table):
+	// Restore would check them against archive records a CSV does not have, after writing
+	// the rows before them, so they are refused here, before anything is written.
+	if vals, err := splitValues([]service.Row{row}); err != nil || len(vals) > 0 || len(blobRefsOf(&row)) > 0 {
+		return row, csvError(line, "the row (%q, %q) holds the cells of a large value (split over cells or continuation rows, or in a blob), "+
+			"which a CSV file cannot carry: back the source table up with `udtables backup` and restore the archive instead", row.PartitionKey, row.RowKey)
 	}
 	return row, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/unified-data/gotables/abstractions"
+	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
 
@@ -111,5 +112,72 @@ func TestCSVUntypedAndLenient(t *testing.T) {
 	}
 	if v, _ := rows[0].Get("I"); v.Kind() != service.KindString {
 		t.Errorf("typed import of an untyped column: %v", v)
+	}
+}
+
+// TestCSVRefusesLargeValueCells imports raw exports of the library's large values (what a
+// tool that lists a table's cells writes): a value split over cells of its row, one with
+// continuation rows, one in a blob. Restore checks such cells against archive records a
+// CSV does not have, so the file is refused while it is read, naming the line, before
+// anything is written (it once wrote the rows sorted before the large value first).
+func TestCSVRefusesLargeValueCells(t *testing.T) {
+	bin := func(n int) service.Value { return service.Binary(bytes.Repeat([]byte{7, 1, 2}, n/3)) }
+	for _, tc := range []struct {
+		name string
+		size int
+		off  *largevalue.Offload
+	}{
+		{"split over cells", 100_000, nil},
+		{"continuation rows", 1_500_000, nil},
+		{"in a blob", 100_000, &largevalue.Offload{Table: "t", Threshold: 1000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			values := []largevalue.Value{{Column: "Data", Cell: "Data", Value: bin(tc.size), Encoding: "binary", Offload: true}}
+			layout, err := largevalue.Plan("p", "z", nil, values, tc.off, largevalue.Budget{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := append([]service.Row{{PartitionKey: "p", RowKey: "a", Properties: []service.Property{{Name: "Data", Value: service.String("small")}}}}, layout.Rows...)
+			var names []string
+			seen := map[string]bool{}
+			for _, r := range rows {
+				for _, p := range r.Properties {
+					if !seen[p.Name] {
+						seen[p.Name] = true
+						names = append(names, p.Name)
+					}
+				}
+			}
+			var b strings.Builder
+			cw := &csvWriter{w: bufio.NewWriter(&b)}
+			header := []string{"PartitionKey", "RowKey"}
+			for _, n := range names {
+				header = append(header, n, n+"@type")
+			}
+			if err := cw.record(header); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				fields := []string{r.PartitionKey, r.RowKey}
+				for _, n := range names {
+					if v, ok := r.Get(n); ok {
+						fields = append(fields, formatCSV(v), v.Kind().String())
+					} else {
+						fields = append(fields, "", "")
+					}
+				}
+				if err := cw.record(fields); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := cw.w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			_, err = parseCSV(strings.NewReader(b.String()), false)
+			if !errors.Is(err, abstractions.ErrInvalidArgument) || !strings.Contains(err.Error(), "line 3: the row (\"p\", \"z\") holds the cells of a large value") ||
+				!strings.Contains(err.Error(), "nothing was written") {
+				t.Errorf("%v, want a refusal of line 3", err)
+			}
+		})
 	}
 }
