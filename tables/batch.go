@@ -3,7 +3,6 @@ package tables
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/unified-data/gotables/tables/internal/indexrow"
 
@@ -70,14 +69,6 @@ func (s *Store[T]) UpsertBatch(ctx context.Context, vs []*T) (_ int, err error) 
 	ps, err := s.prepareAll("upsert batch", vs)
 	if err != nil {
 		return 0, err
-	}
-	for _, p := range ps {
-		if strings.ContainsRune(p.PK, '\'') || strings.ContainsRune(p.RK, '\'') {
-			// The Go SDK writes the keys of a batched update into the request URL without
-			// doubling the quote, so the service would act on another row or refuse it.
-			return 0, &abstractions.StoreError{Kind: abstractions.ErrNotSupported, Op: "upsert batch", Table: s.core.Name, PartitionKey: p.PK, RowKey: p.RK,
-				Message: "a key containing ' cannot be written in a batched upsert (the Azure SDK does not escape it); upsert that entity on its own; nothing was sent"}
-		}
 	}
 	if s.core.Units() {
 		// A repeated key is written once, as its last occurrence, and counts as passed.

@@ -235,8 +235,6 @@ func TestPolyRefusals(t *testing.T) {
 			return err
 		}(), abstractions.ErrInvalidArgument},
 		{"a key named twice in a batch", s.InsertBatch(ctx, []abstractions.PolyWrite[event]{{Key: k}, {Key: k}}), abstractions.ErrDuplicateKey},
-		{"a batched upsert of a key with a quote", s.UpsertBatch(ctx, []abstractions.PolyWrite[event]{{Key: abstractions.TableKey{PartitionKey: "p", RowKey: "it's"}}}),
-			abstractions.ErrNotSupported},
 		{"a conditional batch of two transactions", s.UpsertBatch(ctx, []abstractions.PolyWrite[event]{
 			{Key: k, IfMatch: `W/"x"`}, {Key: abstractions.TableKey{PartitionKey: "q", RowKey: "r"}}}), abstractions.ErrInvalidArgument},
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/unified-data/gotables/tables/internal/engine"
 
@@ -126,12 +125,6 @@ func (s *PolyStore[B]) batch(ctx context.Context, op string, kind service.Op, ws
 				Message: "the batch names this key more than once; a transaction writes each row once; nothing was sent"}
 		}
 		seen[k] = true
-		if a.Op != service.OpInsert && hasQuote(k) {
-			// The Go SDK writes the keys of a batched replace or upsert into the action's URL
-			// without doubling the quote, so the service would act on another row.
-			return &abstractions.StoreError{Kind: abstractions.ErrNotSupported, Op: op, Table: s.host.Name, PartitionKey: k.PartitionKey, RowKey: k.RowKey,
-				Message: "a key containing ' cannot be replaced or upserted in a batch (the Azure SDK does not escape it); write that row on its own; nothing was sent"}
-		}
 		conditional = conditional || a.IfMatch != ""
 		p.Actions[i] = a
 	}
@@ -207,10 +200,6 @@ func (s *PolyStore[B]) batchError(op, pk string, err error) error {
 		return s.retell(err)
 	}
 	return nil
-}
-
-func hasQuote(k abstractions.TableKey) bool {
-	return strings.ContainsRune(k.PartitionKey, '\'') || strings.ContainsRune(k.RowKey, '\'')
 }
 
 // action checks one write and builds its row action: kind, or a replace conditional on

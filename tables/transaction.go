@@ -161,11 +161,6 @@ func (tx *Transaction) accept(acct *engine.Account, table, op string, a service.
 			fmt.Sprintf("the write is in the partition %q; a transaction covers one partition", pk))
 	case tx.seen[rk]:
 		tx.refuse(abstractions.ErrDuplicateKey, rk, "the transaction names this key already; a transaction writes each row once")
-	case a.Op != service.OpInsert && a.Op != service.OpDelete && hasQuote(abstractions.TableKey{PartitionKey: pk, RowKey: rk}):
-		// The Go SDK writes the keys of a batched replace or upsert into the action's URL
-		// without doubling the quote, so the service would act on another row.
-		tx.refuse(abstractions.ErrNotSupported, rk,
-			"a key containing ' cannot be replaced or upserted in a transaction (the Azure SDK does not escape it); write that row on its own")
 	default:
 		tx.seen[rk] = true
 		if len(tx.acts) == 0 {

@@ -229,7 +229,6 @@ func TestTransactionRefusals(t *testing.T) {
 		{"Strict without an ETag", func(tx *Transaction) {
 			typed.UpdateIn(tx, &item{Entity: abstractions.Entity{ID: "t1|u"}}, abstractions.Strict)
 		}, abstractions.ErrInvalidArgument, "ETag"},
-		{"an upsert of a quoted key", func(tx *Transaction) { poly.UpsertIn(tx, ev("o'brien")) }, abstractions.ErrNotSupported, "'"},
 		{"101 writes", func(tx *Transaction) {
 			for i := range 101 {
 				poly.InsertIn(tx, ev(fmt.Sprintf("%03d", i)))

@@ -44,8 +44,7 @@ import (
 // RequestBodyTooLarge) is a plain *abstractions.StatusError. An empty transaction fails
 // with 400 InvalidInput without a call, as the service rejects an empty change set.
 //
-// Transact refuses, without sending anything, what Write refuses, and a Replace, Merge or
-// upsert action whose keys contain a single quote (see the package documentation).
+// Transact refuses, without sending anything, what Write refuses.
 func (s *Service) Transact(ctx context.Context, table string, actions []service.Action) ([]service.Written, error) {
 	if len(actions) == 0 {
 		return nil, &abstractions.StatusError{
@@ -69,10 +68,6 @@ func (s *Service) Transact(ctx context.Context, table string, actions []service.
 		}
 		if a.Op != service.OpInsert && pk == "" {
 			return nil, fmt.Errorf("azservice: transaction action %d: %w", i, errEmptyPartitionKey)
-		}
-		if a.Op != service.OpInsert && a.Op != service.OpDelete && (strings.IndexByte(pk, '\'') >= 0 || strings.IndexByte(rk, '\'') >= 0) {
-			return nil, fmt.Errorf("azservice: transaction action %d: a key containing a single quote cannot be written by a batched %v; write the row alone: %w",
-				i, a.Op, abstractions.ErrNotSupported)
 		}
 		if a.Op != service.OpDelete {
 			var err error

@@ -54,9 +54,7 @@
 //
 // The generated request builders refuse an empty PartitionKey in a URL, so Replace, Merge,
 // the upserts and Delete of such a row fail with an error matching
-// abstractions.ErrNotSupported (Insert, GetRow and queries work). The SDK's transaction
-// builder puts keys into the URL without doubling single quotes, so a batched Replace, Merge
-// or upsert of a key containing ' is refused the same way. (Transact now writes those URLs
-// itself, with the quotes doubled, but keeps the refusal that the stores' batch methods
-// document.)
+// abstractions.ErrNotSupported (Insert, GetRow and queries work). Keys containing a single
+// quote are written everywhere, in transactions too: Transact writes its actions' URLs
+// itself, with the quotes doubled (the SDK's transaction builder does not double them).
 package azservice
