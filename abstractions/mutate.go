@@ -71,7 +71,7 @@ type RetryOptions struct {
 	// Attempts is the most read-and-write rounds a call makes; 0 means 4.
 	Attempts int
 	// Backoff is the wait before the second attempt, doubled before each later one (each
-	// loss in a row doubles it) up to maxRetryWait, or Backoff when it is larger; 0 means
+	// loss in a row doubles it) up to 2 s, or Backoff when it is larger; 0 means
 	// 20ms, a negative value means no wait. Each wait is drawn at random between half and all of its value, so racing
 	// callers spread out, and ends early when ctx ends.
 	Backoff time.Duration
@@ -105,7 +105,7 @@ func (o *RetryOptions) WithDefaults() RetryOptions {
 
 // Wait sleeps before attempt number next (2, 3, …), that is after next-1 lost attempts in a
 // row: a pause drawn at random between half and all of Backoff·2^(next-2), the doubling
-// stopping at maxRetryWait. Waits that grow with each loss let the writer that won go on undisturbed,
+// stopping at 2 s (or at Backoff, when it is larger). Waits that grow with each loss let the writer that won go on undisturbed,
 // and the random draw keeps writers that lost at the same moment from coming back at the
 // same moment. A zero Backoff means the default (20 ms), as for the verbs, so the zero
 // RetryOptions waits as they do. Wait returns ctx's error when ctx ends first, and returns

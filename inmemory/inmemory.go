@@ -32,7 +32,7 @@
 // # Errors
 //
 // Errors are those of the Azure backend: they match the sentinels of package abstractions
-// with errors.Is, and a failure the service reported holds an [*abstractions.StatusError]
+// with errors.Is, and a failure the service reported holds an *abstractions.StatusError
 // with the status and code Azure would answer (and no SDK error behind it).
 //
 // # Dependencies

@@ -30,7 +30,7 @@ import (
 //   - Entries hold rows, not values: every hit decodes a fresh copy, so no caller can change
 //     what another gets.
 //   - Stores whose own policy is Disabled keep it coherent too.
-//   - The outcome verbs' calls on one row take turns (see Store.turn), so a
+//   - The outcome verbs' calls on one row take turns (see abstractions.TryMutate), so a
 //     Mutate reads, cached, the version the previous call of the process wrote. Its attempt
 //     fails only when another process wrote since; the failed write drops the entry, and the
 //     next attempt reads the table.

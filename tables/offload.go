@@ -124,8 +124,13 @@ func (a *Account) BlobOffload() *BlobOffloadOptions {
 		return nil
 	}
 	o := &BlobOffloadOptions{Container: off.Container, ThresholdBytes: off.Threshold, CleanupGrace: off.Grace}
-	if !off.Cleanup {
+	switch {
+	case !off.Cleanup:
 		o.CleanupGrace = NoCleanup
+	case off.Grace == 0:
+		// A negative grace was set (none beyond the second's resolution); 0 would read
+		// back as the five-minute default.
+		o.CleanupGrace = -1
 	}
 	return o
 }

@@ -120,3 +120,16 @@ func TestFileStreamFailuresAreClassified(t *testing.T) {
 		})
 	}
 }
+
+// TestBlobOffloadReadsBackAsGiven checks that BlobOffload's settings, given to another
+// account, configure the same cleanup: a negative grace (none) once read back as 0, the
+// five-minute default.
+func TestBlobOffloadReadsBackAsGiven(t *testing.T) {
+	for _, grace := range []time.Duration{-1, 0, time.Second, NoCleanup} {
+		first := &Account{e: &engine.Account{Off: newOffload(&BlobOffloadOptions{CleanupGrace: grace})}}
+		again := newOffload(first.BlobOffload())
+		if *again != *first.e.Off {
+			t.Errorf("grace %v: read back as %+v, which configures %+v; want %+v", grace, first.BlobOffload(), *again, *first.e.Off)
+		}
+	}
+}

@@ -30,13 +30,13 @@ import (
 // service checks the transaction rules (count, partition, duplicates, size); Transact
 // checks none of them.
 //
-// The request body is written here (see batchBody), not by the SDK: the SDK decodes each
+// The request body is written by this package, not by the SDK: the SDK decodes each
 // entity into a map and encodes it again, which for a transaction of a few megabytes costs
-// more time than the request itself. The row client sends it (rowClient.transact), as it
-// sends single-row writes; an account whose entity requests go through aztables (an Azure
-// Cosmos DB endpoint) sends it through the SDK's transaction call, with the body put in
-// place by the batchBodies policy. Either way the request goes through a pipeline of the
-// client options (retries, authentication, logging, tracing).
+// more time than the request itself. It is sent as single-row writes are; an account whose
+// entity requests go through aztables (an Azure Cosmos DB endpoint) sends it through the
+// SDK's transaction call, with the body put in place by a policy of this package. Either
+// way the request goes through a pipeline of the client options (retries,
+// authentication, logging, tracing).
 //
 // A failure of one action is a *service.TransactionError whose Err is the
 // *abstractions.StatusError of that action, read from the multipart response (the SDK

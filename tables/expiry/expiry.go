@@ -41,7 +41,7 @@ import (
 	"github.com/unified-data/gotables/tables/service"
 )
 
-// Margin is how long ago a row must have expired, on the sweeping account's clock, for
+// Margin (one minute) is how long ago a row must have expired, on the sweeping account's clock, for
 // [Sweep] to delete it: it covers the difference between the clocks of two processes, so a
 // process whose clock is behind does not see a row vanish under it before its own clock
 // says it expired.

@@ -15,7 +15,7 @@
 //     (inmemory.NewAccountOver(faults.NewTables(memservice.New()), …)), and retries as the
 //     SDK does with its default of three retries, without waiting between tries, so a test
 //     of the in-memory backend meets the same outcomes. The in-memory account recognises
-//     it and adds no retries of its own (tables.Options.Retry): a call makes at most four
+//     it and adds no retries of its own (tables.Options.ClientOptions.Retry): a call makes at most four
 //     tries, as through the SDK.
 //
 // Both count each try in the call's attempt counter, which is how the engine learns that a

@@ -48,7 +48,8 @@ type Options struct {
 	Hold time.Duration
 }
 
-// Kind is the kind of change a record reports.
+// Kind is the kind of change a record reports: a string, one of "created", "upserted",
+// "updated", "patched", "deleted" and "event" (the constants below).
 type Kind = feedrow.Kind
 
 // The kinds of change: the store's verb that wrote the record (an outcome verb reports the
@@ -62,6 +63,12 @@ const (
 	Event    = feedrow.Event
 )
 
+// Store is a store as the functions of this package take it: a typed store (a
+// *tables.Store[T] of tables.For), a polymorphic one (a *tables.PolyStore[B] of
+// tables.PolyFor), or a value that embeds one. Its methods are unexported: only the stores
+// of package tables implement it.
+type Store = engine.Holder
+
 // Enable gives the store s a change feed. s is a typed store (a *tables.Store[T] of
 // tables.For) or a polymorphic one (a *tables.PolyStore[B] of tables.PolyFor), or a value
 // that embeds one; the functions of this package that take a store take either. From now
@@ -73,7 +80,7 @@ const (
 // table in every process: a store without the feed writes no records. A store with a feed
 // writes through the path indexed stores use: a write that may replace a row reads it
 // first.
-func Enable(s engine.Holder, opts *Options) error {
+func Enable(s Store, opts *Options) error {
 	core, err := coreOf(s, "feed.Enable")
 	if err != nil {
 		return err
@@ -100,7 +107,7 @@ func Enable(s engine.Holder, opts *Options) error {
 // or not at all, and relays deliver it with the partition's other records (Kind Event, Type
 // and Data set). A store without a feed, and an event larger than a row, are refused by
 // Commit. s is a store as Enable takes it.
-func Publish(tx *tables.Transaction, s engine.Holder, typ string, data []byte) {
+func Publish(tx *tables.Transaction, s Store, typ string, data []byte) {
 	core, err := coreOf(s, "feed.Publish")
 	if tx == nil || err != nil {
 		return

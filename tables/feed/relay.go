@@ -115,7 +115,7 @@ func (r *Relay) forget(pk, rk string) {
 // NewRelay returns a relay of the feed of the store s (typed or polymorphic, as Enable
 // takes it), refusing a store without a feed. A relay delivers the records of every store
 // of the table: they share one feed.
-func NewRelay(s engine.Holder, opts *RelayOptions) (*Relay, error) {
+func NewRelay(s Store, opts *RelayOptions) (*Relay, error) {
 	core, err := tableOf(s, "feed.NewRelay")
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ type Backlog struct {
 // partitions it lists (keys only): its cost grows with the partitions that have work, not
 // with the table. It also records the backlog in the account's metrics. s is a store as
 // Enable takes it.
-func Status(ctx context.Context, s engine.Holder) (Backlog, error) {
+func Status(ctx context.Context, s Store) (Backlog, error) {
 	core, err := tableOf(s, "feed.Status")
 	if err != nil {
 		return Backlog{}, err
