@@ -128,8 +128,10 @@ func TestBlobOffloadReadsBackAsGiven(t *testing.T) {
 	for _, grace := range []time.Duration{-1, 0, time.Second, NoCleanup} {
 		first := &Account{e: &engine.Account{Off: newOffload(&BlobOffloadOptions{CleanupGrace: grace})}}
 		again := newOffload(first.BlobOffload())
-		if *again != *first.e.Off {
-			t.Errorf("grace %v: read back as %+v, which configures %+v; want %+v", grace, first.BlobOffload(), *again, *first.e.Off)
+		want := first.e.Off
+		if again.Container != want.Container || again.Threshold != want.Threshold || again.Grace != want.Grace || again.Cleanup != want.Cleanup {
+			t.Errorf("grace %v: read back as %+v, which configures grace %v (cleanup %v); want %v (%v)",
+				grace, first.BlobOffload(), again.Grace, again.Cleanup, want.Grace, want.Cleanup)
 		}
 	}
 }
