@@ -76,6 +76,11 @@ func (g *gate) Write(ctx context.Context, table string, a service.Action) (servi
 	g.writes.Add(1)
 	w, err := g.Tables.Write(ctx, table, a)
 	g.wait("write")
+	if err == nil && ctx.Err() != nil {
+		// The context ended while the answer was on its way: the caller cannot know that
+		// the write was applied.
+		return service.Written{}, ctx.Err()
+	}
 	return w, err
 }
 
@@ -251,13 +256,31 @@ func TestCacheFailedOrCancelledWriteDrops(t *testing.T) {
 	if _, fetched := read(t, s, g, "p|a"); !fetched {
 		t.Fatal("a failed write left the entity cached")
 	}
+	// A write whose context ended before it was sent sends nothing and changes nothing:
+	// the entry stays.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
+	writes := g.writes.Load()
 	if err := s.Upsert(cctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 9}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled upsert: %v", err)
 	}
-	if _, fetched := read(t, s, g, "p|a"); !fetched {
-		t.Fatal("a cancelled write left the entity cached")
+	if got, fetched := read(t, s, g, "p|a"); fetched || g.writes.Load() != writes || got.N != 1 {
+		t.Fatalf("a write cancelled before it was sent: fetched=%v, sent %d, N=%d", fetched, g.writes.Load()-writes, got.N)
+	}
+	// One whose context ends while its answer is on its way was applied, unknown to the
+	// caller: the entry goes, and the next read finds the write.
+	waiting, release := g.pause("write")
+	cctx, cancel = context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Upsert(cctx, &Doc{Entity: abstractions.Entity{ID: "p|a"}, N: 9}) }()
+	<-waiting
+	cancel()
+	release()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("upsert cancelled on its way: %v", err)
+	}
+	if got, fetched := read(t, s, g, "p|a"); !fetched || got.N != 9 {
+		t.Fatalf("a write cancelled on its way left the entity cached (fetched=%v, N=%d)", fetched, got.N)
 	}
 	// A refusal before sending drops nothing.
 	noTag := &Doc{Entity: abstractions.Entity{ID: "p|a"}}

@@ -123,6 +123,9 @@ func (s *Store[T]) DeletePartition(ctx context.Context, partition string) (_ int
 	if err != nil {
 		return 0, err
 	}
+	if err := ctx.Err(); err != nil {
+		return 0, s.core.Unsent("delete partition", pk, "", err)
+	}
 	if s.core.Feed != nil {
 		return s.core.DeletePartitionFed(ctx, pk)
 	}

@@ -3,6 +3,7 @@ package tables
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,6 +74,20 @@ func TestEveryCallHonoursItsContext(t *testing.T) {
 	for name, call := range calls {
 		if err := call(); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s with a cancelled context: %v", name, err)
+		}
+	}
+	// A deadline that passed before the call: the error names the call (a StoreError),
+	// matches ErrUnavailable as a deadline passing during the call does, and does not say
+	// that a write may have been applied, since nothing was sent.
+	expired, cancel2 := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+	defer cancel2()
+	cancelled = expired
+	for name, call := range calls {
+		err := call()
+		var se *abstractions.StoreError
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, abstractions.ErrUnavailable) || !errors.As(err, &se) ||
+			strings.Contains(err.Error(), "may or may not") {
+			t.Errorf("%s with a passed deadline: %v", name, err)
 		}
 	}
 }

@@ -103,6 +103,9 @@ func (s *Store[T]) writeLargeOf(ctx context.Context, op string, v *T, p *prepare
 // write runs one action for a prepared entity. The read cache keeps the version it wrote
 // (see package cache for when it may).
 func (s *Store[T]) write(ctx context.Context, op string, p *prepared[T], a service.Action) (service.Written, error) {
+	if err := ctx.Err(); err != nil {
+		return service.Written{}, s.core.Unsent(op, p.PK, p.RK, err)
+	}
 	a.Row = p.Row
 	keys, announced := s.core.BeginRowWrite(p.PK, p.RK)
 	w, err := s.core.Acct.Tables.Write(ctx, s.core.Name, a)
@@ -271,6 +274,9 @@ func (s *Store[T]) delete(ctx context.Context, id, ifMatch string) (_ bool, err 
 		return false, &abstractions.StoreError{Kind: abstractions.ErrInvalidArgument, Op: "delete", Table: s.core.Name, PartitionKey: pk, RowKey: rk,
 			Message: engine.BadETag(ifMatch)}
 	}
+	if err := ctx.Err(); err != nil {
+		return false, s.core.Unsent("delete", pk, rk, err)
+	}
 	if s.core.Units() {
 		return s.core.DeleteLarge(ctx, pk, rk, ifMatch)
 	}
@@ -303,7 +309,7 @@ func (s *Store[T]) One(ctx context.Context, id string) (_ *T, err error) {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, s.core.Unsent("read", pk, rk, err)
 	}
 	var key string // the cache's key, needed only when the store caches
 	if s.core.Policy.Enabled() {
@@ -407,7 +413,7 @@ func (s *Store[T]) Exists(ctx context.Context, id string) (_ bool, err error) {
 		return false, err
 	}
 	if err := ctx.Err(); err != nil {
-		return false, err
+		return false, s.core.Unsent("exists", pk, rk, err)
 	}
 	cached, hit := s.core.CachedRow(s.core.EntityKey(pk, rk))
 	s.core.CountCache(ctx, hit)

@@ -12,7 +12,7 @@ import (
 // list reads every row filter selects, through the read cache under key.
 func (s *Store[T]) list(ctx context.Context, op, pk, key, filter string) ([]*T, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, s.core.Unsent(op, pk, "", err)
 	}
 	var rows []service.Row
 	cached := false

@@ -61,6 +61,9 @@ func (s *Store[T]) Patch(ctx context.Context, id string, p *abstractions.Patch[T
 	if err != nil {
 		return "", err
 	}
+	if err := ctx.Err(); err != nil {
+		return "", s.core.Unsent(op, pk, rk, err)
+	}
 	if s.core.TouchesIndex(&row) || s.core.Expiry != nil || s.core.Feed != nil {
 		// The index rows of the changed values, and the change record, go in the merge's
 		// transaction; a row that expires is read first, and an expired one is not found.

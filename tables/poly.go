@@ -214,7 +214,7 @@ func (s *PolyStore[B]) Delete(ctx context.Context, key abstractions.TableKey, if
 	}
 	if s.host.Feed != nil {
 		if err := ctx.Err(); err != nil {
-			return false, s.translate("delete", pk, rk, err)
+			return false, s.host.Unsent("delete", pk, rk, err)
 		}
 		// Read first, as a typed store with a feed deletes: the record needs the
 		// entity's change number.

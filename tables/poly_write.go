@@ -64,7 +64,7 @@ func (s *PolyStore[B]) writeOne(ctx context.Context, op string, kind service.Op,
 // record goes in the write's transaction.
 func (s *PolyStore[B]) writeFed(ctx context.Context, op string, a service.Action) (string, error) {
 	if err := ctx.Err(); err != nil {
-		return "", s.translate(op, a.Row.PartitionKey, a.Row.RowKey, err)
+		return "", s.host.Unsent(op, a.Row.PartitionKey, a.Row.RowKey, err)
 	}
 	p, mode := s.unit(op, a)
 	w, err := s.host.WriteLarge(ctx, op, p, mode, p.IfMatch)
@@ -94,7 +94,7 @@ func (s *PolyStore[B]) unit(op string, a service.Action) (*engine.Write, engine.
 func (s *PolyStore[B]) send(ctx context.Context, op string, a service.Action) (string, error) {
 	pk, rk := a.Row.PartitionKey, a.Row.RowKey
 	if err := ctx.Err(); err != nil {
-		return "", s.translate(op, pk, rk, err)
+		return "", s.host.Unsent(op, pk, rk, err)
 	}
 	keys := s.host.WriteKeys([2]string{pk, rk})
 	s.host.BeginWrite(keys)
@@ -176,7 +176,7 @@ func (s *PolyStore[B]) batchFed(ctx context.Context, op string, kind service.Op,
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return s.translate(op, p.Actions[0].Row.PartitionKey, "", err)
+		return s.host.Unsent(op, p.Actions[0].Row.PartitionKey, "", err)
 	}
 	_, err := s.host.BatchLarge(ctx, op, mode, ws, order, nil)
 	return s.batchError(op, p.Actions[0].Row.PartitionKey, err)
@@ -317,7 +317,7 @@ func (s *PolyStore[B]) MergeColumns(ctx context.Context, key abstractions.TableK
 		// A patch of a store with a feed: the record (patched) goes in the merge's
 		// transaction, on condition of the version read (or of ifMatch).
 		if err := ctx.Err(); err != nil {
-			return "", s.translate(op, pk, rk, err)
+			return "", s.host.Unsent(op, pk, rk, err)
 		}
 		if ifMatch == service.ETagAny {
 			ifMatch = ""

@@ -254,7 +254,7 @@ func (tx *Transaction) send(ctx context.Context, writes int) error {
 			fmt.Sprintf("the transaction's request body would be about %d bytes; the service takes at most %d (%s) in one", size, maxBody, limit))
 	}
 	if err := ctx.Err(); err != nil {
-		return tx.host.Translate("transaction", tx.pk, "", err)
+		return tx.host.Unsent("transaction", tx.pk, "", err)
 	}
 	if err := engine.MarkFeeds(ctx, "transaction", tx.pk, tx.fed...); err != nil {
 		return err

@@ -69,7 +69,7 @@ func (s *Table) EnsureCreated(ctx context.Context) (err error) {
 	ctx, c := s.Begin(ctx, "create table")
 	defer c.Finish(&err)
 	if err := ctx.Err(); err != nil {
-		return s.Translate("create table", "", "", err)
+		return s.Unsent("create table", "", "", err)
 	}
 	if s.Acct.Cfg.NeverCreateTables {
 		_, err := s.Acct.Tables.Tables.Query(ctx, s.Name, service.Query{Select: KeysOnly, Top: 1}) // without the stores' rules: a missing table must fail
@@ -98,6 +98,20 @@ func (s *Table) Send(ctx context.Context, acts []service.Action) error {
 // names it and matches the sentinel of the condition: see callerr.Table.
 func (s *Table) Translate(op, pk, rk string, err error) error {
 	return callerr.Table(op, s.Name, pk, rk, err)
+}
+
+// Unsent is the failure of a call whose context ended before it sent anything: a
+// *abstractions.StoreError that matches context.Canceled, or ErrUnavailable and
+// context.DeadlineExceeded, and says that nothing was applied (Translate would say, of a
+// write, that it may or may not have been).
+func (s *Table) Unsent(op, pk, rk string, err error) error {
+	e := &abstractions.StoreError{Op: op, Table: s.Name, PartitionKey: pk, RowKey: rk, Err: err}
+	f, _ := callerr.Ended(err, callerr.Read)
+	e.Kind, e.Message = f.Kind, f.Message+" before anything was sent; nothing was applied"
+	if f.Kind == nil {
+		e.Message = "the call ended before anything was sent; nothing was applied"
+	}
+	return e
 }
 
 // Begin starts the telemetry of a store call.
