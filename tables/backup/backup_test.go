@@ -390,6 +390,29 @@ func TestDamagedArchives(t *testing.T) {
 		"not an archive":   "{\"hello\":1}\n",
 		"trailing garbage": join(append(append([]string(nil), lines...), `{"type":"entity"}`)),
 	}
+	// Edits the service would refuse, or take as something else, that the checksums do not
+	// see in a plain archive (one edited with jq): a key it forbids, a property name it
+	// forbids, an entity twice in a row (the trailer counting it).
+	entityLine := func() int {
+		for i, l := range lines {
+			if strings.Contains(l, `"rk":"r000010"`) {
+				return i
+			}
+		}
+		t.Fatal("no entity r000010")
+		return 0
+	}()
+	damaged["a forbidden key"] = edit(`"rk":"r000010"`, `"rk":"r000010"`, `"rk":"r0/0010"`)
+	damaged["a forbidden property name"] = edit(`"rk":"r000010"`, `"Text"`, `"Te-xt"`)
+	twice := append(append(append([]string(nil), lines[:entityLine+1]...), lines[entityLine]), lines[entityLine+1:]...)
+	var end map[string]any
+	if err := json.Unmarshal([]byte(twice[len(twice)-1]), &end); err != nil {
+		t.Fatal(err)
+	}
+	end["entities"], end["rows"] = end["entities"].(float64)+1, end["rows"].(float64)+1
+	b, _ := json.Marshal(end)
+	twice[len(twice)-1] = string(b)
+	damaged["an entity twice"] = join(twice)
 	// The compressed archive twice over (a script that appends instead of writing), and
 	// followed by zero bytes (the padding some copies add).
 	whole := archive.Bytes()
@@ -513,5 +536,49 @@ func TestRestoreQuotedKeys(t *testing.T) {
 		if got, err := restored.One(ctx, id); err != nil || got.N != i {
 			t.Errorf("%s: %+v, %v", id, got, err)
 		}
+	}
+}
+
+// cancellingReader cancels a context once n bytes have been read through it.
+type cancellingReader struct {
+	r      io.Reader
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancellingReader) Read(p []byte) (int, error) {
+	if len(p) > 64 {
+		p = p[:64]
+	}
+	k, err := c.r.Read(p)
+	if c.n -= k; c.n <= 0 {
+		c.cancel()
+	}
+	return k, err
+}
+
+// TestRestoreCancelledNamesTheTable cancels a restore while it reads the archive: however
+// the end is seen, the error is a StoreError naming the table that matches
+// context.Canceled, and the table holds what Stats counts.
+func TestRestoreCancelledNamesTheTable(t *testing.T) {
+	acct := azuriteAccount(t)
+	src, dst := tableName("BackupCancel"), tableName("BackupCancelTo")
+	dropTable(t, acct, src)
+	dropTable(t, acct, dst)
+	fill(t, acct, src, 300, false)
+	var archive bytes.Buffer
+	if _, err := Write(context.Background(), acct, src, &archive, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := Restore(ctx, acct, dst, &cancellingReader{r: &archive, n: archive.Len() / 2, cancel: cancel}, nil)
+	var se *abstractions.StoreError
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &se) || se.Table != dst {
+		t.Fatalf("a cancelled restore: %v (%+v)", err, st)
+	}
+	docs, _ := tables.For[doc](acct, &tables.StoreOptions{Table: dst})
+	if n, err := docs.CountAll(context.Background()); err != nil || int64(n) != st.Entities {
+		t.Errorf("the table holds %d entities (%v); Stats says %d", n, err, st.Entities)
 	}
 }

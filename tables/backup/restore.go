@@ -13,6 +13,7 @@ import (
 	"github.com/unified-data/gotables/abstractions"
 	"github.com/unified-data/gotables/tables"
 	"github.com/unified-data/gotables/tables/internal/callerr"
+	"github.com/unified-data/gotables/tables/internal/engine"
 	"github.com/unified-data/gotables/tables/internal/largevalue"
 	"github.com/unified-data/gotables/tables/service"
 )
@@ -152,7 +153,8 @@ type restorer struct {
 	pack          []unit                 // entities waiting for their transaction, one partition
 	packSize      int                    // their actions' body size
 	packActions   int
-	read          int64 // entities read
+	read          int64     // entities read
+	last          [2]string // the keys of the last entity read
 	st            Stats
 
 	// The committer (commit.go) writes packs in order while the reader goes on.
@@ -286,6 +288,15 @@ func (rs *restorer) run(ctx context.Context, r io.Reader, opts *Options) (Stats,
 			return fail(err)
 		}
 		if err := ctx.Err(); err != nil {
+			if !rs.verifyOnly {
+				// As the committer reports it when the end finds it sending: a StoreError
+				// that names the table (and the partition being queued).
+				pk := ""
+				if len(rs.pack) > 0 {
+					pk = rs.pack[0].pk
+				}
+				err = serviceError("restore: writing", rs.table, pk, callerr.Write, err)
+			}
 			return fail(err)
 		}
 		rec, err := next()
@@ -461,6 +472,17 @@ func (rs *restorer) entity(ctx context.Context, rec *anyRec) error {
 			return corrupt("row %q is not a continuation row of entity (%q, %q)", rows[i].RowKey, rec.PK, main.RowKey)
 		}
 	}
+	// What the service would refuse, or take as something else, is refused before the
+	// restore writes anything of the entity (an edited archive may hold it): keys and
+	// property names the service forbids, and an entity twice in a row.
+	if err := checkRows(rows); err != nil {
+		return corrupt("entity (%q, %q): %v", rec.PK, main.RowKey, err)
+	}
+	k := [2]string{rec.PK, main.RowKey}
+	if rs.read > 0 && k == rs.last {
+		return corrupt("entity (%q, %q) appears twice in a row", rec.PK, main.RowKey)
+	}
+	rs.last = k
 	splits, err := splitValues(rows)
 	if err != nil {
 		return corrupt("entity (%q, %q): %v", rec.PK, main.RowKey, err)
@@ -525,5 +547,27 @@ func (rs *restorer) entity(ctx context.Context, rec *anyRec) error {
 	rs.pack = append(rs.pack, u)
 	rs.packActions += len(rows)
 	rs.packSize += size
+	return nil
+}
+
+// checkRows checks an archived entity's rows against the service's rules for keys (an
+// empty key is the service's to take, as other clients write them) and property names.
+func checkRows(rows []service.Row) error {
+	for i := range rows {
+		r := &rows[i]
+		for which, k := range [2]string{r.PartitionKey, r.RowKey} {
+			if k == "" {
+				continue
+			}
+			if why := engine.CheckKey(k); why != "" {
+				return fmt.Errorf("the %s %q %s", [2]string{"PartitionKey", "RowKey"}[which], k, why)
+			}
+		}
+		for _, p := range r.Properties {
+			if !propertyName.MatchString(p.Name) {
+				return fmt.Errorf("row %q: %q is not a property name the service accepts", r.RowKey, p.Name)
+			}
+		}
+	}
 	return nil
 }
