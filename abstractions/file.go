@@ -250,8 +250,12 @@ func (f *File) Open(ctx context.Context) (io.ReadCloser, error) {
 	return nil, fmt.Errorf("%w: the file was made from a reader and no write has stored it yet; open the reader itself, or store the entity first", ErrInvalidArgument)
 }
 
-// lock takes the File's turn, or fails with ctx's error.
+// lock takes the File's turn, or fails with ctx's error. A File not made by this package
+// (the zero File, &File{}) has no turn to take: it is refused rather than waited on forever.
 func (f *File) lock(ctx context.Context) error {
+	if f.turn == nil {
+		return fmt.Errorf("%w: the File is a zero File, not one made by FileFromBytes or FileFromReader; make it with one of them", ErrInvalidArgument)
+	}
 	select {
 	case f.turn <- struct{}{}:
 		return nil

@@ -467,3 +467,21 @@ func TestStoredFileGone(t *testing.T) {
 		t.Errorf("Open of a gone blob = %v, want ErrIntegrity", err)
 	}
 }
+
+// A zero File (&File{}) is refused, never waited on: its Length, SHA256 and Open return at
+// once.
+func TestZeroFileIsRefused(t *testing.T) {
+	var f File
+	if n, ok := f.Length(); n != 0 || ok {
+		t.Errorf("Length: %d, %v", n, ok)
+	}
+	if _, ok := f.SHA256(); ok {
+		t.Error("SHA256 known")
+	}
+	if _, err := f.Open(context.Background()); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Open: %v", err)
+	}
+	if _, err := f.take(context.Background()); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("take: %v", err)
+	}
+}

@@ -936,6 +936,19 @@ func TestLargeProtectedFields(t *testing.T) {
 	if got := keysOf(f); !slices.Equal(got, []string{"g"}) {
 		t.Errorf("rows %v", got)
 	}
+	// A Strict update (and so Mutate) is checked as well: the ETag condition says nothing
+	// about who may change the field.
+	read, err := s.One(ctx, "p|g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read.Owner = "bob"
+	wantKind(t, s.Update(ctx, read, abstractions.Strict), abstractions.ErrProtectedProperty)
+	_, err = abstractions.Mutate(ctx, s, "p|g", func(g *guarded) error { g.Owner = "bob"; return nil }, nil)
+	wantKind(t, err, abstractions.ErrProtectedProperty)
+	if v, err := s.One(ctx, "p|g"); err != nil || v.Owner != "ann" {
+		t.Errorf("the owner is now %v (%v), want ann", v, err)
+	}
 }
 
 // Batches of a split-aware type keep each entity's rows in one transaction, pack entities

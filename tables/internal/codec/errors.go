@@ -109,7 +109,12 @@ func (e *OversizedCellError) Error() string {
 	if e.Binary {
 		return msg + "or store it as a large value (a split tag, such as table:\",split=binary\"), or as an *abstractions.File; nothing was sent"
 	}
-	return msg + "or choose an Options.Oversized policy that compresses or trims it"
+	msg += "or store it as a large value (a split tag, such as table:\",split=text\"), which keeps it whole"
+	if e.Compressed > 0 {
+		// Compression was tried (Options.Oversized compresses): only trimming is left.
+		return msg + ", or choose an Options.Oversized policy that trims it (losing data)"
+	}
+	return msg + ", or choose an Options.Oversized policy that compresses it (or trims it, losing data)"
 }
 
 // Is reports whether target is abstractions.ErrOversizedCell.

@@ -154,7 +154,7 @@ func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (
 		var acts []service.Action
 		var refs []ActionRef
 		for ui, u := range units {
-			if u.Mode == ModeStrict && !u.Read && !s.Split && s.Expiry == nil && s.Feed == nil {
+			if u.Mode == ModeStrict && !u.Read && !s.Split && s.Expiry == nil && s.Feed == nil && len(prot) == 0 {
 				// An indexed entity at a version this store read or wrote: its index keys
 				// are known, and the write is conditional on that version anyway. (A row
 				// that expires is read: the version may have expired since.)
@@ -165,7 +165,7 @@ func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (
 			if u.Mode != ModeCreate && !u.Read {
 				var err error
 				var full service.Row
-				if len(prot) > 0 && u.Mode != ModeStrict {
+				if len(prot) > 0 {
 					full, u.St, err = s.ReadFullState(ctx, u.P.PK, u.P.RK)
 				} else {
 					u.St, err = s.ReadState(ctx, u.P.PK, u.P.RK)
@@ -190,7 +190,7 @@ func (s *Table) WriteUnits(ctx context.Context, op string, units []*SplitUnit) (
 						PartitionKey: u.P.PK, RowKey: u.P.RK,
 						Message: "the row changed since the version this write was based on; read it again and retry (Mutate does that for you)"}
 				}
-				if len(prot) > 0 && u.St.Found && u.Mode != ModeStrict {
+				if len(prot) > 0 && u.St.Found {
 					if err := s.CheckProtected(ctx, op, u.P, &full, prot); err != nil {
 						return service.Written{}, err
 					}
